@@ -1,0 +1,3 @@
+"""plmail: a self-hosted mail client server."""
+
+__version__ = "0.1.0"

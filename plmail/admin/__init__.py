@@ -1,0 +1,1 @@
+"""What the person running plmail looks at: queues, failures, health."""

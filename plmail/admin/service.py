@@ -1,0 +1,72 @@
+"""Queue overview, queue probes and health checks."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from plmail.db.database import Database
+from plmail.db.repos.probes import QueueProbeRepository
+from plmail.db.repos.queues import QueueStatsRepository
+from plmail.domain.enums import QueueName
+from plmail.domain.errors import NotFoundError
+from plmail.domain.models import FailedJob, QueueCounts, QueueProbe
+from plmail.jobs.probe import probe_queue
+from plmail.jobs.queues import JobDefaults, QueueSet
+
+_PROBE_JOB = JobDefaults(timeout=30, retries=1)
+
+
+class QueueProbeService:
+    def __init__(self, db: Database, queues: QueueSet) -> None:
+        self.repo = QueueProbeRepository(db)
+        self.queues = queues
+
+    async def request_all(self) -> dict[QueueName, int]:
+        ids: dict[QueueName, int] = {}
+        for queue in QueueName:
+            probe_id = await self.repo.create(queue)
+            await self.queues.enqueue(queue, probe_queue.__qualname__, defaults=_PROBE_JOB, probe_id=probe_id)
+            ids[queue] = probe_id
+        return ids
+
+    async def mark_ran(self, probe_id: int, worker: str) -> None:
+        if not await self.repo.mark_ran(probe_id, worker):
+            raise NotFoundError(f"Queue probe {probe_id} does not exist (it may have been pruned).")
+
+    async def latest(self) -> list[QueueProbe]:
+        return await self.repo.latest_per_queue()
+
+    async def prune(self) -> int:
+        return await self.repo.prune(older_than_days=30)
+
+
+class QueueOverviewService:
+    def __init__(self, db: Database) -> None:
+        self.repo = QueueStatsRepository(db)
+
+    async def counts(self) -> list[QueueCounts]:
+        return await self.repo.counts()
+
+    async def failures(self, limit: int = 50) -> list[FailedJob]:
+        return await self.repo.recent_failures(limit)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthReport:
+    database: str
+    workers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.database == "ok" and all(state == "running" for state in self.workers.values())
+
+
+async def database_health(db: Database, limit_seconds: float = 3.0) -> str:
+    try:
+        value = await asyncio.wait_for(db.fetchval("SELECT 1"), limit_seconds)
+    except (TimeoutError, OSError) as exc:
+        return f"unreachable: {type(exc).__name__}"
+    except Exception as exc:  # any driver error means "not healthy", reported rather than raised
+        return f"error: {type(exc).__name__}: {exc}"
+    return "ok" if value == 1 else "error: unexpected answer"

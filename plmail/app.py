@@ -1,0 +1,142 @@
+"""The Litestar application: pages, health, and (in `plmail serve`) the job workers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from litestar import Litestar, Request
+from litestar.config.csrf import CSRFConfig
+from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
+from litestar.middleware.session.client_side import CookieBackendConfig
+from litestar.plugins.htmx import HTMXPlugin
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Response, Template
+from litestar.static_files import create_static_files_router
+from litestar.template.config import TemplateConfig
+
+from plmail.config import Settings
+from plmail.domain.enums import QueueName
+from plmail.domain.errors import NotFoundError
+from plmail.jobs.catalog import JobCatalog, default_catalog
+from plmail.jobs.workers import WorkerSupervisor
+from plmail.keys import InstallationKeys
+from plmail.services import Services, open_services
+from plmail.web.auth import RequireSignIn
+from plmail.web.controllers.admin import AdminController
+from plmail.web.controllers.auth import AuthController
+from plmail.web.controllers.health import healthz
+from plmail.web.controllers.mail import MailController
+from plmail.web.controllers.settings import SettingsController
+from plmail.web.pages import configure_jinja, locale_for
+
+log = logging.getLogger(__name__)
+
+PACKAGE_DIR = Path(__file__).parent
+SESSION_MAX_AGE = 30 * 24 * 3600
+_CSRF_EXEMPT = ["^/healthz", "^/jmap", "^/.well-known/"]
+
+
+def _error_page(request: Request[Any, Any, Any], status: int, title: str, message: str) -> Response[Any]:
+    if request.url.path.startswith(("/healthz", "/jmap", "/.well-known")):
+        return Response({"status": status, "detail": message}, status_code=status)
+    return Template(
+        template_name="error.html",
+        context={"user": request.scope.get("user"), "locale": locale_for(request).value, "title": title,
+                 "message": message},
+        status_code=status,
+    )
+
+
+def _not_found(request: Request[Any, Any, Any], _: Exception) -> Response[Any]:
+    return _error_page(request, 404, "Not found", "This page does not exist, or it belongs to someone else.")
+
+
+def _forbidden(request: Request[Any, Any, Any], exc: PermissionDeniedException) -> Response[Any]:
+    return _error_page(request, 403, "Not allowed", exc.detail or "Only administrators can open this page.")
+
+
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    return _error_page(request, exc.status_code, "Something went wrong", exc.detail)
+
+
+def create_app(
+    settings: Settings,
+    dsn: str,
+    *,
+    worker_queues: Sequence[QueueName] = tuple(QueueName),
+    catalog: JobCatalog | None = None,
+    services: Services | None = None,
+) -> Litestar:
+    """Build the app. With `worker_queues` empty the process serves pages only (a web-only node).
+
+    Given `services`, the app uses them and leaves closing them to the caller.
+    """
+    keys = services.keys if services is not None else InstallationKeys.load(settings.secret_key_path)
+    job_catalog = catalog or default_catalog()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        owned = services is None
+        active = services if services is not None else await open_services(settings, dsn, keys=keys)
+        app.state.services = active
+        supervisor: WorkerSupervisor | None = None
+        if worker_queues:
+            supervisor = WorkerSupervisor(
+                active, job_catalog, worker_queues, grace_seconds=settings.shutdown_grace_seconds
+            )
+            supervisor.start()
+            app.state.supervisor = supervisor
+        log.info("plmail ready (workers: %s)", ", ".join(q.value for q in worker_queues) or "none")
+        try:
+            yield
+        finally:
+            if supervisor is not None:
+                await supervisor.stop()
+            if owned:
+                await active.close()
+
+    session = CookieBackendConfig(
+        secret=keys.session_cookie,
+        key="plmail_session",
+        max_age=SESSION_MAX_AGE,
+        secure=settings.secure_cookies,
+        httponly=True,
+        samesite="lax",
+        exclude=["^/static/", "^/healthz", "^/jmap", "^/.well-known/"],
+    )
+    csrf = CSRFConfig(
+        secret=keys.csrf_secret,
+        cookie_name="plmail_csrf",
+        cookie_secure=settings.secure_cookies,
+        cookie_samesite="strict",
+        exclude=_CSRF_EXEMPT,
+    )
+    templates = TemplateConfig(
+        directory=PACKAGE_DIR / "templates", engine=JinjaTemplateEngine, engine_callback=configure_jinja
+    )
+    return Litestar(
+        route_handlers=[
+            AuthController,
+            MailController,
+            SettingsController,
+            AdminController,
+            healthz,
+            create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),
+        ],
+        middleware=[session.middleware, RequireSignIn()],
+        csrf_config=csrf,
+        template_config=templates,
+        plugins=[HTMXPlugin()],
+        lifespan=[lifespan],
+        logging_config=None,  # the command line configured logging; keep one format
+        exception_handlers={
+            NotFoundException: _not_found,
+            NotFoundError: _not_found,
+            PermissionDeniedException: _forbidden,
+            HTTPException: _http_error,
+        },
+    )

@@ -1,0 +1,94 @@
+"""Settings from the environment, read once into one frozen dataclass."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from plmail.domain.errors import ConfigurationError
+
+DEFAULT_PORT = 8025
+
+
+def default_data_dir(environ: Mapping[str, str]) -> Path:
+    """Where plmail keeps its database, key and files when PLMAIL_DATA_DIR is unset.
+
+    As root the home directory is usually 0700, which the unprivileged PostgreSQL user cannot
+    traverse, so root gets the conventional service location instead of ~/.local/share.
+    """
+    if os.geteuid() == 0:
+        return Path("/var/lib/plmail")
+    xdg = environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path(environ.get("HOME", str(Path.home()))) / ".local" / "share"
+    return base / "plmail"
+
+
+def _int(environ: Mapping[str, str], key: str, default: int, low: int, high: int) -> int:
+    raw = environ.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{key} must be a whole number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigurationError(f"{key} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _flag(environ: Mapping[str, str], key: str, default: bool) -> bool:
+    raw = environ.get(key)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigurationError(f"{key} must be true or false, got {raw!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    data_dir: Path
+    database_url: str | None
+    pg_bin: Path | None
+    pg_run_as: str | None
+    host: str
+    port: int
+    secure_cookies: bool
+    log_level: str
+    shutdown_grace_seconds: int
+    db_pool_max: int
+
+    @property
+    def embedded_database(self) -> bool:
+        return self.database_url is None
+
+    @property
+    def secret_key_path(self) -> Path:
+        return self.data_dir / "secret.key"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_dir / "blobs"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        data_dir = Path(env["PLMAIL_DATA_DIR"]).expanduser() if env.get("PLMAIL_DATA_DIR") else None
+        pg_bin = env.get("PLMAIL_PG_BIN")
+        return cls(
+            data_dir=(data_dir or default_data_dir(env)).absolute(),
+            database_url=env.get("PLMAIL_DATABASE_URL") or None,
+            pg_bin=Path(pg_bin) if pg_bin else None,
+            pg_run_as=env.get("PLMAIL_PG_RUN_AS") or None,
+            host=env.get("PLMAIL_HOST", "127.0.0.1"),
+            port=_int(env, "PLMAIL_PORT", DEFAULT_PORT, 0, 65535),
+            secure_cookies=_flag(env, "PLMAIL_SECURE_COOKIES", False),
+            log_level=env.get("PLMAIL_LOG_LEVEL", "INFO").upper(),
+            shutdown_grace_seconds=_int(env, "PLMAIL_SHUTDOWN_GRACE", 25, 0, 3600),
+            db_pool_max=_int(env, "PLMAIL_DB_POOL_MAX", 20, 4, 500),
+        )

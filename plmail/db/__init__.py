@@ -1,0 +1,1 @@
+"""Persistence: the engine, the embedded cluster, tables, migrations and repositories."""

@@ -1,0 +1,360 @@
+"""The private PostgreSQL cluster plmail runs when no PLMAIL_DATABASE_URL is given.
+
+The cluster lives in ``$PLMAIL_DATA_DIR/pg``, listens only on a unix socket and is started from the
+PostgreSQL binaries already on the machine. PostgreSQL refuses to run as root, so as root the server
+runs as a dedicated unprivileged user.
+"""
+
+from __future__ import annotations
+
+import grp
+import hashlib
+import logging
+import os
+import pwd
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+from plmail.domain.errors import EmbeddedDatabaseError
+
+log = logging.getLogger(__name__)
+
+DATABASE_NAME = "plmail"
+SUPERUSER = "plmail"
+PORT = 5432
+_SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin for ".s.PGSQL.5432"
+
+
+@dataclass(frozen=True, slots=True)
+class PgBinaries:
+    bindir: Path
+    major_version: int
+
+    def tool(self, name: str) -> str:
+        return str(self.bindir / name)
+
+
+def _version_of(bindir: Path) -> int | None:
+    postgres = bindir / "postgres"
+    if not postgres.is_file() or not os.access(postgres, os.X_OK):
+        return None
+    try:
+        out = subprocess.run(
+            [str(postgres), "--version"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"(\d+)(?:\.\d+)?", out)
+    return int(match.group(1)) if match else None
+
+
+def find_pg_binaries(explicit: Path | None = None) -> PgBinaries:
+    """PLMAIL_PG_BIN, then `pg_config --bindir`, then the newest /usr/lib/postgresql/*/bin."""
+    candidates: list[Path] = []
+    if explicit is not None:
+        version = _version_of(explicit)
+        if version is None:
+            raise EmbeddedDatabaseError(f"PLMAIL_PG_BIN={explicit} does not contain a runnable 'postgres' binary.")
+        return PgBinaries(explicit, version)
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        try:
+            out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True)
+            candidates.append(Path(out.stdout.strip()))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    versioned = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    candidates.extend(versioned)
+    for bindir in candidates:
+        version = _version_of(bindir)
+        if version is not None and version >= 15:
+            return PgBinaries(bindir, version)
+    raise EmbeddedDatabaseError(
+        "No PostgreSQL 15 or newer server binaries found. Install them (Debian: apt install postgresql), "
+        "point PLMAIL_PG_BIN at their bin directory, or set PLMAIL_DATABASE_URL to use an existing server."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunAs:
+    """The system user the PostgreSQL server runs as; None fields mean 'the current process user'."""
+
+    name: str
+    uid: int
+    gid: int
+    groups: frozenset[int]
+
+    @classmethod
+    def current(cls) -> RunAs:
+        entry = pwd.getpwuid(os.geteuid())
+        return cls(entry.pw_name, entry.pw_uid, entry.pw_gid, frozenset(os.getgroups()) | {entry.pw_gid})
+
+    @classmethod
+    def for_user(cls, name: str) -> RunAs:
+        entry = pwd.getpwnam(name)
+        groups = {g.gr_gid for g in grp.getgrall() if name in g.gr_mem} | {entry.pw_gid}
+        return cls(entry.pw_name, entry.pw_uid, entry.pw_gid, frozenset(groups))
+
+
+def resolve_run_as(requested: str | None) -> RunAs:
+    """As root: the requested user, else `postgres`, else a `plmail` system user created on demand."""
+    if os.geteuid() != 0:
+        return RunAs.current()
+    for name in [requested] if requested else ["postgres", "plmail"]:
+        try:
+            return RunAs.for_user(name)
+        except KeyError:
+            if requested:
+                raise EmbeddedDatabaseError(f"PLMAIL_PG_RUN_AS={requested}: no such system user.") from None
+    useradd = shutil.which("useradd")
+    if useradd is None:
+        raise EmbeddedDatabaseError(
+            "Running as root needs an unprivileged user for PostgreSQL, and 'useradd' is not available. "
+            "Create a 'plmail' system user or set PLMAIL_PG_RUN_AS."
+        )
+    subprocess.run(
+        [useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent",
+         "--shell", "/usr/sbin/nologin", "plmail"],
+        check=True,
+        capture_output=True,
+    )
+    return RunAs.for_user("plmail")
+
+
+def _can_traverse(path: Path, who: RunAs) -> bool:
+    st = path.stat()
+    if who.uid == 0:
+        return True
+    if st.st_uid == who.uid:
+        return bool(st.st_mode & stat.S_IXUSR)
+    if st.st_gid in who.groups:
+        return bool(st.st_mode & stat.S_IXGRP)
+    return bool(st.st_mode & stat.S_IXOTH)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_postmaster_for(pid: int, cluster_dir: Path) -> bool:
+    """True when `pid` is a postgres server whose data directory is `cluster_dir`."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if not cmdline or not cmdline[0].endswith(b"postgres"):
+        return False
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        cwd = None
+    resolved = cluster_dir.resolve()
+    return cwd == resolved or str(resolved).encode() in cmdline
+
+
+def _quote_conf(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+class EmbeddedPostgres:
+    """Start and stop the private cluster; the caller must hold the data directory lock."""
+
+    def __init__(
+        self, data_dir: Path, binaries: PgBinaries, run_as: RunAs, *, extra_settings: dict[str, str] | None = None
+    ) -> None:
+        self.data_dir = data_dir
+        self.extra_settings = dict(extra_settings or {})
+        self.binaries = binaries
+        self.run_as = run_as
+        self.base = data_dir / "pg"
+        self.cluster_dir = self.base / "data"
+        self.log_file = self.base / "server.log"
+        self.socket_dir = self._choose_socket_dir()
+        self._started_by_us = False
+
+    def _choose_socket_dir(self) -> Path:
+        preferred = self.base / "run"
+        if len(str(preferred / f".s.PGSQL.{PORT}")) <= _SOCKET_PATH_MAX:
+            return preferred
+        # A deep data dir would overflow the socket path; use a short private directory instead.
+        digest = hashlib.sha256(str(self.data_dir).encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"plmail-pg-{digest}"
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://{SUPERUSER}@/{DATABASE_NAME}?host={self.socket_dir}&port={PORT}"
+
+    def _admin_dsn(self) -> str:
+        return f"postgresql://{SUPERUSER}@/postgres?host={self.socket_dir}&port={PORT}"
+
+    def _run(self, args: list[str], *, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        kwargs: dict[str, object] = {}
+        if os.geteuid() == 0 and self.run_as.uid != 0:
+            kwargs = {"user": self.run_as.uid, "group": self.run_as.gid, "extra_groups": []}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env["LC_ALL"] = "C.UTF-8"
+        return subprocess.run(  # type: ignore[call-overload, no-any-return]
+            args,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(self.base),
+            env=env,
+            check=False,
+            **kwargs,
+        )
+
+    def _prepare_dirs(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0 and self.run_as.uid != 0:
+            # The server user must reach $DATA/pg; it needs search permission only, never read.
+            os.chmod(self.data_dir, os.stat(self.data_dir).st_mode | stat.S_IXOTH)
+        for ancestor in [self.data_dir, *self.data_dir.parents]:
+            if not _can_traverse(ancestor, self.run_as):
+                raise EmbeddedDatabaseError(
+                    f"PostgreSQL runs as user '{self.run_as.name}', which cannot enter {ancestor}. "
+                    f"Choose a PLMAIL_DATA_DIR that user can reach (for example /var/lib/plmail), "
+                    f"or allow it to pass through with 'chmod o+x {ancestor}'."
+                )
+        for directory in (self.base, self.socket_dir):
+            directory.mkdir(mode=0o700, exist_ok=True)
+            st = directory.stat()
+            if st.st_uid != self.run_as.uid:
+                if os.geteuid() != 0:
+                    raise EmbeddedDatabaseError(f"{directory} belongs to another user; refusing to use it.")
+                os.chown(directory, self.run_as.uid, self.run_as.gid)
+            os.chmod(directory, 0o700)
+
+    def _initdb(self) -> None:
+        staging = self.base / "data.initdb"
+        shutil.rmtree(staging, ignore_errors=True)
+        log.info("initialising PostgreSQL %s cluster in %s", self.binaries.major_version, self.cluster_dir)
+        common = [self.binaries.tool("initdb"), "-D", str(staging), "-U", SUPERUSER, "-E", "UTF8",
+                  "--auth-local=trust", "--auth-host=reject"]
+        result = self._run([*common, "--locale=C.UTF-8"])
+        if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            result = self._run([*common, "--no-locale"])
+        if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise EmbeddedDatabaseError(f"initdb failed:\n{result.stderr.strip() or result.stdout.strip()}")
+        with open(staging / "postgresql.conf", "a", encoding="utf-8") as conf:
+            conf.write("\ninclude_if_exists = 'plmail.conf'\n")
+        # Rename last, so an interrupted initdb never leaves a half-made cluster that looks usable.
+        staging.rename(self.cluster_dir)
+
+    def _write_settings(self) -> None:
+        settings = {
+            "listen_addresses": _quote_conf(""),
+            "unix_socket_directories": _quote_conf(str(self.socket_dir)),
+            "unix_socket_permissions": "0700",
+            "port": str(PORT),
+            "max_connections": "100",
+            "shared_buffers": _quote_conf("128MB"),
+            "logging_collector": "off",
+            **self.extra_settings,
+        }
+        path = self.cluster_dir / "plmail.conf"
+        path.write_text("".join(f"{key} = {value}\n" for key, value in settings.items()), encoding="utf-8")
+        if os.geteuid() == 0:
+            os.chown(path, self.run_as.uid, self.run_as.gid)
+
+    def _recover_after_crash(self) -> None:
+        """Clear what a killed plmail left behind; safe because we hold the data directory lock."""
+        pid_file = self.cluster_dir / "postmaster.pid"
+        if not pid_file.exists():
+            return
+        try:
+            pid = int(pid_file.read_text(encoding="utf-8").splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            pid = 0
+        if pid and _pid_alive(pid) and _is_postmaster_for(pid, self.cluster_dir):
+            log.warning("found a PostgreSQL server (pid %s) left running by an earlier plmail; stopping it", pid)
+            self._stop_server(pid)
+            return
+        log.warning("removing stale PostgreSQL pid file %s (pid %s is not running)", pid_file, pid or "?")
+        pid_file.unlink(missing_ok=True)
+        for lock in self.socket_dir.glob(".s.PGSQL.*.lock"):
+            lock.unlink(missing_ok=True)
+
+    def _stop_server(self, pid: int | None = None) -> None:
+        ctl = self.binaries.tool("pg_ctl")
+        result = self._run([ctl, "-D", str(self.cluster_dir), "-m", "fast", "-w", "-t", "60", "stop"], timeout=90)
+        if result.returncode == 0:
+            return
+        result = self._run([ctl, "-D", str(self.cluster_dir), "-m", "immediate", "-w", "-t", "30", "stop"], timeout=60)
+        if result.returncode != 0 and pid:
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while _pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    def start(self) -> str:
+        """Initialise on first use, start the server, make sure the database exists; returns its DSN."""
+        self._prepare_dirs()
+        if not (self.cluster_dir / "PG_VERSION").exists():
+            self._initdb()
+        else:
+            found = int((self.cluster_dir / "PG_VERSION").read_text(encoding="utf-8").strip().split(".")[0])
+            if found != self.binaries.major_version:
+                raise EmbeddedDatabaseError(
+                    f"The cluster in {self.cluster_dir} was made by PostgreSQL {found}, but the binaries found are "
+                    f"version {self.binaries.major_version}. Point PLMAIL_PG_BIN at PostgreSQL {found}, or upgrade "
+                    f"the cluster with pg_upgrade."
+                )
+        self._recover_after_crash()
+        self._write_settings()
+        result = self._run(
+            [self.binaries.tool("pg_ctl"), "-D", str(self.cluster_dir), "-l", str(self.log_file), "-w", "-t", "60",
+             "start"],
+            timeout=90,
+        )
+        if result.returncode != 0:
+            tail = ""
+            if self.log_file.exists():
+                tail = "\n".join(self.log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
+            raise EmbeddedDatabaseError(
+                f"PostgreSQL did not start (pg_ctl: {result.stderr.strip() or result.stdout.strip()}).\n{tail}"
+            )
+        self._started_by_us = True
+        self._ensure_database()
+        return self.dsn
+
+    def _ensure_database(self) -> None:
+        with psycopg.connect(self._admin_dsn(), autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+
+    def stop(self) -> None:
+        if not self._started_by_us:
+            return
+        self._stop_server()
+        self._started_by_us = False
+
+    def is_running(self) -> bool:
+        pid_file = self.cluster_dir / "postmaster.pid"
+        try:
+            pid = int(pid_file.read_text(encoding="utf-8").splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            return False
+        return _pid_alive(pid) and _is_postmaster_for(pid, self.cluster_dir)

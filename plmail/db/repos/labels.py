@@ -1,0 +1,75 @@
+"""Labels as the sidebar and pages read them."""
+
+from __future__ import annotations
+
+from plmail.db.database import Database
+from plmail.domain.enums import LabelRole
+from plmail.domain.models import SidebarLabel
+
+# Order and visibility of the system labels every user starts with.
+SYSTEM_LABELS: tuple[tuple[LabelRole, str, int, bool], ...] = (
+    (LabelRole.INBOX, "Inbox", 0, True),
+    (LabelRole.SNOOZED, "Snoozed", 5, True),
+    (LabelRole.SENT, "Sent", 10, True),
+    (LabelRole.DRAFTS, "Drafts", 20, True),
+    (LabelRole.SPAM, "Spam", 30, True),
+    (LabelRole.TRASH, "Trash", 40, True),
+    # Location bookkeeping for plain IMAP servers, not a state: hidden until the user shows it.
+    (LabelRole.ARCHIVE, "Archive", 50, False),
+)
+
+
+class LabelRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def ensure_system_labels(self, user_id: int) -> None:
+        await self.db.executemany(
+            """INSERT INTO label (user_id, parent_id, name, role, color, is_visible, sort_order, created_at, updated_at)
+               VALUES ($1, NULL, $2, $3, NULL, $4, $5, now(), now())
+               ON CONFLICT DO NOTHING""",
+            [(user_id, name, role.value, visible, order) for role, name, order, visible in SYSTEM_LABELS],
+        )
+
+    async def sidebar(self, user_id: int) -> list[SidebarLabel]:
+        """Visible labels with the number of unread, not-binned threads under each."""
+        rows = await self.db.fetch(
+            """SELECT l.id, l.name, l.role, l.parent_id, l.color,
+                      (SELECT count(*) FROM thread_label tl
+                         JOIN message_thread t ON t.id = tl.thread_id
+                        WHERE tl.label_id = l.id AND t.unread_count > 0 AND NOT t.binned) AS unread_threads
+                 FROM label l
+                WHERE l.user_id = $1 AND l.is_visible
+                ORDER BY l.sort_order NULLS LAST, lower(l.name)""",
+            user_id,
+        )
+        return [
+            SidebarLabel(
+                id=r["id"],
+                name=r["name"],
+                role=LabelRole(r["role"]) if r["role"] else None,
+                parent_id=r["parent_id"],
+                color=r["color"],
+                unread_threads=r["unread_threads"],
+            )
+            for r in rows
+        ]
+
+    async def owned(self, user_id: int, label_id: int) -> SidebarLabel | None:
+        row = await self.db.fetchrow(
+            "SELECT id, name, role, parent_id, color FROM label WHERE id = $1 AND user_id = $2", label_id, user_id
+        )
+        if row is None:
+            return None
+        return SidebarLabel(
+            id=row["id"],
+            name=row["name"],
+            role=LabelRole(row["role"]) if row["role"] else None,
+            parent_id=row["parent_id"],
+            color=row["color"],
+            unread_threads=0,
+        )
+
+    async def by_role(self, user_id: int, role: LabelRole) -> int | None:
+        value = await self.db.fetchval("SELECT id FROM label WHERE user_id = $1 AND role = $2", user_id, role.value)
+        return int(value) if value is not None else None

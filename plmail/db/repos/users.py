@@ -1,0 +1,137 @@
+"""Users and their sign-in bookkeeping."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from plmail.db.database import Database
+from plmail.domain.enums import Locale
+from plmail.domain.models import ThrottleState, User, UserCredentials
+
+_USER_COLUMNS = "id, email, display_name, is_admin, locale, time_zone, session_epoch, created_at"
+
+
+def _user(row: asyncpg.Record) -> User:
+    return User(
+        id=row["id"],
+        email=row["email"],
+        display_name=row["display_name"],
+        is_admin=row["is_admin"],
+        locale=Locale(row["locale"]) if row["locale"] in Locale._value2member_map_ else Locale.EN,
+        time_zone=row["time_zone"],
+        session_epoch=row["session_epoch"],
+        created_at=row["created_at"],
+    )
+
+
+class UserRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def count(self) -> int:
+        return int(await self.db.fetchval("SELECT count(*) FROM app_user"))
+
+    async def lock_for_first_user(self) -> None:
+        """Serialises first-run setup, so two browsers racing cannot both become the first admin."""
+        await self.db.execute("SELECT pg_advisory_xact_lock(hashtext('plmail:first-user'))")
+
+    async def insert(
+        self, *, email: str, display_name: str, password_hash: str, is_admin: bool, locale: Locale, time_zone: str
+    ) -> User | None:
+        """Returns None when the address is already taken."""
+        row = await self.db.fetchrow(
+            f"""INSERT INTO app_user (email, display_name, password_hash, is_admin, locale, time_zone,
+                                       session_epoch, created_at, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, 0, now(), now())
+                ON CONFLICT (email) DO NOTHING
+                RETURNING {_USER_COLUMNS}""",
+            email, display_name, password_hash, is_admin, locale.value, time_zone,
+        )
+        return _user(row) if row else None
+
+    async def by_id(self, user_id: int) -> User | None:
+        row = await self.db.fetchrow(f"SELECT {_USER_COLUMNS} FROM app_user WHERE id = $1", user_id)
+        return _user(row) if row else None
+
+    async def credentials_by_email(self, email: str) -> UserCredentials | None:
+        row = await self.db.fetchrow(
+            f"SELECT {_USER_COLUMNS}, password_hash FROM app_user WHERE email = $1", email
+        )
+        return UserCredentials(_user(row), row["password_hash"]) if row else None
+
+    async def password_hash(self, user_id: int) -> str | None:
+        value = await self.db.fetchval("SELECT password_hash FROM app_user WHERE id = $1", user_id)
+        return str(value) if value is not None else None
+
+    async def all(self) -> list[User]:
+        rows = await self.db.fetch(f"SELECT {_USER_COLUMNS} FROM app_user ORDER BY id")
+        return [_user(r) for r in rows]
+
+    async def record_login(self, user_id: int) -> None:
+        await self.db.execute("UPDATE app_user SET last_login_at = now() WHERE id = $1", user_id)
+
+    async def set_password_hash(self, user_id: int, password_hash: str, *, end_sessions: bool) -> None:
+        await self.db.execute(
+            """UPDATE app_user SET password_hash = $2, updated_at = now(),
+                      session_epoch = session_epoch + CASE WHEN $3 THEN 1 ELSE 0 END
+               WHERE id = $1""",
+            user_id, password_hash, end_sessions,
+        )
+
+    async def update_preferences(self, user_id: int, *, display_name: str, locale: Locale, time_zone: str) -> None:
+        await self.db.execute(
+            """UPDATE app_user SET display_name = $2, locale = $3, time_zone = $4, updated_at = now()
+               WHERE id = $1""",
+            user_id, display_name, locale.value, time_zone,
+        )
+
+
+class LoginThrottleRepository:
+    """Failure counters keyed by "email:…" or "ip:…"."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def state(self, keys: list[str]) -> ThrottleState:
+        row = await self.db.fetchrow(
+            "SELECT coalesce(max(failures), 0) AS failures, max(locked_until) AS locked_until "
+            "FROM login_throttle WHERE key = ANY($1::text[])",
+            keys,
+        )
+        assert row is not None
+        return ThrottleState(failures=row["failures"], locked_until=row["locked_until"])
+
+    async def record_failure(self, key: str, *, window_seconds: int) -> int:
+        """Count one more failure in the current window (a stale window starts over); returns the count."""
+        value = await self.db.fetchval(
+            """INSERT INTO login_throttle (key, failures, window_started_at, locked_until)
+               VALUES ($1, 1, now(), NULL)
+               ON CONFLICT (key) DO UPDATE SET
+                   failures = CASE WHEN login_throttle.window_started_at < now() - make_interval(secs => $2)
+                                   THEN 1 ELSE login_throttle.failures + 1 END,
+                   window_started_at = CASE WHEN login_throttle.window_started_at < now() - make_interval(secs => $2)
+                                   THEN now() ELSE login_throttle.window_started_at END
+               RETURNING failures""",
+            key, window_seconds,
+        )
+        return int(value)
+
+    async def lock(self, key: str, until: datetime) -> None:
+        await self.db.execute(
+            "UPDATE login_throttle SET locked_until = greatest(coalesce(locked_until, $2), $2) WHERE key = $1",
+            key, until,
+        )
+
+    async def clear(self, key: str) -> None:
+        await self.db.execute("DELETE FROM login_throttle WHERE key = $1", key)
+
+    async def prune(self, older_than_seconds: int) -> int:
+        status = await self.db.execute(
+            """DELETE FROM login_throttle
+               WHERE window_started_at < now() - make_interval(secs => $1)
+                 AND (locked_until IS NULL OR locked_until < now())""",
+            older_than_seconds,
+        )
+        return int(status.split()[-1])

@@ -1,0 +1,1 @@
+"""Enums, DTOs, protocols and errors: the vocabulary every other package shares. No I/O here."""

@@ -1,0 +1,92 @@
+"""DTOs that cross layer boundaries: frozen, slotted, built by repositories, read by everyone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from plmail.domain.enums import AccountStatus, LabelRole, Locale, ProviderKind
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: int
+    email: str
+    display_name: str
+    is_admin: bool
+    locale: Locale
+    time_zone: str
+    session_epoch: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UserCredentials:
+    """The parts of a user row that only sign-in needs."""
+
+    user: User
+    password_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    id: int
+    user_id: int
+    provider_kind: ProviderKind
+    name: str
+    email: str
+    status: AccountStatus
+    is_active: bool
+    last_synced_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SidebarLabel:
+    id: int
+    name: str
+    role: LabelRole | None
+    parent_id: int | None
+    color: str | None
+    unread_threads: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleState:
+    failures: int
+    locked_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueCounts:
+    queue: str
+    queued: int
+    scheduled: int
+    active: int
+    failed: int
+    complete: int
+    workers: int
+
+
+@dataclass(frozen=True, slots=True)
+class FailedJob:
+    key: str
+    queue: str
+    function: str
+    error: str
+    attempts: int
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueProbe:
+    id: int
+    queue: str
+    requested_at: datetime
+    ran_at: datetime | None
+    worker: str | None
+
+    @property
+    def round_trip_ms(self) -> float | None:
+        if self.ran_at is None:
+            return None
+        return (self.ran_at - self.requested_at).total_seconds() * 1000.0

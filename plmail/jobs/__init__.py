@@ -1,0 +1,1 @@
+"""Queues, job functions, the cron schedule and the workers that run them."""

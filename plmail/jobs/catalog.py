@@ -1,0 +1,58 @@
+"""Which job functions and cron jobs run on which queue: the one registry workers are built from.
+
+Job functions are thin: they decode their arguments, call one service from ``ctx["services"]`` and
+return. Names are the functions' qualified names, because saq's cron scheduler enqueues by
+``__qualname__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from plmail.domain.enums import QueueName
+
+JobFunction = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class CronSpec:
+    function: JobFunction
+    queue: QueueName
+    cron: str  # croniter syntax; a sixth field means seconds
+    timeout: int = 300
+
+
+@dataclass(slots=True)
+class JobCatalog:
+    _functions: dict[str, tuple[JobFunction, frozenset[QueueName]]] = field(default_factory=dict)
+    _crons: list[CronSpec] = field(default_factory=list)
+
+    def register(self, function: JobFunction, queues: Iterable[QueueName]) -> None:
+        name = function.__qualname__
+        existing = self._functions.get(name)
+        if existing is not None and existing[0] is not function:
+            raise ValueError(f"two job functions are named {name!r}")
+        previous = existing[1] if existing else frozenset()
+        self._functions[name] = (function, previous | frozenset(queues))
+
+    def add_cron(self, spec: CronSpec) -> None:
+        self.register(spec.function, [spec.queue])
+        self._crons.append(spec)
+
+    def functions_for(self, queue: QueueName) -> list[tuple[str, JobFunction]]:
+        return [(name, fn) for name, (fn, queues) in self._functions.items() if queue in queues]
+
+    def crons_for(self, queue: QueueName) -> list[CronSpec]:
+        return [spec for spec in self._crons if spec.queue is queue]
+
+
+def default_catalog() -> JobCatalog:
+    from plmail.jobs import housekeeping, probe
+
+    catalog = JobCatalog()
+    catalog.register(probe.probe_queue, list(QueueName))
+    catalog.add_cron(CronSpec(housekeeping.prune_login_throttle, QueueName.ENRICH, "17 * * * *"))
+    catalog.add_cron(CronSpec(housekeeping.prune_queue_probes, QueueName.ENRICH, "23 3 * * *"))
+    return catalog

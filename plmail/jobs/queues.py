@@ -1,0 +1,111 @@
+"""The six saq queues on PostgreSQL, sharing one psycopg pool.
+
+Each PostgresQueue would otherwise open its own pool (4–20 connections) plus a LISTEN connection;
+six of those would exhaust a small server before any mail arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+from saq import Job
+from saq.queue.postgres import PostgresQueue
+
+from plmail.domain.enums import QueueName
+
+log = logging.getLogger(__name__)
+
+# How long finished jobs stay visible: completed ones briefly, failed ones long enough to be looked at.
+COMPLETED_TTL_SECONDS = 3600
+FAILED_TTL_SECONDS = 14 * 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class JobDefaults:
+    timeout: int = 300
+    retries: int = 1
+    retry_delay: float = 5.0
+    retry_backoff: bool = True
+
+
+class PausablePostgresQueue(PostgresQueue):
+    """A PostgresQueue that can stop handing out jobs while its worker shuts down.
+
+    saq swallows a cancellation that lands in a dequeue and may then start the job it fetched, so
+    cancelling idle dequeue loops alone cannot stop a worker from taking new work.
+    """
+
+    paused: bool = False
+
+    async def _dequeue(self) -> None:
+        if self.paused:
+            return
+        await super()._dequeue()
+
+
+class QueueSet:
+    """Opens the shared pool and one PostgresQueue per queue name; enqueues with sane defaults."""
+
+    def __init__(self, dsn: str, *, pool_max: int = 20) -> None:
+        # Six LISTEN connections are held for good; leave room for the jobs themselves.
+        self.pool = AsyncConnectionPool(
+            dsn,
+            open=False,
+            min_size=2,
+            max_size=max(pool_max, len(QueueName) + 6),
+            kwargs={"autocommit": True},
+            check=AsyncConnectionPool.check_connection,
+        )
+        self.queues: dict[QueueName, PausablePostgresQueue] = {
+            name: PausablePostgresQueue(pool=self.pool, name=name.value, manage_pool_lifecycle=False)
+            for name in QueueName
+        }
+        self._connected = False
+
+    async def connect(self) -> None:
+        await self.pool.open(wait=True, timeout=30)
+        for queue in self.queues.values():
+            await queue.connect()
+        self._connected = True
+
+    async def disconnect(self) -> None:
+        if not self._connected:
+            return
+        for queue in self.queues.values():
+            await queue.disconnect()
+        await self.pool.close()
+        self._connected = False
+
+    def __getitem__(self, name: QueueName) -> PausablePostgresQueue:
+        return self.queues[name]
+
+    async def enqueue(
+        self,
+        queue: QueueName,
+        function: str,
+        *,
+        defaults: JobDefaults | None = None,
+        delay_seconds: float = 0,
+        unique_key: str | None = None,
+        **arguments: Any,
+    ) -> Job | None:
+        """Put `function(**arguments)` on `queue`. Returns None when `unique_key` is already queued."""
+        spec = defaults or JobDefaults()
+        job_fields: dict[str, Any] = {
+            "timeout": spec.timeout,
+            "retries": spec.retries,
+            "retry_delay": spec.retry_delay,
+            "retry_backoff": spec.retry_backoff,
+            "ttl": COMPLETED_TTL_SECONDS,
+        }
+        if delay_seconds > 0:
+            job_fields["scheduled"] = int(time.time() + delay_seconds)
+        if unique_key is not None:
+            job_fields["key"] = unique_key
+        job = Job(function=function, kwargs=arguments, **job_fields)
+        enqueued: Job | None = await self.queues[queue].enqueue(job)
+        return enqueued

@@ -1,0 +1,199 @@
+"""One saq Worker per queue as asyncio tasks, supervised, stopped with a grace period.
+
+saq's own signal handling is switched off (``Worker.SIGNALS = []``): it would take SIGTERM away
+from uvicorn, stop one worker and leave the server running. The owner of the event loop stops us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from saq import CronJob, Status, Worker
+
+from plmail.domain.enums import QueueName
+from plmail.jobs.catalog import JobCatalog
+from plmail.jobs.context import SERVICES_KEY
+from plmail.jobs.queues import FAILED_TTL_SECONDS, PausablePostgresQueue
+
+if TYPE_CHECKING:
+    from plmail.services import Services
+
+log = logging.getLogger(__name__)
+
+Worker.SIGNALS = []
+
+# Concurrency per queue: syncs hold provider connections, follow-up work is light, releases are tiny.
+CONCURRENCY: dict[QueueName, int] = {
+    QueueName.INGEST: 4,
+    QueueName.INGEST_BACKLOG: 2,
+    QueueName.ENRICH_LIVE: 4,
+    QueueName.ENRICH: 4,
+    QueueName.ENRICH_BACKLOG: 2,
+    QueueName.RELEASE: 2,
+}
+_RESTART_DELAY_MAX = 30.0
+_CANCEL_WAIT_SECONDS = 2.0
+
+
+class WorkerState(StrEnum):
+    STARTING = "starting"
+    RUNNING = "running"
+    RESTARTING = "restarting"
+    STOPPED = "stopped"
+
+
+class GracefulWorker(Worker[Any]):
+    """A Worker whose stop() lets running jobs finish within a grace period.
+
+    saq's stop() waits the grace period for *every* task, idle dequeue loops included, so it always
+    waits the full period; here we wait only while jobs are actually running, then cancel the rest.
+    A job cut off is put back on its queue, never lost; one dequeued in the instant of stopping stays
+    active under our advisory lock, which dies with our connection, and saq's sweep requeues it.
+    """
+
+    def __init__(self, *args: Any, grace_seconds: float, **kwargs: Any) -> None:
+        super().__init__(*args, shutdown_grace_period_s=0, **kwargs)
+        self.grace_seconds = grace_seconds
+        self._stopping: asyncio.Future[None] | None = None
+
+    async def start(self) -> None:
+        self._pause(False)
+        self._stopping = None
+        await super().start()
+
+    def _pause(self, paused: bool) -> None:
+        if isinstance(self.queue, PausablePostgresQueue):
+            self.queue.paused = paused
+
+    async def stop(self) -> None:
+        """Single flight: the owner's stop and start()'s own `finally: stop()` run one shutdown, and
+        cancelling either caller never cuts a requeue off half-way."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._shut_down())
+        await asyncio.shield(self._stopping)
+
+    async def _shut_down(self) -> None:
+        self.event.set()
+        self._pause(True)  # from here on no loop of ours takes a new job
+        deadline = time.monotonic() + self.grace_seconds
+        while self.job_task_contexts and (remaining := deadline - time.monotonic()) > 0:
+            await asyncio.wait([ctx["task"] for ctx in self.job_task_contexts.values()], timeout=remaining)
+        if self.job_task_contexts:
+            log.warning("queue %s: %d job(s) still running after the grace period; they go back on the queue",
+                        self.queue.name, len(self.job_task_contexts))
+        # Cancel the dequeue loops and overdue jobs ourselves; saq puts a job cancelled this way back.
+        loops = list(self.tasks)
+        self.tasks.clear()
+        for task in loops:
+            task.cancel()
+        if loops:
+            await asyncio.wait(loops, timeout=_CANCEL_WAIT_SECONDS)
+        # A cancellation saq swallowed leaves its job running: stop such jobs directly and requeue them.
+        for job, context in list(self.job_task_contexts.items()):
+            context["task"].cancel()
+            await job.retry("plmail stopped before the job finished")
+        if loops:
+            await asyncio.wait(loops, timeout=_CANCEL_WAIT_SECONDS)
+        await super().stop()
+
+
+@dataclass(slots=True)
+class _Slot:
+    queue: QueueName
+    worker: GracefulWorker
+    task: asyncio.Task[None] | None = None
+    state: WorkerState = WorkerState.STARTING
+    restarts: int = 0
+    last_error: str = ""
+
+
+class WorkerSupervisor:
+    def __init__(
+        self,
+        services: Services,
+        catalog: JobCatalog,
+        queues: Iterable[QueueName],
+        *,
+        grace_seconds: float,
+    ) -> None:
+        self.services = services
+        self.catalog = catalog
+        self.grace_seconds = grace_seconds
+        self._slots = [_Slot(queue, self._build(queue)) for queue in queues]
+        self._stopping = False
+
+    def _build(self, queue: QueueName) -> GracefulWorker:
+        services = self.services
+
+        async def startup(ctx: dict[str, Any]) -> None:
+            ctx[SERVICES_KEY] = services
+
+        async def after_process(ctx: dict[str, Any]) -> None:
+            job = ctx.get("job")
+            if job is not None and job.status == Status.FAILED:
+                # Keep failures around long enough for someone to read them on the admin page.
+                await job.update(status=Status.FAILED, expire_at=int(time.time()) + FAILED_TTL_SECONDS)
+
+        crons = [
+            CronJob(spec.function, cron=spec.cron, unique=True, timeout=spec.timeout)
+            for spec in self.catalog.crons_for(queue)
+        ]
+        return GracefulWorker(
+            self.services.queues[queue],
+            functions=self.catalog.functions_for(queue),
+            cron_jobs=crons,
+            concurrency=CONCURRENCY[queue],
+            startup=[startup],
+            after_process=[after_process],
+            grace_seconds=self.grace_seconds,
+        )
+
+    def start(self) -> None:
+        for slot in self._slots:
+            slot.task = asyncio.create_task(self._run(slot), name=f"worker:{slot.queue}")
+
+    async def _run(self, slot: _Slot) -> None:
+        delay = 1.0
+        while not self._stopping:
+            slot.state = WorkerState.RUNNING
+            try:
+                await slot.worker.start()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a crashed worker must not take the process or other queues down
+                slot.last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("worker for queue %s crashed", slot.queue)
+            if self._stopping:
+                break
+            slot.state = WorkerState.RESTARTING
+            slot.restarts += 1
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _RESTART_DELAY_MAX)
+            slot.worker = self._build(slot.queue)
+        slot.state = WorkerState.STOPPED
+
+    async def stop(self) -> None:
+        self._stopping = True
+        await asyncio.gather(*(slot.worker.stop() for slot in self._slots), return_exceptions=True)
+        for slot in self._slots:
+            if slot.task is not None:
+                slot.task.cancel()
+        await asyncio.gather(*(s.task for s in self._slots if s.task is not None), return_exceptions=True)
+        for slot in self._slots:
+            slot.state = WorkerState.STOPPED
+
+    def status(self) -> dict[str, str]:
+        result: dict[str, str] = {}
+        for slot in self._slots:
+            alive = slot.task is not None and not slot.task.done()
+            result[slot.queue.value] = slot.state.value if alive or slot.state is WorkerState.STOPPED else "dead"
+        return result
+
+    def healthy(self) -> bool:
+        return all(state == WorkerState.RUNNING.value for state in self.status().values())

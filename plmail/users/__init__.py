@@ -1,0 +1,1 @@
+"""People who sign in to plmail: creation, sign-in with throttling, preferences."""

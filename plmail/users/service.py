@@ -1,0 +1,173 @@
+"""The user service: the one place that creates users and decides whether a sign-in succeeds."""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from plmail.db.database import Database
+from plmail.db.repos.labels import LabelRepository
+from plmail.db.repos.users import LoginThrottleRepository, UserRepository
+from plmail.domain.enums import Locale
+from plmail.domain.errors import (
+    AuthenticationError,
+    LoginThrottledError,
+    NotFoundError,
+    SetupAlreadyDoneError,
+    ValidationError,
+)
+from plmail.domain.models import User
+from plmail.users.passwords import (
+    MAX_PASSWORD_LENGTH,
+    MIN_PASSWORD_LENGTH,
+    hash_password,
+    needs_rehash,
+    verify_password,
+)
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottlePolicy:
+    window_seconds: int = 15 * 60
+    email_threshold: int = 5  # failures for one address before it is locked
+    ip_threshold: int = 20  # failures from one client address, across all addresses it tries
+    base_lock_seconds: int = 30
+    max_lock_seconds: int = 15 * 60
+
+    def lock_seconds(self, failures: int, threshold: int) -> int:
+        return int(min(self.base_lock_seconds * 2 ** max(failures - threshold, 0), self.max_lock_seconds))
+
+
+def normalise_email(email: str) -> str:
+    value = email.strip().lower()
+    if not _EMAIL.match(value) or len(value) > 320:
+        raise ValidationError("Enter a valid email address.")
+    return value
+
+
+def check_password_rules(password: str) -> None:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ValidationError(f"The password must have at least {MIN_PASSWORD_LENGTH} characters.")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise ValidationError(f"The password must have at most {MAX_PASSWORD_LENGTH} characters.")
+
+
+def check_time_zone(name: str) -> str:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"Unknown time zone {name!r}; use a name such as Europe/Berlin.") from None
+    return name
+
+
+class UserService:
+    def __init__(self, db: Database, policy: ThrottlePolicy | None = None) -> None:
+        self.db = db
+        self.users = UserRepository(db)
+        self.labels = LabelRepository(db)
+        self.throttle = LoginThrottleRepository(db)
+        self.policy = policy or ThrottlePolicy()
+
+    async def setup_needed(self) -> bool:
+        return await self.users.count() == 0
+
+    async def create_user(
+        self,
+        email: str,
+        password: str,
+        *,
+        display_name: str = "",
+        is_admin: bool = False,
+        locale: Locale = Locale.EN,
+        time_zone: str = "UTC",
+        first_run: bool = False,
+    ) -> User:
+        """Create a user with the system labels; with `first_run`, only while no user exists yet."""
+        address = normalise_email(email)
+        check_password_rules(password)
+        check_time_zone(time_zone)
+        password_hash = await hash_password(password)
+        async with self.db.transaction():
+            if first_run:
+                await self.users.lock_for_first_user()
+                if await self.users.count() > 0:
+                    raise SetupAlreadyDoneError("plmail is already set up; sign in instead.")
+            user = await self.users.insert(
+                email=address,
+                display_name=display_name.strip(),
+                password_hash=password_hash,
+                is_admin=is_admin or first_run,
+                locale=locale,
+                time_zone=time_zone,
+            )
+            if user is None:
+                raise ValidationError(f"A user with the address {address} already exists.")
+            created: User = user
+            await self.labels.ensure_system_labels(created.id)
+        return created
+
+    async def authenticate(self, email: str, password: str, *, client: str) -> User:
+        """Check a sign-in; throttled per address and per client before any hashing happens."""
+        address = email.strip().lower()
+        keys = [f"email:{address}", f"ip:{client}"]
+        now = datetime.now(UTC)
+        state = await self.throttle.state(keys)
+        if state.locked_until is not None and state.locked_until > now:
+            raise LoginThrottledError(max(1, int((state.locked_until - now).total_seconds() + 0.999)))
+        credentials = await self.users.credentials_by_email(address) if len(password) <= MAX_PASSWORD_LENGTH else None
+        stored_hash = credentials.password_hash if credentials else None
+        if credentials is None or not await verify_password(stored_hash, password):
+            await self._record_failure(keys[0], self.policy.email_threshold)
+            await self._record_failure(keys[1], self.policy.ip_threshold)
+            raise AuthenticationError("The email address or password is wrong.")
+        await self.throttle.clear(keys[0])
+        if stored_hash and needs_rehash(stored_hash):
+            await self.users.set_password_hash(credentials.user.id, await hash_password(password), end_sessions=False)
+        await self.users.record_login(credentials.user.id)
+        return credentials.user
+
+    async def _record_failure(self, key: str, threshold: int) -> None:
+        failures = await self.throttle.record_failure(key, window_seconds=self.policy.window_seconds)
+        if failures >= threshold:
+            seconds = self.policy.lock_seconds(failures, threshold)
+            await self.throttle.lock(key, datetime.now(UTC) + timedelta(seconds=seconds))
+
+    async def by_id(self, user_id: int) -> User:
+        user = await self.users.by_id(user_id)
+        if user is None:
+            raise NotFoundError("No such user.")
+        return user
+
+    async def session_user(self, user_id: int, epoch: int) -> User | None:
+        """The user a session cookie names, or None when the user is gone or the session was ended."""
+        user = await self.users.by_id(user_id)
+        if user is None or user.session_epoch != epoch:
+            return None
+        return user
+
+    async def all_users(self) -> list[User]:
+        return await self.users.all()
+
+    async def change_password(self, user: User, current: str, new: str) -> None:
+        if not await verify_password(await self.users.password_hash(user.id), current):
+            raise AuthenticationError("The current password is wrong.")
+        check_password_rules(new)
+        # Ends every other session: a password change is how people lock out a stolen cookie.
+        await self.users.set_password_hash(user.id, await hash_password(new), end_sessions=True)
+
+    async def update_preferences(self, user: User, *, display_name: str, locale: str, time_zone: str) -> None:
+        if locale not in Locale._value2member_map_:
+            raise ValidationError("Choose English or Deutsch.")
+        await self.users.update_preferences(
+            user.id,
+            display_name=display_name.strip()[:200],
+            locale=Locale(locale),
+            time_zone=check_time_zone(time_zone),
+        )
+
+    async def prune_throttle(self) -> int:
+        return await self.throttle.prune(older_than_seconds=24 * 3600)

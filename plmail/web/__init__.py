@@ -1,0 +1,1 @@
+"""The HTMX web UI: controllers resolve, authorise, call one service and render."""

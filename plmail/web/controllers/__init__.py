@@ -1,0 +1,1 @@
+"""Page controllers, one module per area of the UI."""

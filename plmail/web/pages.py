@@ -1,0 +1,64 @@
+"""Rendering pages with the context every page shares (user, language, sidebar)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+from litestar import Request
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Template
+
+from plmail.domain.enums import Locale
+from plmail.domain.models import User
+from plmail.web.auth import services_from
+from plmail.web.i18n import pick_locale, translate
+
+CATEGORY_TABS = (
+    ("primary", "General"),
+    ("promotions", "Promotions"),
+    ("social", "Social"),
+    ("updates", "Updates"),
+    ("forums", "Forums"),
+)
+
+
+def current_user(request: Request[Any, Any, Any]) -> User | None:
+    user = request.scope.get("user")
+    return user if isinstance(user, User) else None
+
+
+def signed_in_user(request: Request[Any, Any, Any]) -> User:
+    user = current_user(request)
+    if user is None:  # the sign-in middleware guarantees a user on every non-public path
+        raise RuntimeError("page reached without a session")
+    return user
+
+
+def locale_for(request: Request[Any, Any, Any]) -> Locale:
+    user = current_user(request)
+    return user.locale if user else pick_locale(request.headers.get("accept-language"))
+
+
+async def render(
+    request: Request[Any, Any, Any], template: str, *, status_code: int = 200, headers: dict[str, str] | None = None,
+    **context: Any,
+) -> Template:
+    user = current_user(request)
+    shared: dict[str, Any] = {"user": user, "locale": locale_for(request).value}
+    if user is not None and not context.pop("bare", False):
+        services = services_from(request)
+        shared["sidebar"] = await services.labels.sidebar(user.id)
+        shared["accounts"] = await services.accounts.for_user(user.id)
+    return Template(template_name=template, context={**shared, **context}, status_code=status_code,
+                    headers=headers)
+
+
+@jinja2.pass_context
+def _translate(ctx: jinja2.runtime.Context, text: str, **values: object) -> str:
+    return translate(text, ctx.get("locale", "en"), **values)
+
+
+def configure_jinja(engine: JinjaTemplateEngine) -> None:
+    engine.engine.globals["_"] = _translate
+    engine.engine.globals["category_tabs"] = CATEGORY_TABS

@@ -1,0 +1,109 @@
+"""Shared fixtures: one PostgreSQL cluster per run, a migrated template, a fresh database per test."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from litestar import Litestar
+
+from plmail.app import create_app
+from plmail.config import Settings
+from plmail.db.database import Database
+from plmail.db.engine import close_engine, open_engine
+from plmail.db.migrate import migrate
+from plmail.services import Services, open_services
+from tests.support.pg import TEMPLATE_DB, PgTestCluster
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgTestCluster]:
+    cluster = PgTestCluster()
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+async def migrated_template(pg: PgTestCluster) -> str:
+    dsn = pg.create_database(TEMPLATE_DB)
+    engine = await open_engine(dsn, max_size=2)
+    try:
+        await migrate(Database(engine))
+    finally:
+        await close_engine()
+    return TEMPLATE_DB
+
+
+@pytest.fixture
+def database_url(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
+    name, dsn = pg.clone_template()
+    try:
+        yield dsn
+    finally:
+        pg.drop_database(name)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(data_dir: Path, database_url: str) -> Settings:
+    base = Settings.from_env({"PLMAIL_DATA_DIR": str(data_dir), "PLMAIL_DATABASE_URL": database_url})
+    return dataclasses.replace(base, shutdown_grace_seconds=2)
+
+
+@pytest.fixture
+async def services(settings: Settings, database_url: str) -> AsyncIterator[Services]:
+    opened = await open_services(settings, database_url)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+async def client(settings: Settings, database_url: str, services: Services) -> AsyncIterator[httpx.AsyncClient]:
+    """The real ASGI app over HTTP in this event loop, without workers (pages only), sharing `services`."""
+    app = create_app(settings, database_url, worker_queues=(), services=services)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
+    async with running_lifespan(app), httpx.AsyncClient(
+        transport=transport, base_url="http://plmail.test", follow_redirects=True
+    ) as http:
+        yield http
+
+
+@asynccontextmanager
+async def running_lifespan(app: Litestar) -> AsyncIterator[None]:
+    """Run the app's lifespan in one task of its own: anyio cancel scopes must exit where they entered,
+    and pytest-asyncio may tear a fixture down from another task."""
+    ready = asyncio.Event()
+    stop = asyncio.Event()
+
+    async def hold() -> None:
+        async with app.lifespan():
+            ready.set()
+            await stop.wait()
+
+    task = asyncio.create_task(hold())
+    ready_wait = asyncio.create_task(ready.wait())
+    await asyncio.wait({task, ready_wait}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        ready_wait.cancel()
+        task.result()  # raises the startup error
+    try:
+        yield
+    finally:
+        stop.set()
+        await task

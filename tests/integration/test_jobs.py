@@ -1,0 +1,221 @@
+"""Queues and workers: every queue is consumed in `plmail serve`, failures are kept and shown,
+`plmail worker` runs chosen queues alone, and stopping gives running jobs their grace period."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from saq import Status
+
+from plmail.domain.enums import QueueName
+from plmail.jobs.catalog import JobCatalog
+from plmail.jobs.context import services_of
+from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.jobs.workers import WorkerSupervisor
+from plmail.services import Services
+from tests.support.serve import ServeProcess
+
+PASSWORD = "correct horse"
+
+
+@pytest.fixture
+def serve(tmp_path: Path, database_url: str) -> Iterator[ServeProcess]:
+    process = ServeProcess(tmp_path / "data", database_url=database_url).start()
+    try:
+        process.wait_healthy()
+        yield process
+    finally:
+        process.terminate()
+
+
+@pytest.fixture
+async def queues(database_url: str) -> AsyncIterator[QueueSet]:
+    queue_set = QueueSet(database_url, pool_max=8)
+    await queue_set.connect()
+    try:
+        yield queue_set
+    finally:
+        await queue_set.disconnect()
+
+
+@contextmanager
+def _admin_session(base_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, follow_redirects=True, timeout=20) as http:
+        http.get("/setup")
+        response = http.post("/setup", data={"email": "admin@example.org", "password": PASSWORD, "display_name": "A",
+                                             "_csrf_token": http.cookies["plmail_csrf"]})
+        assert response.status_code == 200
+        yield http
+
+
+async def _probes(database_url: str) -> dict[str, tuple[Any, str | None]]:
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch("SELECT DISTINCT ON (queue) queue, ran_at, worker FROM queue_probe "
+                                "ORDER BY queue, requested_at DESC, id DESC")
+    finally:
+        await conn.close()
+    return {r["queue"]: (r["ran_at"], r["worker"]) for r in rows}
+
+
+async def _wait_for(predicate: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await predicate():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+async def test_a_job_on_each_queue_runs_in_the_serve_process(serve: ServeProcess, database_url: str) -> None:
+    health = httpx.get(f"{serve.url}/healthz").json()
+    assert health["workers"] == {q.value: "running" for q in QueueName}
+    with _admin_session(serve.url) as http:
+        panel = http.post("/admin/probe", headers={"HX-Request": "true",
+                                                   "x-csrftoken": http.cookies["plmail_csrf"]})
+        assert panel.status_code == 200
+        assert "<h2>Queues</h2>" in panel.text and "<html" not in panel.text  # a fragment for htmx
+
+        async def all_answered() -> bool:
+            probes = await _probes(database_url)
+            return len(probes) == 6 and all(ran for ran, _ in probes.values())
+
+        await _wait_for(all_answered)
+        probes = await _probes(database_url)
+        assert set(probes) == {q.value for q in QueueName}
+        assert {worker for _, worker in probes.values()} == {f"{os.uname().nodename}:{serve.proc.pid}"}
+        page = http.get("/admin")
+        assert page.text.count(f"answered by {os.uname().nodename}:{serve.proc.pid}") == 6
+
+
+async def test_a_failing_job_is_recorded_shown_and_does_not_stop_its_worker(
+    serve: ServeProcess, queues: QueueSet, database_url: str
+) -> None:
+    job = await queues.enqueue(QueueName.INGEST, "probe_queue", defaults=JobDefaults(timeout=10), probe_id=987654)
+    assert job is not None
+    await job.refresh(until_complete=20)
+    assert job.status == Status.FAILED
+    assert "Queue probe 987654 does not exist" in (job.error or "")
+
+    with _admin_session(serve.url) as http:
+        page = http.get("/admin")
+        assert page.status_code == 200
+        row = page.text.split('data-queue="ingest"')[1].split("</tr>")[0]
+        assert '<td class="failed">1</td>' in row
+        failures = page.text.split("Recent failures")[1]
+        assert "probe_queue" in failures and "Queue probe 987654 does not exist" in failures
+
+        # The same worker still takes the next job.
+        http.post("/admin/probe", headers={"x-csrftoken": http.cookies["plmail_csrf"]})
+
+        async def ingest_answered() -> bool:
+            ran, _ = (await _probes(database_url)).get("ingest", (None, None))
+            return ran is not None
+
+        await _wait_for(ingest_answered)
+    # Failures are kept for days, not the saq default of ten minutes, so someone can read them.
+    conn = await asyncpg.connect(database_url)
+    try:
+        expires = await conn.fetchval("SELECT expire_at - extract(epoch FROM now()) FROM saq_jobs WHERE key = $1",
+                                      job.key)
+    finally:
+        await conn.close()
+    assert expires > 7 * 24 * 3600
+
+
+async def test_plmail_worker_runs_only_the_chosen_queues(tmp_path: Path, database_url: str, queues: QueueSet,
+                                                         services: Services) -> None:
+    web_only = ServeProcess(tmp_path / "web", database_url=database_url, args=["--queues", ""]).start()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLMAIL_")}
+    env.update({"PLMAIL_DATABASE_URL": database_url, "PLMAIL_DATA_DIR": str(tmp_path / "worker")})
+    worker = subprocess.Popen([sys.executable, "-m", "plmail.cli", "worker", "--queues", "enrich,release"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        web_only.wait_healthy()
+        assert httpx.get(f"{web_only.url}/healthz").json()["workers"] == {}
+        await services.probes.request_all()
+
+        async def chosen_answered() -> bool:
+            probes = await _probes(database_url)
+            return all(probes[q][0] is not None for q in ("enrich", "release"))
+
+        await _wait_for(chosen_answered)
+        await asyncio.sleep(1.5)  # give a wrongly subscribed worker time to take the others
+        probes = await _probes(database_url)
+        assert {q for q, (ran, _) in probes.items() if ran is not None} == {"enrich", "release"}
+        assert probes["enrich"][1] == f"{os.uname().nodename}:{worker.pid}"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        code = worker.wait(30)
+        output = worker.stdout.read().decode() if worker.stdout else ""
+        web_only.terminate()
+    assert code == 0, output
+
+
+# --- graceful stop, with job functions that exist only in this test ------------------------------
+
+STARTED: list[str] = []
+FINISHED: list[str] = []
+
+
+async def slow_job(ctx: dict[str, Any], *, seconds: float, tag: str) -> str:
+    services_of(ctx)  # the worker hands every job the process's services
+    STARTED.append(tag)
+    await asyncio.sleep(seconds)
+    FINISHED.append(tag)
+    return tag
+
+
+def _running(tag: str) -> Any:
+    async def check() -> bool:
+        return tag in STARTED
+
+    return check
+
+
+async def test_stop_lets_a_running_job_finish_within_the_grace_period(services: Services) -> None:
+    catalog = JobCatalog()
+    catalog.register(slow_job, [QueueName.ENRICH])
+    supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=5)
+    supervisor.start()
+    job = await services.queues.enqueue(QueueName.ENRICH, "slow_job", seconds=1.0, tag="graceful")
+    assert job is not None
+    await _wait_for(_running("graceful"))
+    started = time.monotonic()
+    await supervisor.stop()
+    took = time.monotonic() - started
+    assert "graceful" in FINISHED
+    await job.refresh()
+    assert job.status == Status.COMPLETE
+    assert took < 4, "stop waited for the idle dequeue loops, not just the running job"
+    assert supervisor.status() == {"enrich": "stopped"}
+
+
+async def test_a_job_overrunning_the_grace_period_is_put_back_not_lost(services: Services) -> None:
+    catalog = JobCatalog()
+    catalog.register(slow_job, [QueueName.ENRICH])
+    supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=0.5)
+    supervisor.start()
+    job = await services.queues.enqueue(QueueName.ENRICH, "slow_job", defaults=JobDefaults(retries=3),
+                                        seconds=60.0, tag="overrun")
+    assert job is not None
+    await _wait_for(_running("overrun"))
+    started = time.monotonic()
+    await supervisor.stop()
+    assert time.monotonic() - started < 5
+    assert "overrun" not in FINISHED
+    stored = await services.queues[QueueName.ENRICH].job(job.key)
+    assert stored is not None
+    assert stored.status == Status.QUEUED, (stored.attempts, stored.error)  # back on the queue for the next worker

@@ -1,0 +1,133 @@
+"""Migrations: apply to an empty database, re-run as a no-op, no drift, refuse a newer schema."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from plmail.db.database import Database
+from plmail.db.engine import close_engine, open_engine
+from plmail.db.migrate import MIGRATIONS_DIR, check_schema, known_migration_ids, migrate
+from plmail.domain.errors import SchemaError, SchemaTooNewError
+from tests.support.pg import PgTestCluster
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def empty_db(pg: PgTestCluster) -> AsyncIterator[tuple[str, Database]]:
+    dsn = pg.create_database("t_empty_migrations")
+    engine = await open_engine(dsn, max_size=3)
+    try:
+        yield dsn, Database(engine)
+    finally:
+        await close_engine()
+        pg.drop_database("t_empty_migrations")
+
+
+async def test_migrations_apply_to_an_empty_database_and_rerun_is_a_noop(empty_db: tuple[str, Database]) -> None:
+    _, db = empty_db
+    with pytest.raises(SchemaError, match="needs 2 migration"):
+        await check_schema(db)
+    first = await migrate(db)
+    assert first.applied == tuple(known_migration_ids())
+    assert first.already_applied == 0
+    tables = {r["tablename"] for r in await db.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    assert tables >= {"app_user", "account", "mailbox", "message", "message_part", "message_thread", "label",
+                      "label_binding", "message_label", "thread_label", "contact", "app_password", "jmap_change_log"}
+    second = await migrate(db)
+    assert second.applied == ()
+    assert second.already_applied == len(first.applied)
+    await check_schema(db)
+
+
+async def test_search_vector_is_generated_with_a_gin_index_and_finds_address_parts(services_db: Database) -> None:
+    db = services_db
+    column = await db.fetchrow(
+        "SELECT is_generated, generation_expression FROM information_schema.columns "
+        "WHERE table_name = 'message' AND column_name = 'search_vector'"
+    )
+    assert column is not None and column["is_generated"] == "ALWAYS"
+    index = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_message_search_vector'")
+    assert "USING gin (search_vector)" in index
+    for name, columns in [("uniq_message_gmail_id_account", "(gmail_id, account_id)"),
+                          ("uniq_message_graph_id_account", "(graph_id, account_id)"),
+                          ("uniq_message_thread_provider_key_account", "(provider_thread_key, account_id)")]:
+        definition = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = $1", name)
+        assert definition.startswith("CREATE UNIQUE INDEX") and columns in definition, name
+
+    user_id = await db.fetchval(
+        "INSERT INTO app_user (email, password_hash, created_at, updated_at) VALUES ('u@x.test', 'h', now(), now()) "
+        "RETURNING id")
+    account_id = await db.fetchval(
+        "INSERT INTO account (user_id, provider_kind, created_at, updated_at) VALUES ($1, 'local', now(), now()) "
+        "RETURNING id", user_id)
+    await db.execute(
+        """INSERT INTO message (account_id, subject, from_name, from_address, body_text, created_at, updated_at)
+           VALUES ($1, 'Quarterly invoices', 'Alice Smith', 'alice.smith@mail.example.org',
+                   'Please find the attached numbers.', now(), now())""", account_id)
+
+    async def hits(config: str, query: str) -> int:
+        return int(await db.fetchval(
+            f"SELECT count(*) FROM message WHERE search_vector @@ websearch_to_tsquery('{config}', $1)", query))
+
+    assert await hits("simple", "example.org") == 1  # a parent domain of the sender's host
+    assert await hits("simple", "mail.example.org") == 1
+    assert await hits("simple", "alice.smith@mail.example.org") == 1
+    assert await hits("simple", "smith") == 1
+    assert await hits("english", "invoice") == 1  # stemmed subject
+    assert await hits("english", "number") == 1  # stemmed body
+    assert await hits("simple", "other.org") == 0
+    async with db.transaction():  # one connection, so the planner setting applies to the EXPLAIN
+        await db.execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(r[0] for r in await db.fetch(
+            "EXPLAIN SELECT id FROM message WHERE search_vector @@ websearch_to_tsquery('simple', 'example.org')"))
+    assert "idx_message_search_vector" in plan
+
+
+@pytest.fixture
+async def services_db(database_url: str) -> AsyncIterator[Database]:
+    engine = await open_engine(database_url, max_size=2)
+    try:
+        yield Database(engine)
+    finally:
+        await close_engine()
+
+
+def test_autogenerator_sees_no_drift(tmp_path: Path) -> None:
+    """The raw-SQL objects (generated column, GIN index) are invisible to Piccolo's diff, so no
+    later `--auto` migration tries to add or drop them."""
+    before = set(MIGRATIONS_DIR.glob("*.py"))
+    env = {**os.environ, "PICCOLO_CONF": "plmail.db.piccolo_conf"}
+    result = subprocess.run(
+        [sys.executable, "-m", "piccolo.main", "migrations", "new", "plmail", "--auto"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    created = set(MIGRATIONS_DIR.glob("*.py")) - before
+    for path in created:  # never leave a stray migration behind, even when the assertion fails
+        path.unlink()
+    assert result.returncode == 0, result.stderr
+    assert "No changes detected" in result.stdout + result.stderr
+    assert not created
+
+
+async def test_a_newer_schema_is_refused_with_a_clear_error(services_db: Database, database_url: str,
+                                                            tmp_path: Path) -> None:
+    await services_db.execute(
+        "INSERT INTO migration (name, app_name, ran_on) VALUES ('2999-01-01T00:00:00:000000', 'plmail', now())")
+    with pytest.raises(SchemaTooNewError, match="newer than this plmail"):
+        await migrate(services_db)
+    with pytest.raises(SchemaTooNewError):
+        await check_schema(services_db)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLMAIL_")}
+    env.update({"PLMAIL_DATABASE_URL": database_url, "PLMAIL_DATA_DIR": str(tmp_path / "data")})
+    cli = subprocess.run([sys.executable, "-m", "plmail.cli", "migrate"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert cli.returncode == 2
+    assert "plmail: error: The database schema is newer than this plmail" in cli.stderr
+    assert "Traceback" not in cli.stderr
