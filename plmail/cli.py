@@ -7,8 +7,10 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 
 from plmail import __version__
@@ -194,6 +196,71 @@ def cmd_user_add(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+class _ProgressBar:
+    """One self-overwriting line on stderr: percentage, messages read, rate."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, messages: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.2 and done < total:
+            return
+        self.last = now
+        rate = messages / max(now - self.started, 1e-6)
+        share = f"{100 * done / total:5.1f}%" if total else "  ?  "
+        line = f"importing {share}  {messages:,} messages  {rate:,.0f}/s"
+        print(("\r" + line) if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+
+    def finish(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def cmd_import_mbox(settings: Settings, args: argparse.Namespace) -> int:
+    path = Path(args.path).expanduser()
+
+    async def run(dsn: str) -> str:
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        bar = _ProgressBar()
+        try:
+            user = await services.users.by_email(args.user)
+            report = await services.archive_importer.import_path(
+                user, path, account_name=args.account, label_name=args.label, progress=bar
+            )
+        finally:
+            bar.finish()
+            await services.close()
+        return (f"imported {report.imported}, duplicates {report.duplicates}, skipped {report.skipped} "
+                f"({report.read} read in {report.seconds:.1f} s)")
+
+    with database(settings, own=False) as dsn:
+        print(asyncio.run(run(dsn)))
+    return 0
+
+
+def cmd_backfill_category(settings: Settings, args: argparse.Namespace) -> int:
+    async def run(dsn: str) -> str:
+        from plmail.mail.backfill import CategoryBackfill
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        try:
+            user_id = (await services.users.by_email(args.user)).id if args.user else None
+            report = await CategoryBackfill(services.db).run(user_id=user_id)
+        finally:
+            await services.close()
+        return f"messages re-sorted {report.messages_changed}, threads moved {report.threads_moved}"
+
+    with database(settings, own=False) as dsn:
+        print(asyncio.run(run(dsn)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plmail", description="Self-hosted mail client server.")
     parser.add_argument("--version", action="version", version=f"plmail {__version__}")
@@ -211,6 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = sub.add_parser("migrate", help="bring the database schema up to date")
     migrate.set_defaults(handler=cmd_migrate)
+
+    importer = sub.add_parser("import-mbox", help="import an mbox file or a Maildir into a local archive account")
+    importer.add_argument("path", help="mbox file (Google Takeout, Thunderbird, mutt) or Maildir directory")
+    importer.add_argument("--user", required=True, help="email address of the plmail user who owns the mail")
+    importer.add_argument("--account", help="name of the local archive account (created when missing)")
+    importer.add_argument("--label", help="label for the imported mail (default: the file or folder name)")
+    importer.set_defaults(handler=cmd_import_mbox)
+
+    backfill = sub.add_parser("backfill", help="recompute derived data from stored mail")
+    backfill_sub = backfill.add_subparsers(dest="backfill_command", required=True)
+    category = backfill_sub.add_parser("category", help="re-sort every message into its inbox tab")
+    category.add_argument("--user", help="only this user's mail")
+    category.set_defaults(handler=cmd_backfill_category)
 
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")

@@ -13,6 +13,11 @@ from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.jobs.queues import QueueSet
 from plmail.keys import InstallationKeys
+from plmail.mail.archive_import import ArchiveImporter
+from plmail.mail.blobs import BlobStore, RawMessageResolver
+from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.reader import MailReader
+from plmail.mail.steps import InitialImportState, StepRegistry
 from plmail.users.service import UserService
 
 
@@ -27,6 +32,13 @@ class Services:
     queue_overview: QueueOverviewService
     accounts: AccountRepository
     labels: LabelRepository
+    blobs: BlobStore
+    steps: StepRegistry
+    import_state: InitialImportState
+    pipeline: PostIngestPipeline
+    archive_importer: ArchiveImporter
+    reader: MailReader
+    raw_messages: RawMessageResolver
 
     async def close(self) -> None:
         await self.queues.disconnect()
@@ -46,6 +58,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         await queues.disconnect()
         await close_engine()
         raise
+    blobs = BlobStore(settings.blob_dir)
+    steps = StepRegistry()
+    import_state = InitialImportState()
+    pipeline = PostIngestPipeline(db, blobs, steps=steps, import_state=import_state)
     return Services(
         settings=settings,
         keys=keys,
@@ -56,4 +72,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         queue_overview=QueueOverviewService(db),
         accounts=AccountRepository(db),
         labels=LabelRepository(db),
+        blobs=blobs,
+        steps=steps,
+        import_state=import_state,
+        pipeline=pipeline,
+        archive_importer=ArchiveImporter(db, pipeline),
+        reader=MailReader(db, blobs),
+        raw_messages=RawMessageResolver(blobs),
     )

@@ -21,6 +21,15 @@ class Database:
     def transaction(self) -> PostgresTransaction:
         return self.engine.transaction()
 
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        """A nested transaction on the current one: a failure inside rolls back only what it did."""
+        current = self.engine.current_transaction.get()
+        if current is None:
+            raise RuntimeError("savepoint() needs an open transaction")
+        async with current.connection.transaction():
+            yield
+
     def in_transaction(self) -> bool:
         return self.engine.current_transaction.get() is not None
 

@@ -149,6 +149,12 @@ class UserService:
             return None
         return user
 
+    async def by_email(self, email: str) -> User:
+        user = await self.users.by_email(email)
+        if user is None:
+            raise NotFoundError(f"No user with the address {email.strip().lower()}.")
+        return user
+
     async def all_users(self) -> list[User]:
         return await self.users.all()
 

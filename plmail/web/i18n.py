@@ -59,6 +59,33 @@ GERMAN: dict[str, str] = {
     "Only administrators can open this page.": "Nur Administratoren können diese Seite öffnen.",
     "Something went wrong": "Etwas ist schiefgelaufen",
     "Back to the inbox": "Zurück zum Posteingang",
+    "(no subject)": "(kein Betreff)",
+    "Attachment": "Anhang",
+    "Newer": "Neuere",
+    "Older": "Ältere",
+    "Inbox tabs": "Posteingangs-Tabs",
+    "Search": "Suche",
+    "Search mail": "Mail durchsuchen",
+    "Results for": "Ergebnisse für",
+    "to": "an",
+    "Why is this here?": "Warum ist das hier?",
+    "Remote images are hidden to protect your privacy.":
+        "Externe Bilder sind zum Schutz deiner Privatsphäre ausgeblendet.",
+    "Show images": "Bilder anzeigen",
+    "Always show images from this sender": "Bilder von diesem Absender immer anzeigen",
+    "Message body": "Nachrichtentext",
+    "no category label": "kein Kategorie-Label",
+    "Gmail filed it under {tab} ({signal}).": "Gmail hat sie unter {tab} einsortiert ({signal}).",
+    "You have written to {signal} before, so it stays in General.":
+        "Du hast {signal} schon einmal geschrieben, deshalb bleibt sie unter Allgemein.",
+    "It came through a mailing list (header {signal}).": "Sie kam über eine Mailingliste (Header {signal}).",
+    "It carries bulk-mail headers ({signal}).": "Sie trägt Massenversand-Header ({signal}).",
+    "It comes from a social network ({signal}).": "Sie kommt von einem sozialen Netzwerk ({signal}).",
+    "It was sent automatically ({signal}).": "Sie wurde automatisch verschickt ({signal}).",
+    "Nothing marks it as bulk or automatic mail, so it is in General.":
+        "Nichts kennzeichnet sie als Massen- oder automatische Mail, deshalb steht sie unter Allgemein.",
+    "It would be in {original}, but that tab is switched off, so it stays in General.":
+        "Sie gehörte zu {original}, aber dieser Tab ist ausgeschaltet, deshalb bleibt sie unter Allgemein.",
     # settings
     "Preferences": "Voreinstellungen",
     "Display name": "Anzeigename",

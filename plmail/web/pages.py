@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
 from litestar import Request
@@ -59,6 +61,25 @@ def _translate(ctx: jinja2.runtime.Context, text: str, **values: object) -> str:
     return translate(text, ctx.get("locale", "en"), **values)
 
 
+def localtime(moment: datetime | None, user: User | None) -> str:
+    """A timestamp in the reader's zone: the time for today, the date otherwise."""
+    if moment is None:
+        return ""
+    try:
+        zone = ZoneInfo(user.time_zone) if user else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    local = moment.astimezone(zone)
+    today = datetime.now(zone).date()
+    german = user is not None and user.locale is Locale.DE
+    if local.date() == today:
+        return local.strftime("%H:%M")
+    if local.year == today.year:
+        return local.strftime("%d.%m." if german else "%b %d")
+    return local.strftime("%d.%m.%Y" if german else "%b %d, %Y")
+
+
 def configure_jinja(engine: JinjaTemplateEngine) -> None:
     engine.engine.globals["_"] = _translate
     engine.engine.globals["category_tabs"] = CATEGORY_TABS
+    engine.engine.filters["localtime"] = localtime

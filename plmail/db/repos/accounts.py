@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 import asyncpg
 
 from plmail.db.database import Database
@@ -24,6 +27,17 @@ def _account(row: asyncpg.Record) -> Account:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class AccountFacts:
+    """What the pipeline needs to know about the account a batch belongs to."""
+
+    id: int
+    user_id: int
+    provider_kind: ProviderKind
+    addresses: frozenset[str]  # the account's own address and its aliases, lower-cased
+    disabled_categories: frozenset[str]
+
+
 class AccountRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -39,3 +53,46 @@ class AccountRepository:
             f"SELECT {_COLUMNS} FROM account WHERE id = $1 AND user_id = $2", account_id, user_id
         )
         return _account(row) if row else None
+
+    async def facts(self, account_id: int) -> AccountFacts | None:
+        row = await self.db.fetchrow(
+            """SELECT a.id, a.user_id, a.provider_kind, a.email, a.settings, u.settings AS user_settings
+                 FROM account a JOIN app_user u ON u.id = a.user_id WHERE a.id = $1""",
+            account_id,
+        )
+        if row is None:
+            return None
+        settings = json.loads(row["settings"]) if isinstance(row["settings"], str) else (row["settings"] or {})
+        user_settings = (
+            json.loads(row["user_settings"]) if isinstance(row["user_settings"], str) else (row["user_settings"] or {})
+        )
+        aliases = settings.get("aliases", []) if isinstance(settings, dict) else []
+        addresses = {str(a).strip().lower() for a in [row["email"], *aliases] if str(a).strip()}
+        disabled = user_settings.get("categories_disabled", []) if isinstance(user_settings, dict) else []
+        return AccountFacts(
+            id=row["id"],
+            user_id=row["user_id"],
+            provider_kind=ProviderKind(row["provider_kind"]),
+            addresses=frozenset(addresses),
+            disabled_categories=frozenset(str(c) for c in disabled),
+        )
+
+    async def create(
+        self, *, user_id: int, provider_kind: ProviderKind, name: str, email: str, username: str = "",
+        credentials: bytes | None = None, settings: dict[str, object] | None = None,
+    ) -> int:
+        return int(await self.db.fetchval(
+            """INSERT INTO account (user_id, provider_kind, name, email, username, credentials, settings, sync_state,
+                                    status, status_detail, is_active, sort_order, created_at, updated_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, '{}'::jsonb, 'ok', '', true, 0, now(), now())
+               RETURNING id""",
+            user_id, provider_kind.value, name, email.strip().lower(), username, credentials,
+            json.dumps(settings or {}),
+        ))
+
+    async def find_by_name(self, user_id: int, provider_kind: ProviderKind, name: str) -> int | None:
+        value = await self.db.fetchval(
+            "SELECT id FROM account WHERE user_id = $1 AND provider_kind = $2 AND name = $3 ORDER BY id LIMIT 1",
+            user_id, provider_kind.value, name,
+        )
+        return int(value) if value is not None else None

@@ -73,3 +73,32 @@ class LabelRepository:
     async def by_role(self, user_id: int, role: LabelRole) -> int | None:
         value = await self.db.fetchval("SELECT id FROM label WHERE user_id = $1 AND role = $2", user_id, role.value)
         return int(value) if value is not None else None
+
+    async def find_or_create(self, user_id: int, name: str, parent_id: int | None = None) -> int:
+        """The user's label `name` under `parent_id`, created when missing; safe against a concurrent create."""
+        value = await self.db.fetchval(
+            """INSERT INTO label (user_id, parent_id, name, role, color, is_visible, sort_order, created_at, updated_at)
+               VALUES ($1, $2, $3, NULL, NULL, true, NULL, now(), now())
+               ON CONFLICT (user_id, coalesce(parent_id, 0), name) DO NOTHING RETURNING id""",
+            user_id, parent_id, name,
+        )
+        if value is not None:
+            return int(value)
+        found = await self.db.fetchval(
+            "SELECT id FROM label WHERE user_id = $1 AND coalesce(parent_id, 0) = coalesce($2::int, 0) AND name = $3",
+            user_id, parent_id, name,
+        )
+        return int(found)
+
+    async def find_or_create_path(self, user_id: int, path: str, separator: str = "/") -> int:
+        """A nested name such as "Work/Invoices" becomes a parent chain."""
+        parent: int | None = None
+        for segment in [s.strip() for s in path.split(separator) if s.strip()]:
+            parent = await self.find_or_create(user_id, segment[:255], parent)
+        if parent is None:
+            raise ValueError("empty label name")
+        return parent
+
+    async def role_ids(self, user_id: int) -> dict[LabelRole, int]:
+        rows = await self.db.fetch("SELECT id, role FROM label WHERE user_id = $1 AND role IS NOT NULL", user_id)
+        return {LabelRole(r["role"]): r["id"] for r in rows}

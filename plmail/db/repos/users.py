@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import asyncpg
@@ -55,6 +56,10 @@ class UserRepository:
         row = await self.db.fetchrow(f"SELECT {_USER_COLUMNS} FROM app_user WHERE id = $1", user_id)
         return _user(row) if row else None
 
+    async def by_email(self, email: str) -> User | None:
+        row = await self.db.fetchrow(f"SELECT {_USER_COLUMNS} FROM app_user WHERE email = $1", email.strip().lower())
+        return _user(row) if row else None
+
     async def credentials_by_email(self, email: str) -> UserCredentials | None:
         row = await self.db.fetchrow(
             f"SELECT {_USER_COLUMNS}, password_hash FROM app_user WHERE email = $1", email
@@ -78,6 +83,17 @@ class UserRepository:
                       session_epoch = session_epoch + CASE WHEN $3 THEN 1 ELSE 0 END
                WHERE id = $1""",
             user_id, password_hash, end_sessions,
+        )
+
+    async def settings(self, user_id: int) -> dict[str, object]:
+        value = await self.db.fetchval("SELECT settings FROM app_user WHERE id = $1", user_id)
+        loaded = json.loads(value) if isinstance(value, str) else value
+        return loaded if isinstance(loaded, dict) else {}
+
+    async def merge_settings(self, user_id: int, patch: dict[str, object]) -> None:
+        await self.db.execute(
+            "UPDATE app_user SET settings = settings || $2::jsonb, updated_at = now() WHERE id = $1",
+            user_id, json.dumps(patch),
         )
 
     async def update_preferences(self, user_id: int, *, display_name: str, locale: Locale, time_zone: str) -> None:

@@ -3,7 +3,7 @@
 from plmail.db.tables.accounts import Account, Mailbox
 from plmail.db.tables.jmap import JmapChangeLog
 from plmail.db.tables.labels import Label, LabelBinding
-from plmail.db.tables.mail import Contact, Message, MessagePart, MessageThread
+from plmail.db.tables.mail import Contact, IngestSkip, Message, MessagePart, MessageThread
 from plmail.db.tables.ops import QueueProbe
 from plmail.db.tables.users import AppPassword, LoginThrottle, User
 
@@ -19,6 +19,7 @@ TABLES = [
     Label,
     LabelBinding,
     Contact,
+    IngestSkip,
     JmapChangeLog,
     QueueProbe,
 ]
@@ -28,6 +29,7 @@ __all__ = [
     "Account",
     "AppPassword",
     "Contact",
+    "IngestSkip",
     "JmapChangeLog",
     "Label",
     "LabelBinding",

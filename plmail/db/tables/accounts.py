@@ -18,7 +18,7 @@ from plmail.db.tables.users import User
 
 class Account(Table, tablename="account"):
     id = Serial(primary_key=True)
-    user = ForeignKey(references=User, on_delete=OnDelete.cascade, db_column_name="user_id", index=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id", index=True)
     provider_kind = Varchar(length=16)  # ProviderKind
     name = Text(default="")
     email = Varchar(length=320, default="")
@@ -39,7 +39,9 @@ class Mailbox(Table, tablename="mailbox"):
     """An IMAP folder: sync infrastructure only; it reaches its label through a LabelBinding."""
 
     id = Serial(primary_key=True)
-    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, db_column_name="account_id", index=True)
+    account = ForeignKey(
+        references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id", index=True
+    )
     name = Text()
     full_path = Text()
     delimiter = Varchar(length=5, null=True, default=None)

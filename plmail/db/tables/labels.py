@@ -11,7 +11,7 @@ class Label(Table, tablename="label"):
     """Owned by the user, not by an account: two accounts' "Receipts" folders are one label."""
 
     id = Serial(primary_key=True)
-    user = ForeignKey(references=User, on_delete=OnDelete.cascade, db_column_name="user_id", index=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id", index=True)
     parent: ForeignKey[Any] = ForeignKey(
         references="self", on_delete=OnDelete.cascade, null=True, db_column_name="parent_id"
     )
@@ -28,8 +28,10 @@ class LabelBinding(Table, tablename="label_binding"):
     """Where a label is materialised at one account's provider; its id is the JMAP Mailbox id."""
 
     id = Serial(primary_key=True)
-    label = ForeignKey(references=Label, on_delete=OnDelete.cascade, db_column_name="label_id")
-    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, db_column_name="account_id", index=True)
+    label = ForeignKey(references=Label, on_delete=OnDelete.cascade, null=False, db_column_name="label_id")
+    account = ForeignKey(
+        references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id", index=True
+    )
     mailbox = ForeignKey(
         references=Mailbox, on_delete=OnDelete.set_null, null=True, db_column_name="mailbox_id", unique=True
     )

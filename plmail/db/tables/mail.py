@@ -18,7 +18,7 @@ from plmail.db.tables.users import User
 
 class MessageThread(Table, tablename="message_thread"):
     id = BigSerial(primary_key=True)
-    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, db_column_name="account_id")
+    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id")
     subject = Text(null=True, default=None)
     normalized_subject = Text(default="")
     last_message_at = Timestamptz(null=True, default=None)
@@ -39,7 +39,7 @@ class MessageThread(Table, tablename="message_thread"):
 
 class Message(Table, tablename="message"):
     id = BigSerial(primary_key=True)
-    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, db_column_name="account_id")
+    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id")
     mailbox = ForeignKey(references=Mailbox, on_delete=OnDelete.set_null, null=True, db_column_name="mailbox_id")
     thread = ForeignKey(
         references=MessageThread, on_delete=OnDelete.set_null, null=True, db_column_name="thread_id", index=True
@@ -88,7 +88,9 @@ class Message(Table, tablename="message"):
 
 class MessagePart(Table, tablename="message_part"):
     id = BigSerial(primary_key=True)
-    message = ForeignKey(references=Message, on_delete=OnDelete.cascade, db_column_name="message_id", index=True)
+    message = ForeignKey(
+        references=Message, on_delete=OnDelete.cascade, null=False, db_column_name="message_id", index=True
+    )
     part_path = Varchar(length=64, default="")  # MIME position such as "2.1"
     content_type = Varchar(length=255)
     charset = Varchar(length=64, null=True, default=None)
@@ -101,9 +103,20 @@ class MessagePart(Table, tablename="message_part"):
     is_calendar = Boolean(default=False)
 
 
+class IngestSkip(Table, tablename="ingest_skip"):
+    """A message that could not be stored, with the reason, so it is counted and never silently lost."""
+
+    id = BigSerial(primary_key=True)
+    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id")
+    source_ref = Text(default="")
+    reason = Text()
+    content_hash = Varchar(length=64, null=True, default=None)
+    created_at = Timestamptz()
+
+
 class Contact(Table, tablename="contact"):
     id = BigSerial(primary_key=True)
-    user = ForeignKey(references=User, on_delete=OnDelete.cascade, db_column_name="user_id")
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id")
     email = Varchar(length=320)
     display_name = Text(default="")
     frequency = Integer(default=0)

@@ -1,4 +1,5 @@
 from piccolo.columns import (
+    JSONB,
     BigSerial,
     Boolean,
     ForeignKey,
@@ -22,6 +23,7 @@ class User(Table, tablename="app_user"):
     time_zone = Varchar(length=64, default="UTC")
     # Bumped on password change or "sign out everywhere": cookies carrying an older epoch stop working.
     session_epoch = Integer(default=0)
+    settings = JSONB(default="{}")  # per-user preferences such as switched-off inbox tabs
     last_login_at = Timestamptz(null=True, default=None)
     created_at = Timestamptz()
     updated_at = Timestamptz()
@@ -31,7 +33,7 @@ class AppPassword(Table, tablename="app_password"):
     """A per-device secret for JMAP clients; only its SHA-256 is kept (the secret is 256 random bits)."""
 
     id = BigSerial(primary_key=True)
-    user = ForeignKey(references=User, on_delete=OnDelete.cascade, db_column_name="user_id", index=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id", index=True)
     name = Text()
     secret_hash = Varchar(length=64, unique=True)
     secret_hint = Varchar(length=16, default="")

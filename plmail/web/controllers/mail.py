@@ -1,27 +1,107 @@
-"""The inbox and label views."""
+"""The inbox with its tabs, label views, search, a conversation, and its inline parts and attachments."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
-from litestar import Controller, Request, get
+from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
-from litestar.response import Template
+from litestar.response import Redirect, Response, Template
 
+from plmail.domain.enums import Category
+from plmail.domain.errors import NotFoundError
 from plmail.web.auth import services_from
+from plmail.web.explain import explain_text
 from plmail.web.pages import render, signed_in_user
+
+_INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
 
 class MailController(Controller):
     @get("/")
-    async def inbox(self, request: Request[Any, Any, Any], tab: FromQuery[str] = "primary") -> Template:
-        return await render(request, "inbox.html", tab=tab, threads=[], heading="Inbox")
+    async def inbox(
+        self, request: Request[Any, Any, Any], tab: FromQuery[str] = "primary", page: FromQuery[int] = 1
+    ) -> Template:
+        user = signed_in_user(request)
+        services = services_from(request)
+        category = Category(tab) if tab in Category._value2member_map_ else Category.GENERAL
+        listing = await services.reader.inbox(user.id, category, page)
+        unread = await services.reader.tab_unread(user.id)
+        return await render(request, "inbox.html", tab=category.value, listing=listing, tab_unread=unread,
+                            page_url=f"/?tab={category.value}&page=")
 
     @get("/label/{label_id:int}")
-    async def label(self, request: Request[Any, Any, Any], label_id: FromPath[int]) -> Template:
+    async def label(
+        self, request: Request[Any, Any, Any], label_id: FromPath[int], page: FromQuery[int] = 1
+    ) -> Template:
         user = signed_in_user(request)
-        label = await services_from(request).labels.owned(user.id, label_id)
+        services = services_from(request)
+        label = await services.labels.owned(user.id, label_id)
         if label is None:
             raise NotFoundException()
-        return await render(request, "label.html", label=label, threads=[])
+        listing = await services.reader.label(user.id, label_id, page)
+        return await render(request, "label.html", label=label, listing=listing, page_url=f"/label/{label_id}?page=")
+
+    @get("/search")
+    async def search(
+        self, request: Request[Any, Any, Any], q: FromQuery[str] = "", page: FromQuery[int] = 1
+    ) -> Template:
+        user = signed_in_user(request)
+        listing = await services_from(request).reader.search(user.id, q, page)
+        return await render(request, "search.html", query=q, listing=listing, page_url=f"/search?q={quote(q)}&page=")
+
+    @get("/thread/{thread_id:int}")
+    async def thread(
+        self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None
+    ) -> Template:
+        user = signed_in_user(request)
+        try:
+            summary, messages = await services_from(request).reader.thread(user.id, thread_id, images_for=images)
+        except NotFoundError:
+            raise NotFoundException() from None
+        explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
+        return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations)
+
+    @post("/message/{message_id:int}/images")
+    async def allow_images(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
+        user = signed_in_user(request)
+        services = services_from(request)
+        try:
+            await services.reader.allow_images_from(user.id, message_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        message = await services.reader.views.message(user.id, message_id)
+        return Redirect(f"/thread/{message.thread_id}" if message and message.thread_id else "/")
+
+    @get("/message/{message_id:int}/cid/{content_id:str}")
+    async def inline_part(
+        self, request: Request[Any, Any, Any], message_id: FromPath[int], content_id: FromPath[str]
+    ) -> Response[bytes]:
+        user = signed_in_user(request)
+        try:
+            part, data = await services_from(request).reader.inline_part(user.id, message_id, content_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        media = part.content_type if part.content_type in _INLINE_TYPES else "application/octet-stream"
+        return Response(data, media_type=media, headers=_SAFE_HEADERS | {"Cache-Control": "private, max-age=86400"})
+
+    @get("/part/{part_id:int}")
+    async def attachment(self, request: Request[Any, Any, Any], part_id: FromPath[int]) -> Response[bytes]:
+        user = signed_in_user(request)
+        try:
+            part, data = await services_from(request).reader.attachment(user.id, part_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        filename = part.filename or f"attachment-{part.id}"
+        # Only images are shown in the browser; everything else downloads, so a hostile HTML or SVG
+        # attachment never runs on our origin.
+        inline = part.content_type in _INLINE_TYPES
+        disposition = "inline" if inline else "attachment"
+        media = part.content_type if inline else "application/octet-stream"
+        header = f"{disposition}; filename*=UTF-8''{quote(filename, safe='')}"
+        return Response(data, media_type=media, headers=_SAFE_HEADERS | {"Content-Disposition": header})
+
+
+_SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox"}

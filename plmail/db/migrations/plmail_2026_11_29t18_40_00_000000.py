@@ -7,7 +7,7 @@ same migration, and because the autogenerator never sees (and so never drops) th
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 
-ID = "2026-11-29T18:20:00:000000"
+ID = "2026-11-29T18:40:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "search vector, join tables, unique and expression indexes"
 
@@ -53,7 +53,7 @@ CREATE INDEX idx_message_account_received ON message (account_id, received_at DE
 CREATE INDEX idx_message_rfc_message_id ON message (rfc_message_id, account_id);
 CREATE INDEX idx_message_content_hash ON message (content_hash, account_id) WHERE content_hash IS NOT NULL;
 -- Lets "which stored mail already replies to this Message-ID" avoid scanning the whole mailbox.
-CREATE INDEX idx_message_referenced_ids ON message USING gin ((in_reply_to || thread_references) jsonb_path_ops);
+CREATE INDEX idx_message_referenced_ids ON message USING gin ((in_reply_to || thread_references));
 
 CREATE UNIQUE INDEX uniq_message_thread_provider_key_account ON message_thread (provider_thread_key, account_id);
 CREATE INDEX idx_message_thread_account_last ON message_thread (account_id, last_message_at DESC);
@@ -79,9 +79,11 @@ CREATE UNIQUE INDEX uniq_label_binding_label_account ON label_binding (label_id,
 CREATE UNIQUE INDEX uniq_contact_user_email ON contact (user_id, email);
 CREATE INDEX idx_jmap_change_scan ON jmap_change_log (account_id, object_type, sequence);
 CREATE INDEX idx_queue_probe_queue ON queue_probe (queue, requested_at DESC);
+CREATE INDEX idx_ingest_skip_account ON ingest_skip (account_id, created_at DESC);
 """
 
 BACKWARDS_SQL = r"""
+DROP INDEX IF EXISTS idx_ingest_skip_account;
 DROP INDEX IF EXISTS idx_queue_probe_queue;
 DROP INDEX IF EXISTS idx_jmap_change_scan;
 DROP INDEX IF EXISTS uniq_contact_user_email;

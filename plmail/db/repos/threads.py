@@ -1,0 +1,264 @@
+"""Conversations: the batch lookups the threader plans from, and applying its plan.
+
+Thread counters, subject, category and labels are recomputed from the messages instead of being
+incremented, so no path (merge, move, rule, retry) can leave a thread disagreeing with its mail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from plmail.db.database import Database
+from plmail.mail.threader import REPLY_PREFIX_SQL, StoredThread, ThreadLookups
+
+
+@dataclass(frozen=True, slots=True)
+class NewThread:
+    id: int
+    provider_key: str | None
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryMove:
+    thread_id: int
+    account_id: int
+    old: str | None
+    new: str | None
+
+
+# The thread's subject is that of its oldest message, so it does not depend on arrival order; and the
+# category is that of its newest message not held for the assistant, unless the user pinned one.
+_RECOMPUTE = f"""
+WITH stats AS (
+    SELECT m.thread_id,
+           count(*) AS n,
+           count(*) FILTER (WHERE m.seen_at IS NULL) AS unread,
+           count(*) FILTER (WHERE m.has_attachments) AS attachments,
+           max(coalesce(m.received_at, m.sent_at, m.created_at)) AS last_at,
+           (array_agg(m.category ORDER BY coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC)
+               FILTER (WHERE m.category_held_at IS NULL OR m.category_released_at IS NOT NULL))[1] AS newest_category,
+           (array_agg(m.rule_category ORDER BY coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC)
+               FILTER (WHERE m.rule_category IS NOT NULL))[1] AS newest_rule_category,
+           (array_agg(m.subject ORDER BY coalesce(m.sent_at, m.received_at, m.created_at), m.id))[1] AS first_subject
+      FROM message m
+     WHERE m.thread_id = ANY($1::bigint[])
+     GROUP BY m.thread_id
+), old AS (
+    SELECT id, category AS old_category FROM message_thread WHERE id = ANY($1::bigint[])
+)
+UPDATE message_thread t
+   SET message_count = s.n,
+       unread_count = s.unread,
+       attachment_count = s.attachments,
+       last_message_at = s.last_at,
+       category = CASE WHEN t.category_pinned THEN t.category ELSE s.newest_category END,
+       user_category = s.newest_rule_category,
+       subject = s.first_subject,
+       normalized_subject = lower(btrim(regexp_replace(
+           regexp_replace(coalesce(s.first_subject, ''), '{REPLY_PREFIX_SQL}', '', 'i'), '\\s+', ' ', 'g'))),
+       updated_at = now()
+  FROM stats s, old o
+ WHERE t.id = s.thread_id AND o.id = t.id
+RETURNING t.id, t.account_id, o.old_category, t.category
+"""
+
+
+# Writes only the threads whose tab changes, and returns them, so every caller can announce exactly
+# those to JMAP clients (that is how a phone learns of a re-sort).
+_REFRESH_CATEGORY = """
+WITH newest AS (
+    SELECT DISTINCT ON (m.thread_id) m.thread_id, m.category, m.rule_category
+      FROM message m
+     WHERE m.thread_id = ANY($1::bigint[])
+       AND (m.category_held_at IS NULL OR m.category_released_at IS NOT NULL)
+     ORDER BY m.thread_id, coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC
+)
+UPDATE message_thread t
+   SET category = n.category, updated_at = now()
+  FROM newest n
+ WHERE t.id = n.thread_id AND NOT t.category_pinned AND t.category IS DISTINCT FROM n.category
+RETURNING t.id, t.account_id, (SELECT category FROM message_thread o WHERE o.id = t.id) AS old_category, t.category
+"""
+
+
+class ThreadRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def lookups(
+        self,
+        account_id: int,
+        *,
+        provider_keys: Sequence[str],
+        referenced_ids: Sequence[str],
+        own_ids: Sequence[str],
+        subjects: Sequence[str],
+        subjects_since: datetime | None,
+    ) -> ThreadLookups:
+        by_key: dict[str, int] = {}
+        if provider_keys:
+            for r in await self.db.fetch(
+                "SELECT id, provider_thread_key FROM message_thread "
+                "WHERE account_id = $1 AND provider_thread_key = ANY($2::text[])",
+                account_id, list(provider_keys),
+            ):
+                by_key[r["provider_thread_key"]] = r["id"]
+        by_message_id: dict[str, list[int]] = {}
+        if referenced_ids:
+            for r in await self.db.fetch(
+                "SELECT DISTINCT rfc_message_id, thread_id FROM message "
+                "WHERE rfc_message_id = ANY($2::text[]) AND account_id = $1 AND thread_id IS NOT NULL",
+                account_id, list(referenced_ids),
+            ):
+                by_message_id.setdefault(r["rfc_message_id"], []).append(r["thread_id"])
+        replying_to: dict[str, list[int]] = {}
+        if own_ids:
+            wanted = set(own_ids)
+            # jsonb ?| over the expression index: one query for the whole batch, not one scan per message.
+            for r in await self.db.fetch(
+                "SELECT DISTINCT thread_id, (in_reply_to || thread_references) AS refs FROM message "
+                "WHERE account_id = $1 AND thread_id IS NOT NULL AND (in_reply_to || thread_references) ?| $2::text[]",
+                account_id, list(wanted),
+            ):
+                for ref in _json_list(r["refs"]):
+                    if ref in wanted:
+                        replying_to.setdefault(ref, []).append(r["thread_id"])
+        by_subject: dict[str, list[int]] = {}
+        subject_ids: set[int] = set()
+        if subjects and subjects_since is not None:
+            for r in await self.db.fetch(
+                "SELECT id, normalized_subject FROM message_thread "
+                "WHERE account_id = $1 AND normalized_subject = ANY($2::text[]) AND last_message_at >= $3",
+                account_id, list(subjects), subjects_since,
+            ):
+                by_subject.setdefault(r["normalized_subject"], []).append(r["id"])
+                subject_ids.add(r["id"])
+        thread_ids = set(by_key.values()) | subject_ids
+        thread_ids |= {t for ids in by_message_id.values() for t in ids}
+        thread_ids |= {t for ids in replying_to.values() for t in ids}
+        threads = await self._stored(sorted(thread_ids), with_senders=subject_ids)
+        return ThreadLookups(threads, by_key, by_message_id, replying_to, by_subject)
+
+    async def _stored(self, ids: Sequence[int], *, with_senders: set[int]) -> dict[int, StoredThread]:
+        if not ids:
+            return {}
+        rows = await self.db.fetch(
+            """SELECT t.id, t.provider_thread_key, t.message_count, t.normalized_subject, t.last_message_at,
+                      CASE WHEN t.id = ANY($2::bigint[])
+                           THEN (SELECT array_agg(DISTINCT m.from_address) FROM message m
+                                  WHERE m.thread_id = t.id AND m.from_address IS NOT NULL)
+                      END AS senders
+                 FROM message_thread t WHERE t.id = ANY($1::bigint[])""",
+            list(ids), sorted(with_senders),
+        )
+        return {
+            r["id"]: StoredThread(r["id"], r["provider_thread_key"], r["message_count"], r["normalized_subject"],
+                                  r["last_message_at"], frozenset(r["senders"] or ()))
+            for r in rows
+        }
+
+    async def create(self, account_id: int, threads: Sequence[tuple[str | None, str]]) -> list[int]:
+        """Create threads (provider key, method) in order; a key another worker created meanwhile is reused."""
+        if not threads:
+            return []
+        ids = [r["id"] for r in await self.db.fetch(
+            "SELECT nextval('message_thread_id_seq') AS id FROM generate_series(1, $1)", len(threads))]
+        inserted = {r["id"] for r in await self.db.fetch(
+            """INSERT INTO message_thread (id, account_id, provider_thread_key, threading_method, normalized_subject,
+                                          message_count, unread_count, attachment_count, category_pinned, binned,
+                                          created_at, updated_at)
+               SELECT i, $1, k, m, '', 0, 0, 0, false, false, now(), now()
+                 FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(i, k, m)
+               ON CONFLICT (provider_thread_key, account_id) DO NOTHING
+               RETURNING id""",
+            account_id, ids, [t[0] for t in threads], [t[1] for t in threads],
+        )}
+        if len(inserted) == len(ids):
+            return ids
+        # Only a provider key can conflict: another worker created that conversation first, so join it.
+        lost_keys = sorted({key for i, (key, _) in zip(ids, threads, strict=True) if i not in inserted and key})
+        winners = {r["provider_thread_key"]: r["id"] for r in await self.db.fetch(
+            "SELECT id, provider_thread_key FROM message_thread "
+            "WHERE account_id = $1 AND provider_thread_key = ANY($2::text[])",
+            account_id, lost_keys,
+        )}
+        return [i if i in inserted else winners[str(key)] for i, (key, _) in zip(ids, threads, strict=True)]
+
+    async def delete_empty(self, thread_ids: Sequence[int]) -> None:
+        """Drop threads created for messages that then turned out to be stored already."""
+        if thread_ids:
+            await self.db.execute(
+                "DELETE FROM message_thread t WHERE t.id = ANY($1::bigint[]) "
+                "AND NOT EXISTS (SELECT 1 FROM message m WHERE m.thread_id = t.id)",
+                list(thread_ids),
+            )
+
+    async def absorb(self, survivor: int, absorbed: Sequence[int]) -> list[int]:
+        """Fold threads into `survivor`: their messages move, star and snooze carry over, they are deleted.
+        Returns the ids of the messages that moved."""
+        moved = [r["id"] for r in await self.db.fetch(
+            "UPDATE message SET thread_id = $1 WHERE thread_id = ANY($2::bigint[]) RETURNING id",
+            survivor, list(absorbed),
+        )]
+        await self.db.execute(
+            """UPDATE message_thread s SET
+                   starred_at = (SELECT max(starred_at) FROM message_thread WHERE id = ANY($2::bigint[] || $1)),
+                   snoozed_until = (SELECT max(snoozed_until) FROM message_thread WHERE id = ANY($2::bigint[] || $1)),
+                   category = CASE WHEN s.category_pinned THEN s.category
+                                   ELSE coalesce((SELECT category FROM message_thread
+                                                   WHERE id = ANY($2::bigint[]) AND category_pinned
+                                                   ORDER BY id LIMIT 1), s.category) END,
+                   category_pinned = s.category_pinned OR EXISTS (
+                       SELECT 1 FROM message_thread WHERE id = ANY($2::bigint[]) AND category_pinned)
+             WHERE s.id = $1""",
+            survivor, list(absorbed),
+        )
+        await self.db.execute("DELETE FROM message_thread WHERE id = ANY($1::bigint[])", list(absorbed))
+        return moved
+
+    async def recompute(self, thread_ids: Sequence[int]) -> list[CategoryMove]:
+        if not thread_ids:
+            return []
+        rows = await self.db.fetch(_RECOMPUTE, sorted(set(thread_ids)))
+        await self.sync_labels(thread_ids)
+        return [CategoryMove(r["id"], r["account_id"], r["old_category"], r["category"]) for r in rows]
+
+    async def refresh_categories(self, thread_ids: Sequence[int]) -> list[CategoryMove]:
+        if not thread_ids:
+            return []
+        rows = await self.db.fetch(_REFRESH_CATEGORY, sorted(set(thread_ids)))
+        return [CategoryMove(r["id"], r["account_id"], r["old_category"], r["category"]) for r in rows]
+
+    async def sync_labels(self, thread_ids: Sequence[int]) -> None:
+        """A thread carries every label any of its messages carries (Gmail semantics), computed from the
+        messages pointing at it now — not from a list loaded before this batch's rules ran."""
+        ids = sorted(set(thread_ids))
+        await self.db.execute(
+            """INSERT INTO thread_label (thread_id, label_id)
+               SELECT DISTINCT m.thread_id, ml.label_id FROM message m JOIN message_label ml ON ml.message_id = m.id
+                WHERE m.thread_id = ANY($1::bigint[])
+               ON CONFLICT DO NOTHING""",
+            ids,
+        )
+        await self.db.execute(
+            """DELETE FROM thread_label tl WHERE tl.thread_id = ANY($1::bigint[]) AND NOT EXISTS (
+                   SELECT 1 FROM message m JOIN message_label ml ON ml.message_id = m.id
+                    WHERE m.thread_id = tl.thread_id AND ml.label_id = tl.label_id)""",
+            ids,
+        )
+
+    async def owned_by_account(self, thread_id: int) -> int | None:
+        value = await self.db.fetchval("SELECT account_id FROM message_thread WHERE id = $1", thread_id)
+        return int(value) if value is not None else None
+
+
+def _json_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        parsed = json.loads(value)
+        return [str(v) for v in parsed] if isinstance(parsed, list) else []
+    return [str(v) for v in value] if isinstance(value, list) else []

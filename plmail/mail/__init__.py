@@ -1,0 +1,1 @@
+"""Mail: parsing, the post-ingest pipeline and its steps, threading, categories, change log."""

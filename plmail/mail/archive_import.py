@@ -1,0 +1,209 @@
+"""Importing an mbox file or a Maildir into a local archive account, through the same pipeline as sync.
+
+Resumable by construction: a message whose bytes are already stored in the account (same SHA-256)
+is counted as a duplicate and not stored again, so running an interrupted import again finishes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from plmail.db.database import Database
+from plmail.db.repos.accounts import AccountRepository
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.ingest import IngestRepository
+from plmail.db.repos.labels import LabelRepository
+from plmail.db.repos.threads import ThreadRepository
+from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.domain.errors import ValidationError
+from plmail.domain.models import User
+from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.ingest import IngestedMessage
+from plmail.mail.mailfiles import ArchivedMessage, archive_size, is_maildir, read_maildir, read_mbox
+from plmail.mail.mime import ParsedMessage, parse_mime
+from plmail.mail.pipeline import PostIngestPipeline
+
+DEFAULT_ACCOUNT_NAME = "Imported mail"
+DEFAULT_BATCH = 500
+# Google Takeout names its system labels in X-Gmail-Labels; these map to our roles.
+_TAKEOUT_ROLES = {"Inbox": LabelRole.INBOX, "Sent": LabelRole.SENT, "Drafts": LabelRole.DRAFTS,
+                  "Spam": LabelRole.SPAM, "Trash": LabelRole.TRASH, "Archived": LabelRole.ARCHIVE}
+_TAKEOUT_CATEGORIES = {"Category Personal": "CATEGORY_PERSONAL", "Category Social": "CATEGORY_SOCIAL",
+                       "Category Promotions": "CATEGORY_PROMOTIONS", "Category Updates": "CATEGORY_UPDATES",
+                       "Category Forums": "CATEGORY_FORUMS"}
+_TAKEOUT_STATES = {"Unread", "Opened", "Starred", "Important", "IMAP_$NotJunk", "IMAP_NotJunk", "IMAP_Junk"}
+
+Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, messages read)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    imported: int
+    duplicates: int
+    skipped: int
+    read: int
+    seconds: float
+    account_id: int
+
+
+class ArchiveImporter:
+    def __init__(self, db: Database, pipeline: PostIngestPipeline) -> None:
+        self.db = db
+        self.pipeline = pipeline
+        self.accounts = AccountRepository(db)
+        self.labels = LabelRepository(db)
+        self.ingest_repo = IngestRepository(db)
+        self.threads = ThreadRepository(db)
+
+    async def import_path(
+        self,
+        user: User,
+        path: Path,
+        *,
+        account_name: str | None = None,
+        label_name: str | None = None,
+        batch_size: int = DEFAULT_BATCH,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        is_folder, total = await asyncio.to_thread(_inspect, path)
+        started = time.monotonic()
+        name = account_name or DEFAULT_ACCOUNT_NAME
+        account_id = await self.accounts.find_by_name(user.id, ProviderKind.LOCAL, name)
+        if account_id is None:
+            account_id = await self.accounts.create(
+                user_id=user.id, provider_kind=ProviderKind.LOCAL, name=name, email=user.email
+            )
+        folder_label = await self.labels.find_or_create_path(user.id, label_name or _default_label(path, is_folder))
+        roles = await self.labels.role_ids(user.id)
+        chunks = _chunks(read_maildir(path) if is_folder else read_mbox(path), batch_size)
+        imported = duplicates = skipped = read = 0
+        # Reading and parsing the next chunk happens in a thread while the database stores this one:
+        # parsing is Python work and storing is PostgreSQL work, and the machine has more than one core.
+        pending = asyncio.create_task(asyncio.to_thread(_read_and_parse, chunks))
+        while True:
+            chunk = await pending
+            if not chunk:
+                break
+            pending = asyncio.create_task(asyncio.to_thread(_read_and_parse, chunks))
+            read += len(chunk)
+            fresh, repeated = await self._split_known(account_id, chunk)
+            duplicates += len(repeated)
+            await self._label_repeats(account_id, repeated, folder_label)
+            batch = [await self._to_ingest(user, account_id, item, folder_label, roles) for item in fresh]
+            if batch:
+                result = await self.pipeline.ingest(batch)
+                imported += result.stored
+                duplicates += result.duplicates
+                skipped += len(result.skipped)
+            if progress is not None:
+                progress(chunk[-1][0].position, total, read)
+        return ImportReport(imported, duplicates, skipped, read, time.monotonic() - started, account_id)
+
+    async def _split_known(
+        self, account_id: int, chunk: list[_Parsed]
+    ) -> tuple[list[_Parsed], list[int]]:
+        """New messages of the chunk, and the stored ids of those already imported (also within the chunk)."""
+        known = await self.ingest_repo.known_content_hashes(
+            account_id, sorted({parsed.content_hash for _, parsed in chunk}))
+        fresh: list[_Parsed] = []
+        repeated: list[int] = []
+        seen_here: set[str] = set()
+        for item in chunk:
+            digest = item[1].content_hash
+            if digest in known:
+                repeated.append(known[digest])
+            elif digest in seen_here:
+                repeated.append(-1)  # a copy within this chunk: nothing stored yet to relabel
+            else:
+                seen_here.add(digest)
+                fresh.append(item)
+        return fresh, repeated
+
+    async def _label_repeats(self, account_id: int, message_ids: list[int], label_id: int) -> None:
+        """A message met again in another folder of the archive gains that folder's label."""
+        ids = sorted({i for i in message_ids if i > 0})
+        if not ids:
+            return
+        state = StateManager(ChangeLogRepository(self.db))
+        recorder = MailChangeRecorder(state)
+        async with self.db.transaction():
+            added = await self.db.fetch(
+                """INSERT INTO message_label (message_id, label_id)
+                   SELECT m, $2 FROM unnest($1::bigint[]) AS m ON CONFLICT DO NOTHING RETURNING message_id""",
+                ids, label_id,
+            )
+            if not added:
+                return
+            rows = await self.db.fetch(
+                "SELECT id, thread_id FROM message WHERE id = ANY($1::bigint[])", [r["message_id"] for r in added]
+            )
+            for row in rows:
+                recorder.email_changed(account_id, row["id"], thread_id=row["thread_id"])
+            await self.threads.sync_labels([r["thread_id"] for r in rows if r["thread_id"] is not None])
+            await state.write()
+            await state.announce()
+
+    async def _to_ingest(
+        self, user: User, account_id: int, parsed_item: _Parsed, folder_label: int, roles: dict[LabelRole, int]
+    ) -> IngestedMessage:
+        item, parsed = parsed_item
+        label_ids = [folder_label]
+        categories: list[str] = []
+        for name in item.gmail_labels:
+            if name in _TAKEOUT_ROLES:
+                label_ids.append(roles[_TAKEOUT_ROLES[name]])
+            elif name in _TAKEOUT_CATEGORIES:
+                categories.append(_TAKEOUT_CATEGORIES[name])
+            elif name not in _TAKEOUT_STATES and not name.startswith("IMAP_"):
+                label_ids.append(await self.labels.find_or_create_path(user.id, name))
+        # Old archives imported as unread would bury the inbox; unread only when the archive says so.
+        seen = True if item.seen is None else item.seen
+        return IngestedMessage(
+            account_id=account_id,
+            parsed=parsed,
+            raw=item.raw,
+            seen=seen,
+            starred=bool(item.starred),
+            is_draft="Drafts" in item.gmail_labels,
+            label_ids=tuple(dict.fromkeys(label_ids)),
+            gmail_label_ids=tuple(categories) if item.gmail_labels else None,
+            source_ref=item.source_ref,
+        )
+
+
+def _inspect(path: Path) -> tuple[bool, int]:
+    """Whether the archive is a Maildir, and its size; refuses what is neither an mbox nor a Maildir."""
+    if not path.exists():
+        raise ValidationError(f"{path} does not exist.")
+    if path.is_dir() and not is_maildir(path):
+        raise ValidationError(f"{path} is a directory but not a Maildir (it has no cur/ folder).")
+    return path.is_dir(), archive_size(path)
+
+
+def _default_label(path: Path, is_folder: bool) -> str:
+    name = path.name if is_folder else path.stem
+    return name.removesuffix(".mbox") or "Imported"
+
+
+_Parsed = tuple[ArchivedMessage, ParsedMessage]
+
+
+def _read_and_parse(chunks: Iterator[list[ArchivedMessage]]) -> list[_Parsed]:
+    """The next chunk of the archive, parsed; empty at the end."""
+    chunk = next(chunks, [])
+    return [(item, parse_mime(item.raw)) for item in chunk]
+
+
+def _chunks(items: Iterable[ArchivedMessage], size: int) -> Iterator[list[ArchivedMessage]]:
+    chunk: list[ArchivedMessage] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

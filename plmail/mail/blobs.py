@@ -1,0 +1,94 @@
+"""Content-addressed storage for raw messages and MIME parts in the data directory.
+
+A blob's name is the SHA-256 of its bytes, so storing the same attachment twice costs nothing and
+a half-written file can never be mistaken for a finished one (it is renamed into place only when
+complete).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from plmail.domain.enums import ProviderKind
+from plmail.domain.errors import NotFoundError
+
+
+class BlobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(self, digest: str) -> Path:
+        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            raise ValueError(f"not a blob name: {digest!r}")
+        return self.root / digest[:2] / digest[2:4] / digest
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        target = self.path_for(digest)
+        if target.exists():
+            return digest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return digest
+
+    def put_many(self, blobs: Iterable[bytes]) -> list[str]:
+        return [self.put(data) for data in blobs]
+
+    def get(self, digest: str) -> bytes:
+        try:
+            return self.path_for(digest).read_bytes()
+        except FileNotFoundError:
+            raise NotFoundError(f"Stored content {digest[:12]}… is missing from the data directory.") from None
+
+    def exists(self, digest: str) -> bool:
+        return self.path_for(digest).exists()
+
+
+class RawMessageFetcher(Protocol):
+    """Fetches the original bytes of a message from its provider, for providers that do not hand
+    them over at sync time (Gmail and Graph: a second API call, so it happens on first use)."""
+
+    kind: ProviderKind
+
+    async def fetch_raw(self, account_id: int, message_id: int) -> bytes: ...
+
+
+class RawMessageResolver:
+    """Original bytes of a stored message: from the blob store, or fetched once and stored."""
+
+    def __init__(self, store: BlobStore, fetchers: Iterable[RawMessageFetcher] = ()) -> None:
+        self.store = store
+        self._fetchers = {fetcher.kind: fetcher for fetcher in fetchers}
+
+    def register(self, fetcher: RawMessageFetcher) -> None:
+        self._fetchers[fetcher.kind] = fetcher
+
+    async def load(
+        self,
+        *,
+        raw_path: str | None,
+        account_id: int,
+        message_id: int,
+        kind: ProviderKind,
+        remember: Callable[[str], Awaitable[None]],
+    ) -> bytes:
+        if raw_path:
+            return self.store.get(raw_path)
+        fetcher = self._fetchers.get(kind)
+        if fetcher is None:
+            raise NotFoundError("The original of this message was not stored and its provider cannot send it again.")
+        data = await fetcher.fetch_raw(account_id, message_id)
+        await remember(self.store.put(data))
+        return data

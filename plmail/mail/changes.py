@@ -1,0 +1,84 @@
+"""The JMAP change log: what moved, written in the same transaction as the move itself.
+
+Records are collected in memory and written by the caller inside its own transaction, never on
+their own: a change that is rolled back takes its announcement with it, and a record can only be
+written after the insert that gave its object an id (announcing id 0 to every client was the bug).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.domain.enums import ChangeType, JmapObjectType
+
+PUSH_CHANNEL = "plmail_jmap_state"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    account_id: int
+    object_type: JmapObjectType
+    entity_id: str
+    change_type: ChangeType
+
+
+@dataclass(slots=True)
+class StateManager:
+    """Per unit of work: pending rows plus the (account, type) pairs they dirty, for one push."""
+
+    repo: ChangeLogRepository
+    pending: list[Change] = field(default_factory=list)
+    dirty: set[tuple[int, JmapObjectType]] = field(default_factory=set)
+
+    def record(self, change: Change) -> None:
+        self.pending.append(change)
+        self.dirty.add((change.account_id, change.object_type))
+
+    async def write(self) -> None:
+        """Insert pending rows on the caller's transaction; ids must exist by now."""
+        if not self.pending:
+            return
+        await self.repo.insert([(c.account_id, c.object_type.value, c.entity_id, c.change_type.value)
+                                for c in self.pending])
+        self.pending.clear()
+
+    async def announce(self) -> None:
+        """One notification for everything this unit of work dirtied, delivered only if it commits."""
+        if not self.dirty:
+            return
+        payload = json.dumps(sorted([account, kind.value] for account, kind in self.dirty))
+        await self.repo.notify(PUSH_CHANNEL, payload)
+        self.dirty.clear()
+
+
+@dataclass(slots=True)
+class MailChangeRecorder:
+    """Knows which object type a mail change belongs to, and that an Email that moved also moved
+    the Thread it lives in — callers do not have to remember either."""
+
+    state: StateManager
+
+    def email_changed(
+        self, account_id: int, message_id: int, *, created: bool = False, destroyed: bool = False,
+        thread_id: int | None = None,
+    ) -> None:
+        kind = ChangeType.CREATED if created else ChangeType.DESTROYED if destroyed else ChangeType.UPDATED
+        self.state.record(Change(account_id, JmapObjectType.EMAIL, str(message_id), kind))
+        if thread_id is not None:
+            self.threads_touched(account_id, [thread_id])
+
+    def threads_touched(self, account_id: int, thread_ids: Iterable[int]) -> None:
+        """Threads are always announced as updated, never created: RFC 8620 §5.2 has clients fetch an
+        unknown id from `updated`, and telling new from grown would mean checking every message."""
+        for thread_id in sorted(set(thread_ids)):
+            self.state.record(Change(account_id, JmapObjectType.THREAD, str(thread_id), ChangeType.UPDATED))
+
+    def thread_destroyed(self, account_id: int, thread_id: int) -> None:
+        self.state.record(Change(account_id, JmapObjectType.THREAD, str(thread_id), ChangeType.DESTROYED))
+
+    def mailboxes_changed(self, account_id: int, binding_ids: Iterable[int]) -> None:
+        for binding_id in sorted(set(binding_ids)):
+            self.state.record(Change(account_id, JmapObjectType.MAILBOX, str(binding_id), ChangeType.UPDATED))

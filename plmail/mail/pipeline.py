@@ -1,0 +1,394 @@
+"""PostIngestPipeline: the one pass every syncer's batch goes through, in one fixed order.
+
+Three providers once carried three copies of this pass; they agreed, which was the problem: the order
+is subtle enough that copies drift, and anything reacting to new mail had to be wired into all three.
+
+Per message: sanitise, store the original when the caller has bytes, categorise; then the batch is
+inserted, its JMAP creates recorded (ids exist now), and it is threaded, each step guarded so one
+message can fail alone. Then, once for the batch: the touched threads are announced, the change
+log is written in the same transaction, and after commit the steps are told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from plmail.db.database import Database
+from plmail.db.repos.accounts import AccountFacts, AccountRepository
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.contacts import ContactRepository, ContactSighting
+from plmail.db.repos.ingest import IngestRepository
+from plmail.db.repos.threads import ThreadRepository
+from plmail.domain.enums import Category
+from plmail.domain.errors import NotFoundError
+from plmail.mail.blobs import BlobStore
+from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
+from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.ingest import IngestedMessage
+from plmail.mail.sanitizer import sanitize_html
+from plmail.mail.steps import (
+    InitialImportState,
+    PostIngestResult,
+    RecentMailPolicy,
+    SkippedMessage,
+    StepRegistry,
+    StoredMessage,
+)
+from plmail.mail.threader import SUBJECT_FALLBACK_WINDOW, ThreadCandidate, has_reply_prefix, plan_threads
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Prepared:
+    source: IngestedMessage
+    message_id: int
+    category: Category
+    record: tuple[Any, ...]
+    part_blobs: list[bytes]
+
+
+class PostIngestPipeline:
+    def __init__(
+        self,
+        db: Database,
+        blobs: BlobStore,
+        *,
+        steps: StepRegistry | None = None,
+        import_state: InitialImportState | None = None,
+        recent: RecentMailPolicy | None = None,
+        categorizer: MessageCategorizer | None = None,
+    ) -> None:
+        self.db = db
+        self.blobs = blobs
+        self.steps = steps or StepRegistry()
+        self.import_state = import_state or InitialImportState()
+        self.recent = recent or RecentMailPolicy()
+        self.categorizer = categorizer or MessageCategorizer()
+        self.accounts = AccountRepository(db)
+        self.repo = IngestRepository(db)
+        self.threads = ThreadRepository(db)
+        self.contacts = ContactRepository(db)
+        self.change_log = ChangeLogRepository(db)
+
+    async def ingest(self, messages: Sequence[IngestedMessage]) -> PostIngestResult:
+        """Store, thread and announce a batch; then notify the steps. Returns what was stored."""
+        groups: dict[int, list[IngestedMessage]] = {}
+        for message in messages:
+            groups.setdefault(message.account_id, []).append(message)
+        facts: dict[int, AccountFacts] = {}
+        for account_id in groups:
+            found = await self.accounts.facts(account_id)
+            if found is None:
+                raise NotFoundError(f"Account {account_id} does not exist.")
+            facts[account_id] = found
+        state = StateManager(self.change_log)
+        recorder = MailChangeRecorder(state)
+        stored: list[StoredMessage] = []
+        skipped: list[SkippedMessage] = []
+        duplicates = 0
+        threads_by_account: dict[int, tuple[int, ...]] = {}
+        async with self.db.transaction():
+            for account_id, batch in groups.items():
+                outcome = await self._ingest_account(facts[account_id], batch, recorder)
+                stored.extend(outcome.stored)
+                skipped.extend(outcome.skipped)
+                duplicates += outcome.duplicates
+                threads_by_account[account_id] = outcome.threads
+            await state.write()
+            await state.announce()
+        live = True
+        for account in facts.values():
+            if await self.import_state.is_importing(account.provider_kind, account.id):
+                live = False
+                break
+        result = PostIngestResult(
+            messages=tuple(stored),
+            accounts=facts,
+            threads_by_account=threads_by_account,
+            live=live,
+            duplicates=duplicates,
+            skipped=tuple(skipped),
+            recent_ids=self.recent.recent_ids(stored),
+        )
+        if stored:
+            await self.steps.notify(result)
+        return result
+
+    async def _ingest_account(
+        self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder
+    ) -> _AccountOutcome:
+        skipped: list[SkippedMessage] = []
+        await self._harvest_contacts(account, batch)
+        senders = sorted({m.parsed.from_address for m in batch if m.parsed.from_address})
+        correspondents = await self.contacts.correspondents(account.user_id, senders)
+        ids = await self.repo.allocate_message_ids(len(batch))
+        prepared: list[_Prepared] = []
+        for message, message_id in zip(batch, ids, strict=True):
+            try:
+                prepared.append(self._prepare(account, message, message_id, correspondents))
+            except Exception as exc:  # one unreadable message costs only itself
+                log.exception("could not prepare message %s of account %s", message.source_ref, account.id)
+                reason = f"{type(exc).__name__}: {exc}"
+                skipped.append(SkippedMessage(account.id, message.source_ref, reason))
+                await self.repo.record_skip(account.id, message.source_ref, reason, message.parsed.content_hash)
+        fresh = await self._drop_known(account, prepared)
+        blobs = [p.source.raw for p in fresh if p.source.raw is not None] + [b for p in fresh for b in p.part_blobs]
+        # The originals are written to disk while the database works on the rows.
+        storing = asyncio.create_task(asyncio.to_thread(self.blobs.put_many, blobs))
+        try:
+            # Threads are planned before the insert, so each row is written once with its thread; an
+            # UPDATE afterwards would recompute the generated search vector of every message again.
+            threading = await self._thread(account, fresh)
+            inserted = await self._insert(account, fresh, threading, skipped)
+        finally:
+            await storing
+        kept = [p for p in fresh if p.message_id in inserted]
+        duplicates = len(prepared) - len(kept) - sum(1 for s in skipped if s.reason.startswith("insert:"))
+        await self.threads.delete_empty(threading.created)
+        await self._insert_parts_and_labels(kept)
+        for p in kept:
+            recorder.email_changed(account.id, p.message_id, created=True)
+        touched = sorted({threading.thread_of[p.message_id] for p in kept if p.message_id in threading.thread_of}
+                         | set(threading.survivors))
+        await self.threads.recompute(touched)
+        for thread_id in threading.absorbed:
+            recorder.thread_destroyed(account.id, thread_id)
+        for message_id in threading.moved:
+            recorder.email_changed(account.id, message_id)
+        recorder.threads_touched(account.id, touched)
+        label_ids = sorted({label for p in kept for label in p.source.label_ids})
+        if label_ids:
+            recorder.mailboxes_changed(account.id, await self.repo.bindings_for(account.id, label_ids))
+        stored = [
+            StoredMessage(
+                id=p.message_id,
+                account_id=account.id,
+                thread_id=threading.thread_of.get(p.message_id),
+                occurred_at=p.source.occurred_at,
+                category=p.category.value,
+                has_calendar_part=any(part.is_calendar for part in p.source.parsed.parts),
+                has_structured_data=_has_structured_data(p.source.parsed.body_html),
+                is_draft=p.source.is_draft,
+            )
+            for p in kept
+        ]
+        return _AccountOutcome(stored, skipped, max(duplicates, 0), tuple(touched))
+
+    async def _drop_known(self, account: AccountFacts, prepared: Sequence[_Prepared]) -> list[_Prepared]:
+        """Leave out what is stored already, or twice in this batch, under its provider id."""
+        known = await self.repo.already_stored(account.id, [
+            (p.message_id, p.source.gmail_id, p.source.graph_id, p.source.mailbox_id, p.source.imap_uid)
+            for p in prepared
+        ])
+        fresh: list[_Prepared] = []
+        keys: set[tuple[str, object]] = set()
+        for p in prepared:
+            own = _provider_keys(p.source)
+            if p.message_id in known or own & keys:
+                continue
+            keys |= own
+            fresh.append(p)
+        return fresh
+
+    async def _harvest_contacts(self, account: AccountFacts, batch: Sequence[IngestedMessage]) -> None:
+        """Addresses the user wrote to become correspondents; done before categorising so a reply in the
+        same batch already counts."""
+        sightings: list[ContactSighting] = []
+        now = datetime.now(UTC)
+        for message in batch:
+            parsed = message.parsed
+            seen_at = message.occurred_at or now
+            if parsed.from_address and parsed.from_address in account.addresses:
+                for rcpt in (*parsed.to, *parsed.cc, *parsed.bcc):
+                    if rcpt.address not in account.addresses:
+                        sightings.append(ContactSighting(rcpt.address, rcpt.name, seen_at, True))
+            elif parsed.from_address:
+                sightings.append(ContactSighting(parsed.from_address, parsed.from_name or "", seen_at, False))
+        await self.contacts.record(account.user_id, sightings)
+
+    def _prepare(
+        self, account: AccountFacts, message: IngestedMessage, message_id: int, correspondents: set[str]
+    ) -> _Prepared:
+        parsed = message.parsed
+        safe = sanitize_html(parsed.body_html, message_id=message_id).html if parsed.body_html else None
+        category = self.categorizer.categorize(
+            CategoryFacts(parsed.from_address, parsed.headers, message.gmail_label_ids),
+            correspondents=correspondents,
+            disabled={Category(c) for c in account.disabled_categories if c in Category._value2member_map_},
+        )
+        now = datetime.now(UTC)
+        raw_digest = hashlib.sha256(message.raw).hexdigest() if message.raw is not None else None
+        record = (
+            message_id, account.id, message.mailbox_id, message.imap_uid, parsed.message_id, message.gmail_id,
+            message.graph_id, message.provider_thread_key,
+            json.dumps(list(message.gmail_label_ids)) if message.gmail_label_ids is not None else None,
+            json.dumps(parsed.headers), parsed.subject, parsed.from_address, parsed.from_name,
+            json.dumps([a.as_json() for a in parsed.to]), json.dumps([a.as_json() for a in parsed.cc]),
+            json.dumps([a.as_json() for a in parsed.bcc]), json.dumps([a.as_json() for a in parsed.reply_to]),
+            parsed.sent_at, message.received_at or parsed.sent_at,
+            now if message.seen else None, now if message.starred else None,
+            json.dumps(list(parsed.in_reply_to)), json.dumps(list(parsed.references)),
+            parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),
+            parsed.body_text, parsed.body_html, safe, parsed.preview,
+            category.value, parsed.content_hash, raw_digest, now, None,
+        )
+        return _Prepared(message, message_id, category, record, [part.data for part in parsed.parts])
+
+    async def _insert(
+        self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,
+        skipped: list[SkippedMessage],
+    ) -> set[int]:
+        if not prepared:
+            return set()
+
+        def row(p: _Prepared) -> tuple[Any, ...]:
+            return (*p.record, threading.thread_of.get(p.message_id), threading.error)
+
+        try:
+            async with self.db.savepoint():
+                return await self.repo.insert_messages([row(p) for p in prepared])
+        except Exception:
+            log.exception("bulk insert for account %s failed; inserting one by one", account.id)
+        inserted: set[int] = set()
+        for p in prepared:
+            try:
+                async with self.db.savepoint():
+                    inserted |= await self.repo.insert_messages([row(p)])
+            except Exception as exc:  # the database refused this one message; the others go on
+                reason = f"insert: {type(exc).__name__}: {exc}"
+                skipped.append(SkippedMessage(account.id, p.source.source_ref, reason))
+                await self.repo.record_skip(account.id, p.source.source_ref, reason, p.source.parsed.content_hash)
+        return inserted
+
+    async def _insert_parts_and_labels(self, kept: Sequence[_Prepared]) -> None:
+        parts: list[tuple[Any, ...]] = []
+        labels: list[tuple[int, int]] = []
+        for p in kept:
+            for part in p.source.parsed.parts:
+                parts.append((
+                    p.message_id, part.path, part.content_type, part.charset, part.filename, part.content_id,
+                    part.disposition, len(part.data), hashlib.sha256(part.data).hexdigest(), part.is_inline,
+                    part.is_calendar,
+                ))
+            labels.extend((p.message_id, label_id) for label_id in dict.fromkeys(p.source.label_ids))
+        await self.repo.insert_parts(parts)
+        await self.repo.add_labels(labels)
+
+    async def _thread(self, account: AccountFacts, fresh: Sequence[_Prepared]) -> _Threading:
+        if not fresh:
+            return _Threading()
+        try:
+            async with self.db.savepoint():
+                return await self._plan_and_create(account, fresh)
+        except Exception as exc:
+            log.exception("threading failed for a batch of account %s; giving each message its own thread", account.id)
+            error = f"{type(exc).__name__}: {exc}"
+        # Threading must never cost the batch: each message gets a thread of its own, and the error is
+        # kept on the message so a later backfill can try again.
+        try:
+            async with self.db.savepoint():
+                ids = await self.threads.create(account.id, [(None, "none")] * len(fresh))
+        except Exception:
+            log.exception("fallback threading failed too for account %s", account.id)
+            return _Threading(error=error)
+        return _Threading(
+            thread_of={p.message_id: t for p, t in zip(fresh, ids, strict=True)}, created=tuple(ids), error=error
+        )
+
+    async def _plan_and_create(self, account: AccountFacts, fresh: Sequence[_Prepared]) -> _Threading:
+        candidates = [_candidate(i, p) for i, p in enumerate(fresh)]
+        dated = [c.occurred_at for c in candidates if c.occurred_at is not None]
+        lookups = await self.threads.lookups(
+            account.id,
+            provider_keys=sorted({c.provider_key for c in candidates if c.provider_key}),
+            referenced_ids=sorted({r for c in candidates if not c.provider_key for r in c.references}),
+            own_ids=sorted({c.rfc_id for c in candidates if c.rfc_id and not c.provider_key}),
+            subjects=sorted({c.normalized_subject for c in candidates
+                             if not c.provider_key and not c.references and has_reply_prefix(c.subject)}),
+            subjects_since=min(dated) - SUBJECT_FALLBACK_WINDOW if dated else None,
+        )
+        plans = plan_threads(candidates, lookups)
+        new_plans = [plan for plan in plans if plan.survivor is None]
+        new_ids = await self.threads.create(account.id, [(p.provider_key, p.method.value) for p in new_plans])
+        thread_of: dict[int, int] = {}
+        for plan, thread_id in zip(new_plans, new_ids, strict=True):
+            for index in plan.members:
+                thread_of[fresh[index].message_id] = thread_id
+        survivors: list[int] = []
+        absorbed: list[int] = []
+        moved: list[int] = []
+        for plan in plans:
+            if plan.survivor is None:
+                continue
+            survivors.append(plan.survivor)
+            for index in plan.members:
+                thread_of[fresh[index].message_id] = plan.survivor
+            if plan.absorbed:
+                moved += await self.threads.absorb(plan.survivor, plan.absorbed)
+                absorbed += plan.absorbed
+        return _Threading(thread_of, tuple(new_ids), tuple(survivors), tuple(absorbed), tuple(moved))
+
+
+@dataclass(frozen=True, slots=True)
+class _Threading:
+    """The threading decision for a batch, made before its rows are written."""
+
+    thread_of: dict[int, int] = field(default_factory=dict)  # message id -> thread id
+    created: tuple[int, ...] = ()
+    survivors: tuple[int, ...] = ()
+    absorbed: tuple[int, ...] = ()
+    moved: tuple[int, ...] = ()  # stored messages that moved into a survivor
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _AccountOutcome:
+    stored: list[StoredMessage]
+    skipped: list[SkippedMessage]
+    duplicates: int
+    threads: tuple[int, ...]
+
+
+def _candidate(index: int, prepared: _Prepared) -> ThreadCandidate:
+    parsed = prepared.source.parsed
+    refs = tuple(dict.fromkeys((*parsed.in_reply_to, *reversed(parsed.references))))
+    participants = {a.address for a in (*parsed.to, *parsed.cc)}
+    if parsed.from_address:
+        participants.add(parsed.from_address)
+    return ThreadCandidate(
+        index=index,
+        rfc_id=parsed.message_id,
+        references=refs,
+        provider_key=prepared.source.provider_thread_key,
+        subject=parsed.subject,
+        sender=parsed.from_address,
+        participants=frozenset(participants),
+        occurred_at=prepared.source.occurred_at,
+    )
+
+
+def _provider_keys(source: IngestedMessage) -> set[tuple[str, object]]:
+    keys: set[tuple[str, object]] = set()
+    if source.gmail_id is not None:
+        keys.add(("gmail", source.gmail_id))
+    if source.graph_id is not None:
+        keys.add(("graph", source.graph_id))
+    if source.mailbox_id is not None and source.imap_uid is not None:
+        keys.add(("imap", (source.mailbox_id, source.imap_uid)))
+    return keys
+
+
+def _has_structured_data(body_html: str | None) -> bool:
+    if not body_html:
+        return False
+    lowered = body_html.lower()
+    return "application/ld+json" in lowered or "schema.org" in lowered
+

@@ -1,0 +1,130 @@
+"""Reading mail: thread lists, a thread with its messages, and why a message sits in its tab."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plmail.db.database import Database
+from plmail.db.repos.contacts import ContactRepository
+from plmail.db.repos.labels import LabelRepository
+from plmail.db.repos.users import UserRepository
+from plmail.db.repos.views import AttachmentView, MailViewRepository, MessageView, ThreadSummary
+from plmail.domain.enums import Category, LabelRole
+from plmail.domain.errors import NotFoundError
+from plmail.mail.blobs import BlobStore
+from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer
+from plmail.mail.sanitizer import sanitize_html
+
+PAGE_SIZE = 50
+_IMAGE_SENDERS = "images_allowed_senders"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage:
+    threads: list[ThreadSummary]
+    page: int
+    has_next: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedMessage:
+    message: MessageView
+    html: str | None  # sanitised; remote images only when the reader allowed them
+    remote_images_blocked: int
+    images_allowed: bool
+    verdict: CategoryVerdict
+
+
+class MailReader:
+    def __init__(self, db: Database, blobs: BlobStore, categorizer: MessageCategorizer | None = None) -> None:
+        self.views = MailViewRepository(db)
+        self.labels = LabelRepository(db)
+        self.users = UserRepository(db)
+        self.contacts = ContactRepository(db)
+        self.blobs = blobs
+        self.categorizer = categorizer or MessageCategorizer()
+
+    async def inbox(self, user_id: int, tab: Category, page: int = 1) -> ThreadPage:
+        inbox = await self.labels.by_role(user_id, LabelRole.INBOX)
+        if inbox is None:
+            return ThreadPage([], 1, False)
+        return await self._page(user_id, inbox, tab.value, page)
+
+    async def label(self, user_id: int, label_id: int, page: int = 1) -> ThreadPage:
+        if await self.labels.owned(user_id, label_id) is None:
+            raise NotFoundError("No such label.")
+        return await self._page(user_id, label_id, None, page)
+
+    async def _page(self, user_id: int, label_id: int, category: str | None, page: int) -> ThreadPage:
+        page = max(page, 1)
+        rows = await self.views.label_threads(
+            user_id, label_id, category=category, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE
+        )
+        return ThreadPage(rows[:PAGE_SIZE], page, len(rows) > PAGE_SIZE)
+
+    async def tab_unread(self, user_id: int) -> dict[str, int]:
+        inbox = await self.labels.by_role(user_id, LabelRole.INBOX)
+        return await self.views.unread_by_category(user_id, inbox) if inbox is not None else {}
+
+    async def search(self, user_id: int, query: str, page: int = 1) -> ThreadPage:
+        page = max(page, 1)
+        text = query.strip()[:500]
+        if not text:
+            return ThreadPage([], 1, False)
+        rows = await self.views.search(user_id, text, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+        return ThreadPage(rows[:PAGE_SIZE], page, len(rows) > PAGE_SIZE)
+
+    async def thread(
+        self, user_id: int, thread_id: int, *, images_for: int | None = None
+    ) -> tuple[ThreadSummary, list[RenderedMessage]]:
+        summary = await self.views.thread(user_id, thread_id)
+        if summary is None:
+            raise NotFoundError("No such conversation.")
+        messages = await self.views.thread_messages(user_id, thread_id)
+        settings = await self.users.settings(user_id)
+        allowed_senders = set(_strings(settings.get(_IMAGE_SENDERS)))
+        disabled = _strings(settings.get("categories_disabled"))
+        senders = sorted({m.from_address for m in messages if m.from_address})
+        correspondents = await self.contacts.correspondents(user_id, senders)
+        rendered = []
+        for message in messages:
+            allow = images_for == message.id or message.from_address in allowed_senders
+            html: str | None = message.body_html_safe
+            blocked = 0
+            if message.body_html is not None:
+                # Re-sanitised from the raw copy: the stored safe copy has remote images already removed.
+                result = sanitize_html(message.body_html, message_id=message.id, allow_remote_images=allow)
+                html, blocked = result.html, result.remote_images_blocked
+            verdict = self.categorizer.explain(
+                CategoryFacts(message.from_address, message.headers, message.gmail_label_ids),
+                correspondents=correspondents,
+                disabled={Category(c) for c in disabled if c in Category._value2member_map_},
+            )
+            rendered.append(RenderedMessage(message, html, blocked, allow, verdict))
+        return summary, rendered
+
+    async def allow_images_from(self, user_id: int, message_id: int) -> None:
+        message = await self.views.message(user_id, message_id)
+        if message is None:
+            raise NotFoundError("No such message.")
+        settings = await self.users.settings(user_id)
+        senders = _strings(settings.get(_IMAGE_SENDERS))
+        if message.from_address and message.from_address not in senders:
+            senders.append(message.from_address)
+            await self.users.merge_settings(user_id, {_IMAGE_SENDERS: senders[-1000:]})
+
+    async def inline_part(self, user_id: int, message_id: int, content_id: str) -> tuple[AttachmentView, bytes]:
+        part = await self.views.part_by_content_id(user_id, message_id, content_id)
+        if part is None or part.sha256 is None:
+            raise NotFoundError("No such inline part.")
+        return part, self.blobs.get(part.sha256)
+
+    async def attachment(self, user_id: int, part_id: int) -> tuple[AttachmentView, bytes]:
+        part = await self.views.part(user_id, part_id)
+        if part is None or part.sha256 is None:
+            raise NotFoundError("No such attachment.")
+        return part, self.blobs.get(part.sha256)
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []

@@ -1,0 +1,154 @@
+"""The post-ingest extension point, and where follow-up work is allowed to run.
+
+A step has one hook, `after_commit`, which runs after the batch is committed, so it never sees a
+half-finished batch. Steps enqueue; they do not work: the hook runs on the worker that holds a
+provider connection, and every parse or HTTP call made there slows every sync on the installation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
+
+from plmail.domain.enums import ProviderKind, QueueName
+
+if TYPE_CHECKING:
+    from plmail.db.repos.accounts import AccountFacts
+
+log = logging.getLogger(__name__)
+
+ENRICH_RECENT_DAYS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A message the batch stored, as steps see it."""
+
+    id: int
+    account_id: int
+    thread_id: int | None
+    occurred_at: datetime | None
+    category: str | None
+    has_calendar_part: bool
+    has_structured_data: bool
+    is_draft: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedMessage:
+    account_id: int
+    source_ref: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PostIngestResult:
+    messages: tuple[StoredMessage, ...]  # in ingest order
+    accounts: Mapping[int, AccountFacts]
+    threads_by_account: Mapping[int, tuple[int, ...]]
+    live: bool  # every account of the batch finished its first import: follow-up work may go on enrich_live
+    duplicates: int = 0
+    skipped: tuple[SkippedMessage, ...] = ()
+    recent_ids: tuple[int, ...] = field(default=())
+
+    @property
+    def stored(self) -> int:
+        return len(self.messages)
+
+
+class PostIngestStep(Protocol):
+    name: str
+
+    async def after_commit(self, result: PostIngestResult) -> None: ...
+
+
+class RecentMailPolicy:
+    """Only recent mail gets follow-up work, judged by the mail's own date (received, then sent);
+    older mail gets what the pipeline itself does, and backfill commands read the past on request."""
+
+    def __init__(self, days: int = ENRICH_RECENT_DAYS) -> None:
+        self.window = timedelta(days=days)
+
+    def is_recent(self, occurred_at: datetime | None, now: datetime | None = None) -> bool:
+        if occurred_at is None:
+            return False
+        return occurred_at >= (now or datetime.now(UTC)) - self.window
+
+    def recent_ids(self, messages: Iterable[StoredMessage], now: datetime | None = None) -> tuple[int, ...]:
+        moment = now or datetime.now(UTC)
+        return tuple(m.id for m in messages if self.is_recent(m.occurred_at, moment))
+
+
+class ImportStateProbe(Protocol):
+    """Whether an account of one provider kind is still bringing in its mailbox for the first time."""
+
+    kind: ProviderKind
+
+    async def is_importing(self, account_id: int) -> bool: ...
+
+
+class ArchiveImportState:
+    """A local archive account only ever receives imported mail: none of it is live."""
+
+    kind = ProviderKind.LOCAL
+
+    async def is_importing(self, account_id: int) -> bool:
+        return True
+
+
+class InitialImportState:
+    """Asks the probe of the account's provider kind; with no probe, the answer is "still importing",
+    because the opposite mistake would queue a whole mailbox as live mail."""
+
+    def __init__(self, probes: Iterable[ImportStateProbe] = ()) -> None:
+        self._probes: dict[ProviderKind, ImportStateProbe] = {}
+        for probe in [ArchiveImportState(), *probes]:
+            self.register(probe)
+
+    def register(self, probe: ImportStateProbe) -> None:
+        self._probes[probe.kind] = probe
+
+    async def is_importing(self, kind: ProviderKind, account_id: int) -> bool:
+        probe = self._probes.get(kind)
+        if probe is None:
+            return True
+        try:
+            return await probe.is_importing(account_id)
+        except Exception:  # a probe that cannot answer counts as doubt
+            log.exception("import state probe for %s failed; treating account %s as importing", kind, account_id)
+            return True
+
+
+class EnrichmentRouter:
+    """Live mail of a finished account goes to enrich_live, whose worker never has import work ahead
+    of it; everything else to enrich. Steps enqueue through this, never by naming a queue."""
+
+    def queue_for(self, result: PostIngestResult) -> QueueName:
+        return QueueName.ENRICH_LIVE if result.live else QueueName.ENRICH
+
+
+class StepRegistry:
+    def __init__(self, steps: Iterable[PostIngestStep] = ()) -> None:
+        self._steps: list[PostIngestStep] = list(steps)
+
+    def register(self, step: PostIngestStep) -> None:
+        self._steps.append(step)
+
+    @property
+    def steps(self) -> Sequence[PostIngestStep]:
+        return tuple(self._steps)
+
+    async def notify(self, result: PostIngestResult) -> list[tuple[str, str]]:
+        """Run every step; one that raises is logged and the next one runs. A broken step costs what it
+        wanted to do, never the mail."""
+        failures: list[tuple[str, str]] = []
+        for step in self._steps:
+            try:
+                await step.after_commit(result)
+            except Exception as exc:
+                log.exception("post-ingest step %s failed", step.name)
+                failures.append((step.name, f"{type(exc).__name__}: {exc}"))
+        return failures

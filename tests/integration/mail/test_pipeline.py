@@ -1,0 +1,245 @@
+"""The post-ingest pipeline against a real PostgreSQL: storing, threading, announcing, guarding."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from plmail.domain.enums import ProviderKind, QueueName
+from plmail.mail.steps import EnrichmentRouter, PostIngestResult
+from tests.integration.mail.conftest import Mailbox, loads
+from tests.support.mail import BASE_DATE, make_message
+
+
+async def test_a_batch_is_stored_threaded_and_announced_in_one_go(mailbox: Mailbox) -> None:
+    html = '<p>Your flight</p><script type="application/ld+json">{"@type": "FlightReservation"}</script>' \
+           '<img src="https://tracker.example/p.gif" onerror="x()">'
+    raws = [
+        make_message(message_id="root@x", subject="Trip", html=html),
+        make_message(message_id="reply@x", subject="Re: Trip", in_reply_to="root@x", references=["root@x"],
+                     sender="Bob <bob@example.net>", to=["reader@example.org"], date=BASE_DATE + timedelta(hours=1)),
+    ]
+    result = await mailbox.services.pipeline.ingest([mailbox.message(r, source_ref=str(i)) for i, r in enumerate(raws)])
+    assert result.stored == 2 and result.duplicates == 0 and not result.skipped
+    rows = await mailbox.services.db.fetch(
+        "SELECT id, thread_id, body_html, body_html_safe, raw_path, category FROM message ORDER BY id")
+    assert rows[0]["thread_id"] == rows[1]["thread_id"] is not None
+    # bodyHtml stays raw for the booking extractor; the rendered copy has no script, handler or remote image.
+    assert '<script type="application/ld+json">' in rows[0]["body_html"]
+    safe = rows[0]["body_html_safe"]
+    assert "<script" not in safe and "onerror" not in safe and "tracker.example" not in safe
+    assert mailbox.services.blobs.get(rows[0]["raw_path"]) == raws[0]  # the original is kept
+    thread = await mailbox.services.db.fetchrow("SELECT * FROM message_thread WHERE id = $1", rows[0]["thread_id"])
+    assert (thread["message_count"], thread["unread_count"], thread["subject"]) == (2, 2, "Trip")
+    assert thread["threading_method"] == "references"
+    labels = await mailbox.services.db.fetch("SELECT label_id FROM thread_label WHERE thread_id = $1", thread["id"])
+    assert [r["label_id"] for r in labels] == [mailbox.inbox]
+    changes = await mailbox.changes()
+    created = [c for c in changes if c[0] == "Email"]
+    assert created == [("Email", str(r["id"]), "created") for r in rows]  # real ids, never 0
+    assert ("Thread", str(thread["id"]), "updated") in changes
+    assert not any(c[0] == "Thread" and c[2] == "created" for c in changes)  # threads only ever update
+
+
+async def test_same_tree_in_six_orders_across_batches_gives_identical_threads(mailbox: Mailbox) -> None:
+    tree = {
+        "root@x": make_message(message_id="root@x", subject="Plan"),
+        "a@x": make_message(message_id="a@x", subject="Re: Plan", references=["root@x"], in_reply_to="root@x"),
+        "b@x": make_message(message_id="b@x", subject="Re: Plan", references=["root@x", "a@x"], in_reply_to="a@x"),
+        "c@x": make_message(message_id="c@x", subject="Re: Plan", references=["root@x", "a@x", "b@x"],
+                            in_reply_to="b@x"),
+        "other@x": make_message(message_id="other@x", subject="Plan"),  # same subject, not a reply
+        "d@x": make_message(message_id="d@x", subject="Re: Plan", references=["other@x"], in_reply_to="other@x"),
+    }
+    expected = {frozenset({"root@x", "a@x", "b@x", "c@x"}), frozenset({"other@x", "d@x"})}
+    orders = list(itertools.permutations(tree))[::97][:6]
+    assert len(orders) == 6
+    for n, order in enumerate(orders):
+        account = await mailbox.new_account(f"order {n}")
+        for key in order:  # one message per batch: replies routinely arrive before their parents
+            await mailbox.services.pipeline.ingest([mailbox.message(tree[key], account_id=account)])
+        assert await mailbox.threads_by_message_id(account) == expected, order
+
+
+async def test_a_reply_that_arrived_first_is_adopted_and_merges_keep_the_older_thread(mailbox: Mailbox) -> None:
+    pipeline = mailbox.services.pipeline
+    await pipeline.ingest([mailbox.message(make_message(message_id="gp@x", subject="Budget"))])
+    await pipeline.ingest([mailbox.message(make_message(message_id="child@x", subject="Re: Budget",
+                                                        in_reply_to="parent@x", references=["gp@x", "parent@x"]))])
+    # child references gp, so it already joined gp's thread; a grandchild referencing only the parent
+    # arrives next and starts its own thread.
+    await pipeline.ingest([mailbox.message(make_message(message_id="grandchild@x", subject="Re: Budget",
+                                                        in_reply_to="parent@x", references=["parent@x"]))])
+    before = await mailbox.services.db.fetch("SELECT DISTINCT thread_id FROM message ORDER BY 1")
+    assert len(before) == 2
+    older, newer = before[0]["thread_id"], before[1]["thread_id"]
+    await pipeline.ingest([mailbox.message(make_message(message_id="parent@x", subject="Re: Budget",
+                                                        in_reply_to="gp@x", references=["gp@x"]))])
+    after = await mailbox.services.db.fetch("SELECT DISTINCT thread_id FROM message")
+    assert [r["thread_id"] for r in after] == [older]
+    assert await mailbox.services.db.fetchval("SELECT count(*) FROM message_thread WHERE id = $1", newer) == 0
+    assert ("Thread", str(newer), "destroyed") in await mailbox.changes("Thread")
+    moved = await mailbox.services.db.fetchval("SELECT id FROM message WHERE rfc_message_id = 'grandchild@x'")
+    assert ("Email", str(moved), "updated") in await mailbox.changes("Email")
+    count = await mailbox.services.db.fetchval("SELECT message_count FROM message_thread WHERE id = $1", older)
+    assert count == 4
+
+
+async def test_provider_conversation_in_one_batch_and_duplicates_in_the_batch(mailbox: Mailbox) -> None:
+    raws = [make_message(message_id=f"g{i}@x", subject=f"Subject {i}") for i in range(3)]
+    batch = [
+        mailbox.message(raws[0], gmail_id="m1", provider_thread_key="T1"),
+        mailbox.message(raws[1], gmail_id="m2", provider_thread_key="T1"),
+        mailbox.message(raws[1], gmail_id="m2", provider_thread_key="T1"),  # the same message twice in one batch
+        mailbox.message(raws[2], gmail_id="m3", provider_thread_key="T2"),
+    ]
+    result = await mailbox.services.pipeline.ingest(batch)
+    assert (result.stored, result.duplicates) == (3, 1)
+    assert await mailbox.threads_by_message_id() == {frozenset({"g0@x", "g1@x"}), frozenset({"g2@x"})}
+    again = await mailbox.services.pipeline.ingest([mailbox.message(raws[0], gmail_id="m1", provider_thread_key="T1")])
+    assert (again.stored, again.duplicates) == (0, 1)  # an overlapping retry is stopped by the unique index
+    threads = await mailbox.services.db.fetch("SELECT provider_thread_key, threading_method FROM message_thread")
+    assert sorted((r["provider_thread_key"], r["threading_method"]) for r in threads) == [
+        ("T1", "provider"), ("T2", "provider")]
+
+
+async def test_garbage_and_nul_bytes_cost_only_themselves(mailbox: Mailbox) -> None:
+    batch = [
+        mailbox.message(b"\xff\xfe\x00garbage\x00", source_ref="garbage"),
+        mailbox.message(b"Subject: nul\x00byte\r\nFrom: x@y.example\r\n\r\nbody\x00text", source_ref="nul"),
+        mailbox.message(make_message(message_id="fine@x"), source_ref="fine"),
+    ]
+    result = await mailbox.services.pipeline.ingest(batch)
+    assert result.stored + len(result.skipped) == 3
+    stored = await mailbox.services.db.fetch("SELECT rfc_message_id FROM message")
+    assert "fine@x" in {r["rfc_message_id"] for r in stored}
+
+
+async def test_a_threading_failure_is_recorded_and_never_costs_the_batch(mailbox: Mailbox) -> None:
+    # A real database-side failure, installed in this test's own database: thread creation by the
+    # regular path is refused, the fallback (one thread per message) is not.
+    await mailbox.services.db.execute("""
+        CREATE FUNCTION refuse_threads() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'threads are refused today'; END $$;
+        CREATE TRIGGER refuse BEFORE INSERT ON message_thread FOR EACH ROW
+            WHEN (NEW.threading_method <> 'none') EXECUTE FUNCTION refuse_threads();""")
+    raws = [make_message(message_id="p@x"), make_message(message_id="q@x", in_reply_to="p@x", references=["p@x"])]
+    result = await mailbox.services.pipeline.ingest([mailbox.message(r) for r in raws])
+    assert result.stored == 2
+    rows = await mailbox.services.db.fetch("SELECT thread_id, thread_error FROM message ORDER BY id")
+    assert all(r["thread_id"] is not None for r in rows)
+    assert all("threads are refused today" in r["thread_error"] for r in rows)
+
+
+async def test_rolled_back_work_leaves_no_change_log_rows(mailbox: Mailbox) -> None:
+    services = mailbox.services
+    async def ingest_then_fail() -> None:
+        async with services.db.transaction():
+            await services.pipeline.ingest([mailbox.message(make_message(message_id="gone@x"))])
+            raise RuntimeError("abandon")
+
+    with pytest.raises(RuntimeError, match="abandon"):
+        await ingest_then_fail()
+    assert await services.db.fetchval("SELECT count(*) FROM message") == 0
+    assert await services.db.fetchval("SELECT count(*) FROM jmap_change_log") == 0
+
+
+@dataclass
+class RecordingStep:
+    name: str
+    seen: list[PostIngestResult] = field(default_factory=list)
+
+    async def after_commit(self, result: PostIngestResult) -> None:
+        self.seen.append(result)
+
+
+@dataclass
+class BrokenStep:
+    name: str = "broken"
+
+    async def after_commit(self, result: PostIngestResult) -> None:
+        raise ValueError("this step is broken")
+
+
+@dataclass
+class EnqueueStep:
+    """A step shaped like the real ones: it enqueues, through the router, for recent mail only."""
+
+    queues: object
+    router: EnrichmentRouter = field(default_factory=EnrichmentRouter)
+    name: str = "enqueue"
+
+    async def after_commit(self, result: PostIngestResult) -> None:
+        if result.recent_ids:
+            await self.queues.enqueue(self.router.queue_for(result), "probe_queue",  # type: ignore[attr-defined]
+                                      probe_id=result.recent_ids[0])
+
+
+@dataclass
+class FinishedImport:
+    kind: ProviderKind = ProviderKind.LOCAL
+
+    async def is_importing(self, account_id: int) -> bool:
+        return False
+
+
+async def test_a_raising_step_is_logged_and_the_next_step_still_runs(mailbox: Mailbox) -> None:
+    recorder = RecordingStep("recorder")
+    mailbox.services.steps.register(BrokenStep())
+    mailbox.services.steps.register(recorder)
+    result = await mailbox.services.pipeline.ingest([mailbox.message(make_message(message_id="s@x"))])
+    assert result.stored == 1
+    assert len(recorder.seen) == 1 and recorder.seen[0].messages[0].id == result.messages[0].id
+    failures = await mailbox.services.steps.notify(result)
+    assert failures == [("broken", "ValueError: this step is broken")]
+
+
+async def test_follow_up_work_goes_to_enrich_live_only_for_recent_mail_of_a_finished_account(
+    mailbox: Mailbox,
+) -> None:
+    services = mailbox.services
+    services.steps.register(EnqueueStep(services.queues))
+    now = datetime.now(UTC)
+    old = make_message(message_id="old@x", date=now - timedelta(days=400))
+    fresh = make_message(message_id="fresh@x", date=now - timedelta(hours=2))
+    importing = await services.pipeline.ingest([mailbox.message(old), mailbox.message(fresh)])
+    assert not importing.live  # an archive account is never live: doubt means "still importing"
+    assert importing.recent_ids == (importing.messages[1].id,)
+    services.import_state.register(FinishedImport())
+    live = await services.pipeline.ingest([mailbox.message(make_message(message_id="new@x", date=now))])
+    assert live.live
+    queued = await services.db.fetch("SELECT queue FROM saq_jobs ORDER BY queue")
+    assert [r["queue"] for r in queued] == [QueueName.ENRICH.value, QueueName.ENRICH_LIVE.value]
+    nothing = await services.pipeline.ingest([mailbox.message(make_message(message_id="old2@x",
+                                                                           date=now - timedelta(days=45)))])
+    assert nothing.recent_ids == ()
+    assert await services.db.fetchval("SELECT count(*) FROM saq_jobs") == 2
+
+
+async def test_contacts_harvested_from_sent_mail_make_later_bulk_mail_general(mailbox: Mailbox) -> None:
+    pipeline = mailbox.services.pipeline
+    newsletter = dict(sender="Shop <news@shop.example>", headers={"List-Unsubscribe": "<mailto:u@shop.example>"})
+    first = await pipeline.ingest([mailbox.message(make_message(message_id="n1@x", **newsletter))])
+    assert first.messages[0].category == "promotions"
+    # Sent from an alias in the same batch as the next newsletter: the harvest runs before categorising.
+    sent = make_message(message_id="s1@x", sender="Me <me@reader.example>", to=["news@shop.example"])
+    second_newsletter = make_message(message_id="n2@x", **newsletter)
+    batch = await pipeline.ingest([mailbox.message(sent), mailbox.message(second_newsletter)])
+    assert batch.messages[1].category == "primary"
+    contact = await mailbox.services.db.fetchrow("SELECT * FROM contact WHERE email = 'news@shop.example'")
+    assert contact["is_correspondent"] and contact["frequency"] == 3
+
+
+async def test_headers_stay_raw_and_search_finds_address_parts(mailbox: Mailbox) -> None:
+    raw = make_message(message_id="h@x", subject="Quarterly invoices", sender="Carol <carol@billing.example.com>",
+                       headers={"X-Weird-Header": "Value", "Received": "from a"})
+    await mailbox.services.pipeline.ingest([mailbox.message(raw)])
+    headers = loads(await mailbox.services.db.fetchval("SELECT headers FROM message"))
+    assert isinstance(headers, dict) and headers["X-Weird-Header"] == "Value"
+    reader = mailbox.services.reader
+    for query in ("example.com", "billing.example.com", "invoice", "carol"):
+        assert len((await reader.search(mailbox.user.id, query)).threads) == 1, query
+    assert (await reader.search(mailbox.user.id, "nothing-like-this")).threads == []

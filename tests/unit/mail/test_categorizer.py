@@ -1,0 +1,69 @@
+"""The category cascade: one test per stage and per pitfall the seed names."""
+
+from __future__ import annotations
+
+import pytest
+
+from plmail.domain.enums import Category
+from plmail.mail.categorizer import CategoryFacts, MessageCategorizer, Stage
+
+cat = MessageCategorizer()
+
+
+def facts(sender: str = "someone@example.org", gmail: list[str] | None = None, **headers: str) -> CategoryFacts:
+    return CategoryFacts(sender, {k.replace("_", "-").title(): v for k, v in headers.items()}, gmail)
+
+
+def test_gmail_category_labels_win_outright() -> None:
+    verdict = cat.explain(facts(gmail=["INBOX", "CATEGORY_PROMOTIONS"], list_post="<mailto:l@x>"),
+                          correspondents={"someone@example.org"})
+    assert (verdict.category, verdict.stage, verdict.signal) == (Category.PROMOTIONS, Stage.GMAIL,
+                                                                 "CATEGORY_PROMOTIONS")
+    # A Gmail message without a category label is General, whatever its headers say.
+    assert cat.explain(facts(gmail=["SENT"], list_unsubscribe="<x>")).category is Category.GENERAL
+
+
+def test_correspondents_beat_bulk_headers() -> None:
+    verdict = cat.explain(facts("shop@example.org", list_unsubscribe="<mailto:u@x>"),
+                          correspondents={"shop@example.org"})
+    assert (verdict.category, verdict.stage) == (Category.GENERAL, Stage.CORRESPONDENT)
+
+
+def test_mailing_list_with_unsubscribe_is_forums_not_promotions() -> None:
+    verdict = cat.explain(facts(list_post="<mailto:dev@lists.example.org>", list_unsubscribe="<mailto:u@x>",
+                                list_id="<dev.lists.example.org>"))
+    assert (verdict.category, verdict.signal) == (Category.FORUMS, "list-post")
+    assert cat.categorize(facts(x_mailman_version="2.1")) is Category.FORUMS
+
+
+@pytest.mark.parametrize("header_name", ["list_unsubscribe", "feedback_id", "x_csa_complaints"])
+def test_bulk_headers_are_promotions(header_name: str) -> None:
+    assert cat.categorize(facts(**{header_name: "x"})) is Category.PROMOTIONS
+    assert cat.categorize(facts(precedence="bulk")) is Category.PROMOTIONS
+
+
+def test_social_by_sender_domain_and_not_look_alikes() -> None:
+    assert cat.explain(facts("notification@facebookmail.com")).stage is Stage.SOCIAL
+    assert cat.categorize(facts("messages-noreply@linkedin.com")) is Category.SOCIAL
+    assert cat.categorize(facts("hi@notlinkedin.com")) is Category.GENERAL
+    assert cat.categorize(facts("hi@linkedin.com.evil.example")) is Category.GENERAL
+
+
+def test_updates_and_auto_submitted_no_is_not_updates() -> None:
+    assert cat.explain(facts(auto_submitted="auto-generated")).stage is Stage.UPDATES
+    assert cat.categorize(facts(auto_submitted="no")) is Category.GENERAL
+    assert cat.categorize(facts("no-reply@shop.example")) is Category.UPDATES
+    assert cat.categorize(facts(precedence="auto_reply")) is Category.UPDATES
+
+
+def test_default_is_general() -> None:
+    verdict = cat.explain(facts())
+    assert (verdict.category, verdict.stage, verdict.signal) == (Category.GENERAL, Stage.DEFAULT, None)
+
+
+def test_a_switched_off_tab_sends_mail_to_general_without_asking_the_next_rule() -> None:
+    verdict = cat.explain(facts(list_post="<x>", list_unsubscribe="<y>"), disabled={Category.FORUMS})
+    # Forums being off never turns a mailing list into Promotions.
+    assert (verdict.category, verdict.stage, verdict.overridden) == (Category.GENERAL, Stage.SWITCHED_OFF,
+                                                                     Category.FORUMS)
+    assert cat.categorize(facts(gmail=["CATEGORY_SOCIAL"]), disabled={Category.SOCIAL}) is Category.GENERAL
