@@ -1,0 +1,49 @@
+"""IMAP: the connection client (and, later, the syncer, importer and propagator built on it)."""
+
+from plmail.providers.imap.client import FETCH_BATCH, IDLE_RENEW, ImapClient
+from plmail.providers.imap.errors import (
+    ImapAuthError,
+    ImapCapabilityError,
+    ImapConnectionError,
+    ImapError,
+    ImapProtocolError,
+    ImapTlsError,
+)
+from plmail.providers.imap.idle import IdleSession
+from plmail.providers.imap.models import (
+    SPECIAL_USE_FLAGS,
+    AppendResult,
+    FetchedMessage,
+    FlagState,
+    ImapServer,
+    Mailbox,
+    MailboxEvent,
+    MailboxState,
+    MailboxStatus,
+    MoveResult,
+    TlsMode,
+)
+
+__all__ = [
+    "FETCH_BATCH",
+    "IDLE_RENEW",
+    "SPECIAL_USE_FLAGS",
+    "AppendResult",
+    "FetchedMessage",
+    "FlagState",
+    "IdleSession",
+    "ImapAuthError",
+    "ImapCapabilityError",
+    "ImapClient",
+    "ImapConnectionError",
+    "ImapError",
+    "ImapProtocolError",
+    "ImapServer",
+    "ImapTlsError",
+    "Mailbox",
+    "MailboxEvent",
+    "MailboxState",
+    "MailboxStatus",
+    "MoveResult",
+    "TlsMode",
+]
