@@ -1,0 +1,71 @@
+"""Extraction of calendar events from mail: iCalendar invitations and schema.org booking markup.
+
+Extractors make claims (:class:`ExtractedEvent`); the runner keeps the first claim per dedup key
+across extractors ordered by priority; whether a claim becomes a calendar row is decided later,
+by the reconciler.
+"""
+
+from plmail.calendar.extraction.claims import (
+    DEDUP_KEY_VERSION,
+    EventKind,
+    EventStatus,
+    ExtractedEvent,
+    ItipMethod,
+    Participant,
+    anchored,
+    nominal_end,
+    override_key,
+)
+from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES, CalendarPart, ExtractionContext, RawMimeLoader
+from plmail.calendar.extraction.domains import registrable_domain
+from plmail.calendar.extraction.ics import IcsEventExtractor, is_meeting_message
+from plmail.calendar.extraction.ics_parse import ICS_EXTRACTOR, IcsParseResult, ics_dedup_key, parse_ics
+from plmail.calendar.extraction.mime import calendar_parts_from_mime, context_from_mime
+from plmail.calendar.extraction.protocol import DuplicateExtractorError, EventExtractor, ExtractorRegistry
+from plmail.calendar.extraction.registry import default_extractors, default_registry
+from plmail.calendar.extraction.runner import EventExtractionRunner, ExtractionResult, ExtractorFailure
+from plmail.calendar.extraction.structured import (
+    STRUCTURED_DATA_EXTRACTOR,
+    StructuredDataEventExtractor,
+    StructuredResult,
+    structured_dedup_key,
+    structured_events,
+)
+
+__all__ = [
+    "CALENDAR_CONTENT_TYPES",
+    "DEDUP_KEY_VERSION",
+    "ICS_EXTRACTOR",
+    "STRUCTURED_DATA_EXTRACTOR",
+    "CalendarPart",
+    "DuplicateExtractorError",
+    "EventExtractionRunner",
+    "EventExtractor",
+    "EventKind",
+    "EventStatus",
+    "ExtractedEvent",
+    "ExtractionContext",
+    "ExtractionResult",
+    "ExtractorFailure",
+    "ExtractorRegistry",
+    "IcsEventExtractor",
+    "IcsParseResult",
+    "ItipMethod",
+    "Participant",
+    "RawMimeLoader",
+    "StructuredDataEventExtractor",
+    "StructuredResult",
+    "anchored",
+    "calendar_parts_from_mime",
+    "context_from_mime",
+    "default_extractors",
+    "default_registry",
+    "ics_dedup_key",
+    "is_meeting_message",
+    "nominal_end",
+    "override_key",
+    "parse_ics",
+    "registrable_domain",
+    "structured_dedup_key",
+    "structured_events",
+]

@@ -1,0 +1,136 @@
+"""schema.org items out of raw HTML, JSON-LD and microdata read separately and block by block.
+
+extruct raises on the first broken JSON-LD block by default, and ``errors="ignore"`` drops the
+whole syntax instead; either way one sloppy template would cost every other block. So the HTML
+is parsed once, each ``<script type="application/ld+json">`` is read on its own, and microdata
+has its own guard: a broken block costs that block.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import extruct
+import lxml.etree  # type: ignore[import-untyped]
+from extruct.jsonld import JsonLdExtractor
+from extruct.utils import parse_html
+
+log = logging.getLogger(__name__)
+
+MAX_HTML_CHARS = 16_000_000
+MAX_BLOCKS = 50
+MAX_BLOCK_CHARS = 8_000_000
+_JSON_LD_SCRIPTS = lxml.etree.XPath(
+    "//script[translate(normalize-space(@type), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+    " = 'application/ld+json']"
+)
+_ITEMSCOPES = lxml.etree.XPath("//*[@itemscope]")
+MAX_ITEMSCOPES = 400
+# libxml2 drops everything after </html>, where list footers and sloppy templates put markup.
+_DOCUMENT_END = re.compile(r"</(?:html|body)\s*>", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkupItems:
+    """Top-level items per syntax, and one line per block or syntax that could not be read."""
+
+    json_ld: tuple[object, ...]
+    microdata: tuple[object, ...]
+    errors: tuple[str, ...]
+
+
+def read_markup(html: str) -> MarkupItems:
+    if len(html) > MAX_HTML_CHARS:
+        return MarkupItems((), (), (f"HTML of {len(html)} characters not read",))
+    errors: list[str] = []
+    try:
+        tree = parse_html(_DOCUMENT_END.sub("", html).encode("utf-8", "replace"), encoding="utf-8")
+    except (ValueError, lxml.etree.LxmlError, RecursionError) as error:
+        return MarkupItems((), (), (f"HTML unparsable: {type(error).__name__}",))
+    if tree is None:
+        return MarkupItems((), (), ())
+    json_ld = _json_ld(tree, errors)
+    microdata = _microdata(tree, errors)
+    return MarkupItems(tuple(json_ld), tuple(microdata), tuple(errors))
+
+
+def _json_ld(tree: object, errors: list[str]) -> list[object]:
+    items: list[object] = []
+    reader = JsonLdExtractor()
+    try:
+        scripts = _JSON_LD_SCRIPTS(tree)
+    except (lxml.etree.LxmlError, RecursionError) as error:
+        errors.append(f"JSON-LD scripts not found: {type(error).__name__}")
+        return items
+    for index, script in enumerate(scripts if isinstance(scripts, list) else []):
+        if index >= MAX_BLOCKS:
+            errors.append(f"JSON-LD blocks after the first {MAX_BLOCKS} not read")
+            break
+        try:
+            source = script.xpath("string()")
+            if isinstance(source, str) and len(source) > MAX_BLOCK_CHARS:
+                errors.append(f"JSON-LD block {index} too large")
+                continue
+            # extract_items looks at descendant-or-self, so handing it the script reads that block alone.
+            items.extend(reader.extract_items(script))
+        except Exception as error:  # json, jstyleson and lxml each raise their own kinds on hostile input
+            errors.append(f"JSON-LD block {index} unreadable: {type(error).__name__}")
+    return items
+
+
+def _microdata(tree: object, errors: list[str]) -> list[object]:
+    try:
+        scopes = _ITEMSCOPES(tree)
+        if not scopes:
+            return []
+        if len(scopes) > MAX_ITEMSCOPES:
+            # extruct spends a fraction of a millisecond per item; past the cap the rest is not read.
+            errors.append(f"microdata items after the first {MAX_ITEMSCOPES} not read")
+            for element in scopes[MAX_ITEMSCOPES:]:
+                parent = element.getparent()
+                if parent is not None:
+                    parent.remove(element)
+        found = extruct.extract(tree, syntaxes=["microdata"], uniform=True, return_html_node=True, errors="strict")
+    except Exception as error:  # a microdata parser bug on hostile input costs microdata, not JSON-LD
+        errors.append(f"microdata unreadable: {type(error).__name__}")
+        return []
+    items = found.get("microdata", []) if isinstance(found, Mapping) else []
+    return _reattached([item for item in items if isinstance(item, dict)]) if isinstance(items, list) else []
+
+
+def _reattached(items: list[dict[str, object]]) -> list[object]:
+    """Top-level items with orphaned properties put back where their markup said they belong.
+
+    An HTML parser closes ``<p itemscope>`` at the first ``<div>`` inside it (Google's own Gmail
+    markup sample does this), which leaves ``<div itemprop="reservationFor" itemscope>`` outside
+    its item. The element still names the property it is, so it rejoins the item before it.
+    """
+    merged: list[dict[str, object]] = []
+    for item in items:
+        node = item.get("htmlNode")
+        prop = node.get("itemprop") if hasattr(node, "get") else None
+        name = prop.split()[0] if isinstance(prop, str) and prop.split() else None
+        if name and merged and name not in merged[-1]:
+            merged[-1][name] = item
+        else:
+            merged.append(item)
+    for item in merged:
+        _drop_nodes(item)
+    return list(merged)
+
+
+def _drop_nodes(root: dict[str, object]) -> None:
+    """Remove extruct's ``htmlNode`` references (lxml elements are not data) from every level."""
+    stack: list[object] = [root]
+    visits = 0
+    while stack and visits < 100_000:
+        item = stack.pop()
+        visits += 1
+        if isinstance(item, dict):
+            item.pop("htmlNode", None)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
