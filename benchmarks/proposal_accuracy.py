@@ -1,0 +1,58 @@
+"""Precision and recall of the deterministic detector on Duckling, Recognizers-Text and ctparse.
+
+Usage: .venv/bin/python benchmarks/proposal_accuracy.py [--mistakes N]
+
+How a case is scored is documented in tests/unit/proposals/corpora.py: precision counts every reading
+the detector makes (partial ones, right day but wrong granularity, count against it); recall counts the
+gold expressions that name a concrete day and time ("day+time") or a concrete day ("day") that were read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plmail.calendar.proposals import DeterministicDateDetector
+from tests.unit.proposals.corpora import Score, all_cases, evaluate
+
+TARGET_PRECISION = 0.95
+
+
+def row(name: str, score: Score, seconds: float) -> str:
+    return (
+        f"{name:12} {score.cases:6d} {score.candidates:6d} {score.exact:6d} {score.partial:5d} {score.wrong:5d} "
+        f"{score.precision:6.3f}  {score.timed_recall:6.3f} ({score.timed_found:4d}/{score.timed_gold:4d})  "
+        f"{score.day_recall:6.3f} ({score.day_found:4d}/{score.day_gold:4d})  {score.cases / seconds:8,.0f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mistakes", type=int, default=0, help="print up to N readings that were not exact")
+    args = parser.parse_args()
+    detector = DeterministicDateDetector()
+    cases = all_cases()
+    print(f"{'corpus':12} {'cases':>6} {'read':>6} {'exact':>6} {'part':>5} {'wrong':>5} {'prec':>6}  "
+          f"{'recall day+time':>20}  {'recall day':>20}  {'cases/s':>8}")  # fmt: skip
+    scores = []
+    for name, group in cases.items():
+        started = time.perf_counter()
+        score = evaluate(detector, group, keep_mistakes=args.mistakes)
+        print(row(name, score, time.perf_counter() - started))
+        scores.append((name, score))
+    started = time.perf_counter()
+    total = evaluate(detector, [c for group in cases.values() for c in group])
+    print(row("all", total, time.perf_counter() - started))
+    for name, score in scores:
+        for text, read, gold in score.mistakes:
+            print(f"  {name}: {text!r} read {read}, gold {gold}")
+    below = [name for name, score in scores if score.precision < TARGET_PRECISION]
+    print(f"precision target {TARGET_PRECISION}: " + (f"MISSED by {', '.join(below)}" if below else "met by all"))
+
+
+if __name__ == "__main__":
+    main()

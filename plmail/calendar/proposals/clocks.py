@@ -1,0 +1,347 @@
+"""Times of day, time ranges, parts of the day and durations, as a sentence writes them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo
+
+from plmail.calendar.proposals.vocabulary import (
+    DAY_PART_WORDS,
+    LETTER,
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    DayPart,
+    alternation,
+)
+
+MIN_DURATION = timedelta(minutes=5)
+MAX_DURATION = timedelta(hours=12)
+_DAY = 24 * 60
+
+
+@dataclass(frozen=True, slots=True)
+class ClockMention:
+    """A time as written. `fixed` says the hour needs no guessing (24-hour evidence or am/pm)."""
+
+    start: int
+    end: int
+    hour: int
+    minute: int
+    fixed: bool
+    length: timedelta | None = None  # a range's length ("14–16 Uhr"), so a later am/pm shift moves both ends
+    zone: tzinfo | None = None
+    zone_region: str | None = None  # "PST" written in July means Pacific time, which is then PDT: refused
+    refused: bool = False  # read, but not as an event start: a deadline, a window, a zone we cannot resolve
+    adjacent_only: bool = False  # a bare dotted "11.05" is a time only right after its day, else a number
+    morning_default: bool = True  # without a part of day, 7 to 12 may be read as written (not after "at 8")
+
+
+@dataclass(frozen=True, slots=True)
+class DurationMention:
+    start: int
+    end: int
+    length: timedelta
+
+
+@dataclass(frozen=True, slots=True)
+class PartMention:
+    start: int
+    end: int
+    part: DayPart
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    hour: int
+    minute: int
+    fixed: bool
+    explicit: bool  # a colon, "Uhr"/"h"/"o'clock" or am/pm: the digits are a time whatever stands before
+    meridiem: str
+
+
+def _clock(tag: str) -> str:
+    return (
+        rf"(?P<{tag}h>\d{{1,2}})(?:(?P<{tag}sep>[:.])(?P<{tag}m>\d{{2}})(?::(?P<{tag}s>\d{{2}}))?)?"
+        rf"(?:(?P<{tag}suf>\s?uhr|\s?o'?clock|\s?h(?![{LETTER}]))(?:\s?(?P<{tag}m2>\d{{2}})(?![\d.:]))?)?"
+        rf"(?:\s?(?P<{tag}mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}]))?"
+    )
+
+
+_EDGE = r"(?<![\w.,:/+\-])"
+_NOT_AN_AMOUNT = rf"(?![\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))"
+_APPROX = r"(?:ca\.?|circa|zirka|etwa|ungefähr|approx\.?|approximately|around|about|gg\.?)"
+_SINGLE = re.compile(
+    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{_APPROX})\s*)?{_EDGE}{_clock('a')}{_NOT_AN_AMOUNT}",
+    re.IGNORECASE,
+)
+_RANGE = re.compile(
+    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?:von|from|vom)\s+)?(?:{_APPROX}\s+)?"
+    rf"{_clock('a')}\s*(?P<conn>-|–|—|bis|to|until|till|and|und)\s*(?:{_APPROX}\s+)?{_clock('b')}{_NOT_AN_AMOUNT}",
+    re.IGNORECASE,
+)
+_BARE_PREFIXES = frozenset({"um", "gegen", "at", "@"})
+_GERMAN_AM_FOLLOWER = re.compile(
+    r"\s*(?:\d|(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|nachmittag|vormittag|abend|morgen|"
+    r"mittag|wochenende|tag|ende|anfang|ersten|nächsten|kommenden|selben|gleichen)\b)",
+    re.IGNORECASE,
+)
+# What _read is told instead of a written prefix: a range side, or a dotted time right after its day.
+_SYNTHETIC_PREFIXES = frozenset({"range", "adjacent"})
+_NOON = re.compile(r"\b(?:at|um)\s+noon\b|\b12\s+noon\b", re.IGNORECASE)
+_PART = re.compile(
+    rf"(?<![{LETTER}])(?<!guten\s)(?<!gute\s)(?<!good\s)(?:(?:am|in\s+the|at)\s+)?"
+    rf"(?P<word>{alternation(DAY_PART_WORDS)})(?![{LETTER}])",
+    re.IGNORECASE,
+)
+# An abbreviation names a fixed offset and, where it has one, the region whose clock it is meant to be.
+_ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
+    "utc": (0, None), "gmt": (0, None),
+    "cet": (60, "Europe/Berlin"), "mez": (60, "Europe/Berlin"),
+    "cest": (120, "Europe/Berlin"), "mesz": (120, "Europe/Berlin"),
+    "est": (-300, "America/New_York"), "edt": (-240, "America/New_York"),
+    "cst": (-360, "America/Chicago"), "cdt": (-300, "America/Chicago"),
+    "mst": (-420, "America/Denver"), "mdt": (-360, "America/Denver"),
+    "pst": (-480, "America/Los_Angeles"), "pdt": (-420, "America/Los_Angeles"),
+}  # fmt: skip
+_REGION_ZONES = {"et": "America/New_York", "ct": "America/Chicago", "mt": "America/Denver", "pt": "America/Los_Angeles"}
+# Names that are also words ("ist", "est", "et", "art", "west") count only in capitals or after am/pm.
+_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt"})
+_ZONE_AFTER = re.compile(
+    r"\s*\(?(?P<name>[A-Za-z]{2,4})(?:\s*(?P<sign>[+-])\s*(?P<off>\d{1,2})(?::?(?P<offm>\d{2}))?)?\)?(?![\w])"
+)
+# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour.
+_UNKNOWN_ZONE = re.compile(
+    r"\s*\(?(?:IST|JST|KST|BST|AEST|AEDT|ACST|AWST|HKT|SGT|MSK|EET|EEST|WET|WEST|NZST|NZDT|AST|ADT|HST|AKST|AKDT"
+    r"|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b",
+)
+_UNKNOWN_ZONE_ANY_CASE = re.compile(_UNKNOWN_ZONE.pattern, re.IGNORECASE)
+# An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",
+# "20 minutes to 2pm", "halb 3".
+_DEADLINE_BEFORE = re.compile(
+    r"\b(?:bis|until|till|by|before|vor|spätestens|latest|nach|after|seit|since|frühestens|earliest|than|als|"
+    r"halb|half|viertel|dreiviertel|(?:minutes?|minuten|mins?|quarter|\d+)\s+(?:to|past|nach|vor|before|after))"
+    r"\s*:?\s+(?:zum\s+|um\s+|at\s+)?$"
+    r"|\b(?:between|zwischen)\b[^.!?]{0,40}\b(?:and|und)\s+$",  # the far end of a window
+    re.IGNORECASE,
+)
+# After a bare "um 14", these make it an amount or a day ("um 14 Prozent", "at 14 Main Street",
+# "at 18 and 19 June").
+_AMOUNT_AFTER = re.compile(
+    r"\s*(?:%|€|\$|prozent|percent|euro|eur|dollar|cent|minuten|minutes|min|mins|stunden|hours|tage|days|wochen|"
+    r"weeks|monate|months|jahre|jahren|years|mal|times|stück|grad|degrees|punkte|points|km|kg|mb|gb|personen|"
+    r"people|leute|plätze|seats|[\wäöü]*stra(?:ß|ss)e|[A-Z]\w+\s+(?:street|st\.|road|avenue|ave\.?)(?!\w)|"
+    rf"(?:and|und|to|bis|-|–)\s*\d|(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?:{alternation(MONTHS)}|"
+    rf"{alternation(MONTH_ABBREVIATIONS)})(?![{LETTER}]))",
+    re.IGNORECASE,
+)
+# "um 9 oder 10 Uhr": the first of two times to choose from, kept so that its day sees both.
+_ALTERNATIVE_AFTER = re.compile(r"\s*(?:oder|or|/)\s*\d", re.IGNORECASE)
+_DURATION = re.compile(
+    r"(?<![\w.,])(?:(?P<num>\d{1,3}(?:[.,]\d)?)\s?|(?P<word>eine\s+halbe|einer\s+halben|half\s+an|an|one|eine|einer|"
+    r"ein|anderthalb|eineinhalb|zwei|drei|two|three)\s+)"
+    r"(?P<unit>stunden|stunde|std\.?|hours|hour|hrs|hr|minuten|minute|min\.?|minutes|mins)(?![\w])",
+    re.IGNORECASE,
+)
+_DURATION_EXCLUDED_BEFORE = re.compile(
+    r"\b(?:in|within|innerhalb|vor|nach|after|alle|every|per|pro|je|seit|since|später|later)\s+$", re.IGNORECASE
+)
+_WORD_MINUTES = {
+    "eine halbe": 30, "einer halben": 30, "half an": 30, "an": 60, "one": 60, "eine": 60, "einer": 60, "ein": 60,
+    "anderthalb": 90, "eineinhalb": 90, "zwei": 120, "drei": 180, "two": 120, "three": 180,
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Zone:
+    zone: tzinfo | None = None
+    region: str | None = None
+    unknown: bool = False
+
+
+def _zone_after(sentence: str, end: int, meridiem: bool) -> tuple[_Zone, int]:
+    """The zone written right after a time, and where the time's text ends with it.
+
+    After "am"/"pm" the sentence is English, so a lower-case "ist" is a zone there and a verb elsewhere."""
+    unknown = _UNKNOWN_ZONE_ANY_CASE if meridiem else _UNKNOWN_ZONE
+    if unknown.match(sentence, end):
+        return _Zone(unknown=True), end
+    m = _ZONE_AFTER.match(sentence, end)
+    if not m:
+        return _Zone(), end
+    name = m["name"].lower()
+    if name in _WORDLIKE_ZONES and not (meridiem or m["name"].isupper()):
+        return _Zone(), end
+    if m["sign"]:
+        if name not in ("utc", "gmt"):
+            return _Zone(), end
+        offset = timedelta(hours=int(m["off"]), minutes=int(m["offm"] or 0))
+        if offset > timedelta(hours=14):
+            return _Zone(unknown=True), end
+        return _Zone(timezone(offset if m["sign"] == "+" else -offset)), m.end()
+    if name in _ABBREVIATED_ZONES:
+        minutes, region = _ABBREVIATED_ZONES[name]
+        return _Zone(timezone(timedelta(minutes=minutes)), region), m.end()
+    if name in _REGION_ZONES:
+        return _Zone(ZoneInfo(_REGION_ZONES[name])), m.end()
+    return _Zone(), end
+
+
+def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | None:
+    """One clock's hour and minute, or None when the digits are not a time."""
+    hour_text = m[f"{tag}h"]
+    hour, minute = int(hour_text), int(m[f"{tag}m"] or m[f"{tag}m2"] or 0)
+    raw_suffix = m[f"{tag}suf"] or ""
+    sep, suffix = m[f"{tag}sep"], raw_suffix.strip().lower()
+    if raw_suffix.startswith(" ") and suffix == "h" and not sep:
+        return None  # "2 h" is a length, "14h" and "18.00 h" are times
+    meridiem = (m[f"{tag}mer"] or "").lower().replace(".", "").replace(" ", "")
+    # German "am" is a preposition ("um 3 am Nachmittag", "10 am Montag"), not a.m. ("9am ET", "9am Monday").
+    german_am = prefix in ("um", "gegen", "ab") or _GERMAN_AM_FOLLOWER.match(sentence, m.end(f"{tag}mer"))
+    if meridiem == "am" and german_am:
+        meridiem = ""
+    if sep == "." and not (suffix or meridiem or prefix):
+        return None
+    if minute > 59:
+        return None
+    written_prefix = prefix not in _SYNTHETIC_PREFIXES and bool(prefix)
+    explicit = sep == ":" or bool(suffix) or bool(meridiem) or (sep == "." and written_prefix)
+    if meridiem:
+        if not 1 <= hour <= 12:
+            return None
+        return _Read(hour % 12 + (12 if meridiem == "pm" else 0), minute, True, True, meridiem)
+    if hour > 23:
+        return None
+    fixed = hour >= 13 or hour == 0 or (len(hour_text) == 2 and hour_text.startswith("0"))
+    return _Read(hour, minute, fixed, explicit, "")
+
+
+def _range(a: _Read, b: _Read) -> tuple[int, int, bool, timedelta] | None:
+    """Carry am/pm from the end to the start ("2-4pm", "8-9am"); the length survives a later shift."""
+    hour, fixed = a.hour, a.fixed
+    if not a.fixed and b.meridiem == "pm" and a.hour < 12:
+        hour = a.hour + 12 if a.hour + 12 <= b.hour else a.hour
+        fixed = True
+    elif not a.fixed and b.meridiem == "am" and a.hour <= b.hour:
+        fixed = True
+    start, end = hour * 60 + a.minute, b.hour * 60 + b.minute
+    if end <= start and hour < 12 and b.hour < 12 and not b.fixed and b.hour + 12 > hour:
+        end += 12 * 60  # "10:30 to 3"
+    length = timedelta(minutes=(end - start) % _DAY)
+    if not MIN_DURATION <= length <= MAX_DURATION:
+        return None
+    return hour, a.minute, fixed, length
+
+
+def _odd_seconds(m: re.Match[str], tag: str) -> bool:
+    """"8:00:31" is a log line or a timestamp, not an appointment."""
+    return bool(m[f"{tag}s"]) and m[f"{tag}s"] != "00"
+
+
+def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
+    return any(start < t_end and t_start < end for t_start, t_end in taken)
+
+
+def find_clocks(sentence: str) -> list[ClockMention]:
+    """Every time the sentence writes, ranges first; refused ones stay so their digits are not re-read."""
+    clocks: list[ClockMention] = []
+    taken: list[tuple[int, int]] = []
+    for m in _RANGE.finditer(sentence):
+        a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
+        if a is None or b is None or not (a.explicit or b.explicit):
+            continue
+        resolved = _range(a, b)
+        window = bool(m["win"]) or m["conn"].lower() in ("and", "und")
+        zone, end = _zone_after(sentence, m.end(), bool(m["amer"] or m["bmer"]))
+        taken.append((m.start(), end))
+        if resolved is None:
+            clocks.append(ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True))
+            continue
+        hour, minute, fixed, length = resolved
+        refused = (window or zone.unknown or bool(_DEADLINE_BEFORE.search(sentence, 0, m.start()))
+                   or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
+        clocks.append(ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused))
+    for m in _SINGLE.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        prefix = (m["pre"] or m["apx"] or "").lower()
+        read = _read(m, "a", sentence, prefix)
+        adjacent_only = False
+        if read is None:
+            if m["asep"] != "." or m["asuf"] or m["amer"] or prefix or sentence.startswith(".", m.end()):
+                continue
+            read = _read(m, "a", sentence, "adjacent")
+            if read is None:
+                continue
+            adjacent_only = True  # "6. August 11.05": a dotted time only right after its day
+        elif not read.explicit and ((m["pre"] or "").lower() not in _BARE_PREFIXES
+                                    or _AMOUNT_AFTER.match(sentence, m.end())):
+            continue
+
+        # English "at 8" is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
+        morning_default = read.explicit or (m["pre"] or "").lower() not in ("at", "@")
+        alternative = _ALTERNATIVE_AFTER.match(sentence, m.end()) is not None
+        zone, end = _zone_after(sentence, m.end(), bool(m["amer"]))
+        refused = (zone.unknown or alternative or bool(_DEADLINE_BEFORE.search(sentence, 0, m.start()))
+                   or _odd_seconds(m, "a"))
+        clocks.append(ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone,
+                                   zone.region, refused, adjacent_only, morning_default))
+        taken.append((m.start(), end))
+    for m in _NOON.finditer(sentence):
+        if not _overlaps(m.start(), m.end(), taken):
+            clocks.append(ClockMention(m.start(), m.end(), 12, 0, True))
+    return sorted(clocks, key=lambda c: c.start)
+
+
+def find_parts(sentence: str) -> list[PartMention]:
+    return [PartMention(m.start(), m.end(), DAY_PART_WORDS[m["word"].lower()]) for m in _PART.finditer(sentence)]
+
+
+def find_durations(sentence: str) -> list[DurationMention]:
+    """Lengths within a sane range; "in 2 Stunden" is a moment, not a length, and is skipped."""
+    found: list[DurationMention] = []
+    for m in _DURATION.finditer(sentence):
+        if _DURATION_EXCLUDED_BEFORE.search(sentence, 0, m.start()):
+            continue
+        hours = m["unit"].lower().startswith(("st", "h"))
+        if m["num"]:
+            amount = float(m["num"].replace(",", "."))
+            minutes = amount * 60 if hours else amount
+        else:
+            minutes = _WORD_MINUTES[" ".join(m["word"].lower().split())] if hours else 0
+        length = timedelta(minutes=minutes)
+        if MIN_DURATION <= length <= MAX_DURATION:
+            found.append(DurationMention(m.start(), m.end(), length))
+    return found
+
+
+def resolve_hour(clock: ClockMention, part: DayPart | None) -> int | None:
+    """The 24-hour hour, or None when the writing leaves it open ("um 3" is 03:00 or 15:00).
+
+    Without a part of day, 7 to 12 read as written (the 24-hour convention of German mail, and English
+    "9:00" or "10 o'clock"); 1 to 6 are as likely afternoon as night, so they need a part or am/pm, and so
+    does a bare English "at 8", which is a dinner as often as a meeting.
+    """
+    hour = clock.hour
+    if clock.fixed:
+        consistent = {
+            None: True,
+            DayPart.MORNING: hour < 12,
+            DayPart.NOON: 11 <= hour <= 14,
+            DayPart.AFTERNOON: 12 <= hour <= 18,
+            DayPart.EVENING: 16 <= hour <= 23,
+            DayPart.NIGHT: hour >= 20 or hour <= 5,
+        }[part]
+        return hour if consistent else None
+    if part is None:
+        return hour if 7 <= hour <= 12 and (clock.morning_default or hour == 12) else None
+    if part is DayPart.MORNING:
+        return hour if hour <= 11 else None
+    if part is DayPart.NOON:
+        return hour if hour in (11, 12) else hour + 12 if hour <= 2 else None
+    if part is DayPart.AFTERNOON:
+        return hour + 12 if hour <= 6 else None
+    if part is DayPart.EVENING:
+        return hour + 12 if 5 <= hour <= 11 else None
+    return hour if hour <= 5 else hour + 12 if 8 <= hour <= 11 else None

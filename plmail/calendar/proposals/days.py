@@ -1,0 +1,331 @@
+"""Which day a sentence names: explicit dates, relative days and weekdays, resolved against the message's day."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from enum import Enum
+
+from plmail.calendar.proposals.vocabulary import (
+    DAY_PART_WORDS,
+    LETTER,
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    MONTHS_NEEDING_A_NUMBER,
+    WEEKDAY_ABBREVIATIONS,
+    WEEKDAYS,
+    DayPart,
+    alternation,
+)
+from plmail.domain.enums import Locale
+
+# A year-less date is its next occurrence from the message day on, if that is near. A date already
+# behind the message this year is either a report about the past or next year's: no way to tell, so
+# neither is read.
+YEARLESS_AHEAD = timedelta(days=240)
+TWO_DIGIT_YEARS_AROUND = (-1, 2)
+
+
+class DayKind(Enum):
+    EXPLICIT = "explicit"  # a calendar date: 4.8., 2026-08-04, 4. August
+    RELATIVE = "relative"  # heute, morgen, übermorgen, today, tomorrow
+    WEEKDAY = "weekday"  # Freitag, next Friday, Dienstag nächste Woche
+
+
+@dataclass(frozen=True, slots=True)
+class DayMention:
+    start: int
+    end: int
+    kind: DayKind
+    day: date | None  # None: recognised but refused (impossible, ambiguous, in the past by wording)
+    part: DayPart | None = None
+    needs_clock: bool = False  # a shape that is only a date when a time stands beside it ("am 20.07 um 9")
+    clock: tuple[int, int] | None = None  # ISO 8601 "2026-08-04T14:30" carries its own time
+
+
+_WD_FULL = alternation(WEEKDAYS)
+_WD_ABBR = alternation(WEEKDAY_ABBREVIATIONS)
+_MONTH = alternation(list(MONTHS) + list(MONTH_ABBREVIATIONS))
+_NOT_LETTER = rf"(?![{LETTER}])"
+_YEAR = r"(?:19|20)\d{2}(?!\d)"
+# A weekday written before a date, looked for only once a date is found (cheaper than trying it at every
+# position). An abbreviation counts only with its dot or comma: "Di. 27.09.", "Fr, 23.6." ("do 8/12").
+_WEEKDAY_BEFORE = re.compile(
+    rf"(?:\b(?P<wd>{_WD_FULL})\.?,?|\b(?P<wda>{_WD_ABBR})(?:\.,?|,))\s+(?:(?:den|dem|the|der)\s+)?$", re.IGNORECASE
+)
+_PART_WORDS = "morgen|vormittag|mittag|nachmittag|abend|nacht"
+_SEPARATE_PART = (
+    rf"(?:\s+(?:(?:am|in\s+the)\s+)?(?P<part2>früh|frueh|morning|afternoon|evening|night|{_PART_WORDS}){_NOT_LETTER})?"
+)
+
+_ISO = re.compile(
+    r"(?<![\w.\-/])(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})"
+    r"(?:[T ](?P<H>\d{2}):(?P<M>\d{2})(?P<S>:\d{2}(?:\.\d+)?)?(?P<Z>Z|[+-]\d{2}:?\d{2})?)?(?![\d\-/:])",
+    re.IGNORECASE,
+)
+_DOTTED = re.compile(
+    rf"(?<![\w.,/+\-])(?P<d>\d{{1,2}})\.\s?(?P<m>\d{{1,2}})\.(?:\s?(?P<y>{_YEAR})|(?P<yy>\d{{2}}))?(?!\d)",
+    re.IGNORECASE,
+)
+_DOTTED_BARE = re.compile(
+    r"(?<![\w.,/+\-])(?P<d>\d{1,2})\.(?P<m>\d{1,2})(?![\d.,]|\s?(?:uhr|h\b|%|€|eur|euro|prozent|percent))",
+    re.IGNORECASE,
+)
+_SLASH = re.compile(
+    r"(?<![\w./\-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\w/]|[.,]\d)",
+    re.IGNORECASE,
+)
+_DAY_MONTH = re.compile(
+    rf"(?<![\w.,])(?:the\s+)?(?P<d>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?P<mon>{_MONTH}){_NOT_LETTER}\.?"
+    + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
+    re.IGNORECASE,
+)
+_MONTH_DAY = re.compile(
+    rf"(?<![\w.])(?P<mon>{_MONTH}){_NOT_LETTER}\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?"
+    + r"(?![\d:]|\.\d|\s?(?:uhr|h\b|%|am\b|pm\b|a\.m|p\.m))"
+    + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
+    re.IGNORECASE,
+)
+_RELATIVE = re.compile(
+    rf"(?<![{LETTER}])(?P<rel>heute|today|tonight|morgen|tomorrow|übermorgen|uebermorgen|day after tomorrow)"
+    + _NOT_LETTER
+    + _SEPARATE_PART.replace("part2", "part"),
+    re.IGNORECASE,
+)
+_THIS_PART = re.compile(r"\bthis\s+(?P<part>morning|afternoon|evening)\b", re.IGNORECASE)
+_WEEKDAY = re.compile(
+    r"(?:(?P<nwb>(?:n(?:ä|ae)chste|kommende)\s+woche\s+(?:am\s+)?|next\s+week(?:\s+on)?\s+)"
+    r"|(?P<mod>next|this|coming|upcoming|last|previous|first|second|third|fourth|fifth|n(?:ä|ae)chste[nmrs]?"
+    r"|kommende[nmrs]?|diese[nmrs]?|letzte[nmrs]?|vergangene[nmrs]?|übernächste[nmrs]?|uebernaechste[nmrs]?"
+    r"|erste[nmrs]?|zweite[nmrs]?|dritte[nmrs]?|vierte[nmrs]?)\s+)?"
+    + rf"(?<![{LETTER}])(?P<wd>{_WD_FULL})(?P<part>{_PART_WORDS})?{_NOT_LETTER}"
+    + _SEPARATE_PART
+    + r"(?P<nwa>,?\s+(?:in\s+der\s+)?(?:(?:n(?:ä|ae)chste[nr]?|kommende[nr]?)\s+woche|next\s+week)(?![\w]))?",
+    re.IGNORECASE,
+)
+# Before these, "morgen" is the morning, not tomorrow ("Guten Morgen", "heute Morgen", "am Morgen").
+_MORNING_NOUN_BEFORE = re.compile(
+    r"\b(?:guten|gute|heute|am|jeden|diesen|schönen|einen|den|dem|der|frühen|früh|bis|morgen)\s*$", re.IGNORECASE
+)
+# Before a year-less "7.3." or "4.8.26", the words that make it a date rather than "Red Hat 7.3." or
+# "kernel 2.6.27": a German article or preposition, a weekday, a colon, or nothing at all.
+_DOTTED_CONTEXT_BEFORE = re.compile(
+    rf"(?:^|[:(\-–]|\b(?:am|an|den|dem|zum|vom|bis|ab|für|on|by|until|till|from)|\b{_WD_FULL}\.?,?"
+    rf"|\b(?:{_WD_ABBR})(?:\.,?|,))\s*$",
+    re.IGNORECASE,
+)
+_SLASH_IDIOMS = frozenset({"9/11", "24/7", "50/50", "20/20", "1/2", "1/3", "2/3", "1/4", "3/4"})
+_CONTEXT_BEFORE = re.compile(
+    rf"(?:\b(?:am|an|den|dem|zum|on|the)|\b{_WD_FULL}\.?,?|\b(?:{_WD_ABBR})(?:\.,?|,))\s*$", re.IGNORECASE
+)
+# Holidays and ordinals turn a weekday into another day: "Easter Monday", "first Monday of next month".
+_WEEKDAY_NOT_ITSELF_BEFORE = re.compile(
+    r"\b(?:easter|cyber|black|good|super|ash|holy|maundy|palm|whit|blue|mini|giga|mega|tsunami)\s*-?\s*$",
+    re.IGNORECASE,
+)
+_WEEKDAY_NOT_ITSELF_AFTER = re.compile(
+    r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)",
+    re.IGNORECASE,
+)
+# A weekday written after the date ("Jul 18, Fri", "24.8. (Do)") must agree with it, as one written before.
+_LETTER_AFTER = re.compile(rf"[{LETTER}\d]", re.IGNORECASE)
+# An abbreviation only with its dot or comma, in brackets or at the end ("am 24.8. so gegen 15 Uhr" is no Sunday).
+_WEEKDAY_AFTER = re.compile(
+    rf"\s*,?\s*(?:\((?:(?P<wd>{_WD_FULL})(?![\w])|(?P<wda>{_WD_ABBR})\b\.?)\)?|(?P<wd2>{_WD_FULL})(?![\w])"
+    rf"|(?P<wda2>{_WD_ABBR})(?:[.,]|\s*$))",
+    re.IGNORECASE,
+)
+
+# Right after a day, "Morgen" and "früh" are the morning: "heute Morgen", "morgen früh", "Montagmorgen".
+_PART_BY_WORD: dict[str, DayPart] = {**DAY_PART_WORDS, "morgen": DayPart.MORNING, "früh": DayPart.MORNING,
+                                     "frueh": DayPart.MORNING}  # fmt: skip
+_RELATIVE_OFFSET = {"heute": 0, "today": 0, "tonight": 0, "morgen": 1, "tomorrow": 1,
+                    "übermorgen": 2, "uebermorgen": 2, "day after tomorrow": 2}  # fmt: skip
+
+
+def _valid(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _weekday_before(sentence: str, start: int) -> tuple[int, int | None]:
+    """Where the date really starts, and the weekday written in front of it, if any."""
+    m = _WEEKDAY_BEFORE.search(sentence, max(0, start - 30), start)
+    return (m.start(), _weekday_of(m)) if m else (start, None)
+
+
+def _weekday_of(match: re.Match[str]) -> int | None:
+    groups = match.groupdict()
+    full, short = groups.get("wd") or groups.get("wd2"), groups.get("wda") or groups.get("wda2")
+    if full:
+        return WEEKDAYS[full.lower()]
+    if short:
+        return WEEKDAY_ABBREVIATIONS[short.lower()]
+    return None
+
+
+def _resolve(
+    year: str | None, month: int, day: int, reference: date, weekday: int | None, past_tense: bool = False
+) -> date | None:
+    """The date, or None when it is impossible, ambiguous, or contradicts a written weekday."""
+    if not year:
+        if past_tense:
+            return None  # "there was a warning on Sept. 13": last year's as likely as this year's
+        found = _valid(reference.year, month, day)
+        if found is None or found < reference:
+            found = _valid(reference.year + 1, month, day)
+        if found is None or found - reference >= YEARLESS_AHEAD:
+            return None
+    else:
+        full = int(year)
+        if len(year) == 2:
+            full += 2000
+            low, high = TWO_DIGIT_YEARS_AROUND
+            if not reference.year + low <= full <= reference.year + high:
+                return None
+        found = _valid(full, month, day)
+    if found is None or (weekday is not None and found.weekday() != weekday):
+        return None
+    return found
+
+
+def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
+    return any(start < t_end and t_start < end for t_start, t_end in taken)
+
+
+def _with_weekday_after(sentence: str, mention: DayMention) -> DayMention:
+    m = _WEEKDAY_AFTER.match(sentence, mention.end)
+    if not m:
+        return mention
+    weekday = _weekday_of(m)
+    day = mention.day if mention.day is not None and mention.day.weekday() == weekday else None
+    return DayMention(mention.start, m.end(), mention.kind, day, mention.part, mention.needs_clock, mention.clock)
+
+
+def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool) -> list[DayMention]:
+    found: list[DayMention] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(mention: DayMention) -> None:
+        if not _overlaps(mention.start, mention.end, taken):
+            mention = _with_weekday_after(sentence, mention)
+            found.append(mention)
+            taken.append((mention.start, mention.end))
+
+    for m in _ISO.finditer(sentence):
+        when = _valid(int(m["y"]), int(m["m"]), int(m["d"]))
+        clock = (int(m["H"]), int(m["M"])) if m["H"] else None
+        if clock is not None and (clock[0] > 23 or clock[1] > 59):
+            when = None
+        if m["S"] or m["Z"]:
+            when = None  # "2002-10-08T00:22:08-05:00" stamps when something was written; it proposes nothing
+        add(DayMention(m.start(), m.end(), DayKind.EXPLICIT, when, clock=clock))
+    for m in _DOTTED.finditer(sentence):
+        day, month = int(m["d"]), int(m["m"])
+        if not (1 <= day <= 31 and 1 <= month <= 12) or _LETTER_AFTER.match(sentence, m.end()):
+            continue  # "14.30." is a time at the end of a sentence, "2.40." and "4.2.x" versions, not dates
+        start, weekday = _weekday_before(sentence, m.start())
+        # "4.8." with its trailing dot is the German form whatever the language; with a year, English mail
+        # may mean M.D.Y, so a date that reads both ways there is left alone.
+        year = m["y"] or m["yy"]
+        unclear = language is Locale.EN and bool(year) and day != month and day <= 12
+        resolved = None if unclear else _resolve(year, month, day, reference, weekday, past_tense)
+        has_context = bool(m["y"]) or weekday is not None or _DOTTED_CONTEXT_BEFORE.search(
+            sentence, max(0, m.start() - 30), m.start()
+        ) is not None
+        add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
+    for pattern in (_DAY_MONTH, _MONTH_DAY):
+        for m in pattern.finditer(sentence):
+            if m["mon"].lower() in MONTHS_NEEDING_A_NUMBER and not m["mon"][0].isupper():
+                continue  # "Windows 10 may crash", "march 5 miles": the month is written with a capital
+            month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
+            start, weekday = _weekday_before(sentence, m.start())
+            resolved = _resolve(m["y"], month, int(m["d"]), reference, weekday, past_tense)
+            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved))
+    for m in _SLASH.finditer(sentence):
+        if f"{m['a']}/{m['b']}" in _SLASH_IDIOMS and not m["y"]:
+            continue  # "9/11", "24/7", "50/50" are names and ratios
+        first, second = int(m["a"]), int(m["b"])
+        start, weekday = _weekday_before(sentence, m.start())
+        # The user's language decides the order; an impossible reading is refused, never swapped.
+        day, month = (first, second) if language is Locale.DE else (second, first)
+        has_context = (m["y"] is not None or weekday is not None
+                       or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None)
+        add(DayMention(start, m.end(), DayKind.EXPLICIT, _resolve(m["y"], month, day, reference, weekday, past_tense),
+                       needs_clock=not has_context))
+    for m in _DOTTED_BARE.finditer(sentence):
+        if not (1 <= int(m["d"]) <= 31 and 1 <= int(m["m"]) <= 12):
+            continue
+        start, weekday = _weekday_before(sentence, m.start())
+        has_context = weekday is not None or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None
+        resolved = None if language is Locale.EN else _resolve(
+            None, int(m["m"]), int(m["d"]), reference, weekday, past_tense
+        )
+        add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
+    return found
+
+
+def _weekday_day(m: re.Match[str], sentence: str, reference: date, relative_refused: bool) -> date | None:
+    """The next occurrence strictly after the message day; the message's own weekday, bare, is refused.
+
+    "next Thursday" said on a Tuesday is this week's for some writers and next week's for others (the
+    corpora disagree too), so inside the current week it is refused; "kommenden"/"coming" is unambiguous.
+    """
+    if _WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, m.start()) or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, m.end()):
+        return None
+    target = WEEKDAYS[m["wd"].lower()]
+    ahead = (target - reference.weekday()) % 7 or 7
+    coming = reference + timedelta(days=ahead)
+    if m["nwb"] or m["nwa"]:
+        monday_next_week = reference + timedelta(days=7 - reference.weekday())
+        return monday_next_week + timedelta(days=target)
+    modifier = (m["mod"] or "").lower()
+    if modifier.startswith(("next", "nächste", "naechste")):
+        return coming if target <= reference.weekday() else None
+    if modifier.startswith(("this", "diese")):
+        return coming if target > reference.weekday() else None
+    if modifier.startswith(("coming", "upcoming", "kommende")):
+        return coming
+    if modifier:
+        return None  # last, previous, übernächste, first, zweiten…: not the coming one
+    if target == reference.weekday():
+        return None  # "on Thursday" written on a Thursday: today to some writers, a week on to others
+    return None if relative_refused else coming
+
+
+def find_days(
+    sentence: str, reference: date, language: Locale, *, relative_refused: bool = False, past_tense: bool = False
+) -> list[DayMention]:
+    """Every day the sentence names, in order.
+
+    `relative_refused` says "today" is not known for this sentence (it is in the past tense, or the writer's
+    day differs from the user's), so relative words and weekdays are recognised but not resolved;
+    `past_tense` does the same for year-less dates, whose year a report about the past leaves open."""
+    mentions = _explicit(sentence, reference, language, past_tense)
+    taken = [(d.start, d.end) for d in mentions]
+    for m in _RELATIVE.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        word = m["rel"].lower()
+        if word == "morgen" and _MORNING_NOUN_BEFORE.search(sentence, 0, m.start()):
+            continue
+        part_word = (m["part"] or ("tonight" if word == "tonight" else "")).lower()
+        day = None if relative_refused else reference + timedelta(days=_RELATIVE_OFFSET[word])
+        mentions.append(DayMention(m.start(), m.end(), DayKind.RELATIVE, day, _PART_BY_WORD.get(part_word)))
+        taken.append((m.start(), m.end()))
+    for m in _THIS_PART.finditer(sentence):
+        if not _overlaps(m.start(), m.end(), taken):
+            day = None if relative_refused else reference
+            mentions.append(DayMention(m.start(), m.end(), DayKind.RELATIVE, day, _PART_BY_WORD[m["part"].lower()]))
+            taken.append((m.start(), m.end()))
+    for m in _WEEKDAY.finditer(sentence):
+        if _overlaps(m.start("wd"), m.end("wd"), taken):
+            continue
+        part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
+        day = _weekday_day(m, sentence, reference, relative_refused)
+        mentions.append(DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part))
+        taken.append((m.start(), m.end()))
+    return sorted(mentions, key=lambda d: d.start)

@@ -1,0 +1,342 @@
+"""Stage two: read a day, and perhaps a time, from the sentences a person wrote."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from plmail.calendar.proposals import cues
+from plmail.calendar.proposals.clocks import (
+    ClockMention,
+    DurationMention,
+    PartMention,
+    find_clocks,
+    find_durations,
+    find_parts,
+    resolve_hour,
+)
+from plmail.calendar.proposals.days import DayKind, DayMention, find_days
+from plmail.calendar.proposals.gate import DateShapeGate
+from plmail.calendar.proposals.text import split_sentences, strip_quoted
+from plmail.calendar.proposals.vocabulary import DayPart
+from plmail.domain.enums import Locale
+
+# A date and a time with more words than this between them are not read as one moment: "Am Montag ist
+# Feiertag, deshalb verschieben wir das auf 10 Uhr" does not mean Monday at ten.
+MAX_JOIN_TOKENS = 4
+# A part-of-day word must touch its time: "Guten Abend Herr Müller, morgen um 10" is not 22:00.
+MAX_PART_TOKENS = 1
+DEFAULT_LENGTH = timedelta(hours=1)
+MAX_TITLE = 200
+_SHORT_TITLE = 80
+_SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+_TOKEN = re.compile(r"\w+")
+_APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class DetectionRequest:
+    """What a detector reads. Dates are relative to `message_date` in `time_zone`, never to now."""
+
+    text: str
+    subject: str
+    message_date: datetime  # timezone-aware, ideally with the Date header's own offset (the writer's)
+    time_zone: str  # the user's IANA zone
+    language: Locale  # the user's language; it orders 4/8 as D/M (de) or M/D (en)
+    quotes_removed: bool = False  # the caller already applied strip_quoted() (the proposer does, for its gate)
+
+    def __post_init__(self) -> None:
+        if self.message_date.utcoffset() is None:
+            raise ValueError("message_date must be timezone-aware: a naive one would be read in the server's zone")
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalCandidate:
+    """A reading of one sentence. All-day candidates run from local midnight to the next."""
+
+    start: datetime
+    end: datetime
+    all_day: bool
+    time_zone: str
+    confidence: int  # 0–100, as the extractors count it
+    source_sentence: str
+    title: str
+
+
+class ProposalDetector(Protocol):
+    """Reads candidates out of a message; never decides whether one may be offered.
+
+    The deterministic detector is the only implementation so far. The stage after it is a model, which
+    will be another implementation consulted only for what the deterministic one could not read; the
+    noise rules stay in EventProposer, so adding it changes nothing about what counts as noise.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def detect(self, request: DetectionRequest) -> Sequence[ProposalCandidate]: ...
+
+
+def guess_title(subject: str, sentence: str) -> str:
+    """The subject without reply/forward prefixes, else the start of the sentence."""
+    title = " ".join(_SUBJECT_PREFIX.sub("", subject).split())
+    if not title:
+        title = sentence if len(sentence) <= _SHORT_TITLE else sentence[:_SHORT_TITLE].rsplit(" ", 1)[0] + "…"
+    return title[:MAX_TITLE]
+
+
+class _Tokens:
+    """Word positions of one sentence, to count the words between two spans."""
+
+    def __init__(self, sentence: str) -> None:
+        spans = [(m.start(), m.end()) for m in _TOKEN.finditer(sentence)]
+        self.starts = [s for s, _ in spans]
+        self.ends = [e for _, e in spans]
+
+    def between(self, first: tuple[int, int], second: tuple[int, int]) -> int:
+        if first[0] > second[0]:
+            first, second = second, first
+        if second[0] < first[1]:
+            return 0
+        low = bisect_left(self.starts, first[1])
+        high = bisect_right(self.ends, second[0])
+        return max(0, high - low)
+
+
+@dataclass(slots=True)
+class _Day:
+    mention: DayMention
+    usable: bool
+    clocks: list[_Clock]
+
+
+@dataclass(slots=True)
+class _Clock:
+    mention: ClockMention
+    usable: bool
+    paired: bool = False
+
+
+def _span(item: DayMention | ClockMention | PartMention | DurationMention) -> tuple[int, int]:
+    return item.start, item.end
+
+
+class DeterministicDateDetector:
+    """Rules over German and English sentences, precision first: an unclear reading is no reading.
+
+    A wrong proposal costs more than a missed one, so ambiguity refuses: an hour from 1 to 6 without
+    am/pm or a part of the day, "next Thursday" inside the current week, a D/M date that is impossible
+    in the user's order, two times competing for one day, a date next to a price or a phone number.
+    A relative day or a weekday alone names no appointment ("Angebot endet Freitag!"); it needs a time.
+    """
+
+    name = "deterministic"
+
+    def __init__(self, *, skip_shapeless_sentences: bool = True) -> None:
+        """`skip_shapeless_sentences` lets the gate pass over sentences with no date shape; switching it off
+        exists so a test can show that nothing the detector reads is ever one the gate would have skipped."""
+        self._gate = DateShapeGate() if skip_shapeless_sentences else None
+
+    def detect(self, request: DetectionRequest) -> tuple[ProposalCandidate, ...]:
+        zone = ZoneInfo(request.time_zone)
+        reference = request.message_date.astimezone(zone).date()
+        # "morgen" counts from the writer's day. A Date header with a real offset that puts the message on
+        # another calendar day than the user's zone leaves "tomorrow" meaning two days; +00:00 says
+        # nothing about the writer (servers and storage normalise to UTC), so it is trusted as the user's.
+        writer_day = request.message_date.date()
+        other_day = request.message_date.utcoffset() != timedelta(0) and writer_day != reference
+        found: list[ProposalCandidate] = []
+        seen: set[tuple[datetime, bool]] = set()
+        own_text = request.text if request.quotes_removed else strip_quoted(request.text)
+        for sentence in split_sentences(own_text):
+            if self._gate is not None and not self._gate.admits(sentence):
+                continue
+            for candidate in self._read_sentence(sentence, reference, zone, request, other_day, writer_day):
+                key = (candidate.start, candidate.all_day)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(candidate)
+        return tuple(found)
+
+    def _read_sentence(
+        self,
+        sentence: str,
+        reference: date,
+        zone: ZoneInfo,
+        request: DetectionRequest,
+        other_day: bool,
+        writer_day: date,
+    ) -> list[ProposalCandidate]:
+        vocabulary = cues.words(sentence)
+        past = cues.past_tense(vocabulary)
+        mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past)
+        if not mentions or cues.sentence_vetoed(vocabulary, sentence):
+            return []
+        clock_mentions = [c for c in find_clocks(sentence)
+                          if not (c.adjacent_only and any(_overlap(_span(d), _span(c)) for d in mentions))]
+        mentions = [d for d in mentions if not any(_overlap(_span(d), _span(c)) for c in clock_mentions)]
+        if not mentions:
+            return []
+        if cues.offers_alternatives(vocabulary) and len(mentions) + len(clock_mentions) > 2:
+            return []
+        days = [_Day(d, self._day_usable(sentence, d, mentions, clock_mentions), []) for d in mentions]
+        clocks = [_Clock(c, self._clock_usable(sentence, c, mentions)) for c in clock_mentions]
+        tokens = _Tokens(sentence)
+        self._pair(days, clocks, tokens)
+        # A sentence that writes a time we did not join to its day is not an all-day matter.
+        any_clock = any(c.paired or not c.mention.adjacent_only for c in clocks)
+        parts = find_parts(sentence)
+        durations = find_durations(sentence)
+        candidates: list[ProposalCandidate] = []
+        for day in days:
+            when = day.mention.day
+            if not day.usable or when is None or len(day.clocks) > 1 or not self._agrees(day, days, sentence):
+                continue
+            if day.mention.clock is not None:
+                if day.clocks:
+                    continue  # "2026-08-04T10:00, besser 11 Uhr": two times for one day
+                start = _at(when, time(*day.mention.clock), zone)
+                candidates.append(self._timed(start, None, durations, 90, sentence, request))
+            elif day.clocks:
+                clock = day.clocks[0]
+                if not clock.usable:
+                    continue
+                resolved = self._resolve(when, clock.mention, day.mention, parts, tokens, zone)
+                if resolved is None:
+                    continue
+                confidence = 90 if day.mention.kind is DayKind.EXPLICIT else 80
+                candidates.append(
+                    self._timed(resolved, clock.mention.length, durations, confidence, sentence, request)
+                )
+            # A calendar date alone naming the day the message was written is its dateline ("September 6,
+            # 2002" under a newsletter's masthead), not an appointment; a later one may be.
+            elif len(days) == 1 and when > max(reference, writer_day) and self._all_day(
+                sentence, day.mention, any_clock, parts
+            ):
+                start = _at(when, time(0, 0), zone)
+                end = _at(when + timedelta(days=1), time(0, 0), zone)
+                title = guess_title(request.subject, sentence)
+                candidates.append(ProposalCandidate(start, end, True, request.time_zone, 60, sentence, title))
+        return candidates
+
+    @staticmethod
+    def _day_usable(
+        sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention]
+    ) -> bool:
+        if day.day is None or cues.bound_before(sentence, day.start):
+            return False
+        if cues.looks_like_a_number(sentence, day.start, day.end) or cues.in_a_span(sentence, day.start, day.end):
+            return False
+        number = cues.number_right_before(sentence, day.start)
+        if number is not None and not any(_overlap(number, _span(c)) for c in clocks):
+            return False
+        for other in everything:
+            if other.start > day.end and cues.joins_a_range(sentence, day.end, other.start):
+                return False
+            if other.end < day.start and cues.joins_a_range(sentence, other.end, day.start):
+                return False
+        return True
+
+    @staticmethod
+    def _agrees(day: _Day, days: list[_Day], sentence: str) -> bool:
+        """Days written side by side name one day ("morgen, Dienstag, den 4.8."); if they disagree, none is read."""
+        for other in days:
+            if other is day:
+                continue
+            first, second = sorted((day.mention, other.mention), key=lambda d: d.start)
+            if _APPOSITION.fullmatch(sentence, first.end, second.start) and other.mention.day != day.mention.day:
+                return False
+        return True
+
+    @staticmethod
+    def _clock_usable(sentence: str, clock: ClockMention, days: list[DayMention]) -> bool:
+        if clock.refused or cues.looks_like_a_number(sentence, clock.start, clock.end):
+            return False
+        number = cues.number_right_before(sentence, clock.start)
+        return number is None or any(_overlap(number, _span(d)) for d in days)
+
+    @staticmethod
+    def _all_day(sentence: str, day: DayMention, any_clock: bool, parts: list[PartMention]) -> bool:
+        """The one calendar date of its sentence, with no hint of a time of day we failed to read."""
+        if day.kind is not DayKind.EXPLICIT or day.needs_clock or any_clock or day.part is not None or parts:
+            return False
+        return not cues.vague_time(sentence) and not cues.unread_digits_after(sentence, day.end)
+
+    @staticmethod
+    def _pair(days: list[_Day], clocks: list[_Clock], tokens: _Tokens) -> None:
+        """Each time goes to its nearest day within MAX_JOIN_TOKENS words; ties go to the day before it."""
+        for clock in clocks:
+            best: _Day | None = None
+            best_key: tuple[int, int] | None = None
+            for day in days:
+                distance = tokens.between(_span(day.mention), _span(clock.mention))
+                if distance > MAX_JOIN_TOKENS:
+                    continue
+                if clock.mention.adjacent_only and (
+                    distance or day.mention.start > clock.mention.start or day.mention.kind is not DayKind.EXPLICIT
+                ):
+                    continue
+                key = (distance, 0 if day.mention.start < clock.mention.start else 1)
+                if best_key is None or key < best_key:
+                    best, best_key = day, key
+            if best is not None:
+                best.clocks.append(clock)
+                clock.paired = True
+
+    @staticmethod
+    def _resolve(
+        when: date,
+        clock: ClockMention,
+        day: DayMention,
+        parts: list[PartMention],
+        tokens: _Tokens,
+        zone: ZoneInfo,
+    ) -> datetime | None:
+        near = {p.part for p in parts if tokens.between(_span(p), _span(clock)) <= MAX_PART_TOKENS
+                and not _overlap(_span(p), _span(day))}
+        if day.part is not None:
+            near.add(day.part)
+        if len(near) > 1:
+            return None
+        part: DayPart | None = next(iter(near), None)
+        hour = resolve_hour(clock, part)
+        if hour is None:
+            return None
+        if clock.zone is not None:
+            written = datetime.combine(when, time(hour, clock.minute), clock.zone)
+            if clock.zone_region is not None:
+                meant = datetime.combine(when, time(hour, clock.minute), ZoneInfo(clock.zone_region))
+                if meant.utcoffset() != written.utcoffset():
+                    return None
+            return written.astimezone(zone)
+        return _at(when, time(hour, clock.minute), zone)
+
+    @staticmethod
+    def _timed(
+        start: datetime,
+        length: timedelta | None,
+        durations: list[DurationMention],
+        confidence: int,
+        sentence: str,
+        request: DetectionRequest,
+    ) -> ProposalCandidate:
+        if length is None:
+            length = durations[0].length if len(durations) == 1 else DEFAULT_LENGTH
+        end = (start.astimezone(UTC) + length).astimezone(start.tzinfo)
+        title = guess_title(request.subject, sentence)
+        return ProposalCandidate(start, end, False, request.time_zone, confidence, sentence, title)
+
+
+def _overlap(first: tuple[int, int], second: tuple[int, int]) -> bool:
+    return first[0] < second[1] and second[0] < first[1]
+
+
+def _at(day: date, clock: time, zone: ZoneInfo) -> datetime:
+    """A wall-clock time in the zone; one that a DST switch skips moves forward, as clocks do."""
+    local = datetime.combine(day, clock, zone)
+    return local.astimezone(UTC).astimezone(zone)

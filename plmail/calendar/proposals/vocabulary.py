@@ -1,0 +1,83 @@
+"""Day and month names, German and English, shared by the gate and the grammar.
+
+One table for both, so the gate can never forget a name the parser reads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from enum import Enum
+
+WEEKDAYS: dict[str, int] = {
+    "montag": 0, "monday": 0,
+    "dienstag": 1, "tuesday": 1,
+    "mittwoch": 2, "wednesday": 2,
+    "donnerstag": 3, "thursday": 3,
+    "freitag": 4, "friday": 4,
+    "samstag": 5, "sonnabend": 5, "saturday": 5,
+    "sonntag": 6, "sunday": 6,
+}  # fmt: skip
+
+# Read only directly in front of an explicit date ("Di. 27.09.", "Fri, Aug 4"): alone, "so", "do",
+# "sat" and "mi" are ordinary words.
+WEEKDAY_ABBREVIATIONS: dict[str, int] = {
+    "mo": 0, "mon": 0,
+    "di": 1, "tue": 1, "tues": 1,
+    "mi": 2, "wed": 2,
+    "do": 3, "thu": 3, "thur": 3, "thurs": 3,
+    "fr": 4, "fri": 4,
+    "sa": 5, "sat": 5,
+    "so": 6, "sun": 6,
+}  # fmt: skip
+
+MONTHS: dict[str, int] = {
+    "januar": 1, "jänner": 1, "january": 1,
+    "februar": 2, "february": 2,
+    "märz": 3, "maerz": 3, "march": 3,
+    "april": 4,
+    "mai": 5, "may": 5,
+    "juni": 6, "june": 6,
+    "juli": 7, "july": 7,
+    "august": 8,
+    "september": 9,
+    "oktober": 10, "october": 10,
+    "november": 11,
+    "dezember": 12, "december": 12,
+}  # fmt: skip
+
+# Ordinary English words as well as months ("you may", "to march"): only a month beside a day number.
+MONTHS_NEEDING_A_NUMBER = frozenset({"may", "march"})
+
+MONTH_ABBREVIATIONS: dict[str, int] = {
+    "jan": 1, "feb": 2, "mär": 3, "mrz": 3, "mar": 3, "apr": 4, "jun": 6, "jul": 7,
+    "aug": 8, "sep": 9, "sept": 9, "okt": 10, "oct": 10, "nov": 11, "dez": 12, "dec": 12,
+}  # fmt: skip
+
+LETTER = "a-zäöüß"
+
+
+def alternation(words: Iterable[str]) -> str:
+    """A regex alternation, longest first so a name is never cut to a shorter one."""
+    return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+
+
+class DayPart(Enum):
+    MORNING = "morning"
+    NOON = "noon"
+    AFTERNOON = "afternoon"
+    EVENING = "evening"
+    NIGHT = "night"
+
+
+# The part of day a word names; it decides the hour of an ambiguous "um 3" or "at 8". Not "morgen"
+# (tomorrow, unless an article makes it the morning) and not "früh" ("zu früh" is "too early").
+DAY_PART_WORDS: dict[str, DayPart] = {
+    "morgens": DayPart.MORNING, "morning": DayPart.MORNING, "vormittag": DayPart.MORNING, "vormittags": DayPart.MORNING,
+    "mittag": DayPart.NOON, "mittags": DayPart.NOON, "midday": DayPart.NOON,
+    "nachmittag": DayPart.AFTERNOON, "nachmittags": DayPart.AFTERNOON, "afternoon": DayPart.AFTERNOON,
+    "abend": DayPart.EVENING, "abends": DayPart.EVENING, "evening": DayPart.EVENING, "tonight": DayPart.EVENING,
+    "spätabend": DayPart.EVENING, "spätabends": DayPart.EVENING, "spätnachmittag": DayPart.AFTERNOON,
+    "spätnachmittags": DayPart.AFTERNOON, "frühmorgens": DayPart.MORNING,
+    "nacht": DayPart.NIGHT, "nachts": DayPart.NIGHT, "night": DayPart.NIGHT,
+}  # fmt: skip

@@ -1,0 +1,50 @@
+"""Where a calendar event came from, and what that origin allows."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import assert_never
+
+
+class EventSource(StrEnum):
+    MANUAL = "manual"
+    ACCEPTED_PROPOSAL = "accepted_proposal"
+    ICS = "ics"
+    STRUCTURED_DATA = "structured_data"
+    LLM = "llm"
+    REMOTE_SYNC = "remote_sync"
+
+    def is_trusted(self) -> bool:
+        """False means: never pushed to a connected calendar, confidence capped, shown with a confirmation.
+
+        Exhaustive on purpose: a new member must be classified here by hand, or mypy fails, instead of
+        silently inheriting calendar-write permission the way a `!= LLM` comparison would grant it.
+        """
+        source = self
+        match source:
+            case (
+                EventSource.MANUAL
+                | EventSource.ACCEPTED_PROPOSAL
+                | EventSource.ICS
+                | EventSource.STRUCTURED_DATA
+                | EventSource.REMOTE_SYNC
+            ):
+                return True
+            case EventSource.LLM:
+                return False
+        assert_never(source)
+
+    def may_be_rewritten_by_mail(self) -> bool:
+        """Only what mail put there may be revised by later mail; a person's decision is never overwritten."""
+        source = self
+        match source:
+            case EventSource.ICS | EventSource.STRUCTURED_DATA:
+                return True
+            case (
+                EventSource.MANUAL
+                | EventSource.ACCEPTED_PROPOSAL
+                | EventSource.LLM
+                | EventSource.REMOTE_SYNC
+            ):
+                return False
+        assert_never(source)

@@ -1,0 +1,53 @@
+"""Precision and recall of the detector on three public time-expression corpora (see corpora.py).
+
+Precision comes first: a wrong proposal is worse than a missed one. Recall is printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from plmail.calendar.proposals import DateShapeGate, DetectionRequest, DeterministicDateDetector
+from tests.unit.proposals.corpora import CORPUS_ROOT, Case, Score, all_cases, evaluate
+
+TARGET_PRECISION = 0.95
+
+pytestmark = pytest.mark.skipif(not CORPUS_ROOT.exists(), reason=f"corpora not found at {CORPUS_ROOT}")
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, list[Case]]:
+    return all_cases()
+
+
+def _line(name: str, score: Score) -> str:
+    return (
+        f"{name:12} precision {score.precision:.3f} ({score.exact}/{score.candidates}, {score.wrong} wrong, "
+        f"{score.partial} partial)  recall day+time {score.timed_recall:.3f} ({score.timed_found}/"
+        f"{score.timed_gold})  recall day {score.day_recall:.3f} ({score.day_found}/{score.day_gold})"
+    )
+
+
+@pytest.mark.parametrize("corpus", ["duckling", "recognizers", "ctparse"])
+def test_precision_per_corpus(corpus: str, cases: dict[str, list[Case]]) -> None:
+    score = evaluate(DeterministicDateDetector(), cases[corpus], keep_mistakes=10)
+    print("\n" + _line(corpus, score))
+    for mistake in score.mistakes:
+        print("   ", mistake)
+    assert len(cases[corpus]) > 1000
+    assert score.candidates >= 50, "too few readings to say anything about precision"
+    assert score.precision >= TARGET_PRECISION
+
+
+def test_precision_over_all_three(cases: dict[str, list[Case]]) -> None:
+    total = evaluate(DeterministicDateDetector(), [c for group in cases.values() for c in group])
+    print("\n" + _line("all", total))
+    assert total.precision >= TARGET_PRECISION
+    assert total.timed_found > 0 and total.day_found > 0
+
+
+def test_the_gate_admits_every_corpus_text_the_detector_reads(cases: dict[str, list[Case]]) -> None:
+    detector, gate = DeterministicDateDetector(skip_shapeless_sentences=False), DateShapeGate()
+    for case in (c for group in cases.values() for c in group):
+        if detector.detect(DetectionRequest(case.text, "", case.reference, case.zone, case.language)):
+            assert gate.admits(case.text), case.text
