@@ -13,7 +13,9 @@ from plmail.domain.enums import Category, LabelRole
 from plmail.domain.errors import NotFoundError
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer
+from plmail.mail.filters import FilterError
 from plmail.mail.sanitizer import sanitize_html
+from plmail.mail.search import parse_search
 
 PAGE_SIZE = 50
 _IMAGE_SENDERS = "images_allowed_senders"
@@ -50,28 +52,79 @@ class MailReader:
             return ThreadPage([], 1, False)
         return await self._page(user_id, inbox, tab.value, page)
 
-    async def label(self, user_id: int, label_id: int, page: int = 1) -> ThreadPage:
-        if await self.labels.owned(user_id, label_id) is None:
+    async def label(self, user_id: int, label_id: int, page: int = 1, *, account_id: int | None = None
+                    ) -> ThreadPage:
+        label = await self.labels.owned(user_id, label_id)
+        if label is None:
             raise NotFoundError("No such label.")
-        return await self._page(user_id, label_id, None, page)
+        # The trash view is the one place binned threads are listed.
+        return await self._page(user_id, label_id, None, page, account_id=account_id,
+                                include_binned=label.role is LabelRole.TRASH)
 
-    async def _page(self, user_id: int, label_id: int, category: str | None, page: int) -> ThreadPage:
+    async def _page(self, user_id: int, label_id: int, category: str | None, page: int, *,
+                    account_id: int | None = None, include_binned: bool = False) -> ThreadPage:
         page = max(page, 1)
         rows = await self.views.label_threads(
-            user_id, label_id, category=category, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE
+            user_id, label_id, category=category, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE,
+            account_id=account_id, include_binned=include_binned,
         )
         return ThreadPage(rows[:PAGE_SIZE], page, len(rows) > PAGE_SIZE)
+
+    async def view_thread_ids(self, user_id: int, view: str, cap: int = 10_000) -> list[int]:
+        """All threads of a list view named like "inbox:primary", "label:5", "label:5:account:2" or
+        "search:<query>" — what "select all conversations in this view" acts on."""
+        kind, _, rest = view.partition(":")
+        if kind == "inbox":
+            inbox = await self.labels.by_role(user_id, LabelRole.INBOX)
+            if inbox is None:
+                return []
+            return await self.views.label_thread_ids(user_id, inbox, category=rest or None, account_id=None,
+                                                     include_binned=False, cap=cap)
+        if kind == "label":
+            label_text, _, account_text = rest.partition(":account:")
+            try:
+                label_id = int(label_text)
+                account_id = int(account_text) if account_text else None
+            except ValueError:
+                raise NotFoundError("No such view.") from None
+            label = await self.labels.owned(user_id, label_id)
+            if label is None:
+                raise NotFoundError("No such label.")
+            return await self.views.label_thread_ids(user_id, label_id, category=None, account_id=account_id,
+                                                     include_binned=label.role is LabelRole.TRASH, cap=cap)
+        if kind == "search":
+            ids: list[int] = []
+            page = 1
+            while len(ids) < cap:
+                found = await self.search(user_id, rest, page)
+                ids += [t.id for t in found.threads]
+                if not found.has_next:
+                    break
+                page += 1
+            return ids[:cap]
+        raise NotFoundError("No such view.")
 
     async def tab_unread(self, user_id: int) -> dict[str, int]:
         inbox = await self.labels.by_role(user_id, LabelRole.INBOX)
         return await self.views.unread_by_category(user_id, inbox) if inbox is not None else {}
 
-    async def search(self, user_id: int, query: str, page: int = 1) -> ThreadPage:
+    async def search(self, user_id: int, query: str, page: int = 1, *, ranked: bool = False) -> ThreadPage:
         page = max(page, 1)
-        text = query.strip()[:500]
-        if not text:
+        parsed = parse_search(query.strip()[:1000])
+        if parsed.empty:
             return ThreadPage([], 1, False)
-        rows = await self.views.search(user_id, text, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+        roles = await self.labels.role_ids(user_id)
+        label_ids = [roles[role] for role in parsed.roles if role in roles]
+        for name in parsed.labels:
+            found = await self.labels.find_path(user_id, name)
+            if found is None:
+                return ThreadPage([], page, False)  # a label that does not exist matches nothing
+            label_ids.append(found)
+        try:
+            rows = await self.views.search(user_id, parsed, label_ids, ranked=ranked, limit=PAGE_SIZE + 1,
+                                           offset=(page - 1) * PAGE_SIZE)
+        except FilterError:
+            return ThreadPage([], page, False)
         return ThreadPage(rows[:PAGE_SIZE], page, len(rows) > PAGE_SIZE)
 
     async def thread(

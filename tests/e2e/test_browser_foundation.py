@@ -3,36 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser, expect
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.serve import ServeProcess
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def serve(tmp_path: Path, database_url: str) -> Iterator[ServeProcess]:
-    process = ServeProcess(tmp_path / "data", database_url=database_url).start()
-    try:
-        process.wait_healthy()
-        yield process
-    finally:
-        process.terminate()
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def test_first_run_setup_inbox_worker_check_and_sign_in(serve: ServeProcess, browser: Browser) -> None:

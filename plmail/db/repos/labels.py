@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plmail.db.database import Database
 from plmail.domain.enums import LabelRole
-from plmail.domain.models import SidebarLabel
+from plmail.domain.models import LabelInfo, SidebarLabel
 
 # Order and visibility of the system labels every user starts with.
 SYSTEM_LABELS: tuple[tuple[LabelRole, str, int, bool], ...] = (
@@ -34,13 +34,19 @@ class LabelRepository:
     async def sidebar(self, user_id: int) -> list[SidebarLabel]:
         """Visible labels with the number of unread, not-binned threads under each."""
         rows = await self.db.fetch(
-            """SELECT l.id, l.name, l.role, l.parent_id, l.color,
+            """WITH RECURSIVE tree AS (
+                   SELECT id, 0 AS depth, ARRAY[lpad(coalesce(sort_order, 999999)::text, 7, '0'), lower(name)] AS ord
+                     FROM label WHERE user_id = $1 AND parent_id IS NULL AND is_visible
+                   UNION ALL
+                   SELECT l.id, tree.depth + 1, tree.ord || ARRAY[lpad(coalesce(l.sort_order, 999999)::text, 7, '0'),
+                                                                  lower(l.name)]
+                     FROM label l JOIN tree ON l.parent_id = tree.id WHERE l.user_id = $1 AND l.is_visible)
+               SELECT l.id, l.name, l.role, l.parent_id, l.color, tree.depth,
                       (SELECT count(*) FROM thread_label tl
                          JOIN message_thread t ON t.id = tl.thread_id
                         WHERE tl.label_id = l.id AND t.unread_count > 0 AND NOT t.binned) AS unread_threads
-                 FROM label l
-                WHERE l.user_id = $1 AND l.is_visible
-                ORDER BY l.sort_order NULLS LAST, lower(l.name)""",
+                 FROM tree JOIN label l ON l.id = tree.id
+                ORDER BY tree.ord""",
             user_id,
         )
         return [
@@ -51,6 +57,7 @@ class LabelRepository:
                 parent_id=r["parent_id"],
                 color=r["color"],
                 unread_threads=r["unread_threads"],
+                depth=r["depth"],
             )
             for r in rows
         ]
@@ -102,3 +109,35 @@ class LabelRepository:
     async def role_ids(self, user_id: int) -> dict[LabelRole, int]:
         rows = await self.db.fetch("SELECT id, role FROM label WHERE user_id = $1 AND role IS NOT NULL", user_id)
         return {LabelRole(r["role"]): r["id"] for r in rows}
+
+    async def find_path(self, user_id: int, path: str) -> int | None:
+        """The user's label at a "/"-separated path, matched case-insensitively; None when missing."""
+        parent: int | None = None
+        found: int | None = None
+        for segment in [s.strip() for s in path.split("/") if s.strip()]:
+            found = await self.db.fetchval(
+                "SELECT id FROM label WHERE user_id = $1 AND coalesce(parent_id, 0) = coalesce($2::int, 0) "
+                "AND lower(name) = lower($3) ORDER BY id LIMIT 1",
+                user_id, parent, segment,
+            )
+            if found is None:
+                return None
+            parent = int(found)
+        return parent
+
+    async def all_for_user(self, user_id: int) -> list[LabelInfo]:
+        """Every label of the user, hidden ones too, parents before their children."""
+        rows = await self.db.fetch(
+            """WITH RECURSIVE tree AS (
+                   SELECT id, name, role, parent_id, color, is_visible, 0 AS depth, name::text AS path,
+                          ARRAY[coalesce(sort_order, 1000000), id] AS ord
+                     FROM label WHERE user_id = $1 AND parent_id IS NULL
+                   UNION ALL
+                   SELECT l.id, l.name, l.role, l.parent_id, l.color, l.is_visible, tree.depth + 1,
+                          tree.path || '/' || l.name, tree.ord || ARRAY[coalesce(l.sort_order, 1000000), l.id]
+                     FROM label l JOIN tree ON l.parent_id = tree.id WHERE l.user_id = $1)
+               SELECT * FROM tree ORDER BY ord""",
+            user_id,
+        )
+        return [LabelInfo(r["id"], r["name"], LabelRole(r["role"]) if r["role"] else None, r["parent_id"],
+                          r["color"], r["is_visible"], r["depth"], r["path"]) for r in rows]

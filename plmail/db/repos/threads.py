@@ -39,6 +39,7 @@ WITH stats AS (
            count(*) AS n,
            count(*) FILTER (WHERE m.seen_at IS NULL) AS unread,
            count(*) FILTER (WHERE m.has_attachments) AS attachments,
+           max(m.starred_at) AS starred_at,
            max(coalesce(m.received_at, m.sent_at, m.created_at)) AS last_at,
            (array_agg(m.category ORDER BY coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC)
                FILTER (WHERE m.category_held_at IS NULL OR m.category_released_at IS NOT NULL))[1] AS newest_category,
@@ -55,6 +56,7 @@ UPDATE message_thread t
    SET message_count = s.n,
        unread_count = s.unread,
        attachment_count = s.attachments,
+       starred_at = s.starred_at,
        last_message_at = s.last_at,
        category = CASE WHEN t.category_pinned THEN t.category ELSE s.newest_category END,
        user_category = s.newest_rule_category,

@@ -15,6 +15,8 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.mail.filters import RULE_VOCABULARY, FilterCompiler, Params
+from plmail.mail.search import SearchQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,8 @@ class ThreadSummary:
     sender_name: str
     sender_address: str
     preview: str
+    binned: bool = False
+    snoozed_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +72,12 @@ class AttachmentView:
     sha256: str | None
 
 
+_SEARCH_COMPILER = FilterCompiler(RULE_VOCABULARY)
 _SUMMARY = """
 SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS subject, t.last_message_at,
        t.message_count, t.unread_count, t.attachment_count > 0 AS has_attachments, t.starred_at IS NOT NULL AS starred,
        t.category, coalesce(latest.from_name, '') AS sender_name, coalesce(latest.from_address, '') AS sender_address,
-       coalesce(latest.preview, '') AS preview
+       coalesce(latest.preview, '') AS preview, t.binned, t.snoozed_until
   FROM message_thread t
   JOIN account a ON a.id = t.account_id
   LEFT JOIN LATERAL (
@@ -85,7 +90,7 @@ def _summary(r: asyncpg.Record) -> ThreadSummary:
     return ThreadSummary(
         r["id"], r["account_id"], r["account_name"] or "", r["subject"], r["last_message_at"], r["message_count"],
         r["unread_count"], r["has_attachments"], r["starred"], r["category"], r["sender_name"], r["sender_address"],
-        r["preview"],
+        r["preview"], r["binned"], r["snoozed_until"],
     )
 
 
@@ -98,17 +103,48 @@ class MailViewRepository:
         self.db = db
 
     async def label_threads(
-        self, user_id: int, label_id: int, *, category: str | None, limit: int, offset: int
+        self, user_id: int, label_id: int, *, category: str | None, limit: int, offset: int,
+        account_id: int | None = None, include_binned: bool = False,
     ) -> list[ThreadSummary]:
         rows = await self.db.fetch(
             _SUMMARY + """
-             WHERE a.user_id = $1 AND NOT t.binned
+             WHERE a.user_id = $1 AND ($6 OR NOT t.binned)
                AND EXISTS (SELECT 1 FROM thread_label tl WHERE tl.thread_id = t.id AND tl.label_id = $2)
                AND ($3::text IS NULL OR t.category = $3)
-             ORDER BY t.last_message_at DESC NULLS LAST, t.id DESC LIMIT $4 OFFSET $5""",
-            user_id, label_id, category, limit, offset,
+               AND ($7::int IS NULL OR t.account_id = $7)
+             ORDER BY t.last_message_at DESC, t.id DESC LIMIT $4 OFFSET $5""",
+            user_id, label_id, category, limit, offset, include_binned, account_id,
         )
         return [_summary(r) for r in rows]
+
+    async def label_thread_ids(
+        self, user_id: int, label_id: int, *, category: str | None, account_id: int | None, include_binned: bool,
+        cap: int,
+    ) -> list[int]:
+        """Every thread of a view, for "select all conversations in this view"."""
+        rows = await self.db.fetch(
+            """SELECT t.id FROM message_thread t JOIN account a ON a.id = t.account_id
+                WHERE a.user_id = $1 AND ($4 OR NOT t.binned)
+                  AND EXISTS (SELECT 1 FROM thread_label tl WHERE tl.thread_id = t.id AND tl.label_id = $2)
+                  AND ($3::text IS NULL OR t.category = $3) AND ($5::int IS NULL OR t.account_id = $5)
+                ORDER BY t.last_message_at DESC, t.id DESC LIMIT $6""",
+            user_id, label_id, category, include_binned, account_id, cap,
+        )
+        return [r["id"] for r in rows]
+
+    async def account_labels(self, user_id: int) -> list[tuple[int, int, str, str | None, int]]:
+        """(account id, label id, name, role, unread threads) for the per-account parts of the sidebar."""
+        rows = await self.db.fetch(
+            """SELECT b.account_id, l.id, l.name, l.role,
+                      (SELECT count(*) FROM thread_label tl JOIN message_thread t ON t.id = tl.thread_id
+                        WHERE tl.label_id = l.id AND t.account_id = b.account_id AND t.unread_count > 0
+                          AND NOT t.binned) AS unread
+                 FROM label_binding b JOIN label l ON l.id = b.label_id JOIN account a ON a.id = b.account_id
+                WHERE a.user_id = $1 AND l.is_visible
+                ORDER BY b.account_id, l.sort_order NULLS LAST, lower(l.name)""",
+            user_id,
+        )
+        return [(r["account_id"], r["id"], r["name"], r["role"], r["unread"]) for r in rows]
 
     async def unread_by_category(self, user_id: int, label_id: int) -> dict[str, int]:
         rows = await self.db.fetch(
@@ -121,18 +157,42 @@ class MailViewRepository:
         )
         return {r["category"]: r["n"] for r in rows}
 
-    async def search(self, user_id: int, query: str, *, limit: int, offset: int) -> list[ThreadSummary]:
-        # Both configurations: English stems words in subjects and bodies, 'simple' keeps addresses and
-        # hosts whole, so "invoices" and "from example.org" style terms both match.
+    async def search(
+        self, user_id: int, query: SearchQuery, label_ids: Sequence[int], *, ranked: bool, limit: int, offset: int,
+    ) -> list[ThreadSummary]:
+        """Threads of the user matching a parsed search: labels and states on the thread, conditions and
+        free text on its messages. Every value goes in as a parameter."""
+        params = Params()
+        params.add(user_id)
+        threads = ["TRUE" if query.includes_trash else "NOT t.binned"]
+        for label_id in label_ids:
+            threads.append(f"EXISTS (SELECT 1 FROM thread_label tl WHERE tl.thread_id = t.id "
+                           f"AND tl.label_id = {params.add(label_id)})")
+        if query.unread is not None:
+            threads.append("t.unread_count > 0" if query.unread else "t.unread_count = 0")
+        if query.starred:
+            threads.append("t.starred_at IS NOT NULL")
+        messages: list[str] = []
+        if query.conditions:
+            messages.append(_SEARCH_COMPILER.compile({"operator": "AND", "conditions": query.conditions}, params))
+        tsquery = None
+        if query.text:
+            text = params.add(query.text)
+            # English stems words, 'simple' keeps addresses and hosts whole: "invoices" and "example.org" match.
+            tsquery = f"(websearch_to_tsquery('english', {text}) || websearch_to_tsquery('simple', {text}))"
+            messages.append(f"m.search_vector @@ {tsquery}")
+        matching = ""
+        if messages:
+            matching = (" AND t.id IN (SELECT m.thread_id FROM message m JOIN account ma ON ma.id = m.account_id "
+                        f"WHERE ma.user_id = $1 AND m.thread_id IS NOT NULL AND {' AND '.join(messages)})")
+        order = "t.last_message_at DESC, t.id DESC"
+        if ranked and tsquery is not None:
+            order = (f"(SELECT max(ts_rank(m.search_vector, {tsquery})) FROM message m WHERE m.thread_id = t.id) "
+                     f"DESC NULLS LAST, {order}")
         rows = await self.db.fetch(
-            _SUMMARY + """
-             WHERE a.user_id = $1 AND NOT t.binned AND t.id IN (
-                   SELECT m.thread_id FROM message m JOIN account ma ON ma.id = m.account_id
-                    WHERE ma.user_id = $1 AND m.thread_id IS NOT NULL
-                      AND m.search_vector @@ (websearch_to_tsquery('english', $2)
-                                              || websearch_to_tsquery('simple', $2)))
-             ORDER BY t.last_message_at DESC NULLS LAST, t.id DESC LIMIT $3 OFFSET $4""",
-            user_id, query, limit, offset,
+            _SUMMARY + f" WHERE a.user_id = $1 AND {' AND '.join(threads)}{matching} ORDER BY {order} "
+                       f"LIMIT {params.add(limit)} OFFSET {params.add(offset)}",
+            *params.values,
         )
         return [_summary(r) for r in rows]
 

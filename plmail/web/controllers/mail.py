@@ -13,6 +13,7 @@ from litestar.response import Redirect, Response, Template
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
 from plmail.web.auth import services_from
+from plmail.web.controllers.calendar import message_cards_context
 from plmail.web.explain import explain_text
 from plmail.web.pages import render, signed_in_user
 
@@ -30,19 +31,24 @@ class MailController(Controller):
         listing = await services.reader.inbox(user.id, category, page)
         unread = await services.reader.tab_unread(user.id)
         return await render(request, "inbox.html", tab=category.value, listing=listing, tab_unread=unread,
-                            page_url=f"/?tab={category.value}&page=")
+                            page_url=f"/?tab={category.value}&page=", view=f"inbox:{category.value}", view_role="inbox")
 
     @get("/label/{label_id:int}")
     async def label(
-        self, request: Request[Any, Any, Any], label_id: FromPath[int], page: FromQuery[int] = 1
+        self, request: Request[Any, Any, Any], label_id: FromPath[int], page: FromQuery[int] = 1,
+        account: FromQuery[int | None] = None,
     ) -> Template:
         user = signed_in_user(request)
         services = services_from(request)
         label = await services.labels.owned(user.id, label_id)
-        if label is None:
+        if label is None or (account is not None and await services.accounts.owned(user.id, account) is None):
             raise NotFoundException()
-        listing = await services.reader.label(user.id, label_id, page)
-        return await render(request, "label.html", label=label, listing=listing, page_url=f"/label/{label_id}?page=")
+        listing = await services.reader.label(user.id, label_id, page, account_id=account)
+        scoped = account is not None
+        view = f"label:{label_id}" + (f":account:{account}" if scoped else "")
+        page_url = f"/label/{label_id}?" + (f"account={account}&" if scoped else "") + "page="
+        return await render(request, "label.html", label=label, listing=listing, page_url=page_url,
+                            view=view, view_role=label.role.value if label.role else "")
 
     @get("/search")
     async def search(
@@ -50,19 +56,26 @@ class MailController(Controller):
     ) -> Template:
         user = signed_in_user(request)
         listing = await services_from(request).reader.search(user.id, q, page)
-        return await render(request, "search.html", query=q, listing=listing, page_url=f"/search?q={quote(q)}&page=")
+        return await render(request, "search.html", query=q, listing=listing, page_url=f"/search?q={quote(q)}&page=",
+                            view=f"search:{q}", view_role="")
 
     @get("/thread/{thread_id:int}")
     async def thread(
         self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None
     ) -> Template:
         user = signed_in_user(request)
+        services = services_from(request)
         try:
-            summary, messages = await services_from(request).reader.thread(user.id, thread_id, images_for=images)
+            summary, messages = await services.reader.thread(user.id, thread_id, images_for=images)
         except NotFoundError:
             raise NotFoundException() from None
+        if summary.unread_count:
+            # Opening a conversation reads it, through the same operation as "mark read" (and JMAP's $seen).
+            await services.operations.set_seen(user.id, True, thread_ids=[thread_id])
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
-        return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations)
+        cards = await message_cards_context(request, user, thread_id)
+        return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
+                            **cards)
 
     @post("/message/{message_id:int}/images")
     async def allow_images(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:

@@ -1,0 +1,27 @@
+"""Job functions for thread operations: provider propagation and waking snoozed threads."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from plmail.jobs.context import services_of
+from plmail.mail.backfill import CategoryBackfill
+
+
+async def propagate_provider_changes(ctx: dict[str, Any], *, account_id: int) -> int:
+    return await services_of(ctx).propagation.run(int(account_id))
+
+
+async def apply_rule_to_existing(ctx: dict[str, Any], *, rule_id: int, user_id: int) -> int:
+    return await services_of(ctx).rules.apply_to_existing(int(user_id), int(rule_id))
+
+
+async def wake_snoozed(ctx: dict[str, Any]) -> int:
+    return await services_of(ctx).operations.wake_due(datetime.now(UTC))
+
+
+async def resort_mail(ctx: dict[str, Any], *, user_id: int) -> dict[str, int]:
+    """Re-sort a user's stored mail after a sorting preference changed."""
+    report = await CategoryBackfill(services_of(ctx).db).run(user_id=int(user_id))
+    return {"changed": report.messages_changed, "threads_moved": report.threads_moved}

@@ -1,0 +1,177 @@
+"""Labels are the one mechanism: LabelResolver maps provider folders and labels onto them, and
+LabelManager is what the user does to them.
+
+A label belongs to the user, not to an account; where it lives at a provider is a LabelBinding per
+(label, account). Two accounts syncing a folder "Receipts" meet in one label with two bindings, so the
+unified view falls out of the model instead of being rebuilt by matching names when rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from plmail.db.database import Database
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.label_admin import LabelAdminRepository
+from plmail.db.repos.labels import LabelRepository
+from plmail.domain.enums import LabelRole
+from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.mail.changes import MailChangeRecorder, StateManager
+
+COLOURS = ("gray", "red", "orange", "amber", "green", "teal", "blue", "violet", "pink")
+MAX_NAME = 255
+
+
+@dataclass(frozen=True, slots=True)
+class BindingHandle:
+    """Where a label lives at one provider: an IMAP folder, a Gmail label id, a Graph folder or category."""
+
+    mailbox_id: int | None = None
+    gmail_label_id: str | None = None
+    graph_folder_id: str | None = None
+    graph_category_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedLabel:
+    label_id: int
+    binding_id: int
+
+
+class LabelResolver:
+    """The one find-or-create: the user's label first, then its binding for the account being synced.
+
+    Caches ids, never rows, so a long-running sync job can keep using it across transactions.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.labels = LabelRepository(db)
+        self.admin = LabelAdminRepository(db)
+        self._label_ids: dict[tuple[int, int | None, str], int] = {}
+        self._role_ids: dict[tuple[int, LabelRole], int] = {}
+        self._binding_ids: dict[tuple[int, int, BindingHandle], int] = {}
+
+    async def label(self, user_id: int, path: Sequence[str], role: LabelRole | None = None) -> int:
+        if role is not None:
+            key = (user_id, role)
+            if key not in self._role_ids:
+                roles = await self.labels.role_ids(user_id)
+                if role not in roles:
+                    raise NotFoundError(f"The {role.value} label is missing.")
+                self._role_ids[key] = roles[role]
+            return self._role_ids[key]
+        segments = [s.strip()[:MAX_NAME] for s in path if s and s.strip()]
+        if not segments:
+            raise ValidationError("A label needs a name.")
+        parent: int | None = None
+        for segment in segments:
+            cache_key = (user_id, parent, segment)
+            found = self._label_ids.get(cache_key)
+            if found is None:
+                found = await self.labels.find_or_create(user_id, segment, parent)
+                self._label_ids[cache_key] = found
+            parent = found
+        assert parent is not None
+        return parent
+
+    async def resolve(
+        self, *, user_id: int, account_id: int, path: Sequence[str], role: LabelRole | None = None,
+        handle: BindingHandle = BindingHandle(),
+    ) -> ResolvedLabel:
+        label_id = await self.label(user_id, path, role)
+        return ResolvedLabel(label_id, await self.bind(label_id, account_id, handle))
+
+    async def bind(self, label_id: int, account_id: int, handle: BindingHandle = BindingHandle()) -> int:
+        key = (label_id, account_id, handle)
+        cached = self._binding_ids.get(key)
+        if cached is None:
+            cached = await self.admin.upsert_binding(label_id, account_id, handle.mailbox_id, handle.gmail_label_id,
+                                                     handle.graph_folder_id, handle.graph_category_id)
+            self._binding_ids[key] = cached
+        return cached
+
+
+class LabelManager:
+    """Creating, renaming, colouring, nesting, hiding and deleting the user's own labels."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.repo = LabelAdminRepository(db)
+        self.labels = LabelRepository(db)
+        self.change_log = ChangeLogRepository(db)
+
+    async def create(self, user_id: int, name: str, *, parent_id: int | None = None, color: str | None = None) -> int:
+        clean = _clean_name(name)
+        if parent_id is not None and await self.labels.owned(user_id, parent_id) is None:
+            raise NotFoundError("No such parent label.")
+        if await self.repo.exists(user_id, parent_id, clean):
+            raise ValidationError(f"A label named {clean!r} already exists there.")
+        return await self.repo.create(user_id, clean, parent_id, _clean_colour(color))
+
+    async def update(
+        self, user_id: int, label_id: int, *, name: str | None = None, color: str | None = None,
+        parent_id: int | None = None, move: bool = False, visible: bool | None = None,
+    ) -> None:
+        label = await self.labels.owned(user_id, label_id)
+        if label is None:
+            raise NotFoundError("No such label.")
+        if label.role is not None and (name is not None or move):
+            raise ValidationError("System labels cannot be renamed or moved.")
+        if move and parent_id is not None:
+            if await self.labels.owned(user_id, parent_id) is None:
+                raise NotFoundError("No such parent label.")
+            if label_id in await self.repo.ancestry(parent_id):
+                raise ValidationError("A label cannot be nested inside itself.")
+        new_name = _clean_name(name) if name is not None else None
+        target_parent = parent_id if move else label.parent_id
+        renamed_or_moved = new_name is not None or move
+        if renamed_or_moved and await self.repo.exists(user_id, target_parent, new_name or label.name,
+                                                       exclude=label_id):
+            raise ValidationError("A label with that name already exists there.")
+        async with self.db.transaction():
+            await self.repo.update(label_id, name=new_name, color=_clean_colour(color) if color is not None else None,
+                                   parent_id=target_parent, visible=visible)
+            await self._announce(label_id)
+
+    async def delete(self, user_id: int, label_id: int) -> int:
+        """Delete a label; the mail keeps every other label, and mail left with none moves to Archive."""
+        label = await self.labels.owned(user_id, label_id)
+        if label is None:
+            raise NotFoundError("No such label.")
+        if label.role is not None:
+            raise ValidationError("System labels cannot be deleted.")
+        async with self.db.transaction():
+            state = StateManager(self.change_log)
+            recorder = MailChangeRecorder(state)
+            affected = await self.repo.delete_keeping_mail(user_id, label_id)
+            for account_id, message_id, thread_id in affected:
+                recorder.email_changed(account_id, message_id, thread_id=thread_id)
+            await state.write()
+            await state.announce()
+        return len(affected)
+
+    async def _announce(self, label_id: int) -> None:
+        state = StateManager(self.change_log)
+        recorder = MailChangeRecorder(state)
+        for account_id, binding_id in await self.repo.bindings_of(label_id):
+            recorder.mailboxes_changed(account_id, [binding_id])
+        await state.write()
+        await state.announce()
+
+
+def _clean_name(name: str | None) -> str:
+    clean = " ".join((name or "").split())
+    if not clean:
+        raise ValidationError("A label needs a name.")
+    if "/" in clean:
+        raise ValidationError("Use nesting instead of '/' in label names.")
+    return clean[:MAX_NAME]
+
+
+def _clean_colour(color: str | None) -> str | None:
+    if not color:
+        return None
+    if color not in COLOURS:
+        raise ValidationError(f"Unknown colour {color!r}.")
+    return color

@@ -1,0 +1,1 @@
+"""The user's filter rules: a condition tree and actions, run once per batch after threading."""

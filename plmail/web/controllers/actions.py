@@ -1,0 +1,109 @@
+"""Thread and message actions from the list toolbar and the conversation view.
+
+Every action calls ThreadOperations, the same service JMAP uses: archiving from the browser and from
+a phone is one code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from litestar import Controller, Request, post
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
+from litestar.response import Redirect
+
+from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.mail.operations import OperationResult, ThreadOperations
+from plmail.mail.snooze import resolve_snooze
+from plmail.web.auth import safe_next, services_from
+from plmail.web.controllers.forms import parse_form
+from plmail.web.pages import signed_in_user
+
+Scope = dict[str, list[int]]
+Action = Callable[[ThreadOperations, int, Scope, "ActionForm"], Awaitable[OperationResult]]
+
+
+@dataclass(frozen=True)
+class ActionForm:
+    action: str = ""
+    thread_ids: list[int] = field(default_factory=list)
+    all_in_view: str = ""
+    view: str = ""
+    label_id: int | None = None
+    snooze: str = ""
+    snooze_custom: str = ""
+    next: str = "/"
+
+
+def _label(form: ActionForm) -> int:
+    if form.label_id is None:
+        raise ValidationError("Choose a label.")
+    return form.label_id
+
+
+async def _snooze(ops: ThreadOperations, user_id: int, scope: Scope, form: ActionForm,
+                  time_zone: str) -> OperationResult:
+    until = resolve_snooze(form.snooze, form.snooze_custom, datetime.now(UTC), time_zone)
+    return await ops.snooze(user_id, scope["thread_ids"], until)
+
+
+# The toolbar's vocabulary; each entry is one ThreadOperations call.
+ACTIONS: dict[str, Action] = {
+    "archive": lambda ops, u, s, f: ops.archive(u, **s),
+    "trash": lambda ops, u, s, f: ops.trash(u, **s),
+    "untrash": lambda ops, u, s, f: ops.untrash(u, **s),
+    "spam": lambda ops, u, s, f: ops.spam(u, **s),
+    "not_spam": lambda ops, u, s, f: ops.not_spam(u, **s),
+    "inbox": lambda ops, u, s, f: ops.move_to_inbox(u, **s),
+    "read": lambda ops, u, s, f: ops.set_seen(u, True, **s),
+    "unread": lambda ops, u, s, f: ops.set_seen(u, False, **s),
+    "star": lambda ops, u, s, f: ops.set_starred(u, True, **s),
+    "unstar": lambda ops, u, s, f: ops.set_starred(u, False, **s),
+    "label_add": lambda ops, u, s, f: ops.add_label(u, _label(f), **s),
+    "label_remove": lambda ops, u, s, f: ops.remove_label(u, _label(f), **s),
+    "move": lambda ops, u, s, f: ops.move_to_label(u, _label(f), **s),
+    "wake": lambda ops, u, s, f: ops.wake(u, s["thread_ids"]),
+}
+
+
+class ActionController(Controller):
+    @post("/actions")
+    async def threads(self, request: Request[Any, Any, Any]) -> Redirect:
+        data = parse_form(await request.form(), ActionForm)
+        user = signed_in_user(request)
+        services = services_from(request)
+        thread_ids = list(data.thread_ids)
+        if data.all_in_view and data.view:
+            try:
+                thread_ids = await services.reader.view_thread_ids(user.id, data.view)
+            except NotFoundError:
+                raise NotFoundException() from None
+        scope: Scope = {"thread_ids": thread_ids}
+        await _run(services.operations, user.id, user.time_zone, scope, data)
+        return Redirect(safe_next(data.next))
+
+    @post("/message/{message_id:int}/action")
+    async def message(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
+        data = parse_form(await request.form(), ActionForm)
+        user = signed_in_user(request)
+        await _run(services_from(request).operations, user.id, user.time_zone, {"message_ids": [message_id]}, data)
+        return Redirect(safe_next(data.next))
+
+
+async def _run(ops: ThreadOperations, user_id: int, time_zone: str, scope: Scope, form: ActionForm) -> None:
+    try:
+        if form.action == "snooze":
+            if "thread_ids" not in scope:
+                raise ValidationError("Only conversations can be snoozed.")
+            await _snooze(ops, user_id, scope, form, time_zone)
+            return
+        action = ACTIONS.get(form.action)
+        if action is None:
+            raise ValidationError(f"Unknown action {form.action!r}.")
+        await action(ops, user_id, scope, form)
+    except NotFoundError:
+        raise NotFoundException() from None

@@ -1,0 +1,217 @@
+"""Thread operations, the trigger-kept binned flag, snooze, propagation and label management."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from plmail.db.repos.operations import PendingChange
+from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.domain.errors import ValidationError
+from plmail.mail.labels import BindingHandle, LabelManager, LabelResolver
+from plmail.mail.propagation import PropagationError, PropagationOutcome
+from tests.integration.mail.conftest import Mailbox
+from tests.support.mail import BASE_DATE, make_message
+
+
+async def _thread(mailbox: Mailbox, *raws: bytes) -> tuple[int, list[int]]:
+    result = await mailbox.services.pipeline.ingest([mailbox.message(r) for r in raws])
+    return result.messages[0].thread_id or 0, [m.id for m in result.messages]
+
+
+async def _labels(mailbox: Mailbox, message_id: int) -> set[str]:
+    rows = await mailbox.services.db.fetch(
+        "SELECT coalesce(l.role, l.name) AS n FROM message_label ml JOIN label l ON l.id = ml.label_id "
+        "WHERE ml.message_id = $1", message_id)
+    return {r["n"] for r in rows}
+
+
+async def _binned(mailbox: Mailbox, thread_id: int) -> bool:
+    return bool(await mailbox.services.db.fetchval("SELECT binned FROM message_thread WHERE id = $1", thread_id))
+
+
+async def _roles(mailbox: Mailbox) -> dict[LabelRole, int]:
+    return await mailbox.services.labels.role_ids(mailbox.user.id)
+
+
+def _conversation() -> tuple[bytes, bytes]:
+    first = make_message(message_id="o1@x", subject="Ops")
+    reply = make_message(message_id="o2@x", subject="Re: Ops", in_reply_to="o1@x", references=["o1@x"],
+                         date=BASE_DATE + timedelta(hours=1))
+    return first, reply
+
+
+async def test_each_operation_changes_labels_logs_changes_and_enqueues_propagation(mailbox: Mailbox) -> None:
+    ops = mailbox.services.operations
+    thread_id, (m1, m2) = await _thread(mailbox, *_conversation())
+    before = len(await mailbox.changes())
+    result = await ops.archive(mailbox.user.id, thread_ids=[thread_id])
+    assert set(result.messages) == {m1, m2}
+    assert await _labels(mailbox, m1) == {"archive"}  # Inbox was the only label: the mail still lives somewhere
+    changes = (await mailbox.changes())[before:]
+    assert ("Email", str(m1), "updated") in changes and ("Thread", str(thread_id), "updated") in changes
+    jobs = await mailbox.services.db.fetch("SELECT queue, convert_from(job, 'UTF8')::jsonb ->> 'function' AS f "
+                                           "FROM saq_jobs")
+    assert [(r["queue"], r["f"]) for r in jobs] == [("ingest", "propagate_provider_changes")]
+    pending = await mailbox.services.db.fetch("SELECT message_id, kind, added, removed FROM provider_change")
+    assert {r["message_id"] for r in pending} == {m1, m2}
+
+    await ops.trash(mailbox.user.id, message_ids=[m2])
+    assert await _labels(mailbox, m2) == {"trash"}
+    await ops.untrash(mailbox.user.id, message_ids=[m2])
+    assert await _labels(mailbox, m2) == {"inbox"}
+    await ops.set_starred(mailbox.user.id, True, thread_ids=[thread_id])
+    starred = await mailbox.services.db.fetch("SELECT id FROM message WHERE starred_at IS NOT NULL")
+    assert [r["id"] for r in starred] == [m2]  # starring a thread stars its newest message
+    assert await mailbox.services.db.fetchval("SELECT starred_at IS NOT NULL FROM message_thread") is True
+    await ops.set_seen(mailbox.user.id, True, thread_ids=[thread_id])
+    assert await mailbox.services.db.fetchval("SELECT unread_count FROM message_thread") == 0
+    again = await ops.set_seen(mailbox.user.id, True, thread_ids=[thread_id])
+    assert again.messages == ()  # nothing changed, nothing announced
+
+
+async def test_a_rolled_back_operation_leaves_no_change_log_row(mailbox: Mailbox) -> None:
+    thread_id, _ = await _thread(mailbox, *_conversation())
+    before = len(await mailbox.changes())
+
+    async def archive_then_fail() -> None:
+        async with mailbox.services.db.transaction():
+            await mailbox.services.operations.archive(mailbox.user.id, thread_ids=[thread_id])
+            raise RuntimeError("abandon")
+
+    with pytest.raises(RuntimeError):
+        await archive_then_fail()
+    assert len(await mailbox.changes()) == before
+    assert await mailbox.services.db.fetchval("SELECT count(*) FROM provider_change") == 0
+
+
+async def test_binned_is_kept_by_the_database(mailbox: Mailbox) -> None:
+    ops = mailbox.services.operations
+    db = mailbox.services.db
+    thread_id, (m1, m2) = await _thread(mailbox, *_conversation())
+    await ops.trash(mailbox.user.id, message_ids=[m1])
+    assert not await _binned(mailbox, thread_id)  # one message still outside Trash
+    await ops.trash(mailbox.user.id, message_ids=[m2])
+    assert await _binned(mailbox, thread_id)
+    # A reply arriving into a binned thread takes it out of the bin.
+    reply = make_message(message_id="o3@x", subject="Re: Ops", in_reply_to="o2@x", references=["o1@x", "o2@x"],
+                         date=BASE_DATE + timedelta(hours=2))
+    result = await mailbox.services.pipeline.ingest([mailbox.message(reply)])
+    assert result.messages[0].thread_id == thread_id
+    assert not await _binned(mailbox, thread_id)
+    # Deleting that message re-derives: only trashed mail is left.
+    await db.execute("DELETE FROM message WHERE id = $1", result.messages[0].id)
+    assert await _binned(mailbox, thread_id)
+    # Raw SQL is covered too: the trigger, not Python, keeps the flag.
+    trash = (await _roles(mailbox))[LabelRole.TRASH]
+    await db.execute("DELETE FROM message_label WHERE message_id = $1 AND label_id = $2", m1, trash)
+    assert not await _binned(mailbox, thread_id)
+    await db.execute("INSERT INTO message_label (message_id, label_id) VALUES ($1, $2)", m1, trash)
+    assert await _binned(mailbox, thread_id)
+    other_thread, (m3,) = await _thread(mailbox, make_message(message_id="elsewhere@x", subject="Other"))
+    await db.execute("UPDATE message SET thread_id = $1 WHERE id = $2", thread_id, m3)
+    assert not await _binned(mailbox, thread_id)  # a message moved in from outside Trash
+    # Lists, badges and search leave binned threads out; the Trash view is where they are listed.
+    await db.execute("UPDATE message SET thread_id = $1 WHERE id = $2", other_thread, m3)
+    assert await _binned(mailbox, thread_id)
+    await mailbox.services.operations.untrash(mailbox.user.id, message_ids=[m3])
+    await db.execute("INSERT INTO message_label (message_id, label_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                     m1, mailbox.inbox)  # still carries Inbox too, yet every message is in the trash
+    assert await _binned(mailbox, thread_id)
+    inbox_listing = await mailbox.services.reader.label(mailbox.user.id, mailbox.inbox)
+    assert thread_id not in [t.id for t in inbox_listing.threads]
+    sidebar = {label.id: label.unread_threads for label in await mailbox.services.labels.sidebar(mailbox.user.id)}
+    assert sidebar[mailbox.inbox] == 1  # the other thread only
+    assert (await mailbox.services.reader.search(mailbox.user.id, "ops")).threads == []
+    trash_listing = await mailbox.services.reader.label(mailbox.user.id, trash)
+    assert [t.id for t in trash_listing.threads] == [thread_id]
+
+
+async def test_snoozed_thread_wakes_at_its_time_unread_and_back_in_the_inbox(mailbox: Mailbox) -> None:
+    ops = mailbox.services.operations
+    thread_id, ids = await _thread(mailbox, *_conversation())
+    await ops.set_seen(mailbox.user.id, True, thread_ids=[thread_id])
+    later = datetime.now(UTC) + timedelta(hours=3)
+    await ops.snooze(mailbox.user.id, [thread_id], later)
+    assert [await _labels(mailbox, i) for i in ids] == [{"snoozed"}, {"snoozed"}]
+    assert not LabelRole.SNOOZED.has_provider_folder()
+    assert await ops.wake_due(datetime.now(UTC)) == 0  # not yet
+    assert await ops.wake_due(later + timedelta(seconds=1)) == 1
+    assert [await _labels(mailbox, i) for i in ids] == [{"inbox"}, {"inbox"}]
+    thread = await mailbox.services.db.fetchrow("SELECT snoozed_until, unread_count FROM message_thread")
+    assert thread["snoozed_until"] is None and thread["unread_count"] == 1
+
+
+@dataclass
+class RefusingPropagator:
+    """A provider that refuses every change, the way a server that is down would."""
+
+    kind: ProviderKind = ProviderKind.LOCAL
+    seen: list[Sequence[PendingChange]] = field(default_factory=list)
+
+    async def propagate(self, account_id: int, changes: Sequence[PendingChange]) -> PropagationOutcome:
+        self.seen.append(changes)
+        return PropagationOutcome(failed={c.id: "server said no" for c in changes})
+
+
+async def test_failed_propagation_keeps_local_state_and_pending_rows(mailbox: Mailbox) -> None:
+    services = mailbox.services
+    thread_id, _ = await _thread(mailbox, *_conversation())
+    await services.operations.archive(mailbox.user.id, thread_ids=[thread_id])
+    refusing = RefusingPropagator()
+    services.propagators.register(refusing)
+    with pytest.raises(PropagationError, match="server said no"):
+        await services.propagation.run(mailbox.account_id)
+    rows = await services.db.fetch("SELECT attempts, last_error, done_at FROM provider_change")
+    assert all(r["attempts"] == 1 and r["last_error"] == "server said no" and r["done_at"] is None for r in rows)
+    assert await services.db.fetchval("SELECT count(*) FROM thread_label tl JOIN label l ON l.id = tl.label_id "
+                                      "WHERE l.role = 'archive'") == 1  # the local change stands
+    services.propagators.register(type("Accepting", (), {"kind": ProviderKind.LOCAL,
+                                                         "propagate": _accept_all})())
+    assert await services.propagation.run(mailbox.account_id) == 2
+    assert await services.db.fetchval("SELECT count(*) FROM provider_change WHERE done_at IS NULL") == 0
+
+
+async def _accept_all(self: object, account_id: int, changes: Sequence[PendingChange]) -> PropagationOutcome:
+    return PropagationOutcome(done=tuple(c.id for c in changes))
+
+
+async def test_label_resolver_builds_chains_and_unifies_accounts(mailbox: Mailbox) -> None:
+    resolver = LabelResolver(mailbox.services.db)
+    other = await mailbox.new_account("Second")
+    first = await resolver.resolve(user_id=mailbox.user.id, account_id=mailbox.account_id, path=["Work", "Invoices"],
+                                   handle=BindingHandle(gmail_label_id="Label_7"))
+    second = await resolver.resolve(user_id=mailbox.user.id, account_id=other, path=["Work", "Invoices"])
+    assert first.label_id == second.label_id and first.binding_id != second.binding_id
+    parent = await mailbox.services.db.fetchval("SELECT parent_id FROM label WHERE id = $1", first.label_id)
+    assert await mailbox.services.db.fetchval("SELECT name FROM label WHERE id = $1", parent) == "Work"
+    fresh = LabelResolver(mailbox.services.db)  # a new resolver finds the same rows
+    again = await fresh.resolve(user_id=mailbox.user.id, account_id=mailbox.account_id, path=["Work", "Invoices"])
+    assert again == first
+    inbox = await resolver.resolve(user_id=mailbox.user.id, account_id=other, path=[], role=LabelRole.INBOX)
+    assert inbox.label_id == (await _roles(mailbox))[LabelRole.INBOX]
+
+
+async def test_label_management_and_delete_keeps_the_mail(mailbox: Mailbox) -> None:
+    manager = LabelManager(mailbox.services.db)
+    ops = mailbox.services.operations
+    receipts = await manager.create(mailbox.user.id, "Receipts", color="green")
+    child = await manager.create(mailbox.user.id, "2026", parent_id=receipts)
+    with pytest.raises(ValidationError, match="already exists"):
+        await manager.create(mailbox.user.id, "receipts")
+    with pytest.raises(ValidationError, match="inside itself"):
+        await manager.update(mailbox.user.id, receipts, parent_id=child, move=True)
+    inbox = (await _roles(mailbox))[LabelRole.INBOX]
+    with pytest.raises(ValidationError, match="cannot be renamed"):
+        await manager.update(mailbox.user.id, inbox, name="In")
+    await manager.update(mailbox.user.id, receipts, name="Bills", visible=False)
+    assert await mailbox.services.db.fetchval("SELECT name FROM label WHERE id = $1", receipts) == "Bills"
+    thread_id, ids = await _thread(mailbox, *_conversation())
+    await ops.move_to_label(mailbox.user.id, child, thread_ids=[thread_id])
+    assert await _labels(mailbox, ids[0]) == {"2026"}
+    assert await manager.delete(mailbox.user.id, receipts) == 2  # deleting the parent takes the child
+    assert await _labels(mailbox, ids[0]) == {"archive"}  # the mail stays, archived
+    assert await mailbox.services.db.fetchval("SELECT count(*) FROM message") == 2
