@@ -1,0 +1,55 @@
+"""ExtractEventsStep: after a batch commits, queue extraction for the recent messages that may hold events.
+
+It enqueues and does nothing else. Extraction can mean a parse, a disk read or fetching raw MIME, and
+the hook runs on the worker that holds a provider connection; any of that here would slow every sync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plmail.db.repos.calendar_sources import CalendarSourceRepository
+from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.mail.steps import EnrichmentRouter, PostIngestResult
+
+EXTRACT_JOB = "extract_events"
+JOB_BATCH = 200
+# One attempt only: a message that does not parse will not parse on a second attempt, and the job
+# already guards each message, so a retry could only repeat what succeeded.
+EXTRACT_DEFAULTS = JobDefaults(timeout=600, retries=1)
+
+
+class ExtractEventsStep:
+    name = "extract_events"
+
+    def __init__(
+        self, queues: QueueSet, sources: CalendarSourceRepository, router: EnrichmentRouter | None = None
+    ) -> None:
+        self.queues = queues
+        self.sources = sources
+        self.router = router or EnrichmentRouter()
+
+    async def after_commit(self, result: PostIngestResult) -> None:
+        recent = set(result.recent_ids)
+        flagged: dict[int, list[int]] = {}
+        unflagged: dict[int, list[int]] = {}
+        for message in result.messages:
+            account = result.accounts.get(message.account_id)
+            if message.id not in recent or message.is_draft or account is None:
+                continue
+            target = flagged if message.has_calendar_part or message.has_structured_data else unflagged
+            target.setdefault(account.user_id, []).append(message.id)
+        for user_id, ids in unflagged.items():
+            # Graph keeps no part for an invitation; only its meeting headers say there is one.
+            meetings = await self.sources.meeting_candidates(user_id, ids)
+            if meetings:
+                flagged.setdefault(user_id, []).extend(meetings)
+        queue = self.router.queue_for(result)
+        for user_id, ids in flagged.items():
+            for chunk in _chunks(sorted(set(ids)), JOB_BATCH):
+                await self.queues.enqueue(queue, EXTRACT_JOB, defaults=EXTRACT_DEFAULTS, user_id=user_id,
+                                          message_ids=chunk)
+
+
+def _chunks(ids: Sequence[int], size: int) -> list[list[int]]:
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
