@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from plmail.calendar.proposals.detector import (
 )
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.text import strip_quoted
+from plmail.calendar.suppression import suppression_hash
 from plmail.domain.enums import Category, Locale
 from plmail.mail.headers import RawHeaders, has_header, header
 
@@ -51,6 +51,7 @@ class Refusal(StrEnum):
     PAST = "past"
     BEYOND_HORIZON = "beyond_horizon"
     SUPPRESSED = "suppressed"
+    ACCEPTED = "accepted"
     SAME_START = "same_start"
 
 
@@ -91,6 +92,7 @@ class ProposalInput:
     language: Locale = Locale.EN  # the user's
     message_id: int | None = None
     suppressed: Callable[[str], bool] = _nothing_suppressed  # asked with sha256(dedup_key)
+    accepted: Callable[[str], bool] = _nothing_suppressed  # asked with sha256(dedup_key): already on the calendar
 
     def __post_init__(self) -> None:
         if self.message_date.utcoffset() is None:
@@ -150,7 +152,8 @@ def dedup_key(message_key: str, candidate: ProposalCandidate) -> str:
 
 
 def hash_dedup_key(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+    """The suppression table's own hash, not a copy of its formula: a decline must match what it suppresses."""
+    return suppression_hash(key)
 
 
 def _addresses(values: Sequence[str]) -> set[str]:
@@ -214,6 +217,8 @@ class EventProposer:
             return Refusal.BEYOND_HORIZON
         if facts.suppressed(key_hash):
             return Refusal.SUPPRESSED  # the same table declined extracted events use: "no" means no
+        if facts.accepted(key_hash):
+            return Refusal.ACCEPTED  # accepting is a decision too: the event is there, offering it again is noise
         return None
 
     def decide(self, facts: ProposalInput) -> ProposalDecision:
