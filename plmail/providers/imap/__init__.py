@@ -1,4 +1,4 @@
-"""IMAP: the connection client (and, later, the syncer, importer and propagator built on it)."""
+"""IMAP: the connection client, and the syncer, importer, propagator and IDLE watch built on it (submodules)."""
 
 from plmail.providers.imap.client import FETCH_BATCH, IDLE_RENEW, ImapClient
 from plmail.providers.imap.errors import (

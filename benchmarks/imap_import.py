@@ -1,0 +1,205 @@
+"""IMAP first import end to end, against `mbsync` pulling the same mailbox in the same run.
+
+Usage: .venv/bin/python benchmarks/imap_import.py [--messages 10000] [--repeat 3] [--skip-workers]
+
+A private Dovecot gets the messages as Maildir files; then, per repeat, with a fresh PostgreSQL cluster
+(plmail's embedded settings, fsync on) and a fresh Maildir for mbsync:
+  mbsync        `mbsync -a` pulls every folder into a Maildir (isync's defaults: fsync on); and once more
+                with `FSync no`, to show how much of its time is the disk
+  plmail        `plmail sync --wait`'s code path: the sync, then import pages of 50 back to back, each
+                through the full pipeline (parse, sanitise, store originals, categorise, thread, rules,
+                change log, search vector)
+  plmail jobs   the same import as chained jobs on the ingest_backlog queue, run by saq workers
+Prints messages/s for each and the ratio to mbsync.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from email.utils import format_datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plmail.accounts.service import ImapAccountInput
+from plmail.config import Settings
+from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
+from plmail.domain.enums import QueueName
+from plmail.jobs.catalog import default_catalog
+from plmail.jobs.workers import WorkerSupervisor
+from plmail.services import Services, open_services
+from tests.support.dovecot import DovecotServer, DovecotUser
+
+MBSYNC = shutil.which("mbsync") or "/usr/bin/mbsync"
+WORDS = (
+    "meeting", "invoice", "project", "report", "budget", "travel", "schedule", "update", "review", "draft",
+    "contract", "order", "delivery", "account", "payment", "release", "version", "server", "backup",
+    "holiday", "family", "weekend", "dinner", "lunch", "coffee", "question", "answer", "request", "approval",
+    "deadline", "agenda", "minutes", "summary", "proposal", "design", "launch", "customer", "support",
+)
+
+
+def generate(count: int, seed: int = 11) -> list[bytes]:
+    """Mail shaped like a personal mailbox: about 3 KB each, replies in threads, a quarter with HTML."""
+    rng = random.Random(seed)
+    people = [f"person{i}@example{i % 31}.org" for i in range(300)]
+    roots: list[tuple[str, str]] = []
+    out: list[bytes] = []
+    for n in range(count):
+        sender, rcpt = rng.sample(people, 2)
+        mid = f"bench{n}@imap.example"
+        when = format_datetime_ts(1_700_000_000 + n * 97)
+        head = [f"From: Person <{sender}>", f"To: <{rcpt}>", f"Message-ID: <{mid}>", f"Date: {when}",
+                "MIME-Version: 1.0"]
+        if roots and rng.random() < 0.5:
+            parent, subject = rng.choice(roots[-500:])
+            head += [f"Subject: Re: {subject}", f"In-Reply-To: <{parent}>", f"References: <{parent}>"]
+        else:
+            subject = " ".join(rng.choices(WORDS, k=5))
+            head.append(f"Subject: {subject}")
+        roots.append((mid, subject))
+        text = "\r\n".join(" ".join(rng.choices(WORDS, k=10)) for _ in range(rng.randint(25, 50)))
+        if rng.random() < 0.25:
+            html = "".join(f"<p>{line}</p>" for line in text.split("\r\n"))
+            body = ("Content-Type: multipart/alternative; boundary=XX\r\n\r\n--XX\r\n"
+                    f"Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n--XX\r\n"
+                    f"Content-Type: text/html; charset=utf-8\r\n\r\n<html><body>{html}</body></html>\r\n--XX--\r\n")
+        else:
+            body = f"Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n"
+        out.append(("\r\n".join(head) + "\r\n" + body).encode())
+    return out
+
+
+def format_datetime_ts(ts: int) -> str:
+    from datetime import UTC, datetime
+
+    return format_datetime(datetime.fromtimestamp(ts, UTC))
+
+
+def mbsync_rate(mail: DovecotUser, base: Path, count: int, *, fsync: bool = True) -> float:
+    target = base / "mbsync-maildir"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    config = base / "mbsyncrc"
+    config.write_text(
+        ("" if fsync else "FSync no\n\n")  # a global option: it must come before the first section
+        + f"IMAPAccount bench\nHost {mail.server.host}\nPort {mail.server.port}\nUser {mail.name}\n"
+        f"Pass {mail.password}\nSSLType None\nAuthMechs PLAIN LOGIN\n\n"
+        "IMAPStore bench-remote\nAccount bench\n\n"
+        f"MaildirStore bench-local\nPath {target}/\nInbox {target}/INBOX\nSubFolders Verbatim\n\n"
+        "Channel bench\nFar :bench-remote:\nNear :bench-local:\nPatterns *\nCreate Near\nSync Pull\n"
+        "SyncState *\n"
+    )
+    started = time.perf_counter()
+    result = subprocess.run([MBSYNC, "-q", "-c", str(config), "-a"], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"mbsync failed:\n{result.stderr}")
+    pulled = sum(1 for _ in (target / "INBOX" / "cur").iterdir()) + sum(1 for _ in (target / "INBOX" / "new").iterdir())
+    if pulled != count:
+        raise SystemExit(f"mbsync pulled {pulled} messages, expected {count}")
+    return count / seconds
+
+
+async def _account(services: Services, mail: DovecotUser, email: str) -> int:
+    user = await services.users.create_user(email, "benchmark password")
+    return await services.mail_accounts.imap.add(user.id, ImapAccountInput(
+        email=f"{mail.name}@bench.example", host=mail.server.host, port=mail.server.port, tls="none",
+        username=mail.name, password=mail.password))
+
+
+async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
+    services = await open_services(settings, dsn)
+    try:
+        account_id = await _account(services, mail, "foreground@bench.example")
+        started = time.perf_counter()
+        final = await services.mail_accounts.sync.run_until_done(account_id)
+        seconds = time.perf_counter() - started
+        if final is None or final.done != count:
+            raise SystemExit(f"plmail stored {final.done if final else 0} messages, expected {count}")
+    finally:
+        await services.close()
+    return count / seconds
+
+
+async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
+    services = await open_services(settings, dsn)
+    workers = WorkerSupervisor(services, default_catalog(), [QueueName.INGEST, QueueName.INGEST_BACKLOG],
+                               grace_seconds=2)
+    try:
+        started = time.perf_counter()
+        account_id = await _account(services, mail, "jobs@bench.example")  # queues its first sync
+        workers.start()
+        while True:
+            progress = await services.mail_accounts.importer.progress(account_id)
+            if progress is not None and progress.total and not progress.importing:
+                break
+            await asyncio.sleep(0.05)
+        seconds = time.perf_counter() - started
+        if progress.done != count:
+            raise SystemExit(f"plmail jobs stored {progress.done} messages, expected {count}")
+    finally:
+        await workers.stop()
+        await services.close()
+    return count / seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--skip-workers", action="store_true", help="measure only the foreground import")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="plmail-bench-imap-"))
+    os.chmod(base, 0o755)
+    server = DovecotServer(base / "dovecot").start()
+    rows: list[tuple[float, float, float | None, float]] = []
+    try:
+        messages = generate(args.messages)
+        mail = server.add_user("bench")
+        mail.deliver(messages)
+        with mail.peer() as peer:  # Dovecot indexes the folder now, before anyone is timed
+            peer.uids("INBOX")
+        for round_ in range(args.repeat):
+            data = base / f"plmail-{round_}"
+            pg = EmbeddedPostgres(data, find_pg_binaries(), resolve_run_as(None))
+            try:
+                dsn = pg.start()
+                settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn})
+                mb = mbsync_rate(mail, base, args.messages)
+                mb_nofsync = mbsync_rate(mail, base, args.messages, fsync=False)
+                fg = asyncio.run(plmail_foreground(settings, dsn, mail, args.messages))
+                jobs = None if args.skip_workers else asyncio.run(plmail_jobs(settings, dsn, mail, args.messages))
+            finally:
+                pg.stop()
+                shutil.rmtree(data, ignore_errors=True)
+            rows.append((mb, fg, jobs, mb_nofsync))
+            print(f"round {round_ + 1}: mbsync {mb:,.0f} msg/s (FSync no: {mb_nofsync:,.0f}), plmail {fg:,.0f} msg/s"
+                  + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else ""), flush=True)
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"\n{args.messages:,} messages in INBOX, {len(rows)} round(s); ratio = mbsync msg/s / plmail msg/s")
+    print(f"{'':<24}{'best msg/s':>11}{'worst msg/s':>12}{'ratio best/best':>16}{'ratio per round':>18}")
+    best_mb = max(r[0] for r in rows)
+    print(f"{'mbsync':<24}{best_mb:>11,.0f}{min(r[0] for r in rows):>12,.0f}")
+    print(f"{'mbsync (FSync no)':<24}{max(r[3] for r in rows):>11,.0f}{min(r[3] for r in rows):>12,.0f}")
+    for name, index in (("plmail (sync --wait)", 1), ("plmail (queued jobs)", 2)):
+        pairs = [(r[0], r[index]) for r in rows if r[index]]
+        if not pairs:
+            continue
+        values = [value for _, value in pairs if value is not None]
+        ratios = [mb / value for mb, value in pairs if value]
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}x"
+        print(f"{name:<24}{max(values):>11,.0f}{min(values):>12,.0f}{best_mb / max(values):>15.2f}x{spread:>18}")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Mail accounts: adding and editing them, and running their sync and first import."""

@@ -1,0 +1,141 @@
+"""`plmail account add-imap` and `plmail sync`: adding an account and syncing it from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from plmail.config import Settings
+from plmail.domain.errors import PlmailError
+
+if TYPE_CHECKING:
+    from plmail.providers.base import ImportProgress
+
+# The command line is parsed before anything heavy is imported; these mirror TlsMode's values.
+_TLS_MODES = ("implicit", "starttls", "none")
+
+
+def add_account_commands(sub: Any) -> None:
+    """Register the subcommands on the main parser's subparsers."""
+    account = sub.add_parser("account", help="manage mail accounts").add_subparsers(dest="account_command",
+                                                                                    required=True)
+    add = account.add_parser("add-imap", help="add an IMAP account (the sign-in is tested before saving)")
+    add.add_argument("--user", required=True, help="email address of the plmail user who owns the account")
+    add.add_argument("--host", required=True, help="IMAP server name")
+    add.add_argument("--port", type=int, help="port (default 993 for implicit TLS, else 143)")
+    add.add_argument("--tls", choices=_TLS_MODES, default="implicit",
+                     help="implicit TLS, STARTTLS, or none (allowed only to this machine)")
+    add.add_argument("--username", required=True, help="the IMAP user name")
+    add.add_argument("--email", help="the account's address (default: the user name when it is one)")
+    add.add_argument("--name", help="name shown in the sidebar")
+    add.add_argument("--ca-file", help="trust this CA certificate (PEM) instead of the system's, for a self-hosted "
+                                       "server with its own CA")
+    add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    add.set_defaults(handler=cmd_account_add_imap)
+
+    sync = sub.add_parser("sync", help="sync an account (and with --wait, import its history in the foreground)")
+    sync.add_argument("--account", type=int, required=True, help="the account id")
+    sync.add_argument("--wait", action="store_true", help="sync and import here until done, showing progress")
+    sync.set_defaults(handler=cmd_sync)
+
+
+def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
+    from plmail.accounts.service import ImapAccountInput
+    from plmail.cli import database
+
+    if not args.password_stdin:
+        raise PlmailError(
+            "Pass the password on standard input with --password-stdin (it is never a command-line argument)."
+        )
+    password = sys.stdin.readline().rstrip("\r\n")
+    port = args.port or (993 if args.tls == "implicit" else 143)
+    email = args.email or (args.username if "@" in args.username else "")
+    ca_file = str(Path(args.ca_file).resolve()) if args.ca_file else None
+
+    async def run(dsn: str) -> int:
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        try:
+            user = await services.users.by_email(args.user)
+            return await services.mail_accounts.imap.add(user.id, ImapAccountInput(
+                email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
+                password=password, name=args.name or "", ca_file=ca_file,
+            ))
+        finally:
+            await services.close()
+
+    with database(settings, own=False) as dsn:
+        account_id = asyncio.run(run(dsn))
+    print(f"added account {account_id}; its first sync is queued (or run: plmail sync --account {account_id} --wait)")
+    return 0
+
+
+class _ProgressLine:
+    """One self-overwriting line on stderr: share done, messages, rate, time left."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.first: int | None = None
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, progress: ImportProgress) -> None:
+        now = time.monotonic()
+        if self.first is None:
+            self.first = progress.done
+        if progress.importing and now - self.last < 0.5:
+            return
+        self.last = now
+        rate = (progress.done - self.first) / max(now - self.started, 1e-6)
+        left = f"  about {_duration(progress.eta_seconds)} left" if progress.eta_seconds is not None else ""
+        line = (f"importing {progress.percent:3d}%  {progress.done:,} of {progress.total:,} messages  "
+                f"{rate:,.0f}/s{left}")
+        print(("\r" + line.ljust(78)) if self.tty else line, end="" if self.tty else "\n", file=sys.stderr,
+              flush=True)
+
+    def finish(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
+    from plmail.cli import database
+
+    async def run(dsn: str) -> str:
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        line = _ProgressLine()
+        try:
+            if await services.mail_accounts.admin.for_job(args.account) is None:
+                raise PlmailError(f"There is no account {args.account}.")
+            if not args.wait:
+                await services.mail_accounts.sync.request(args.account)
+                return f"sync of account {args.account} queued"
+            started = time.monotonic()
+            final = await services.mail_accounts.sync.run_until_done(args.account, progress=line)
+            seconds = time.monotonic() - started
+        finally:
+            line.finish()
+            await services.close()
+        done = final.done if final is not None else 0
+        return f"account {args.account} is up to date: {done:,} messages ({seconds:.1f} s)"
+
+    with database(settings, own=False) as dsn:
+        print(asyncio.run(run(dsn)))
+    return 0

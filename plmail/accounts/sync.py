@@ -1,0 +1,120 @@
+"""Running syncs: one at a time per account, none lost, none for an account waiting on its user.
+
+A sync asked for while another runs for the same account is not dropped: it leaves a "sync again" flag
+before trying the lock, and the running sync looks at the flag after letting the lock go, so whichever
+happens last sees the other. Every sync ends by making sure the account's first import is running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
+from plmail.domain.enums import AccountStatus, QueueName
+from plmail.domain.errors import PlmailError
+from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.mail.operations import PROPAGATE_JOB, PROPAGATION_QUEUE
+from plmail.providers.base import ImportProgress, MailImporter, SyncerRegistry, retryable
+
+log = logging.getLogger(__name__)
+
+SYNC_JOB = "sync_account"
+SYNC_DEFAULTS = JobDefaults(timeout=1800, retries=4, retry_delay=10.0, retry_backoff=True)
+_PROPAGATE_DEFAULTS = JobDefaults(timeout=600, retries=8, retry_delay=10.0, retry_backoff=True)
+_FOREGROUND_ATTEMPTS = 6
+
+Progress = Callable[[ImportProgress], None]
+T = TypeVar("T")
+
+
+class AccountSyncService:
+    def __init__(self, accounts: AccountAdminRepository, syncers: SyncerRegistry, importer: MailImporter,
+                 queues: QueueSet | None, *, after_sync: Callable[[int], None] | None = None) -> None:
+        self.accounts = accounts
+        self.syncers = syncers
+        self.importer = importer
+        self.queues = queues
+        self.after_sync = after_sync
+
+    async def request(self, account_id: int) -> None:
+        """Ask the ingest workers for a sync of this account."""
+        if self.queues is not None:
+            await self.queues.enqueue(QueueName.INGEST, SYNC_JOB, defaults=SYNC_DEFAULTS, account_id=account_id)
+
+    async def resume(self, account_id: int) -> None:
+        """After the user fixed or re-enabled the account: sync it, and hand over the changes made in plmail
+        that waited while it could not be reached."""
+        await self.request(account_id)
+        if self.queues is not None:
+            await self.queues.enqueue(PROPAGATION_QUEUE, PROPAGATE_JOB, defaults=_PROPAGATE_DEFAULTS,
+                                      account_id=account_id)
+
+    async def request_all(self) -> int:
+        """The fallback poll: every account that can be synced. One whose sign-in failed is left alone until
+        its user edits it, so the server is not hammered with a wrong password."""
+        ids = await self.accounts.syncable_ids()
+        for account_id in ids:
+            await self.request(account_id)
+        return len(ids)
+
+    async def run(self, account_id: int) -> list[int]:
+        """Sync now, in this task; returns the touched mailbox ids."""
+        record = await self.accounts.for_job(account_id)
+        if record is None or not record.is_active or record.status is not AccountStatus.OK:
+            return []
+        syncer = self.syncers.for_account(record.account)
+        if syncer is None:
+            return []
+        await self.accounts.request_resync(account_id)
+        touched: set[int] = set()
+        while True:
+            async with self.accounts.session_lock(SYNC_LOCK, account_id) as lock:
+                if not lock.taken:
+                    return sorted(touched)  # the running sync will see our request and go again
+                while await self.accounts.take_resync(account_id):
+                    try:
+                        touched |= set(await syncer.sync(record.account))
+                    except Exception as exc:
+                        if retryable(exc):
+                            raise
+                        log.warning("sync of account %s stopped: %s", account_id, exc)
+                        return sorted(touched)
+            if not await self.accounts.resync_requested(account_id):
+                break
+        await self.importer.ensure_running(account_id)
+        if self.after_sync is not None:
+            self.after_sync(account_id)
+        return sorted(touched)
+
+    async def run_until_done(self, account_id: int, *, progress: Progress | None = None) -> ImportProgress | None:
+        """Sync, then import page after page in the foreground until the history is in (`plmail sync --wait`).
+        Passing failures are retried with growing pauses; a failed sign-in ends it with the server's reason."""
+        await self._retrying(lambda: self.run(account_id))
+        while True:
+            current = await self.importer.progress(account_id)
+            if current is not None and progress is not None:
+                progress(current)
+            if current is None or not current.importing:
+                return current
+            record = await self.accounts.for_job(account_id)
+            if record is None or not record.is_active or record.status is not AccountStatus.OK:
+                detail = record.status_detail if record else "the account was removed"
+                raise PlmailError(f"The import stopped: {detail or 'the account is disabled'}")
+            run = await self._retrying(lambda: self.importer.run_page(account_id, chain=False))
+            if not run.ran:
+                await asyncio.sleep(0.5)  # a worker runs this account's import; watch it finish
+
+    async def _retrying(self, action: Callable[[], Awaitable[T]]) -> T:
+        failures = 0
+        while True:
+            try:
+                return await action()
+            except Exception as exc:
+                failures += 1
+                if not retryable(exc) or failures >= _FOREGROUND_ATTEMPTS:
+                    raise
+                log.warning("retrying after a passing failure: %s", exc)
+                await asyncio.sleep(min(2.0 ** failures, 30.0))

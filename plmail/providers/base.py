@@ -1,0 +1,217 @@
+"""What every provider plugs into: a syncer for new mail, an importer for history, found by registry.
+
+The sync job and the import job know no provider. A syncer says whether it claims an account and syncs
+it, returning the mailbox ids it touched so callers can start per-folder follow-up work; an importer reads
+one page of an account's history per call. `MailImporter` runs those pages as a chain of jobs on
+`ingest_backlog`, one page per job, each enqueueing the next.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from plmail.db.repos.account_admin import IMPORT_LOCK, AccountAdminRepository
+from plmail.domain.enums import AccountStatus, ProviderKind, QueueName
+from plmail.domain.errors import PlmailError
+from plmail.domain.models import Account
+from plmail.jobs.queues import JobDefaults, QueueSet
+
+log = logging.getLogger(__name__)
+
+IMPORT_JOB = "import_mail_page"
+IMPORT_DEFAULTS = JobDefaults(timeout=900, retries=5, retry_delay=10.0, retry_backoff=True)
+IMPORT_SILENCE = timedelta(minutes=5)
+_STATE_KEY = "import"
+
+
+class AccountSyncer(Protocol):
+    def supports(self, account: Account) -> bool: ...
+
+    async def sync(self, account: Account) -> list[int]:
+        """Make new mail, flags and deletions visible; returns the mailbox ids touched."""
+        ...
+
+
+class SyncerRegistry:
+    """The first syncer that claims an account syncs it; an account nobody claims (a local archive) has
+    nothing to sync."""
+
+    def __init__(self, syncers: Iterable[AccountSyncer] = ()) -> None:
+        self._syncers: list[AccountSyncer] = list(syncers)
+
+    def register(self, syncer: AccountSyncer) -> None:
+        self._syncers.append(syncer)
+
+    def for_account(self, account: Account) -> AccountSyncer | None:
+        for syncer in self._syncers:
+            if syncer.supports(account):
+                return syncer
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPage:
+    stored: int = 0  # messages stored (or matched to rows already there) by this page
+    failed: int = 0  # messages that would not store and are tried again
+    folder: str | None = None
+    more: bool = False  # another page has work
+
+
+@dataclass(frozen=True, slots=True)
+class ImportProgress:
+    importing: bool
+    done: int
+    total: int
+    started_at: datetime | None
+    eta_seconds: float | None
+
+    @property
+    def percent(self) -> int:
+        if not self.importing:
+            return 100
+        return min(99, int(100 * self.done / self.total)) if self.total else 0
+
+
+@dataclass(frozen=True, slots=True)
+class PageRun:
+    ran: bool  # False: another worker holds this account's import right now
+    page: ImportPage
+
+
+class HistoryImporter(Protocol):
+    """One provider's first import, one page per call."""
+
+    kind: ProviderKind
+
+    async def has_history(self, account_id: int) -> bool:
+        """History remains to be imported (known from the provider's own cursors)."""
+        ...
+
+    async def counts(self, account_id: int) -> tuple[int, int]:
+        """(messages stored, messages the provider reported) for the progress bar."""
+        ...
+
+    async def import_page(self, account: Account) -> ImportPage: ...
+
+
+def retryable(exc: BaseException) -> bool:
+    """Provider errors say whether trying again can help; plmail's other deliberate errors need the user
+    (wrong key, bad settings); anything else (a database hiccup) is passing trouble."""
+    if hasattr(exc, "retryable"):
+        return bool(exc.retryable)
+    return not isinstance(exc, PlmailError)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def _parse(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+class MailImporter:
+    """Runs first imports as chains of one-page jobs, so pages of several accounts take turns in the queue
+    and every account has a usable inbox before any has its archive."""
+
+    def __init__(self, accounts: AccountAdminRepository, queues: QueueSet | None,
+                 importers: Iterable[HistoryImporter] = ()) -> None:
+        self.accounts = accounts
+        self.queues = queues
+        self._by_kind: dict[ProviderKind, HistoryImporter] = {}
+        for importer in importers:
+            self.register(importer)
+
+    def register(self, importer: HistoryImporter) -> None:
+        self._by_kind[importer.kind] = importer
+
+    def _importer(self, kind: ProviderKind) -> HistoryImporter | None:
+        return self._by_kind.get(kind)
+
+    async def ensure_running(self, account_id: int, *, now: datetime | None = None) -> bool:
+        """Start an import that has work and has been silent for five minutes: that starts a new account's
+        import, and restarts one whose chain of jobs broke. Returns whether a page was enqueued."""
+        record = await self.accounts.for_job(account_id)
+        if record is None or not record.is_active or record.status is not AccountStatus.OK:
+            return False
+        importer = self._importer(record.provider_kind)
+        if importer is None:
+            return False
+        moment = now or datetime.now(UTC)
+        state = record.sync_state.get(_STATE_KEY) or {}
+        if not await importer.has_history(account_id):
+            if state.get("started_at") and not state.get("finished_at"):
+                await self.accounts.merge_state(account_id, _STATE_KEY, {"finished_at": _stamp(moment)})
+            return False
+        last = max((t for t in (_parse(state.get("last_page_at")), _parse(state.get("enqueued_at"))) if t),
+                   default=None)
+        if not state.get("finished_at") and last is not None and moment - last < IMPORT_SILENCE:
+            return False  # a chain is running (or was, moments ago)
+        stamp: dict[str, Any] = {"enqueued_at": _stamp(moment)}
+        if not state.get("started_at") or state.get("finished_at"):
+            done, _ = await importer.counts(account_id)
+            stamp.update(started_at=_stamp(moment), start_done=done, finished_at=None)
+        await self.accounts.merge_state(account_id, _STATE_KEY, stamp)
+        await self._enqueue(account_id)
+        return True
+
+    async def _enqueue(self, account_id: int) -> None:
+        if self.queues is not None:
+            await self.queues.enqueue(QueueName.INGEST_BACKLOG, IMPORT_JOB, defaults=IMPORT_DEFAULTS,
+                                      account_id=account_id)
+
+    async def run_page(self, account_id: int, *, chain: bool = True) -> PageRun:
+        """One page; with `chain`, enqueue the next when there is more. An account whose sign-in fails, or
+        that was disabled, ends its chain here; a passing failure is raised for the job to be retried."""
+        record = await self.accounts.for_job(account_id)
+        if record is None or not record.is_active or record.status is not AccountStatus.OK:
+            return PageRun(True, ImportPage())
+        importer = self._importer(record.provider_kind)
+        if importer is None:
+            return PageRun(True, ImportPage())
+        async with self.accounts.session_lock(IMPORT_LOCK, account_id) as lock:
+            if not lock.taken:
+                return PageRun(False, ImportPage(more=True))  # another chain is on it; this one ends
+            try:
+                page = await importer.import_page(record.account)
+            except Exception as exc:
+                await self.accounts.merge_state(account_id, _STATE_KEY, {"last_error": str(exc)[:500]})
+                if retryable(exc):
+                    raise
+                log.warning("import of account %s stopped: %s", account_id, exc)
+                return PageRun(True, ImportPage())
+            stamp: dict[str, Any] = {"last_page_at": _stamp(datetime.now(UTC)), "last_error": None}
+            if not page.more:
+                stamp["finished_at"] = _stamp(datetime.now(UTC))
+            await self.accounts.merge_state(account_id, _STATE_KEY, stamp)
+        if page.more and chain:
+            await self._enqueue(account_id)
+        return PageRun(True, page)
+
+    async def progress(self, account_id: int, *, now: datetime | None = None) -> ImportProgress | None:
+        record = await self.accounts.for_job(account_id)
+        if record is None:
+            return None
+        importer = self._importer(record.provider_kind)
+        if importer is None:
+            return None
+        importing = await importer.has_history(account_id)  # first: a page ending now is then in the counts
+        done, total = await importer.counts(account_id)
+        state = record.sync_state.get(_STATE_KEY) or {}
+        started = _parse(state.get("started_at"))
+        eta: float | None = None
+        if importing and started is not None:
+            elapsed = ((now or datetime.now(UTC)) - started).total_seconds()
+            gained = done - int(state.get("start_done") or 0)
+            if gained > 0 and elapsed > 0 and total > done:
+                eta = (total - done) * elapsed / gained
+        return ImportProgress(importing, done, max(total, done), started, eta)

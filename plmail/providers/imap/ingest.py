@@ -1,0 +1,196 @@
+"""From fetched IMAP messages to rows: parse, re-point known mail, hand the rest to the pipeline, and keep
+count of messages that would not store.
+
+Shared by the sync (new mail) and the first import (history), so both treat a failing message alike: it
+costs only itself, it is tried again, and after `MAX_ATTEMPTS` it is given up and noted with its reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from plmail.db.database import Database
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.imap_messages import AdoptionCandidate, ImapMessageRepository, ServerFlags
+from plmail.db.repos.ingest import IngestRepository
+from plmail.db.repos.mailboxes import MailboxRow
+from plmail.db.repos.threads import ThreadRepository
+from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.ingest import IngestedMessage, parse_message
+from plmail.mail.pipeline import PostIngestPipeline
+from plmail.providers.imap.models import FetchedMessage
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 5
+
+
+def source_ref(path: str, uid: int) -> str:
+    return f"{path}:{uid}"
+
+
+def uid_of(ref: str) -> int | None:
+    tail = ref.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOutcome:
+    done: frozenset[int]  # UIDs now stored, matched to a known row, already there, or given up
+    failed: frozenset[int]  # UIDs to try again
+    stored: int = 0
+    adopted: int = 0
+
+
+async def announce(db: Database, account_id: int, message_ids: dict[int, int | None], label_ids: Sequence[int],
+                   *, destroyed: bool = False) -> None:
+    """Record changed (or deleted) messages, their threads and the mailboxes of `label_ids` in the JMAP
+    change log, on the caller's transaction."""
+    state = StateManager(ChangeLogRepository(db))
+    recorder = MailChangeRecorder(state)
+    for message_id, thread_id in sorted(message_ids.items()):
+        recorder.email_changed(account_id, message_id, destroyed=destroyed, thread_id=thread_id)
+    if label_ids:
+        recorder.mailboxes_changed(account_id, await IngestRepository(db).bindings_for(account_id, list(label_ids)))
+    await state.write()
+    await state.announce()
+
+
+class FolderIngest:
+    def __init__(self, db: Database, pipeline: PostIngestPipeline) -> None:
+        self.db = db
+        self.pipeline = pipeline
+        self.messages = ImapMessageRepository(db)
+        self.threads = ThreadRepository(db)
+
+    async def store(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage],
+                    *, listed_at: datetime) -> StoreOutcome:
+        if not fetched:
+            return StoreOutcome(frozenset(), frozenset())
+        parsed: list[tuple[FetchedMessage, IngestedMessage]] = []
+        failed: set[int] = set()
+        for message in fetched:
+            try:
+                parsed.append((message, self._parse(account_id, folder, message)))
+            except Exception as exc:  # the parser promises not to raise; if it does, only this message pays
+                log.exception("could not parse %s of account %s", source_ref(folder.full_path, message.uid),
+                              account_id)
+                await self.messages.record_skip(account_id, source_ref(folder.full_path, message.uid),
+                                                f"parse: {type(exc).__name__}: {exc}",
+                                                hashlib.sha256(message.raw).hexdigest())
+                failed.add(message.uid)
+        adopted = await self._adopt(account_id, folder, parsed, listed_at)
+        rest = [ingested for message, ingested in parsed if message.uid not in adopted]
+        stored, refused = await self._ingest(account_id, rest)
+        failed |= {uid for uid in (uid_of(ref) for ref in refused) if uid is not None}
+        retry = await self._count_attempts(account_id, folder, [m.uid for m in fetched], failed)
+        return StoreOutcome(frozenset(m.uid for m in fetched) - retry, frozenset(retry), stored, len(adopted))
+
+    def _parse(self, account_id: int, folder: MailboxRow, message: FetchedMessage) -> IngestedMessage:
+        flags = tuple(sorted(message.flags))
+        return parse_message(
+            message.raw, account_id=account_id, mailbox_id=folder.id, imap_uid=message.uid,
+            received_at=message.internaldate, flags=flags, seen="\\Seen" in message.flags,
+            starred="\\Flagged" in message.flags, is_draft="\\Draft" in message.flags,
+            label_ids=(folder.label_id,) if folder.label_id is not None else (),
+            source_ref=source_ref(folder.full_path, message.uid),
+        )
+
+    async def _ingest(self, account_id: int, batch: Sequence[IngestedMessage]) -> tuple[int, set[str]]:
+        """(stored, source refs that failed). A batch the pipeline cannot take as a whole is taken one by one,
+        so a message that breaks more than itself still costs only itself."""
+        if not batch:
+            return 0, set()
+        try:
+            result = await self.pipeline.ingest(batch)
+            return result.stored, {s.source_ref for s in result.skipped}
+        except Exception:
+            if len(batch) == 1:
+                raise
+            log.exception("a batch of account %s failed as a whole; storing its messages one by one", account_id)
+        stored = 0
+        refused: set[str] = set()
+        for message in batch:
+            try:
+                result = await self.pipeline.ingest([message])
+            except Exception as exc:
+                log.exception("could not store %s of account %s", message.source_ref, account_id)
+                await self.messages.record_skip(account_id, message.source_ref, f"{type(exc).__name__}: {exc}",
+                                                message.parsed.content_hash)
+                refused.add(message.source_ref)
+                continue
+            stored += result.stored
+            refused |= {s.source_ref for s in result.skipped}
+        return stored, refused
+
+    async def _count_attempts(self, account_id: int, folder: MailboxRow, uids: Sequence[int], failed: set[int]
+                              ) -> set[int]:
+        """Failed messages are tried again until their fifth failure, then given up with a note; a message
+        that stored after earlier failures loses its notes."""
+        refs = {source_ref(folder.full_path, uid): uid for uid in uids}
+        attempts = await self.messages.skip_attempts(account_id, list(refs))
+        await self.messages.forget_skips(
+            account_id, [ref for ref, (_, given_up) in attempts.items() if refs[ref] not in failed and not given_up])
+        retry: set[int] = set()
+        for uid in failed:
+            ref = source_ref(folder.full_path, uid)
+            count, given_up = attempts.get(ref, (1, False))
+            if given_up:
+                continue
+            if count >= MAX_ATTEMPTS:
+                await self.messages.give_up(account_id, ref, count)
+            else:
+                retry.add(uid)
+        return retry
+
+    async def _adopt(self, account_id: int, folder: MailboxRow, parsed: Sequence[tuple[FetchedMessage,
+                     IngestedMessage]], listed_at: datetime) -> set[int]:
+        """Messages the account already holds as vanished rows (moved by another client, or a renumbered
+        folder) are re-pointed instead of stored again: same id, same thread, the user's labels kept."""
+        if not parsed or not await self.messages.has_vanished(account_id):
+            return set()
+        hashes = [ingested.parsed.content_hash for _, ingested in parsed]
+        message_ids = [i.parsed.message_id for _, i in parsed if i.parsed.message_id]
+        candidates = await self.messages.adoption_candidates(account_id, hashes, message_ids)
+        if not candidates:
+            return set()
+        used: set[int] = set()
+        matches: list[tuple[FetchedMessage, AdoptionCandidate]] = []
+        for message, ingested in parsed:
+            match = _best(candidates, used, folder.id, content_hash=ingested.parsed.content_hash,
+                          message_id=ingested.parsed.message_id)
+            if match is not None:
+                used.add(match.id)
+                matches.append((message, match))
+        if not matches:
+            return set()
+        async with self.db.transaction():
+            for message, candidate in matches:
+                await self.messages.repoint(candidate, mailbox_id=folder.id, uid=message.uid,
+                                            server=ServerFlags(message.uid, tuple(sorted(message.flags))),
+                                            label_id=folder.label_id, listed_at=listed_at)
+            threads = {c.thread_id for _, c in matches if c.thread_id is not None}
+            await self.threads.recompute(sorted(threads))
+            labels = {c.old_label_id for _, c in matches if c.old_label_id is not None}
+            if folder.label_id is not None:
+                labels.add(folder.label_id)
+            await announce(self.db, account_id, {c.id: c.thread_id for _, c in matches}, sorted(labels))
+        return {message.uid for message, _ in matches}
+
+
+def _best(candidates: Sequence[AdoptionCandidate], used: set[int], mailbox_id: int, *, content_hash: str,
+          message_id: str | None) -> AdoptionCandidate | None:
+    """The same bytes first, then the same Message-ID; a row that vanished from this very folder first."""
+    for matches in (
+        [c for c in candidates if c.content_hash == content_hash],
+        [c for c in candidates if message_id and c.rfc_message_id == message_id],
+    ):
+        free = [c for c in matches if c.id not in used]
+        if free:
+            free.sort(key=lambda c: (c.mailbox_id != mailbox_id, c.id))
+            return free[0]
+    return None

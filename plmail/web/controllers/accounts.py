@@ -1,0 +1,194 @@
+"""Account settings: add an IMAP account (with presets and a connection test), edit it, pause, remove,
+choose folders, and watch its first import."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from litestar import Controller, Request, get, post
+from litestar.params import FromPath, FromQuery
+from litestar.response import Redirect, Template
+
+from plmail.accounts.presets import preset_for
+from plmail.accounts.service import ImapAccountInput, ImapAccountService
+from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
+from plmail.providers.base import ImportProgress
+from plmail.providers.imap.models import TlsMode
+from plmail.web.auth import services_from
+from plmail.web.controllers.forms import URLENCODED
+from plmail.web.pages import render, signed_in_user
+
+TLS_CHOICES = (
+    (TlsMode.IMPLICIT.value, "Implicit TLS (usually port 993)"),
+    (TlsMode.STARTTLS.value, "STARTTLS (usually port 143)"),
+    (TlsMode.NONE.value, "No encryption (this machine only)"),
+)
+
+
+@dataclass(frozen=True)
+class AccountForm:
+    email: str = ""
+    name: str = ""
+    host: str = ""
+    port: str = "993"
+    tls: str = TlsMode.IMPLICIT.value
+    username: str = ""
+    password: str = ""
+
+
+@dataclass(frozen=True)
+class ToggleForm:
+    enabled: str = ""
+
+
+def _input(form: AccountForm) -> ImapAccountInput:
+    port = form.port.strip()
+    if not port.isdigit():
+        raise ValidationError("The port must be a number.")
+    return ImapAccountInput(email=form.email, host=form.host, port=int(port), tls=form.tls,
+                            username=form.username, password=form.password, name=form.name)
+
+
+def eta_text(progress: ImportProgress | None) -> tuple[str, str] | None:
+    """(text with {n}, n) for "about 3 minutes left"; the template translates the text."""
+    if progress is None or progress.eta_seconds is None:
+        return None
+    seconds = int(progress.eta_seconds)
+    if seconds < 90:
+        return ("less than {n} minutes left", "2")
+    if seconds < 90 * 60:
+        return ("about {n} minutes left", str(round(seconds / 60)))
+    return ("about {n} hours left", f"{round(seconds / 3600, 1):g}")
+
+
+def _service(request: Request[Any, Any, Any]) -> ImapAccountService:
+    return services_from(request).mail_accounts.imap
+
+
+class AccountController(Controller):
+    path = "/accounts"
+
+    @get("/")
+    async def index(self, request: Request[Any, Any, Any]) -> Template:
+        user = signed_in_user(request)
+        service = _service(request)
+        rows = []
+        for account in await services_from(request).accounts.for_user(user.id):
+            overview = await service.overview(user.id, account.id)
+            rows.append((overview, eta_text(overview.progress)))
+        return await render(request, "accounts/index.html", rows=rows)
+
+    @get("/new")
+    async def new(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:
+        suggestion = ImapAccountService.suggest(email) if email else None
+        form = AccountForm(email=email)
+        if suggestion is not None:
+            form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
+                               username=suggestion.username)
+        return await render(request, "accounts/new.html", form=form, tls_choices=TLS_CHOICES,
+                            note=_note(email))
+
+    @get("/preset")
+    async def preset(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:
+        """The server fields for an address, filled from the domain's preset (htmx, as the address is typed)."""
+        suggestion = ImapAccountService.suggest(email)
+        form = AccountForm(email=email)
+        if suggestion is not None:
+            form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
+                               username=suggestion.username)
+        return await render(request, "accounts/_server_fields.html", bare=True, form=form, tls_choices=TLS_CHOICES,
+                            note=_note(email))
+
+    @post("/test")
+    async def test(self, request: Request[Any, Any, Any], data: Annotated[AccountForm, URLENCODED]) -> Template:
+        try:
+            report = await _service(request).test(_input(data))
+        except PlmailError as exc:
+            return await render(request, "accounts/_test_result.html", bare=True, error=str(exc))
+        return await render(request, "accounts/_test_result.html", bare=True, report=report)
+
+    @post("/")
+    async def create(self, request: Request[Any, Any, Any], data: Annotated[AccountForm, URLENCODED]
+                     ) -> Template | Redirect:
+        user = signed_in_user(request)
+        try:
+            account_id = await _service(request).add(user.id, _input(data))
+        except PlmailError as exc:
+            return await render(request, "accounts/new.html", status_code=400, form=data, tls_choices=TLS_CHOICES,
+                                note=_note(data.email), error=str(exc))
+        return Redirect(f"/accounts/{account_id}")
+
+    @get("/{account_id:int}")
+    async def detail(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Template:
+        return await self._detail(request, account_id)
+
+    async def _detail(self, request: Request[Any, Any, Any], account_id: int, *, status_code: int = 200,
+                      error: str | None = None, notice: str | None = None) -> Template:
+        user = signed_in_user(request)
+        overview = await _service(request).overview(user.id, account_id)
+        return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
+                            eta=eta_text(overview.progress), tls_choices=TLS_CHOICES, error=error, notice=notice)
+
+    @post("/{account_id:int}")
+    async def update(self, request: Request[Any, Any, Any], account_id: FromPath[int],
+                     data: Annotated[AccountForm, URLENCODED]) -> Template | Redirect:
+        user = signed_in_user(request)
+        try:
+            await _service(request).update(user.id, account_id, _input(data))
+        except NotFoundError:
+            raise
+        except PlmailError as exc:
+            return await self._detail(request, account_id, status_code=400, error=str(exc))
+        return Redirect(f"/accounts/{account_id}")
+
+    @post("/{account_id:int}/test")
+    async def test_existing(self, request: Request[Any, Any, Any], account_id: FromPath[int],
+                            data: Annotated[AccountForm, URLENCODED]) -> Template:
+        user = signed_in_user(request)
+        try:
+            report = await _service(request).test_existing(user.id, account_id, _input(data))
+        except NotFoundError:
+            raise
+        except PlmailError as exc:
+            return await render(request, "accounts/_test_result.html", bare=True, error=str(exc))
+        return await render(request, "accounts/_test_result.html", bare=True, report=report)
+
+    @post("/{account_id:int}/active")
+    async def active(self, request: Request[Any, Any, Any], account_id: FromPath[int],
+                     data: Annotated[ToggleForm, URLENCODED]) -> Redirect:
+        await _service(request).set_active(signed_in_user(request).id, account_id, data.enabled == "on")
+        return Redirect(f"/accounts/{account_id}")
+
+    @post("/{account_id:int}/delete")
+    async def delete(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Redirect:
+        await _service(request).remove(signed_in_user(request).id, account_id)
+        return Redirect("/accounts")
+
+    @post("/{account_id:int}/sync")
+    async def sync(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Redirect:
+        await _service(request).request_sync(signed_in_user(request).id, account_id)
+        return Redirect(f"/accounts/{account_id}")
+
+    @post("/{account_id:int}/folders/{mailbox_id:int}")
+    async def folder(self, request: Request[Any, Any, Any], account_id: FromPath[int], mailbox_id: FromPath[int],
+                     data: Annotated[ToggleForm, URLENCODED]) -> Redirect:
+        await _service(request).set_folder_sync(signed_in_user(request).id, account_id, mailbox_id,
+                                                data.enabled == "on")
+        return Redirect(f"/accounts/{account_id}")
+
+    @get("/{account_id:int}/progress")
+    async def progress(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Template:
+        progress = await _service(request).progress(signed_in_user(request).id, account_id)
+        return await render(request, "accounts/_progress.html", bare=True, account_id=account_id,
+                            progress=progress, eta=eta_text(progress))
+
+    @get("/{account_id:int}/sidebar")
+    async def sidebar(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Template:
+        progress = await _service(request).progress(signed_in_user(request).id, account_id)
+        return await render(request, "accounts/_sidebar.html", bare=True, account_id=account_id, progress=progress)
+
+
+def _note(email: str) -> str:
+    preset = preset_for(email) if email else None
+    return preset.note if preset is not None else ""
