@@ -1,5 +1,8 @@
-from piccolo.columns import BigInt, BigSerial, Timestamptz, Varchar
+from piccolo.columns import BigInt, BigSerial, ForeignKey, OnDelete, Timestamptz, Varchar
 from piccolo.table import Table
+
+from plmail.db.tables.accounts import Account
+from plmail.db.tables.users import User
 
 
 class JmapChangeLog(Table, tablename="jmap_change_log"):
@@ -15,3 +18,28 @@ class JmapChangeLog(Table, tablename="jmap_change_log"):
     entity_id = Varchar(length=64)
     change_type = Varchar(length=16)
     created_at = Timestamptz()
+
+
+class JmapChangeHorizon(Table, tablename="jmap_change_horizon"):
+    """How far pruning has eaten into the change log per (account, object type): a client state
+    below it may have missed rows and gets cannotCalculateChanges; a state never goes below it."""
+
+    id = BigSerial(primary_key=True)
+    account_id = BigInt()
+    object_type = Varchar(length=32)
+    pruned_through = BigInt(default=0)
+
+
+class JmapUpload(Table, tablename="jmap_upload"):
+    """A blob a JMAP client uploaded, owned by one user and account; the bytes live in the blob store
+    under their SHA-256 and the row is what makes `u-<sha256>` reachable only by its owner."""
+
+    id = BigSerial(primary_key=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id")
+    account = ForeignKey(
+        references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id", index=True
+    )
+    sha256 = Varchar(length=64)
+    content_type = Varchar(length=255, default="application/octet-stream")
+    size = BigInt(default=0)
+    created_at = Timestamptz(index=True)

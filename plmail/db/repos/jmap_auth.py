@@ -1,0 +1,100 @@
+"""App passwords (per-device JMAP secrets) and the mail accounts a JMAP principal may reach."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from plmail.db.database import Database
+from plmail.domain.enums import ProviderKind
+
+
+@dataclass(frozen=True, slots=True)
+class AppPasswordRow:
+    id: int
+    name: str
+    hint: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialMatch:
+    """What a presented secret resolves to: its password row and the owning user."""
+
+    password_id: int
+    last_used_at: datetime | None
+    user_id: int
+    email: str
+    display_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRow:
+    id: int
+    email: str
+    name: str
+    provider_kind: ProviderKind
+    aliases: tuple[str, ...]
+
+
+class AppPasswordRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def create(self, user_id: int, name: str, secret_hash: str, hint: str) -> int:
+        return int(await self.db.fetchval(
+            """INSERT INTO app_password (user_id, name, secret_hash, secret_hint, last_used_at, revoked_at, created_at)
+               VALUES ($1, $2, $3, $4, NULL, NULL, now()) RETURNING id""",
+            user_id, name, secret_hash, hint,
+        ))
+
+    async def active(self, user_id: int) -> list[AppPasswordRow]:
+        rows = await self.db.fetch(
+            """SELECT id, name, secret_hint, created_at, last_used_at FROM app_password
+                WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC""",
+            user_id,
+        )
+        return [AppPasswordRow(r["id"], r["name"], r["secret_hint"], r["created_at"], r["last_used_at"]) for r in rows]
+
+    async def revoke(self, user_id: int, password_id: int) -> bool:
+        status = await self.db.execute(
+            "UPDATE app_password SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL",
+            password_id, user_id,
+        )
+        return status.endswith(" 1")
+
+    async def match(self, secret_hash: str) -> CredentialMatch | None:
+        row = await self.db.fetchrow(
+            """SELECT p.id, p.last_used_at, u.id AS user_id, u.email, u.display_name
+                 FROM app_password p JOIN app_user u ON u.id = p.user_id
+                WHERE p.secret_hash = $1 AND p.revoked_at IS NULL""",
+            secret_hash,
+        )
+        if row is None:
+            return None
+        return CredentialMatch(row["id"], row["last_used_at"], row["user_id"], row["email"], row["display_name"])
+
+    async def touch(self, password_id: int, min_interval_seconds: int) -> None:
+        """Record use, at most once per interval: a phone syncing every few seconds must not write every time."""
+        await self.db.execute(
+            """UPDATE app_password SET last_used_at = now()
+                WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))""",
+            password_id, min_interval_seconds,
+        )
+
+    async def accounts(self, user_id: int) -> list[AccountRow]:
+        rows = await self.db.fetch(
+            "SELECT id, email, name, provider_kind, settings FROM account WHERE user_id = $1 ORDER BY sort_order, id",
+            user_id,
+        )
+        result = []
+        for r in rows:
+            settings = json.loads(r["settings"]) if isinstance(r["settings"], str) else (r["settings"] or {})
+            aliases = settings.get("aliases", []) if isinstance(settings, dict) else []
+            result.append(AccountRow(
+                r["id"], r["email"] or "", r["name"] or "", ProviderKind(r["provider_kind"]),
+                tuple(str(a).strip().lower() for a in aliases if isinstance(a, str) and a.strip()),
+            ))
+        return result

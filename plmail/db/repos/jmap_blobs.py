@@ -1,0 +1,97 @@
+"""Where JMAP blob ids lead: raw messages, stored parts, bodies and uploads, each scoped to an account."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from plmail.db.database import Database
+from plmail.db.repos.jmap_email import PartRow
+from plmail.domain.enums import ProviderKind
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSource:
+    raw_path: str | None
+    provider_kind: ProviderKind
+    subject: str
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    sha256: str
+    content_type: str
+    size: int
+
+
+class JmapBlobRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def message_source(self, account_id: int, message_id: int) -> MessageSource | None:
+        row = await self.db.fetchrow(
+            """SELECT m.raw_path, a.provider_kind, coalesce(m.subject, '') AS subject
+                 FROM message m JOIN account a ON a.id = m.account_id WHERE m.id = $1 AND m.account_id = $2""",
+            message_id, account_id,
+        )
+        return MessageSource(row["raw_path"], ProviderKind(row["provider_kind"]), row["subject"]) if row else None
+
+    async def remember_raw(self, message_id: int, digest: str) -> None:
+        await self.db.execute("UPDATE message SET raw_path = $2 WHERE id = $1 AND raw_path IS NULL",
+                              message_id, digest)
+
+    async def part(self, account_id: int, part_id: int) -> PartRow | None:
+        row = await self.db.fetchrow(
+            """SELECT p.id, p.message_id, p.part_path, p.content_type, p.charset, p.filename, p.content_id,
+                      p.disposition, coalesce(p.size, 0) AS size, p.sha256
+                 FROM message_part p JOIN message m ON m.id = p.message_id
+                WHERE p.id = $1 AND m.account_id = $2""",
+            part_id, account_id,
+        )
+        if row is None:
+            return None
+        return PartRow(row["id"], row["message_id"], row["part_path"], row["content_type"], row["charset"],
+                       row["filename"], row["content_id"], row["disposition"], row["size"], row["sha256"])
+
+    async def bodies(self, account_id: int, message_id: int) -> tuple[str | None, str | None, str] | None:
+        """(body_text, body_html_safe, subject); the raw body_html never leaves through JMAP."""
+        row = await self.db.fetchrow(
+            "SELECT body_text, body_html_safe, coalesce(subject, '') AS subject FROM message "
+            "WHERE id = $1 AND account_id = $2",
+            message_id, account_id,
+        )
+        return (row["body_text"], row["body_html_safe"], row["subject"]) if row else None
+
+    async def record_upload(self, user_id: int, account_id: int, upload: Upload) -> None:
+        """A repeated upload of the same bytes refreshes the row, so its week starts again."""
+        await self.db.execute(
+            """INSERT INTO jmap_upload (user_id, account_id, sha256, content_type, size, created_at)
+               VALUES ($1, $2, $3, $4, $5, now())
+               ON CONFLICT (account_id, sha256) DO UPDATE
+                  SET content_type = EXCLUDED.content_type, created_at = now()""",
+            user_id, account_id, upload.sha256, upload.content_type, upload.size,
+        )
+
+    async def upload(self, user_id: int, account_id: int, sha256: str) -> Upload | None:
+        row = await self.db.fetchrow(
+            "SELECT sha256, content_type, size FROM jmap_upload WHERE user_id = $1 AND account_id = $2 AND sha256 = $3",
+            user_id, account_id, sha256,
+        )
+        return Upload(row["sha256"], row["content_type"], row["size"]) if row else None
+
+    async def prune_uploads(self, older_than: datetime) -> list[str]:
+        """Forget uploads older than the cut-off; returns the digests nothing references any more."""
+        async with self.db.transaction():
+            rows = await self.db.fetch(
+                "DELETE FROM jmap_upload WHERE created_at < $1 RETURNING sha256", older_than)
+            digests = sorted({r["sha256"] for r in rows})
+            if not digests:
+                return []
+            kept = await self.db.fetch(
+                """SELECT sha256 FROM jmap_upload WHERE sha256 = ANY($1::text[])
+                   UNION SELECT raw_path FROM message WHERE raw_path = ANY($1::text[])
+                   UNION SELECT sha256 FROM message_part WHERE sha256 = ANY($1::text[])""",
+                digests,
+            )
+        still_used = {r[0] for r in kept}
+        return [d for d in digests if d not in still_used]

@@ -1,0 +1,126 @@
+"""Labels as JMAP Mailboxes: one label binding per (label, account), its id the Mailbox id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from plmail.db.database import Database
+
+_DRAFT = "(m.flags ? '\\Draft' OR m.flags ? '$draft')"
+
+
+@dataclass(frozen=True, slots=True)
+class MailboxRow:
+    binding_id: int
+    label_id: int
+    name: str
+    role: str | None
+    parent_label_id: int | None
+    parent_binding_id: int | None
+    sort_order: int | None
+    is_visible: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MailboxCounts:
+    total_emails: int = 0
+    unread_emails: int = 0
+    total_threads: int = 0
+    unread_threads: int = 0
+
+
+class JmapMailboxRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def unbound(self, user_id: int, account_id: int) -> bool:
+        """Whether any label of the user lacks a binding in the account (the common answer is no)."""
+        return bool(await self.db.fetchval(
+            """SELECT EXISTS (SELECT 1 FROM label l WHERE l.user_id = $1 AND NOT EXISTS (
+                   SELECT 1 FROM label_binding b WHERE b.label_id = l.id AND b.account_id = $2))""",
+            user_id, account_id,
+        ))
+
+    async def bind_missing(self, user_id: int, account_id: int) -> list[int]:
+        """Bind every label of the user to the account where no binding exists yet; returns the new ids."""
+        rows = await self.db.fetch(
+            """INSERT INTO label_binding (label_id, account_id, mailbox_id, gmail_label_id, graph_folder_id,
+                                          graph_category_id, created_at, updated_at)
+               SELECT l.id, a.id, NULL, NULL, NULL, NULL, now(), now()
+                 FROM label l JOIN account a ON a.user_id = l.user_id AND a.id = $2
+                WHERE l.user_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM label_binding b WHERE b.label_id = l.id AND b.account_id = a.id)
+               ON CONFLICT (label_id, account_id) DO NOTHING
+               RETURNING id""",
+            user_id, account_id,
+        )
+        return sorted(r["id"] for r in rows)
+
+    async def mailboxes(self, user_id: int, account_id: int) -> list[MailboxRow]:
+        rows = await self.db.fetch(
+            """SELECT b.id AS binding_id, l.id AS label_id, l.name, l.role, l.parent_id, pb.id AS parent_binding,
+                      l.sort_order, l.is_visible
+                 FROM label_binding b JOIN label l ON l.id = b.label_id
+                 LEFT JOIN label_binding pb ON pb.label_id = l.parent_id AND pb.account_id = b.account_id
+                WHERE b.account_id = $2 AND l.user_id = $1
+                ORDER BY l.sort_order NULLS LAST, lower(l.name), b.id""",
+            user_id, account_id,
+        )
+        return [MailboxRow(r["binding_id"], r["label_id"], r["name"], r["role"], r["parent_id"], r["parent_binding"],
+                           r["sort_order"], r["is_visible"]) for r in rows]
+
+    async def counts(self, account_id: int, label_ids: Sequence[int]) -> dict[int, MailboxCounts]:
+        """Emails and threads per label within one account; unread emails leave drafts out (RFC 8621 §2)."""
+        if not label_ids:
+            return {}
+        rows = await self.db.fetch(
+            f"""SELECT ml.label_id, count(*) AS total,
+                       count(*) FILTER (WHERE m.seen_at IS NULL AND NOT {_DRAFT}) AS unread,
+                       count(DISTINCT m.thread_id) AS threads,
+                       count(DISTINCT m.thread_id) FILTER (WHERE m.seen_at IS NULL AND NOT {_DRAFT}) AS unread_threads
+                  FROM message_label ml JOIN message m ON m.id = ml.message_id
+                 WHERE m.account_id = $1 AND ml.label_id = ANY($2::int[])
+                 GROUP BY ml.label_id""",
+            account_id, list(label_ids),
+        )
+        return {r["label_id"]: MailboxCounts(r["total"], r["unread"], r["threads"], r["unread_threads"]) for r in rows}
+
+    async def labels_of_bindings(self, user_id: int, account_id: int, binding_ids: Sequence[int]) -> dict[int, int]:
+        """binding id -> label id, for bindings of this account owned by this user."""
+        if not binding_ids:
+            return {}
+        rows = await self.db.fetch(
+            """SELECT b.id, b.label_id FROM label_binding b JOIN label l ON l.id = b.label_id
+                WHERE b.account_id = $2 AND l.user_id = $1 AND b.id = ANY($3::int[])""",
+            user_id, account_id, list(binding_ids),
+        )
+        return {r["id"]: r["label_id"] for r in rows}
+
+    async def bindings_of_labels(self, account_id: int) -> dict[int, int]:
+        """label id -> binding id for every binding of the account."""
+        rows = await self.db.fetch("SELECT id, label_id FROM label_binding WHERE account_id = $1", account_id)
+        return {r["label_id"]: r["id"] for r in rows}
+
+    async def bindings_of_tree(self, user_id: int, label_id: int) -> list[tuple[int, int]]:
+        """(account id, binding id) of a label and everything nested under it, across the user's accounts."""
+        rows = await self.db.fetch(
+            """WITH RECURSIVE tree(id) AS (
+                   SELECT id FROM label WHERE id = $2 AND user_id = $1
+                   UNION SELECT l.id FROM label l JOIN tree ON l.parent_id = tree.id)
+               SELECT b.account_id, b.id FROM label_binding b WHERE b.label_id IN (SELECT id FROM tree)""",
+            user_id, label_id,
+        )
+        return [(r["account_id"], r["id"]) for r in rows]
+
+    async def has_children(self, user_id: int, label_id: int) -> bool:
+        return bool(await self.db.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM label WHERE user_id = $1 AND parent_id = $2)", user_id, label_id))
+
+    async def has_mail(self, user_id: int, label_id: int) -> bool:
+        return bool(await self.db.fetchval(
+            """SELECT EXISTS (SELECT 1 FROM message_label ml JOIN message m ON m.id = ml.message_id
+                                JOIN account a ON a.id = m.account_id
+                               WHERE ml.label_id = $2 AND a.user_id = $1)""",
+            user_id, label_id,
+        ))

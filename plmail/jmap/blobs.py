@@ -1,0 +1,160 @@
+"""Blobs: what a blob id names, and uploads.
+
+`m-<message>` is the original message, `p-<part>` a stored part, `t-`/`h-<message>` the plain and the
+sanitised HTML body, `u-<sha256>` an upload. Every lookup goes through the account, and the account
+through the principal, so a blob of someone else's account is simply not found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import Message
+from email.policy import compat32
+
+from plmail.db.database import Database
+from plmail.db.repos.jmap_blobs import JmapBlobRepository, Upload
+from plmail.db.repos.jmap_email import PartRow
+from plmail.domain.errors import NotFoundError
+from plmail.jmap.args import parse_id
+from plmail.jmap.capabilities import LIMITS
+from plmail.jmap.errors import RequestError
+from plmail.mail.blobs import BlobStore, RawMessageResolver
+
+log = logging.getLogger(__name__)
+
+HEADER_BLOCK_LIMIT = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class BlobContent:
+    data: bytes
+    content_type: str
+    name: str
+
+
+def _mime_part(raw: bytes, path: str) -> bytes:
+    """The decoded content of the MIME part at `path` ("2.1"), for parts stored only as a stub."""
+    node: Message = email.message_from_bytes(raw, policy=compat32)
+    for step in path.split("."):
+        children = node.get_payload() if node.is_multipart() else None
+        if not isinstance(children, list):
+            if step == "1":
+                continue  # a single-part message is its own part 1
+            raise NotFoundError("The part is not in the original message.")
+        index = int(step) - 1 if step.isdigit() else -1
+        if not 0 <= index < len(children):
+            raise NotFoundError("The part is not in the original message.")
+        child = children[index]
+        if not isinstance(child, Message):
+            raise NotFoundError("The part is not in the original message.")
+        node = child
+    if node.get_content_type() == "message/rfc822":
+        inner = node.get_payload()
+        if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+            return inner[0].as_bytes(policy=compat32)
+    payload = node.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
+
+
+class BlobService:
+    def __init__(self, db: Database, store: BlobStore, raw_messages: RawMessageResolver) -> None:
+        self.repo = JmapBlobRepository(db)
+        self.store = store
+        self.raw_messages = raw_messages
+        self._uploading: Counter[int] = Counter()
+
+    async def raw_message(self, account_id: int, message_id: int) -> tuple[bytes, str]:
+        source = await self.repo.message_source(account_id, message_id)
+        if source is None:
+            raise NotFoundError("No such message.")
+
+        async def remember(digest: str) -> None:
+            await self.repo.remember_raw(message_id, digest)
+
+        data = await self.raw_messages.load(raw_path=source.raw_path, account_id=account_id, message_id=message_id,
+                                            kind=source.provider_kind, remember=remember)
+        return data, source.subject
+
+    async def header_block(self, digest: str) -> bytes | None:
+        """The start of a stored original, enough for its header block; None when it is not stored."""
+        def read() -> bytes | None:
+            try:
+                with self.store.path_for(digest).open("rb") as handle:
+                    return handle.read(HEADER_BLOCK_LIMIT)
+            except (OSError, ValueError):
+                return None
+        return await asyncio.to_thread(read)
+
+    async def part_content(self, account_id: int, part: PartRow) -> bytes:
+        if part.sha256:
+            return await asyncio.to_thread(self.store.get, part.sha256)
+        raw, _ = await self.raw_message(account_id, part.message_id)
+        return await asyncio.to_thread(_mime_part, raw, part.path)
+
+    async def download(self, user_id: int, account_id: int, blob_id: str) -> BlobContent:
+        kind, _, key = blob_id.partition("-")
+        if kind == "u":
+            upload = await self.repo.upload(user_id, account_id, key) if len(key) == 64 else None
+            if upload is None:
+                raise NotFoundError("No such blob.")
+            return BlobContent(await asyncio.to_thread(self.store.get, upload.sha256), upload.content_type, "upload")
+        number = parse_id(key)
+        if number is None:
+            raise NotFoundError("No such blob.")
+        if kind == "m":
+            data, subject = await self.raw_message(account_id, number)
+            return BlobContent(data, "message/rfc822", f"{subject.strip() or 'message'}.eml")
+        if kind == "p":
+            part = await self.repo.part(account_id, number)
+            if part is None:
+                raise NotFoundError("No such blob.")
+            return BlobContent(await self.part_content(account_id, part), part.content_type,
+                               part.filename or f"part-{part.id}")
+        if kind in ("t", "h"):
+            bodies = await self.repo.bodies(account_id, number)
+            if bodies is None or bodies[0 if kind == "t" else 1] is None:
+                raise NotFoundError("No such blob.")
+            text = bodies[0 if kind == "t" else 1] or ""
+            media = "text/plain; charset=utf-8" if kind == "t" else "text/html; charset=utf-8"
+            return BlobContent(text.encode("utf-8"), media, f"{bodies[2].strip() or 'message'}"
+                               + (".txt" if kind == "t" else ".html"))
+        raise NotFoundError("No such blob.")
+
+    @asynccontextmanager
+    async def upload_slot(self, user_id: int) -> AsyncIterator[None]:
+        if self._uploading[user_id] >= LIMITS.max_concurrent_upload:
+            raise RequestError("limit", "Too many uploads at once.", limit="maxConcurrentUpload")
+        self._uploading[user_id] += 1
+        try:
+            yield
+        finally:
+            self._uploading[user_id] -= 1
+            if self._uploading[user_id] <= 0:
+                del self._uploading[user_id]
+
+    async def upload(self, user_id: int, account_id: int, data: bytes, content_type: str) -> Upload:
+        digest = await asyncio.to_thread(self.store.put, data)
+        upload = Upload(digest, content_type, len(data))
+        await self.repo.record_upload(user_id, account_id, upload)
+        return upload
+
+    async def uploaded(self, user_id: int, account_id: int, blob_id: str) -> bytes | None:
+        """The bytes of any blob the account can reach (an upload, a part, a raw message), or None."""
+        try:
+            return (await self.download(user_id, account_id, blob_id)).data
+        except NotFoundError:
+            return None
+
+    async def prune_uploads(self, older_than: datetime) -> int:
+        unused = await self.repo.prune_uploads(older_than)
+        for digest in unused:
+            # The store is shared and content-addressed: only bytes nothing else refers to are removed.
+            await asyncio.to_thread(self.store.path_for(digest).unlink, missing_ok=True)
+        return len(unused)

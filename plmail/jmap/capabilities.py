@@ -1,0 +1,71 @@
+"""Capabilities this server speaks and the limits it advertises (and enforces)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from plmail.domain.enums import Category
+
+CORE: Final = "urn:ietf:params:jmap:core"
+MAIL: Final = "urn:ietf:params:jmap:mail"
+SUBMISSION: Final = "urn:ietf:params:jmap:submission"
+CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on Email, Thread and in filters
+
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES})
+COLLATIONS: Final = ("i;ascii-numeric", "i;ascii-casemap", "i;unicode-casemap")
+SORT_OPTIONS: Final = ("receivedAt", "from", "to", "subject", "size")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_size_upload: int = 50_000_000
+    max_concurrent_upload: int = 4
+    max_size_request: int = 10_000_000
+    max_concurrent_requests: int = 4
+    max_calls_in_request: int = 32
+    max_objects_in_get: int = 500
+    max_objects_in_set: int = 500
+    max_changes: int = 500  # the most ids one /changes answers, whatever the client asks for
+    max_query_limit: int = 500
+
+
+LIMITS: Final = Limits()
+
+
+def core_capability(limits: Limits = LIMITS) -> dict[str, Any]:
+    return {
+        "maxSizeUpload": limits.max_size_upload,
+        "maxConcurrentUpload": limits.max_concurrent_upload,
+        "maxSizeRequest": limits.max_size_request,
+        "maxConcurrentRequests": limits.max_concurrent_requests,
+        "maxCallsInRequest": limits.max_calls_in_request,
+        "maxObjectsInGet": limits.max_objects_in_get,
+        "maxObjectsInSet": limits.max_objects_in_set,
+        "collationAlgorithms": list(COLLATIONS),
+    }
+
+
+def session_capabilities(limits: Limits = LIMITS) -> dict[str, Any]:
+    return {
+        CORE: core_capability(limits),
+        MAIL: {},
+        SUBMISSION: {},
+        CATEGORIES: {"categories": [c.value for c in Category]},
+    }
+
+
+def account_capabilities() -> dict[str, Any]:
+    return {
+        MAIL: {
+            "maxMailboxesPerEmail": None,
+            "maxMailboxDepth": None,
+            "maxSizeMailboxName": 255,
+            "maxSizeAttachmentsPerEmail": 50_000_000,
+            "emailQuerySortOptions": list(SORT_OPTIONS),
+            "mayCreateTopLevelMailbox": True,
+        },
+        # Identities only: sending is not offered, so no delayed send and no extensions.
+        SUBMISSION: {"maxDelayedSend": 0, "submissionExtensions": {}},
+        CATEGORIES: {},
+    }

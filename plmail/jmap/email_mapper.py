@@ -1,0 +1,87 @@
+"""EmailRecord → RFC 8621 Email object, property by property."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from plmail.jmap.bodies import BodyPart, part_json
+from plmail.jmap.emails import EmailRecord, EmailSpec
+from plmail.jmap.headers import addresses, header_value
+
+EMAIL_PROPERTIES = ("id", "blobId", "threadId", "mailboxIds", "keywords", "size", "receivedAt", "headers",
+                    "messageId", "inReplyTo", "references", "sender", "from", "to", "cc", "bcc", "replyTo", "subject",
+                    "sentAt", "bodyStructure", "bodyValues", "textBody", "htmlBody", "attachments", "hasAttachment",
+                    "preview")
+DEFAULT_EMAIL_PROPERTIES = ("id", "blobId", "threadId", "mailboxIds", "keywords", "size", "receivedAt", "messageId",
+                            "inReplyTo", "references", "sender", "from", "to", "cc", "bcc", "replyTo", "subject",
+                            "sentAt", "hasAttachment", "preview", "bodyValues", "textBody", "htmlBody", "attachments")
+VENDOR_PROPERTIES = ("category",)
+
+# IMAP system flags and JMAP keywords that mean the same; $seen and $flagged come from their columns.
+_FLAG_KEYWORDS = {"\\draft": "$draft", "$draft": "$draft", "\\answered": "$answered", "$answered": "$answered"}
+
+
+def utc(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+
+
+def keywords(record: EmailRecord) -> dict[str, bool]:
+    row = record.row
+    found = {_FLAG_KEYWORDS[f.lower()]: True for f in row.flags if f.lower() in _FLAG_KEYWORDS}
+    if row.seen:
+        found["$seen"] = True
+    if row.starred:
+        found["$flagged"] = True
+    return dict(sorted(found.items()))
+
+
+def _people(values: Iterable[dict[str, str]]) -> list[dict[str, Any]] | None:
+    people = [{"name": v.get("name") or None, "email": v.get("address", "")} for v in values if v.get("address")]
+    return people or None
+
+
+def _parts(parts: Iterable[BodyPart], spec: EmailSpec) -> list[dict[str, Any]]:
+    return [part_json(p, spec.body_properties, spec.body_header_requests) for p in parts]
+
+
+def email_json(record: EmailRecord, spec: EmailSpec) -> dict[str, Any]:
+    row = record.row
+    headers = record.headers or []
+    body = record.body
+    values: dict[str, Callable[[], Any]] = {
+        "id": lambda: str(row.id),
+        "blobId": lambda: f"m-{row.id}",
+        "threadId": lambda: str(row.thread_id) if row.thread_id is not None else None,
+        "mailboxIds": lambda: {str(b): True for b in record.mailbox_ids},
+        "keywords": lambda: keywords(record),
+        "size": lambda: row.size,
+        "receivedAt": lambda: utc(row.received_at or row.sent_at or row.created_at),
+        "headers": lambda: [{"name": n, "value": v} for n, v in headers],
+        "messageId": lambda: [row.message_id] if row.message_id else None,
+        "inReplyTo": lambda: list(row.in_reply_to) or None,
+        "references": lambda: list(row.references) or None,
+        "sender": lambda: next((addresses(v) or None for n, v in reversed(headers) if n.lower() == "sender"), None),
+        "from": lambda: [{"name": row.from_name or None, "email": row.from_address}] if row.from_address else None,
+        "to": lambda: _people(row.to),
+        "cc": lambda: _people(row.cc),
+        "bcc": lambda: _people(row.bcc),
+        "replyTo": lambda: _people(row.reply_to),
+        "subject": lambda: row.subject,
+        "sentAt": lambda: utc(row.sent_at),
+        "hasAttachment": lambda: row.has_attachments,
+        "preview": lambda: row.preview,
+        "category": lambda: row.category,
+        "bodyStructure": lambda: part_json(body.structure, spec.body_properties, spec.body_header_requests)
+        if body else None,
+        "textBody": lambda: _parts(body.text_body, spec) if body else [],
+        "htmlBody": lambda: _parts(body.html_body, spec) if body else [],
+        "attachments": lambda: _parts(body.attachments, spec) if body else [],
+        "bodyValues": lambda: {k: {"value": v.value, "isEncodingProblem": False, "isTruncated": v.truncated}
+                               for k, v in record.values.items()},
+    }
+    result = {prop: values[prop]() for prop in spec.properties if prop in values}
+    for request in spec.header_requests:
+        result[request.property] = header_value(headers, request)
+    return result

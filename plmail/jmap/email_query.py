@@ -1,0 +1,177 @@
+"""Email/query and Email/queryChanges over the shared filter compiler.
+
+The filter is the one compiler the user's rules use too (FilterCompiler with JMAP's vocabulary), so
+a rule and a phone's query can never disagree about what a condition means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from plmail.db.database import Database
+from plmail.db.repos.jmap_changes import JmapChangeRepository
+from plmail.db.repos.jmap_email import JmapEmailRepository
+from plmail.db.repos.jmap_query import SORT_EXPRESSIONS, EmailQuery, JmapQueryRepository, order_by
+from plmail.domain.enums import JmapObjectType
+from plmail.jmap.capabilities import COLLATIONS
+from plmail.jmap.errors import MethodError, invalid_arguments
+from plmail.jmap.query_cache import ResultCache, ScanState
+from plmail.mail.filters import JMAP_VOCABULARY, FilterCompiler, FilterError, Params
+
+_CHUNK = 256
+_THREAD_CONDITIONS = frozenset({"allInThreadHaveKeyword", "someInThreadHaveKeyword", "noneInThreadHaveKeyword",
+                                "threadCategory"})
+MAX_QUERY_CHANGES = 10_000  # beyond this many changed emails, querying again is cheaper for everyone
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    query: EmailQuery
+    collapse: bool
+    thread_dependent: bool  # membership or position can move when another email of the thread changes
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPage:
+    position: int
+    ids: list[int]
+    total: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDelta:
+    removed: list[int]
+    added: list[tuple[int, int]]  # (id, index in the new results)
+    total: int | None
+
+
+def _conditions(node: Any) -> set[str]:
+    if not isinstance(node, Mapping):
+        return set()
+    if "operator" in node:
+        found: set[str] = set()
+        for child in node.get("conditions") or []:
+            found |= _conditions(child)
+        return found
+    return set(node)
+
+
+def sort_comparators(value: Any) -> list[tuple[str, bool]]:
+    if value is None:
+        return [("receivedAt", False)]
+    if not isinstance(value, list):
+        raise invalid_arguments("'sort' must be a list of comparators.")
+    comparators = []
+    for comparator in value:
+        if not isinstance(comparator, dict) or not isinstance(comparator.get("property"), str):
+            raise invalid_arguments("A comparator is an object with a 'property'.")
+        if comparator["property"] not in SORT_EXPRESSIONS:
+            raise MethodError("unsupportedSort", f"Emails cannot be sorted by {comparator['property']!r}.")
+        collation = comparator.get("collation")
+        if collation is not None and collation not in COLLATIONS:
+            raise MethodError("unsupportedSort", f"Unknown collation {collation!r}.")
+        ascending = comparator.get("isAscending", True)
+        if not isinstance(ascending, bool):
+            raise invalid_arguments("'isAscending' is true or false.")
+        comparators.append((comparator["property"], ascending))
+    return comparators or [("receivedAt", False)]
+
+
+class EmailQueryService:
+    def __init__(self, db: Database) -> None:
+        self.repo = JmapQueryRepository(db)
+        self.emails = JmapEmailRepository(db)
+        self.changes = JmapChangeRepository(db)
+        self.compiler = FilterCompiler(JMAP_VOCABULARY)
+        self.results = ResultCache()
+
+    def plan(self, account_id: int, tree: Any, sort: Any, *, collapse: bool, categories: bool) -> QueryPlan:
+        if tree is not None and not isinstance(tree, Mapping):
+            raise invalid_arguments("'filter' must be an object.")
+        used = _conditions(tree)
+        if "threadCategory" in used and not categories:
+            raise MethodError("unsupportedFilter", f"'threadCategory' needs the {'categories'} capability in 'using'.")
+        params = Params()
+        params.add(account_id)  # $1 in every statement built from the plan
+        where = self.compiler.compile(tree, params)
+        query = EmailQuery(where, tuple(params.values), order_by(sort_comparators(sort)))
+        return QueryPlan(query, collapse, collapse or bool(used & _THREAD_CONDITIONS))
+
+    async def _scan(self, plan: QueryPlan, scan: ScanState, *, stop: int | None = None,
+                    anchor: int | None = None) -> None:
+        """Read on until `stop` results, the anchor, or the end; collapsing keeps each thread's first email."""
+        while not scan.done:
+            if (stop is not None and len(scan.ids) >= stop) or (anchor is not None and anchor in scan.index):
+                return
+            wanted = _CHUNK if stop is None else max(_CHUNK, 2 * (stop - len(scan.ids)))
+            size = min(wanted, 2048)
+            rows = await self.repo.page(plan.query, size, scan.offset)
+            scan.offset += len(rows)
+            for email_id, thread in rows:
+                scan.add(email_id, thread, plan.collapse)
+            scan.done = len(rows) < size
+
+    async def run(self, plan: QueryPlan, states: tuple[int, ...], *, position: int, anchor: int | None,
+                  anchor_offset: int, limit: int, want_total: bool) -> QueryPage:
+        """`states` are the states read before the query: results are remembered under them."""
+        q = plan.query
+        params = tuple(tuple(v) if isinstance(v, list) else v for v in q.params)  # lists of ids are not hashable
+        scan = self.results.entry((q.where, params, q.order, plan.collapse, states))
+        async with scan.lock:
+            if (want_total or position < 0) and scan.total is None:
+                scan.total = await self.repo.total(q, collapse=plan.collapse)
+            if anchor is not None:
+                await self._scan(plan, scan, anchor=anchor)
+                if anchor not in scan.index:
+                    raise MethodError("anchorNotFound", "The anchor is not in the results.")
+                position = max(scan.index[anchor] + anchor_offset, 0)
+            elif position < 0:
+                assert scan.total is not None
+                position = max(scan.total + position, 0)
+            total = scan.total if want_total else None
+            if limit == 0:
+                return QueryPage(position, [], total)
+            if plan.collapse or scan.ids:
+                await self._scan(plan, scan, stop=position + limit)
+                return QueryPage(position, scan.ids[position:position + limit], total)
+        # Without collapsing a page is one indexed read; nothing is worth remembering.
+        return QueryPage(position, [email_id for email_id, _ in await self.repo.page(q, limit, position)], total)
+
+    async def delta(self, account_id: int, plan: QueryPlan, since: int, current: int, max_changes: int | None,
+                    want_total: bool) -> QueryDelta:
+        """Every email changed since the old state is removed and, where it is in the results now, added
+        at its new index; unchanged emails keep their order, because every change is in the log."""
+        email = JmapObjectType.EMAIL.value
+        changed = {int(i) for i in await self.changes.changed_ids(account_id, email, since, current,
+                                                                  MAX_QUERY_CHANGES) if i.isdigit()}
+        if plan.thread_dependent:
+            threads = {int(i) for i in await self.changes.changed_ids(
+                account_id, JmapObjectType.THREAD.value, since, current, MAX_QUERY_CHANGES) if i.isdigit()}
+            threads |= set(await self.emails.threads_of_emails(account_id, sorted(changed)))
+            changed |= set(await self.emails.emails_of_threads(account_id, sorted(threads)))
+        if len(changed) > MAX_QUERY_CHANGES:
+            raise MethodError("cannotCalculateChanges", "Too much has changed; run the query again.")
+        positions = await self.repo.positions(plan.query, sorted(changed), collapse=plan.collapse)
+        added = sorted(positions.items(), key=lambda item: item[1])
+        if max_changes is not None and len(changed) + len(added) > max_changes:
+            raise MethodError("tooManyChanges", f"More than {max_changes} changes.")
+        total = await self.repo.total(plan.query, collapse=plan.collapse) if want_total else None
+        return QueryDelta(sorted(changed), added, total)
+
+
+def filter_error(exc: FilterError) -> MethodError:
+    return MethodError(exc.kind, str(exc))
+
+
+def parse_anchor(value: str | None) -> int | None:
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise MethodError("anchorNotFound", "The anchor is not in the results.")
+    return int(value)
+
+
+def id_strings(ids: Sequence[int]) -> list[str]:
+    return [str(i) for i in ids]

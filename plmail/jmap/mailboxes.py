@@ -1,0 +1,120 @@
+"""Mailboxes: the user's labels as one account sees them, and what Mailbox/set does to them.
+
+A Mailbox id is a label binding id, one per (label, account). The label itself belongs to the user,
+so creating, renaming or destroying a Mailbox is the LabelManager's operation on that label (the
+web UI's code path); the binding is only where JMAP finds it in one account.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from plmail.db.database import Database
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository, MailboxCounts, MailboxRow
+from plmail.domain.enums import ChangeType, JmapObjectType
+from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.jmap.errors import SetError, invalid_properties
+from plmail.mail.changes import Change, StateManager
+from plmail.mail.labels import LabelManager, LabelResolver
+
+USER_LABEL_SORT_ORDER = 100  # after the system mailboxes, which use 0-50
+_COUNT_ENTRIES = 64
+
+
+@dataclass(frozen=True, slots=True)
+class MailboxView:
+    row: MailboxRow
+    counts: MailboxCounts | None
+
+
+class MailboxService:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.repo = JmapMailboxRepository(db)
+        self.manager = LabelManager(db)
+        self.change_log = ChangeLogRepository(db)
+        self._counts: OrderedDict[tuple[int, tuple[int, ...], tuple[int, ...]], dict[int, MailboxCounts]] = \
+            OrderedDict()
+
+    async def bind_labels(self, user_id: int, account_id: int) -> None:
+        """Every label of the user is a Mailbox in every account; a label created since (in the web UI)
+        gets its binding now, announced as created so connected clients learn of it."""
+        if not await self.repo.unbound(user_id, account_id):
+            return
+        async with self.db.transaction():
+            created = await self.repo.bind_missing(user_id, account_id)
+            if created:
+                await self._record(account_id, created, ChangeType.CREATED)
+
+    async def views(self, user_id: int, account_id: int, *, counts_at: tuple[int, ...] | None = None,
+                    only: set[str] | None = None) -> list[MailboxView]:
+        """With `counts_at` (the Email and Mailbox states read first), the counts too, for the mailboxes
+        in `only` (or all): a scan of the account's mail, so it is remembered until either state moves."""
+        rows = await self.repo.mailboxes(user_id, account_id)
+        if counts_at is None:
+            return [MailboxView(r, None) for r in rows]
+        labels = tuple(sorted(r.label_id for r in rows if only is None or str(r.binding_id) in only))
+        key = (account_id, labels, counts_at)
+        totals = self._counts.get(key)
+        if totals is None:
+            totals = self._counts[key] = await self.repo.counts(account_id, labels)
+            while len(self._counts) > _COUNT_ENTRIES:
+                self._counts.popitem(last=False)
+        return [MailboxView(r, totals.get(r.label_id, MailboxCounts())) for r in rows]
+
+    async def by_binding(self, user_id: int, account_id: int, binding_id: int) -> MailboxRow | None:
+        return next((r for r in await self.repo.mailboxes(user_id, account_id) if r.binding_id == binding_id), None)
+
+    async def create(self, user_id: int, account_id: int, name: str, parent: MailboxRow | None,
+                     visible: bool) -> int:
+        async with self.db.transaction():
+            try:
+                label_id = await self.manager.create(user_id, name, parent_id=parent.label_id if parent else None)
+                if not visible:
+                    await self.manager.update(user_id, label_id, visible=False)
+            except NotFoundError as exc:
+                raise invalid_properties(str(exc), "parentId") from None
+            except ValidationError as exc:
+                raise invalid_properties(str(exc), "name") from None
+            binding_id = await LabelResolver(self.db).bind(label_id, account_id)
+            await self._record(account_id, [binding_id], ChangeType.CREATED)
+        return binding_id
+
+    async def update(self, user_id: int, mailbox: MailboxRow, *, name: str | None, move: bool,
+                     parent: MailboxRow | None, visible: bool | None) -> None:
+        if mailbox.role is not None and ((name is not None and name != mailbox.name) or move):
+            raise SetError("forbidden", "System mailboxes cannot be renamed or moved.")
+        try:
+            await self.manager.update(user_id, mailbox.label_id, name=name, visible=visible, move=move,
+                                      parent_id=parent.label_id if parent else None)
+        except NotFoundError as exc:
+            raise SetError("notFound", str(exc)) from None
+        except ValidationError as exc:
+            raise invalid_properties(str(exc), "parentId" if move else "name") from None
+
+    async def destroy(self, user_id: int, mailbox: MailboxRow, *, remove_emails: bool) -> None:
+        if mailbox.role is not None:
+            raise SetError("forbidden", "System mailboxes cannot be destroyed.")
+        if await self.repo.has_children(user_id, mailbox.label_id):
+            raise SetError("mailboxHasChild", "Destroy or move the mailboxes inside it first.")
+        if not remove_emails and await self.repo.has_mail(user_id, mailbox.label_id):
+            raise SetError("mailboxHasEmail", "The mailbox still holds email; set onDestroyRemoveEmails to remove it.")
+        async with self.db.transaction():
+            bindings = await self.repo.bindings_of_tree(user_id, mailbox.label_id)
+            # Mail left with no label moves to Archive (never deleted): the LabelManager's rule.
+            await self.manager.delete(user_id, mailbox.label_id)
+            by_account: dict[int, list[int]] = {}
+            for account_id, binding_id in bindings:
+                by_account.setdefault(account_id, []).append(binding_id)
+            for account_id, binding_ids in by_account.items():
+                await self._record(account_id, binding_ids, ChangeType.DESTROYED)
+
+    async def _record(self, account_id: int, binding_ids: list[int], change: ChangeType) -> None:
+        """Written in the caller's transaction: an announcement leaves only with the change it describes."""
+        state = StateManager(self.change_log)
+        for binding_id in binding_ids:
+            state.record(Change(account_id, JmapObjectType.MAILBOX, str(binding_id), change))
+        await state.write()
+        await state.announce()

@@ -1,0 +1,12 @@
+"""Every JMAP method this server answers, one module per data type, merged into one registry."""
+
+from __future__ import annotations
+
+from plmail.jmap.registry import MethodRegistry
+
+
+def build_registry() -> MethodRegistry:
+    from plmail.jmap.methods import core, email_get, email_query, email_set, mailbox, misc, thread
+
+    return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
+                           thread.table, misc.table])

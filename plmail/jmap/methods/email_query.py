@@ -1,0 +1,73 @@
+"""Email/query (RFC 8621 §4.4) and Email/queryChanges (§4.5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plmail.domain.enums import JmapObjectType
+from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL
+from plmail.jmap.email_query import id_strings, parse_anchor
+from plmail.jmap.errors import MethodError
+from plmail.jmap.registry import Call, MethodTable
+from plmail.jmap.state import parse_state
+
+table = MethodTable()
+EMAIL, THREAD = JmapObjectType.EMAIL, JmapObjectType.THREAD
+
+
+async def _states(call: Call, account_id: int, thread_dependent: bool) -> tuple[int, ...]:
+    """The states a query's results depend on. Sequences are one counter for all types, so the larger of
+    them is a query state that moves with either, and /changes from it misses neither."""
+    email = await call.ctx.states.sequence(account_id, EMAIL)
+    return (email, await call.ctx.states.sequence(account_id, THREAD)) if thread_dependent else (email,)
+
+
+@table.method("Email/query", MAIL)
+async def query(call: Call) -> dict[str, Any]:
+    args = call.args("accountId", "filter", "sort", "position", "anchor", "anchorOffset", "limit", "calculateTotal",
+                     "collapseThreads")
+    account = call.account(args)
+    service = call.ctx.jmap.email_query
+    plan = service.plan(account.id, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
+                        categories=call.uses(CATEGORIES))
+    requested = args.integer("limit", minimum=0)
+    limit = LIMITS.max_query_limit if requested is None else min(requested, LIMITS.max_query_limit)
+    states = await _states(call, account.id, plan.thread_dependent)
+    page = await service.run(plan, states, position=args.integer("position", 0) or 0,
+                             anchor=parse_anchor(args.string("anchor")),
+                             anchor_offset=args.integer("anchorOffset", 0) or 0, limit=limit,
+                             want_total=args.boolean("calculateTotal"))
+    response: dict[str, Any] = {"accountId": str(account.id), "queryState": str(max(states)),
+                                "canCalculateChanges": True,
+                                "position": page.position, "ids": id_strings(page.ids)}
+    if page.total is not None and args.boolean("calculateTotal"):
+        response["total"] = page.total
+    if requested is None or requested > limit:
+        response["limit"] = limit
+    return response
+
+
+@table.method("Email/queryChanges", MAIL)
+async def query_changes(call: Call) -> dict[str, Any]:
+    args = call.args("accountId", "filter", "sort", "sinceQueryState", "maxChanges", "upToId", "calculateTotal",
+                     "collapseThreads")
+    account = call.account(args)
+    since_value = args.string("sinceQueryState", required=True)
+    service = call.ctx.jmap.email_query
+    plan = service.plan(account.id, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
+                        categories=call.uses(CATEGORIES))
+    max_changes = args.integer("maxChanges", minimum=1)
+    since = parse_state(since_value)
+    current = max(await _states(call, account.id, plan.thread_dependent))
+    kinds = (EMAIL, THREAD) if plan.thread_dependent else (EMAIL,)
+    horizon = max([await call.ctx.jmap.changes.horizon(account.id, kind.value) for kind in kinds])
+    if since > current or since < horizon:
+        raise MethodError("cannotCalculateChanges", "This query state cannot be brought up to date; query again.")
+    # upToId is an optimisation a server may skip: every change is reported whatever its position.
+    delta = await service.delta(account.id, plan, since, current, max_changes, args.boolean("calculateTotal"))
+    response: dict[str, Any] = {"accountId": str(account.id), "oldQueryState": since_value,
+                                "newQueryState": str(current), "removed": id_strings(delta.removed),
+                                "added": [{"id": str(i), "index": index} for i, index in delta.added]}
+    if delta.total is not None:
+        response["total"] = delta.total
+    return response

@@ -1,0 +1,137 @@
+"""Email/changes, Email/set (RFC 8621 §4.3, §4.6) and Email/import (§4.8)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from plmail.domain.enums import JmapObjectType
+from plmail.jmap.capabilities import LIMITS, MAIL
+from plmail.jmap.common import SET_ARGUMENTS, changes_response, check_state, ensure_bound, set_request, set_response
+from plmail.jmap.email_writes import EmailChange, parse_patch
+from plmail.jmap.errors import MethodError, SetError, invalid_properties
+from plmail.jmap.registry import Call, MethodTable
+
+table = MethodTable()
+EMAIL = JmapObjectType.EMAIL
+
+
+@table.method("Email/changes", MAIL)
+async def changes(call: Call) -> dict[str, Any]:
+    return await changes_response(call, EMAIL)
+
+
+def _mailbox_keys(call: Call, values: dict[str, Any] | list[str]) -> dict[str, str]:
+    """Client mailbox id -> id to resolve, with "#creationId"s (Mailbox/set earlier in the request) replaced."""
+    resolved = {}
+    for key in values:
+        found = call.ctx.creation_id(key)
+        if found is None:
+            raise invalid_properties(f"Nothing was created as {key!r} in this request.", "mailboxIds")
+        resolved[key] = found
+    return resolved
+
+
+@table.method("Email/set", MAIL)
+async def set_(call: Call) -> dict[str, Any]:
+    args = call.args(*SET_ARGUMENTS)
+    account = call.account(args)
+    request = set_request(args)
+    await ensure_bound(call, account.id)
+    old_state = await check_state(call, args, account.id, EMAIL)
+    user_id = call.ctx.principal.user_id
+    writer = call.ctx.jmap.email_writer
+    not_created = {cid: SetError("forbidden", "Drafts cannot be written over JMAP here; compose in the web UI.")
+                   .as_json() for cid in request.create}
+    ids = {raw: call.ctx.creation_id(raw) for raw in [*request.update, *request.destroy]}
+    numeric = {raw: int(v) for raw, v in ids.items() if v is not None and v.isdigit() and len(v) <= 18}
+    owned = await writer.messages(user_id, account.id, sorted(set(numeric.values())))
+    flags = await call.ctx.jmap.email_repo.flags(account.id, sorted(owned))
+    updated: dict[str, Any] = {}
+    not_updated: dict[str, Any] = {}
+    planned: list[EmailChange] = []
+    for raw, patch in request.update.items():
+        try:
+            message = owned.get(numeric.get(raw, 0))
+            if message is None:
+                raise SetError("notFound", f"No email {raw!r} in this account.")
+            parsed = parse_patch(patch)
+            keys = _mailbox_keys(call, parsed.mailboxes if parsed.mailboxes is not None else parsed.mailbox_edits)
+            resolved = await writer.resolve_mailboxes(user_id, account.id, list(keys.values()))
+            labels = {key: resolved[target] for key, target in keys.items() if target in resolved}
+            planned.append(writer.plan(message, flags.get(message.id, ()), parsed, labels))
+            updated[raw] = None
+        except SetError as exc:
+            not_updated[raw] = exc.as_json()
+    await writer.apply(user_id, planned)
+    destroyed = [raw for raw in request.destroy if numeric.get(raw) in owned]
+    await writer.trash(user_id, [numeric[raw] for raw in destroyed])
+    not_destroyed = {raw: SetError("notFound", f"No email {raw!r} in this account.").as_json()
+                     for raw in request.destroy if raw not in destroyed}
+    call.ctx.states.invalidate()
+    new_state = await call.ctx.states.state(account.id, EMAIL)
+    return set_response(account.id, old_state, new_state, created={}, updated=updated, destroyed=destroyed,
+                        not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
+
+
+@table.method("Email/import", MAIL)
+async def import_(call: Call) -> dict[str, Any]:
+    args = call.args("accountId", "ifInState", "emails")
+    account = call.account(args)
+    emails = args.objects("emails")
+    if emails is None:
+        raise MethodError("invalidArguments", "'emails' is required.")
+    if len(emails) > LIMITS.max_objects_in_set:
+        raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_set} emails per import.")
+    await ensure_bound(call, account.id)
+    old_state = await check_state(call, args, account.id, EMAIL)
+    jmap, user_id = call.ctx.jmap, call.ctx.principal.user_id
+    created: dict[str, Any] = {}
+    not_created: dict[str, Any] = {}
+    for creation_id, values in emails.items():
+        try:
+            unknown = sorted(set(values) - {"blobId", "mailboxIds", "keywords", "receivedAt"})
+            if unknown:
+                raise invalid_properties("These properties cannot be imported.", *unknown)
+            blob_id = values.get("blobId")
+            raw = await jmap.blobs.uploaded(user_id, account.id, blob_id) if isinstance(blob_id, str) else None
+            if raw is None:
+                raise invalid_properties("No such blob in this account.", "blobId")
+            mailbox_ids = values.get("mailboxIds")
+            if not isinstance(mailbox_ids, dict) or not mailbox_ids or not all(v is True for v in
+                                                                              mailbox_ids.values()):
+                raise invalid_properties("An imported email needs at least one mailbox.", "mailboxIds")
+            keys = _mailbox_keys(call, mailbox_ids)
+            resolved = await jmap.email_writer.resolve_mailboxes(user_id, account.id, list(keys.values()))
+            if len(resolved) != len(set(keys.values())):
+                raise invalid_properties("No such mailbox.", "mailboxIds")
+            keywords = values.get("keywords") or {}
+            if not isinstance(keywords, dict) or not all(v is True for v in keywords.values()):
+                raise invalid_properties("'keywords' maps keywords to true.", "keywords")
+            received = _instant(values.get("receivedAt"))
+            imported = await jmap.email_writer.import_email(
+                account.id, account.provider_kind, raw, sorted(set(resolved.values())),
+                {str(k).lower() for k in keywords}, received)
+            call.ctx.created_ids[creation_id] = str(imported.id)
+            created[creation_id] = {"id": str(imported.id), "blobId": f"m-{imported.id}",
+                                    "threadId": str(imported.thread_id) if imported.thread_id else None,
+                                    "size": imported.size}
+        except SetError as exc:
+            not_created[creation_id] = exc.as_json()
+    call.ctx.states.invalidate()
+    new_state = await call.ctx.states.state(account.id, EMAIL)
+    return {"accountId": str(account.id), "oldState": old_state, "newState": new_state,
+            "created": created or None, "notCreated": not_created or None}
+
+
+def _instant(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment
+    raise invalid_properties("'receivedAt' is a UTC date such as 2026-03-01T09:00:00Z.", "receivedAt")

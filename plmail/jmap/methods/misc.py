@@ -1,0 +1,82 @@
+"""SearchSnippet/get (RFC 8621 §5) and Identity/get (§6)."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from plmail.db.repos.jmap_query import MARK_END, MARK_START
+from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL, SUBMISSION
+from plmail.jmap.common import GET_ARGUMENTS, properties, split_ids
+from plmail.jmap.errors import MethodError
+from plmail.jmap.mappers import IDENTITY_PROPERTIES, identities
+from plmail.jmap.registry import Call, MethodTable
+
+table = MethodTable()
+
+
+def _terms(node: Any, subject: list[str], body: list[str], negated: bool = False) -> None:
+    """Words to highlight: text, subject and body conditions the email matched (not the NOT-ed ones)."""
+    if not isinstance(node, Mapping):
+        return
+    if "operator" in node:
+        for child in node.get("conditions") or []:
+            _terms(child, subject, body, negated or node.get("operator") == "NOT")
+        return
+    if negated:
+        return
+    for name, value in node.items():
+        if isinstance(value, str) and value.strip():
+            if name in ("text", "subject"):
+                subject.append(value.strip())
+            if name in ("text", "body"):
+                body.append(value.strip())
+
+
+def highlighted(value: str | None) -> str | None:
+    """HTML-escaped text with the matches in <mark>; None when nothing in it matched."""
+    if value is None or MARK_START not in value:
+        return None
+    return html.escape(" ".join(value.split())).replace(MARK_START, "<mark>").replace(MARK_END, "</mark>")
+
+
+@table.method("SearchSnippet/get", MAIL)
+async def snippets(call: Call) -> dict[str, Any]:
+    args = call.args("accountId", "filter", "emailIds")
+    account = call.account(args)
+    email_ids = args.strings("emailIds", required=True) or []
+    if len(email_ids) > LIMITS.max_objects_in_get:
+        raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_get} emails per call.")
+    tree = args.raw("filter")
+    jmap = call.ctx.jmap
+    # The filter must be one Email/query accepts: compiling it refuses what the query would refuse.
+    jmap.email_query.plan(account.id, tree, None, collapse=False, categories=call.uses(CATEGORIES))
+    subject_terms: list[str] = []
+    body_terms: list[str] = []
+    _terms(tree, subject_terms, body_terms)
+    numeric, _ = split_ids(email_ids)
+    found = await jmap.email_query.repo.snippets(account.id, numeric, " or ".join(subject_terms),
+                                                 " or ".join(body_terms))
+    by_id = {str(k): v for k, v in found.items()}
+    return {"accountId": str(account.id),
+            "list": [{"emailId": i, "subject": highlighted(by_id[i][0]), "preview": highlighted(by_id[i][1])}
+                     for i in email_ids if i in by_id],
+            "notFound": [i for i in email_ids if i not in by_id] or None}
+
+
+@table.method("Identity/get", SUBMISSION)
+async def identity_get(call: Call) -> dict[str, Any]:
+    args = call.args(*GET_ARGUMENTS)
+    account = call.account(args)
+    props = properties(args, IDENTITY_PROPERTIES, IDENTITY_PROPERTIES)
+    ids = args.strings("ids")
+    listed = identities(account, call.ctx.principal.display_name)
+    by_id = {i["id"]: i for i in listed}
+    wanted = ids if ids is not None else list(by_id)
+    # Identities follow the account's address and aliases; their state is a digest of exactly that.
+    state = hashlib.sha256("\n".join(i["email"] for i in listed).encode()).hexdigest()[:16]
+    return {"accountId": str(account.id), "state": state,
+            "list": [{p: by_id[i][p] for p in props} for i in wanted if i in by_id],
+            "notFound": [i for i in wanted if i not in by_id]}

@@ -1,0 +1,51 @@
+"""Thread/get and Thread/changes (RFC 8621 §3).
+
+Our writers only ever announce a thread as updated (and as destroyed when a late reply merged it
+into another): a new thread reaches a client through `updated`, as RFC 8620 §5.2 allows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plmail.domain.enums import JmapObjectType
+from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL
+from plmail.jmap.common import GET_ARGUMENTS, changes_response, get_ids, properties, split_ids
+from plmail.jmap.errors import MethodError
+from plmail.jmap.registry import Call, MethodTable
+
+table = MethodTable()
+THREAD = JmapObjectType.THREAD
+
+
+@table.method("Thread/get", MAIL)
+async def get(call: Call) -> dict[str, Any]:
+    args = call.args(*GET_ARGUMENTS)
+    account = call.account(args)
+    categories = call.uses(CATEGORIES)
+    known = ("id", "emailIds", *(("category",) if categories else ()))
+    props = properties(args, known, known)
+    ids = get_ids(args)
+    repo = call.ctx.jmap.email_repo
+    state = await call.ctx.states.state(account.id, THREAD)
+    if ids is None:
+        thread_ids = await repo.thread_ids(account.id, LIMITS.max_objects_in_get + 1)
+        if len(thread_ids) > LIMITS.max_objects_in_get:
+            raise MethodError("requestTooLarge", "Too many threads to return them all; ask for ids.")
+        ids = [str(t) for t in thread_ids]
+    numeric, _ = split_ids(ids)
+    threads = await repo.thread_emails(account.id, numeric)
+    found = {str(t): v for t, v in threads.items()}
+    listed = []
+    for thread_id in ids:
+        if thread_id in found:
+            email_ids, category = found[thread_id]
+            values = {"id": thread_id, "emailIds": [str(e) for e in email_ids], "category": category}
+            listed.append({p: values[p] for p in props})
+    return {"accountId": str(account.id), "state": state, "list": listed,
+            "notFound": [i for i in ids if i not in found]}
+
+
+@table.method("Thread/changes", MAIL)
+async def changes(call: Call) -> dict[str, Any]:
+    return await changes_response(call, THREAD)

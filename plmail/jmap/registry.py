@@ -1,0 +1,100 @@
+"""Methods by name, and what one method call gets to work with.
+
+A method resolves its arguments, checks the account against the principal, calls one service and
+renders the result; it never writes SQL and never decides what an operation means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from plmail.db.repos.jmap_auth import AccountRow
+from plmail.jmap.args import Args
+from plmail.jmap.auth import Principal
+from plmail.jmap.errors import MethodError, invalid_arguments
+from plmail.jmap.state import StateReader
+
+if TYPE_CHECKING:
+    from plmail.jmap.service import JmapService
+
+Handler = Callable[["Call"], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    name: str
+    capability: str  # the method is unknown unless the request lists this in `using`
+    handler: Handler
+
+
+@dataclass(slots=True)
+class MethodTable:
+    """The methods of one module, collected by decorator and merged into the registry."""
+
+    specs: list[MethodSpec] = field(default_factory=list)
+
+    def method(self, name: str, capability: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.specs.append(MethodSpec(name, capability, handler))
+            return handler
+        return register
+
+
+class MethodRegistry:
+    def __init__(self, tables: Iterable[MethodTable] = ()) -> None:
+        self._methods: dict[str, MethodSpec] = {}
+        for table in tables:
+            for spec in table.specs:
+                if spec.name in self._methods:
+                    raise ValueError(f"two JMAP methods are named {spec.name!r}")
+                self._methods[spec.name] = spec
+
+    def get(self, name: str) -> MethodSpec | None:
+        return self._methods.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._methods)
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """Shared by the method calls of one API request."""
+
+    principal: Principal
+    jmap: JmapService
+    using: frozenset[str]
+    states: StateReader
+    created_ids: dict[str, str] = field(default_factory=dict)
+    bound_accounts: set[int] = field(default_factory=set)
+
+    def creation_id(self, value: str) -> str | None:
+        """A "#creationId" names an object created earlier in this request; anything else is itself."""
+        if value.startswith("#"):
+            return self.created_ids.get(value[1:])
+        return value
+
+
+@dataclass(slots=True)
+class Call:
+    ctx: RequestContext
+    name: str
+    arguments: dict[str, Any]
+
+    def args(self, *allowed: str) -> Args:
+        return Args(self.arguments, allowed)
+
+    def account(self, args: Args) -> AccountRow:
+        value = args.raw("accountId")
+        if value is None:
+            raise invalid_arguments("'accountId' is required.")
+        if not isinstance(value, str):
+            raise invalid_arguments("'accountId' must be a string.")
+        account = self.ctx.principal.account(value)
+        if account is None:
+            raise MethodError("accountNotFound", f"No account {value!r} is available to you.")
+        return account
+
+    def uses(self, capability: str) -> bool:
+        return capability in self.ctx.using
