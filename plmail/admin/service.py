@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
+
+from saq import Status
 
 from plmail.db.database import Database
 from plmail.db.repos.probes import QueueProbeRepository
@@ -42,14 +45,31 @@ class QueueProbeService:
 
 
 class QueueOverviewService:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, queues: QueueSet) -> None:
         self.repo = QueueStatsRepository(db)
+        self.queues = queues
 
     async def counts(self) -> list[QueueCounts]:
         return await self.repo.counts()
 
     async def failures(self, limit: int = 50) -> list[FailedJob]:
         return await self.repo.recent_failures(limit)
+
+    async def retry_failed(self, key: str) -> None:
+        """Run a failed job again from its first attempt, now."""
+        name = await self.repo.failed_queue(key)
+        if name is None or name not in QueueName._value2member_map_:
+            raise NotFoundError("That failed job is gone; it may have been retried or discarded already.")
+        queue = self.queues[QueueName(name)]
+        job = await queue.job(key)
+        if job is None:
+            raise NotFoundError("That failed job is gone; it may have been retried or discarded already.")
+        await queue.update(job, status=Status.QUEUED, error=None, attempts=0, started=0, completed=0,
+                           progress=0.0, scheduled=int(time.time()), expire_at=None)
+
+    async def discard_failed(self, key: str) -> None:
+        if not await self.repo.discard_failed(key):
+            raise NotFoundError("That failed job is gone; it may have been retried or discarded already.")
 
 
 @dataclass(frozen=True, slots=True)

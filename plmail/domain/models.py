@@ -48,6 +48,19 @@ class SidebarLabel:
     parent_id: int | None
     color: str | None
     unread_threads: int
+    depth: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LabelInfo:
+    id: int
+    name: str
+    role: LabelRole | None
+    parent_id: int | None
+    color: str | None
+    is_visible: bool
+    depth: int
+    path: str  # "Work/Invoices"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +78,7 @@ class QueueCounts:
     failed: int
     complete: int
     workers: int
+    oldest_seconds: float | None = None  # how long the oldest due job has waited
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,7 @@ class CategoryBackfill:
         seen = changed = moved = 0
         while True:
             batch = await self.db.fetch(
-                """SELECT id, thread_id, from_address, headers, gmail_label_ids, category FROM message
+                """SELECT id, thread_id, from_address, headers, gmail_label_ids, category, ai_category FROM message
                     WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3""",
                 account_id, last_id, BATCH,
             )
@@ -69,7 +69,8 @@ class CategoryBackfill:
             for r in batch:
                 labels = json.loads(r["gmail_label_ids"]) if r["gmail_label_ids"] is not None else None
                 verdict = self.categorizer.categorize(
-                    CategoryFacts(r["from_address"], json.loads(r["headers"]), labels),
+                    CategoryFacts(r["from_address"], json.loads(r["headers"]), labels,
+                                  None if facts.sorts_by_rules else r["ai_category"]),
                     correspondents=correspondents, disabled=disabled,
                 )
                 if verdict.value != r["category"]:

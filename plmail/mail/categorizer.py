@@ -35,6 +35,7 @@ _NO_REPLY_MARKERS = ("no-reply", "noreply", "do-not-reply", "donotreply")
 class Stage(StrEnum):
     GMAIL = "gmail"
     CORRESPONDENT = "correspondent"
+    ASSISTANT = "assistant"
     FORUMS = "forums"
     PROMOTIONS = "promotions"
     SOCIAL = "social"
@@ -50,6 +51,7 @@ class CategoryFacts:
     from_address: str | None
     headers: RawHeaders
     gmail_label_ids: Sequence[str] | None
+    ai_category: str | None = None  # the assistant's verdict; None when not asked or the user sorts by rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +62,9 @@ class CategoryVerdict:
     overridden: Category | None = None  # what the cascade chose when that category is switched off
 
     @property
-    def decided_by_cascade(self) -> bool:
-        """True when a rule (not the General fallback) decided: the assistant has nothing to add."""
-        return self.stage not in (Stage.DEFAULT,)
+    def verdict_could_decide(self) -> bool:
+        """False when a Gmail label or a known correspondent settled the tab: the assistant cannot change it."""
+        return self.stage not in (Stage.GMAIL, Stage.CORRESPONDENT)
 
 
 def sender_domain(address: str | None) -> str:
@@ -108,6 +110,9 @@ class MessageCategorizer:
         sender = (facts.from_address or "").lower()
         if sender and sender in correspondents:
             return CategoryVerdict(Category.GENERAL, Stage.CORRESPONDENT, sender)
+        # The assistant read the mail; header rules only guess from how it was sent.
+        if facts.ai_category is not None and facts.ai_category in Category._value2member_map_:
+            return CategoryVerdict(Category(facts.ai_category), Stage.ASSISTANT, "assistant")
         # Discussion lists carry List-Unsubscribe too: asking about promotions first would file every
         # mailing list as marketing.
         for name in _FORUM_HEADERS:

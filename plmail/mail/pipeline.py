@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from plmail.assistant.hold import ClassificationHold, HoldFacts, should_hold
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountFacts, AccountRepository
 from plmail.db.repos.changes import ChangeLogRepository
@@ -32,6 +33,7 @@ from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import IngestedMessage
+from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.steps import (
     InitialImportState,
@@ -51,6 +53,8 @@ class _Prepared:
     source: IngestedMessage
     message_id: int
     category: Category
+    held: bool
+    ask_assistant: bool
     record: tuple[Any, ...]
     part_blobs: list[bytes]
 
@@ -65,6 +69,8 @@ class PostIngestPipeline:
         import_state: InitialImportState | None = None,
         recent: RecentMailPolicy | None = None,
         categorizer: MessageCategorizer | None = None,
+        rules: MailRuleEngine | None = None,
+        hold: ClassificationHold | None = None,
     ) -> None:
         self.db = db
         self.blobs = blobs
@@ -72,6 +78,8 @@ class PostIngestPipeline:
         self.import_state = import_state or InitialImportState()
         self.recent = recent or RecentMailPolicy()
         self.categorizer = categorizer or MessageCategorizer()
+        self.rules = rules
+        self.hold = hold
         self.accounts = AccountRepository(db)
         self.repo = IngestRepository(db)
         self.threads = ThreadRepository(db)
@@ -89,31 +97,38 @@ class PostIngestPipeline:
             if found is None:
                 raise NotFoundError(f"Account {account_id} does not exist.")
             facts[account_id] = found
+        # Asked before the transaction: whether mail is live decides whether it may be held for the assistant.
+        live_accounts = {
+            account.id for account in facts.values()
+            if not await self.import_state.is_importing(account.provider_kind, account.id)
+        }
+        holding = self.hold is not None and await self.hold.enabled()
         state = StateManager(self.change_log)
         recorder = MailChangeRecorder(state)
         stored: list[StoredMessage] = []
         skipped: list[SkippedMessage] = []
         duplicates = 0
         threads_by_account: dict[int, tuple[int, ...]] = {}
+        propagate: set[int] = set()
         async with self.db.transaction():
             for account_id, batch in groups.items():
-                outcome = await self._ingest_account(facts[account_id], batch, recorder)
+                outcome = await self._ingest_account(
+                    facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding
+                )
+                propagate |= outcome.propagate
                 stored.extend(outcome.stored)
                 skipped.extend(outcome.skipped)
                 duplicates += outcome.duplicates
                 threads_by_account[account_id] = outcome.threads
             await state.write()
             await state.announce()
-        live = True
-        for account in facts.values():
-            if await self.import_state.is_importing(account.provider_kind, account.id):
-                live = False
-                break
+        if propagate and self.rules is not None:
+            await self.rules.operations.propagate(propagate)
         result = PostIngestResult(
             messages=tuple(stored),
             accounts=facts,
             threads_by_account=threads_by_account,
-            live=live,
+            live=len(live_accounts) == len(facts),
             duplicates=duplicates,
             skipped=tuple(skipped),
             recent_ids=self.recent.recent_ids(stored),
@@ -123,7 +138,8 @@ class PostIngestPipeline:
         return result
 
     async def _ingest_account(
-        self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder
+        self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder, *,
+        live: bool, holding: bool,
     ) -> _AccountOutcome:
         skipped: list[SkippedMessage] = []
         await self._harvest_contacts(account, batch)
@@ -133,7 +149,8 @@ class PostIngestPipeline:
         prepared: list[_Prepared] = []
         for message, message_id in zip(batch, ids, strict=True):
             try:
-                prepared.append(self._prepare(account, message, message_id, correspondents))
+                prepared.append(self._prepare(account, message, message_id, correspondents, live=live,
+                                              holding=holding))
             except Exception as exc:  # one unreadable message costs only itself
                 log.exception("could not prepare message %s of account %s", message.source_ref, account.id)
                 reason = f"{type(exc).__name__}: {exc}"
@@ -156,6 +173,10 @@ class PostIngestPipeline:
         await self._insert_parts_and_labels(kept)
         for p in kept:
             recorder.email_changed(account.id, p.message_id, created=True)
+        ruled: set[int] = set()
+        if self.rules is not None and kept:
+            outcome = await self.rules.apply_to_batch(account.user_id, account.id, [p.message_id for p in kept])
+            ruled = outcome.accounts
         touched = sorted({threading.thread_of[p.message_id] for p in kept if p.message_id in threading.thread_of}
                          | set(threading.survivors))
         await self.threads.recompute(touched)
@@ -177,10 +198,12 @@ class PostIngestPipeline:
                 has_calendar_part=any(part.is_calendar for part in p.source.parsed.parts),
                 has_structured_data=_has_structured_data(p.source.parsed.body_html),
                 is_draft=p.source.is_draft,
+                held=p.held,
+                ask_assistant=p.ask_assistant,
             )
             for p in kept
         ]
-        return _AccountOutcome(stored, skipped, max(duplicates, 0), tuple(touched))
+        return _AccountOutcome(stored, skipped, max(duplicates, 0), tuple(touched), ruled)
 
     async def _drop_known(self, account: AccountFacts, prepared: Sequence[_Prepared]) -> list[_Prepared]:
         """Leave out what is stored already, or twice in this batch, under its provider id."""
@@ -215,15 +238,25 @@ class PostIngestPipeline:
         await self.contacts.record(account.user_id, sightings)
 
     def _prepare(
-        self, account: AccountFacts, message: IngestedMessage, message_id: int, correspondents: set[str]
+        self, account: AccountFacts, message: IngestedMessage, message_id: int, correspondents: set[str],
+        *, live: bool, holding: bool,
     ) -> _Prepared:
         parsed = message.parsed
         safe = sanitize_html(parsed.body_html, message_id=message_id).html if parsed.body_html else None
-        category = self.categorizer.categorize(
+        verdict = self.categorizer.explain(
             CategoryFacts(parsed.from_address, parsed.headers, message.gmail_label_ids),
             correspondents=correspondents,
             disabled={Category(c) for c in account.disabled_categories if c in Category._value2member_map_},
         )
+        category = verdict.category
+        own_copy = parsed.from_address is not None and parsed.from_address in account.addresses
+        ask_assistant = (not own_copy and not message.is_draft and not account.sorts_by_rules
+                         and verdict.verdict_could_decide)
+        # Held before threading, so a new thread is created without a tab instead of jumping between two.
+        held = ask_assistant and should_hold(HoldFacts(
+            holding_enabled=holding, user_sorts_by_rules=account.sorts_by_rules, live=live,
+            recent=self.recent.is_recent(message.occurred_at), own_sent_copy=own_copy, verdict=verdict,
+        ))
         now = datetime.now(UTC)
         raw_digest = hashlib.sha256(message.raw).hexdigest() if message.raw is not None else None
         record = (
@@ -238,9 +271,10 @@ class PostIngestPipeline:
             json.dumps(list(parsed.in_reply_to)), json.dumps(list(parsed.references)),
             parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),
             parsed.body_text, parsed.body_html, safe, parsed.preview,
-            category.value, parsed.content_hash, raw_digest, now, None,
+            category.value, parsed.content_hash, raw_digest, now, now if held else None,
         )
-        return _Prepared(message, message_id, category, record, [part.data for part in parsed.parts])
+        return _Prepared(message, message_id, category, held, ask_assistant, record,
+                         [part.data for part in parsed.parts])
 
     async def _insert(
         self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,
@@ -355,6 +389,7 @@ class _AccountOutcome:
     skipped: list[SkippedMessage]
     duplicates: int
     threads: tuple[int, ...]
+    propagate: set[int]  # accounts whose rules changed labels the provider must learn about
 
 
 def _candidate(index: int, prepared: _Prepared) -> ThreadCandidate:

@@ -35,6 +35,8 @@ class StoredMessage:
     has_calendar_part: bool
     has_structured_data: bool
     is_draft: bool
+    held: bool = False  # waiting for the assistant: in no tab until released
+    ask_assistant: bool = False  # the assistant's verdict could still change this message's tab
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ class AccountFacts:
     provider_kind: ProviderKind
     addresses: frozenset[str]  # the account's own address and its aliases, lower-cased
     disabled_categories: frozenset[str]
+    sorts_by_rules: bool = False  # the user chose the rule cascade over the assistant
 
 
 class AccountRepository:
@@ -75,6 +76,7 @@ class AccountRepository:
             provider_kind=ProviderKind(row["provider_kind"]),
             addresses=frozenset(addresses),
             disabled_categories=frozenset(str(c) for c in disabled),
+            sorts_by_rules=isinstance(user_settings, dict) and user_settings.get("sorting") == "rules",
         )
 
     async def create(

@@ -7,6 +7,7 @@ avoids loading every failed job into Python to show a count.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from plmail.db.database import Database
@@ -29,7 +30,9 @@ class QueueStatsRepository:
                                        AND scheduled > extract(epoch FROM now())) AS scheduled,
                       count(*) FILTER (WHERE status = 'active') AS active,
                       count(*) FILTER (WHERE status = 'failed') AS failed,
-                      count(*) FILTER (WHERE status = 'complete') AS complete
+                      count(*) FILTER (WHERE status = 'complete') AS complete,
+                      extract(epoch FROM now()) - min(scheduled) FILTER (
+                          WHERE status = 'queued' AND scheduled <= extract(epoch FROM now())) AS oldest_seconds
                  FROM saq_jobs GROUP BY queue"""
         )
         workers = await self.db.fetch(
@@ -50,6 +53,7 @@ class QueueStatsRepository:
                     failed=r["failed"] if r else 0,
                     complete=r["complete"] if r else 0,
                     workers=worker_counts.get(queue.value, 0),
+                    oldest_seconds=float(r["oldest_seconds"]) if r and r["oldest_seconds"] is not None else None,
                 )
             )
         return result
@@ -80,3 +84,27 @@ class QueueStatsRepository:
                 )
             )
         return failures
+
+    async def due_or_running(self, queues: Sequence[QueueName]) -> int:
+        """Jobs on these queues that are due now or running: the work a lower-priority job steps back for."""
+        return int(await self.db.fetchval(
+            """SELECT count(*) FROM saq_jobs
+                WHERE queue = ANY($1::text[])
+                  AND (status = 'active' OR (status = 'queued' AND scheduled <= extract(epoch FROM now())))""",
+            [q.value for q in queues],
+        ))
+
+    async def waiting_or_running(self, queue: QueueName) -> int:
+        """Everything still to do on a queue, scheduled jobs included."""
+        return int(await self.db.fetchval(
+            "SELECT count(*) FROM saq_jobs WHERE queue = $1 AND status IN ('queued', 'active', 'new', 'deferred')",
+            queue.value,
+        ))
+
+    async def discard_failed(self, key: str) -> bool:
+        status = await self.db.execute("DELETE FROM saq_jobs WHERE key = $1 AND status = 'failed'", key)
+        return status.endswith(" 1")
+
+    async def failed_queue(self, key: str) -> str | None:
+        value = await self.db.fetchval("SELECT queue FROM saq_jobs WHERE key = $1 AND status = 'failed'", key)
+        return str(value) if value is not None else None

@@ -75,7 +75,10 @@ class Message(Table, tablename="message"):
     rule_category = Varchar(length=16, null=True, default=None)
     category_held_at = Timestamptz(null=True, default=None)
     category_released_at = Timestamptz(null=True, default=None)
-    ai_categorised_at = Timestamptz(null=True, default=None)
+    ai_categorised_at = Timestamptz(null=True, default=None)  # asked once; set whatever the answer was
+    ai_category = Varchar(length=16, null=True, default=None)
+    ai_reason = Text(null=True, default=None)
+    ai_error = Text(null=True, default=None)
     content_hash = Varchar(length=64, null=True, default=None)
     raw_path = Text(null=True, default=None)  # None: not stored yet (fetched lazily for Gmail and Graph)
     thread_error = Text(null=True, default=None)

@@ -1,4 +1,4 @@
-from piccolo.columns import BigSerial, Text, Timestamptz, Varchar
+from piccolo.columns import JSONB, BigSerial, Text, Timestamptz, Varchar
 from piccolo.table import Table
 
 
@@ -10,3 +10,12 @@ class QueueProbe(Table, tablename="queue_probe"):
     requested_at = Timestamptz()
     ran_at = Timestamptz(null=True, default=None)
     worker = Text(null=True, default=None)
+
+
+class AppSetting(Table, tablename="app_setting"):
+    """Installation-wide settings changed from the admin page (the model host, holding mail)."""
+
+    id = BigSerial(primary_key=True)
+    key = Varchar(length=64, unique=True)
+    value = JSONB(default="{}")
+    updated_at = Timestamptz()

@@ -5,23 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get, post
+from litestar.params import FromPath
 from litestar.response import Template
 
 from plmail.domain.errors import ValidationError
 from plmail.web.auth import admin_only, services_from
+from plmail.web.controllers.admin_page import admin_page, queue_context
 from plmail.web.controllers.forms import URLENCODED, NewUserForm
 from plmail.web.pages import render
-
-
-async def _queue_context(request: Request[Any, Any, Any]) -> dict[str, Any]:
-    services = services_from(request)
-    supervisor = request.app.state.get("supervisor")
-    return {
-        "counts": await services.queue_overview.counts(),
-        "probes": {p.queue: p for p in await services.probes.latest()},
-        "failures": await services.queue_overview.failures(),
-        "local_workers": supervisor.status() if supervisor is not None else {},
-    }
 
 
 class AdminController(Controller):
@@ -30,18 +21,27 @@ class AdminController(Controller):
 
     @get("/")
     async def page(self, request: Request[Any, Any, Any]) -> Template:
-        users = await services_from(request).users.all_users()
-        return await render(request, "admin.html", users=users, **await _queue_context(request))
+        return await admin_page(request)
 
     @get("/queues")
     async def queues(self, request: Request[Any, Any, Any]) -> Template:
         """The queue panel alone, for htmx to refresh in place."""
-        return await render(request, "partials/admin_queues.html", bare=True, **await _queue_context(request))
+        return await render(request, "partials/admin_queues.html", bare=True, **await queue_context(request))
 
     @post("/probe")
     async def probe(self, request: Request[Any, Any, Any]) -> Template:
         await services_from(request).probes.request_all()
-        return await render(request, "partials/admin_queues.html", bare=True, **await _queue_context(request))
+        return await render(request, "partials/admin_queues.html", bare=True, **await queue_context(request))
+
+    @post("/jobs/{key:str}/retry")
+    async def retry_job(self, request: Request[Any, Any, Any], key: FromPath[str]) -> Template:
+        await services_from(request).queue_overview.retry_failed(key)
+        return await render(request, "partials/admin_queues.html", bare=True, **await queue_context(request))
+
+    @post("/jobs/{key:str}/discard")
+    async def discard_job(self, request: Request[Any, Any, Any], key: FromPath[str]) -> Template:
+        await services_from(request).queue_overview.discard_failed(key)
+        return await render(request, "partials/admin_queues.html", bare=True, **await queue_context(request))
 
     @post("/users")
     async def add_user(self, request: Request[Any, Any, Any], data: Annotated[NewUserForm, URLENCODED]) -> Template:
@@ -54,6 +54,4 @@ class AdminController(Controller):
             notice = created.email
         except ValidationError as exc:
             error = str(exc)
-        users = await services.users.all_users()
-        return await render(request, "admin.html", status_code=400 if error else 200, users=users,
-                            user_error=error, user_added=notice, **await _queue_context(request))
+        return await admin_page(request, status_code=400 if error else 200, user_error=error, user_added=notice)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zoneinfo
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get, post
@@ -10,11 +11,25 @@ from litestar.response import Template
 
 from plmail.domain.errors import AuthenticationError, ValidationError
 from plmail.web.auth import services_from, start_session
-from plmail.web.controllers.forms import URLENCODED, PasswordForm, PreferencesForm
+from plmail.web.controllers.forms import URLENCODED, PasswordForm, PreferencesForm, parse_form
 from plmail.web.i18n import translate
-from plmail.web.pages import render, signed_in_user
+from plmail.web.pages import CATEGORY_TABS, render, signed_in_user
 
 _ZONES = sorted(zoneinfo.available_timezones())
+
+
+@dataclass(frozen=True)
+class SortingForm:
+    sorting: str = "assistant"
+    enabled: list[str] = field(default_factory=list)  # the tabs left switched on
+
+
+async def _page(request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
+    services = services_from(request)
+    user = signed_in_user(request)
+    return await render(request, "settings.html", status_code=status_code, zones=_ZONES,
+                        sorting=await services.sorting.load(user.id),
+                        assistant_available=(await services.assistant_settings.load()).classifying, **context)
 
 
 class SettingsController(Controller):
@@ -22,7 +37,21 @@ class SettingsController(Controller):
 
     @get("/")
     async def page(self, request: Request[Any, Any, Any]) -> Template:
-        return await render(request, "settings.html", zones=_ZONES)
+        return await _page(request)
+
+    @post("/sorting")
+    async def sorting(self, request: Request[Any, Any, Any]) -> Template:
+        """Who sorts the inbox, and which tabs are on; a change re-sorts stored mail in the background."""
+        user = signed_in_user(request)
+        data = parse_form(await request.form(), SortingForm)
+        enabled = set(data.enabled)
+        disabled = [value for value, _name in CATEGORY_TABS if value not in enabled and value != "primary"]
+        try:
+            changed = await services_from(request).sorting.save(user.id, sorting=data.sorting, disabled=disabled)
+        except ValidationError as exc:
+            return await _page(request, status_code=400, sorting_error=translate(str(exc), user.locale))
+        notice = "Saved. Your mail is being sorted again." if changed else "Saved."
+        return await _page(request, sorting_notice=notice)
 
     @post("/preferences")
     async def preferences(
@@ -35,9 +64,9 @@ class SettingsController(Controller):
                 user, display_name=data.display_name, locale=data.locale, time_zone=data.time_zone
             )
         except ValidationError as exc:
-            return await render(request, "settings.html", status_code=400, zones=_ZONES, error=str(exc))
+            return await _page(request, status_code=400, error=str(exc))
         request.scope["user"] = await services.users.by_id(user.id)
-        return await render(request, "settings.html", zones=_ZONES, notice="Saved.")
+        return await _page(request, notice="Saved.")
 
     @post("/password")
     async def password(self, request: Request[Any, Any, Any], data: Annotated[PasswordForm, URLENCODED]) -> Template:
@@ -47,8 +76,8 @@ class SettingsController(Controller):
             await services.users.change_password(user, data.current_password, data.new_password)
         except (AuthenticationError, ValidationError) as exc:
             message = translate(str(exc), user.locale)
-            return await render(request, "settings.html", status_code=400, zones=_ZONES, password_error=message)
+            return await _page(request, status_code=400, password_error=message)
         # This session continues under the new epoch; every other one is now invalid.
         start_session(request, await services.users.by_id(user.id))
         notice = "Password changed. Other sessions were signed out."
-        return await render(request, "settings.html", zones=_ZONES, password_notice=notice)
+        return await _page(request, password_notice=notice)

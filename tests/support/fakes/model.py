@@ -26,6 +26,8 @@ for one-shot answers consumed in order, or `fake.respond_with(fn)` to decide per
 - `Behaviour.hang()`                       never answers: held until the client gives up (disconnects),
                                            `fake.release()` or the server stops (then 503)
 - `delay_ms=` on any of them               wait before answering
+- `ModelFake(parallel=1)`                  answer one request after another, like one Ollama host
+                                           (`OLLAMA_NUM_PARALLEL=1`): the rest wait in line in arrival order
 Every request is recorded (`fake.requests`: api, model, messages, the prompt, timings, outcome) so a
 test can assert the order in which messages were asked about and measure waits; `fake.max_in_flight`
 shows how many were served at once; `wait_for_requests(n)` blocks until n arrived.
@@ -107,6 +109,8 @@ class ModelRequest:
     received_at: float
     """`time.monotonic()` when the request arrived."""
     finished_at: float | None = None
+    started_at: float | None = None
+    """When the host began working on it (later than `received_at` while it waited for a free slot)."""
     outcome: Outcome = "pending"
     behaviour: Behaviour | None = None
 
@@ -134,8 +138,10 @@ class ModelFake(AsgiApp):
     """An OpenAI-compatible and Ollama model host whose answers a test scripts."""
 
     def __init__(self, *, models: tuple[str, ...] = ("llama3.2:3b", "gpt-4o-mini"), api_key: str | None = None,
-                 default: Behaviour | None = None) -> None:
+                 default: Behaviour | None = None, parallel: int | None = None) -> None:
         super().__init__()
+        self.parallel = parallel
+        self._slots: asyncio.Semaphore | None = None  # made on the server's own loop, at first use
         self.models = models
         self.api_key = api_key
         self.default = default or Behaviour.answer("personal", "default answer of the fake model host")
@@ -281,6 +287,15 @@ class ModelFake(AsgiApp):
         if isinstance(body, Response):
             return body
         record = self._begin(request, api, body)
+        if self.parallel is None:
+            return await self._serve(request, api, record)
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.parallel)
+        async with self._slots:
+            return await self._serve(request, api, record)
+
+    async def _serve(self, request: Request, api: Api, record: ModelRequest) -> Response:
+        record.started_at = time.monotonic()
         behaviour = record.behaviour or self.default
         if behaviour.kind == "hang":
             ended = await self._wait(request, None)

@@ -67,3 +67,20 @@ def test_a_switched_off_tab_sends_mail_to_general_without_asking_the_next_rule()
     assert (verdict.category, verdict.stage, verdict.overridden) == (Category.GENERAL, Stage.SWITCHED_OFF,
                                                                      Category.FORUMS)
     assert cat.categorize(facts(gmail=["CATEGORY_SOCIAL"]), disabled={Category.SOCIAL}) is Category.GENERAL
+
+
+def test_the_assistant_ranks_below_gmail_and_correspondents_and_above_header_rules() -> None:
+    c = MessageCategorizer()
+    listed = {"List-Unsubscribe": ["<mailto:x@shop.example>"]}
+    asked = CategoryFacts("news@shop.example", listed, None, ai_category="updates")
+    verdict = c.explain(asked)
+    assert (verdict.category, verdict.stage) == (Category.UPDATES, Stage.ASSISTANT)
+    assert verdict.verdict_could_decide
+    known = c.explain(asked, correspondents={"news@shop.example"})
+    assert (known.category, known.stage, known.verdict_could_decide) == (Category.GENERAL, Stage.CORRESPONDENT, False)
+    gmail = c.explain(CategoryFacts("news@shop.example", listed, ["CATEGORY_SOCIAL"], ai_category="updates"))
+    assert (gmail.category, gmail.verdict_could_decide) == (Category.SOCIAL, False)
+    off = c.explain(asked, disabled={Category.UPDATES})
+    assert (off.category, off.stage, off.overridden) == (Category.GENERAL, Stage.SWITCHED_OFF, Category.UPDATES)
+    unknown = c.explain(CategoryFacts("news@shop.example", listed, None, ai_category="spam"))
+    assert unknown.stage is Stage.PROMOTIONS  # a stored verdict that is no tab is ignored
