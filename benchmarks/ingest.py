@@ -18,15 +18,14 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 from email.utils import format_datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.cluster import private_cluster
 from plmail.config import Settings
-from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
 from plmail.services import open_services
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "spamassassin-public-corpus"
@@ -135,23 +134,18 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=50_000)
     parser.add_argument("--skip-notmuch", action="store_true")
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="plmail-bench-ingest-"))
-    os.chmod(base, 0o755)
-    pg = EmbeddedPostgres(base / "data", find_pg_binaries(), resolve_run_as(None), extra_settings=EXTRA)
-    try:
-        dsn = pg.start()
-        settings = Settings.from_env({"PLMAIL_DATA_DIR": str(base / "data"), "PLMAIL_DATABASE_URL": dsn})
+    with private_cluster("ingest", EXTRA) as cluster:
         corpus = spamassassin()
         generated = generate(args.generated, vocabulary_from(corpus))
         rows = []
         for label, messages in (("SpamAssassin corpus", corpus), (f"generated {len(generated):,}", generated)):
             slug = label.split()[0].lower()
-            mbox = base / f"{slug}.mbox"
+            mbox = cluster.base / f"{slug}.mbox"
             write_mbox(mbox, messages)
-            rate, imported = asyncio.run(plmail_rate(settings, dsn, mbox, f"{slug}@bench.example"))
+            rate, imported = asyncio.run(plmail_rate(cluster.settings, cluster.dsn, mbox, f"{slug}@bench.example"))
             nm = None
             if not args.skip_notmuch:
-                maildir = base / f"{slug}-maildir"
+                maildir = cluster.base / f"{slug}-maildir"
                 write_maildir(maildir, messages)
                 nm = notmuch_rate(maildir, len(messages))
             rows.append((label, imported, rate, nm))
@@ -160,9 +154,6 @@ def main() -> None:
             nm_text = f"{nm:,.0f}" if nm else "n/a"
             ratio = f"{rate / nm:.2f}" if nm else "n/a"
             print(f"{label:<24}{imported:>9,}{rate:>15,.0f}{nm_text:>15}{ratio:>8}")
-    finally:
-        pg.stop()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

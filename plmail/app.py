@@ -20,16 +20,25 @@ from litestar.template.config import TemplateConfig
 
 from plmail.config import Settings
 from plmail.domain.enums import QueueName
-from plmail.domain.errors import NotFoundError
+from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.jmap.devices import DevicesController
+from plmail.jmap.routes import JMAP_ROUTES
 from plmail.jobs.catalog import JobCatalog, default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.keys import InstallationKeys
 from plmail.services import Services, open_services
 from plmail.web.auth import RequireSignIn
+from plmail.web.controllers.accounts import AccountController
+from plmail.web.controllers.actions import ActionController
 from plmail.web.controllers.admin import AdminController
+from plmail.web.controllers.assistant_admin import AssistantAdminController
 from plmail.web.controllers.auth import AuthController
+from plmail.web.controllers.calendar import CalendarController
 from plmail.web.controllers.health import healthz
+from plmail.web.controllers.labels import LabelController
+from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
+from plmail.web.controllers.rules import RuleController
 from plmail.web.controllers.settings import SettingsController
 from plmail.web.pages import configure_jinja, locale_for
 
@@ -57,6 +66,10 @@ def _not_found(request: Request[Any, Any, Any], _: Exception) -> Response[Any]:
 
 def _forbidden(request: Request[Any, Any, Any], exc: PermissionDeniedException) -> Response[Any]:
     return _error_page(request, 403, "Not allowed", exc.detail or "Only administrators can open this page.")
+
+
+def _invalid(request: Request[Any, Any, Any], exc: ValidationError) -> Response[Any]:
+    return _error_page(request, 400, "Something went wrong", str(exc))
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
@@ -90,10 +103,13 @@ def create_app(
             )
             supervisor.start()
             app.state.supervisor = supervisor
+        if QueueName.INGEST in worker_queues:
+            active.mail_accounts.idle.start()  # IMAP IDLE lives with the workers that sync
         log.info("plmail ready (workers: %s)", ", ".join(q.value for q in worker_queues) or "none")
         try:
             yield
         finally:
+            await active.mail_accounts.idle.stop()
             if supervisor is not None:
                 await supervisor.stop()
             if owned:
@@ -122,8 +138,17 @@ def create_app(
         route_handlers=[
             AuthController,
             MailController,
+            ActionController,
+            LabelController,
+            RuleController,
             SettingsController,
+            AccountController,
+            DevicesController,
+            *JMAP_ROUTES,
+            CalendarController,
             AdminController,
+            AssistantAdminController,
+            mail_events,
             healthz,
             create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),
         ],
@@ -136,6 +161,7 @@ def create_app(
         exception_handlers={
             NotFoundException: _not_found,
             NotFoundError: _not_found,
+            ValidationError: _invalid,
             PermissionDeniedException: _forbidden,
             HTTPException: _http_error,
         },

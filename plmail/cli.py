@@ -14,6 +14,7 @@ from pathlib import Path
 from types import FrameType
 
 from plmail import __version__
+from plmail.accounts.commands import add_account_commands
 from plmail.config import Settings
 from plmail.datadir import DataDirLock
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
@@ -156,10 +157,13 @@ async def _run_workers(settings: Settings, dsn: str, queues: Sequence[QueueName]
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     supervisor.start()
+    if QueueName.INGEST in queues:
+        services.mail_accounts.idle.start()  # IMAP IDLE lives with the workers that sync
     log.info("worker running for queues: %s", ", ".join(q.value for q in queues))
     try:
         await stop.wait()
     finally:
+        await services.mail_accounts.idle.stop()
         await supervisor.stop()
         await services.close()
 
@@ -261,6 +265,81 @@ def cmd_backfill_category(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backfill_events(settings: Settings, args: argparse.Namespace) -> int:
+    async def run(dsn: str) -> str:
+        from plmail.calendar.service import ReplaySource
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        try:
+            report = await services.calendar.backfill.run(email=args.user, source=ReplaySource(args.source))
+        finally:
+            await services.close()
+        counts = ", ".join(f"{name} {count}" for name, count in sorted(report.run.outcomes.items()))
+        return (f"users {report.users}, messages {report.run.messages}, claims {report.run.claims}, "
+                f"failed {len(report.run.failed)}" + (f"; {counts}" if counts else ""))
+
+    with database(settings, own=False) as dsn:
+        print(asyncio.run(run(dsn)))
+    return 0
+
+
+def cmd_backfill_proposals(settings: Settings, args: argparse.Namespace) -> int:
+    async def run(dsn: str) -> str:
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        try:
+            report = await services.calendar.proposal_backfill.run(email=args.user)
+        finally:
+            await services.close()
+        return (f"users {report.users}, messages {report.run.messages}, offered {report.run.offered}, "
+                f"stored {report.run.stored}, failed {len(report.run.failed)}")
+
+    with database(settings, own=False) as dsn:
+        print(asyncio.run(run(dsn)))
+    return 0
+
+
+def cmd_extract(settings: Settings, args: argparse.Namespace) -> int:
+    """No database: the extractors and the proposer over files, for people debugging extraction."""
+    import json
+
+    from plmail.calendar.files import ExtractOptions
+    from plmail.calendar.proposals.files import ProposingFileExtractor, human_lines
+
+    extractor = ProposingFileExtractor(ExtractOptions(me=args.me, lang=args.lang, tz=args.tz))
+    results = asyncio.run(extractor.extract_all([Path(name) for name in args.files]))
+    for shown in results:
+        print(json.dumps(shown, ensure_ascii=False) if args.json else "\n".join(human_lines(shown)))
+    return 1 if any("error" in shown for shown in results) else 0
+
+
+def cmd_app_password(settings: Settings, args: argparse.Namespace) -> int:
+    """create prints the secret once (only its hash is kept); list shows devices; revoke ends one."""
+
+    async def run(dsn: str) -> list[str]:
+        from plmail.services import open_services
+
+        services = await open_services(settings, dsn)
+        try:
+            auth, action = services.jmap.auth, args.app_password_command
+            if action == "create":
+                return [(await auth.create_for_email(args.user, args.name)).token]
+            user = await services.users.by_email(args.user)
+            if action == "revoke":
+                await auth.revoke(user.id, args.id)
+                return [f"revoked app password {args.id}"]
+            return [f"{p.id}\t{p.name}\t{p.hint}\tlast used {p.last_used_at or 'never'}"
+                    for p in await auth.active(user.id)]
+        finally:
+            await services.close()
+
+    with database(settings, own=False) as dsn:
+        print("\n".join(asyncio.run(run(dsn))))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plmail", description="Self-hosted mail client server.")
     parser.add_argument("--version", action="version", version=f"plmail {__version__}")
@@ -291,6 +370,24 @@ def build_parser() -> argparse.ArgumentParser:
     category = backfill_sub.add_parser("category", help="re-sort every message into its inbox tab")
     category.add_argument("--user", help="only this user's mail")
     category.set_defaults(handler=cmd_backfill_category)
+    events = backfill_sub.add_parser("events", help="run calendar extraction again over stored mail")
+    events.add_argument("--user", help="only this user's mail")
+    events.add_argument("--source", choices=["messages", "payloads"], default="messages",
+                        help="read the stored messages (default), or only what their links kept")
+    events.set_defaults(handler=cmd_backfill_events)
+    proposals = backfill_sub.add_parser("proposals", help="offer proposals again from stored mail, as on arrival")
+    proposals.add_argument("--user", help="only this user's mail")
+    proposals.set_defaults(handler=cmd_backfill_proposals)
+
+    extract = sub.add_parser("extract", help="show the events plmail reads in message files (no database)")
+    extract.add_argument("files", nargs="+", metavar="FILE", help="RFC 822 message or .ics files")
+    extract.add_argument("--me", help="your address, as the proposals read it")
+    extract.add_argument("--lang", choices=["de", "en"], default="en", help="the language dates are read in")
+    extract.add_argument("--tz", default="UTC", help="your time zone; floating times are read in it")
+    extract.add_argument("--json", action="store_true", help="one JSON object per file")
+    extract.set_defaults(handler=cmd_extract)
+
+    add_account_commands(sub)
 
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")
@@ -299,6 +396,18 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--name", help="display name")
     add.add_argument("--admin", action="store_true", help="make the user an administrator")
     add.set_defaults(handler=cmd_user_add)
+
+    app_password = sub.add_parser("app-password", help="app passwords for JMAP clients (phones, desktop apps)")
+    app_sub = app_password.add_subparsers(dest="app_password_command", required=True)
+    create = app_sub.add_parser("create", help="create one and print its secret (shown only this once)")
+    create.add_argument("--user", required=True, help="email address of the plmail user")
+    create.add_argument("--name", required=True, help="the device, e.g. Phone")
+    listing = app_sub.add_parser("list", help="list a user's app passwords with their last use")
+    listing.add_argument("--user", required=True)
+    revoke = app_sub.add_parser("revoke", help="revoke an app password by its id")
+    revoke.add_argument("--user", required=True)
+    revoke.add_argument("id", type=int)
+    app_password.set_defaults(handler=cmd_app_password)
     return parser
 
 

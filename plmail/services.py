@@ -4,19 +4,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plmail.accounts.container import AccountServices
 from plmail.admin.service import QueueOverviewService, QueueProbeService
+from plmail.assistant.hold import ClassificationHold
+from plmail.assistant.release import HeldMailReleaser
+from plmail.assistant.service import AssistantService, ClassificationCatchUp
+from plmail.assistant.settings import AssistantSettingsStore
+from plmail.assistant.step import ClassifyMailStep
+from plmail.calendar.container import CalendarServices
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrate import migrate
 from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.labels import LabelRepository
+from plmail.db.repos.settings import SettingsRepository
+from plmail.db.repos.users import UserRepository
+from plmail.jmap.service import JmapService
 from plmail.jobs.queues import QueueSet
 from plmail.keys import InstallationKeys
 from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.blobs import BlobStore, RawMessageResolver
+from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.propagation import PropagationService, PropagatorRegistry
 from plmail.mail.reader import MailReader
+from plmail.mail.rules.engine import MailRuleEngine
+from plmail.mail.sorting import SortingService
 from plmail.mail.steps import InitialImportState, StepRegistry
 from plmail.users.service import UserService
 
@@ -39,8 +53,22 @@ class Services:
     archive_importer: ArchiveImporter
     reader: MailReader
     raw_messages: RawMessageResolver
+    operations: ThreadOperations
+    rules: MailRuleEngine
+    propagators: PropagatorRegistry
+    propagation: PropagationService
+    calendar: CalendarServices
+    jmap: JmapService
+    mail_accounts: AccountServices
+    assistant_settings: AssistantSettingsStore
+    assistant: AssistantService
+    classification_catch_up: ClassificationCatchUp
+    sorting: SortingService
 
     async def close(self) -> None:
+        await self.mail_accounts.close()
+        await self.jmap.close()
+        await self.assistant.close()
         await self.queues.disconnect()
         await close_engine()
 
@@ -59,9 +87,25 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         await close_engine()
         raise
     blobs = BlobStore(settings.blob_dir)
+    propagators = PropagatorRegistry()
+    operations = ThreadOperations(db, queues)
+    rules = MailRuleEngine(db, operations)
     steps = StepRegistry()
     import_state = InitialImportState()
-    pipeline = PostIngestPipeline(db, blobs, steps=steps, import_state=import_state)
+    assistant_settings = AssistantSettingsStore(SettingsRepository(db), keys.credentials)
+    pipeline = PostIngestPipeline(db, blobs, steps=steps, import_state=import_state, rules=rules,
+                                  hold=ClassificationHold(assistant_settings))
+    # Registered first: releasing held mail is scheduled before any other step can fail.
+    steps.register(ClassifyMailStep(queues, assistant_settings))
+    raw_messages = RawMessageResolver(blobs)
+    calendar = CalendarServices.build(db, blobs, raw_messages)
+    steps.register(calendar.step(queues))
+    steps.register(calendar.proposal_step(queues))
+    releaser = HeldMailReleaser(db)
+    releaser.register(calendar.proposal_release_listener(queues))
+    mail_accounts = AccountServices.build(db, keys, queues, pipeline)
+    import_state.register(mail_accounts.probe)
+    propagators.register(mail_accounts.propagator)
     return Services(
         settings=settings,
         keys=keys,
@@ -69,7 +113,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         queues=queues,
         users=UserService(db),
         probes=QueueProbeService(db, queues),
-        queue_overview=QueueOverviewService(db),
+        queue_overview=QueueOverviewService(db, queues),
         accounts=AccountRepository(db),
         labels=LabelRepository(db),
         blobs=blobs,
@@ -78,5 +122,16 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         pipeline=pipeline,
         archive_importer=ArchiveImporter(db, pipeline),
         reader=MailReader(db, blobs),
-        raw_messages=RawMessageResolver(blobs),
+        raw_messages=raw_messages,
+        operations=operations,
+        rules=rules,
+        propagators=propagators,
+        propagation=PropagationService(db, propagators),
+        calendar=calendar,
+        jmap=JmapService(db, store=blobs, raw_messages=raw_messages, operations=operations, pipeline=pipeline),
+        mail_accounts=mail_accounts,
+        assistant_settings=assistant_settings,
+        assistant=AssistantService(db, assistant_settings, queues, releaser=releaser),
+        classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),
+        sorting=SortingService(UserRepository(db), queues),
     )

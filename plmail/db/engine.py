@@ -24,7 +24,14 @@ async def open_engine(dsn: str, *, max_size: int = 20) -> PostgresEngine:
     if engine.pool is not None:
         await engine.close_connection_pool()
     engine.config = {"dsn": dsn}
-    pool_args: dict[str, Any] = {"min_size": 1, "max_size": max_size, "command_timeout": 300}
+    pool_args: dict[str, Any] = {
+        "min_size": 1,
+        "max_size": max_size,
+        "command_timeout": 300,
+        # asyncpg prepares every statement; a generic plan cannot see how common a searched word or a
+        # label is, and picks a sort over every thread where a walk down the index would stop at 50.
+        "server_settings": {"plan_cache_mode": "force_custom_plan"},
+    }
     await engine.start_connection_pool(**pool_args)
     return engine
 

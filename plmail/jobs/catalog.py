@@ -49,10 +49,25 @@ class JobCatalog:
 
 
 def default_catalog() -> JobCatalog:
-    from plmail.jobs import housekeeping, probe
+    from plmail.jobs import assistant, calendar, housekeeping, jmap, mail, probe, sync
 
     catalog = JobCatalog()
     catalog.register(probe.probe_queue, list(QueueName))
+    catalog.register(calendar.extract_events, [QueueName.ENRICH, QueueName.ENRICH_LIVE, QueueName.ENRICH_BACKLOG])
+    catalog.register(calendar.propose_events, [QueueName.ENRICH, QueueName.ENRICH_LIVE, QueueName.ENRICH_BACKLOG])
+    catalog.register(mail.propagate_provider_changes, [QueueName.INGEST])
+    catalog.register(sync.sync_account, [QueueName.INGEST])
+    catalog.register(sync.import_mail_page, [QueueName.INGEST_BACKLOG])
+    catalog.add_cron(CronSpec(sync.sync_all_accounts, QueueName.INGEST, "*/15 * * * *"))
+    catalog.register(mail.apply_rule_to_existing, [QueueName.ENRICH])
+    catalog.register(mail.resort_mail, [QueueName.ENRICH])
+    catalog.add_cron(CronSpec(mail.wake_snoozed, QueueName.ENRICH, "* * * * *"))
+    bulk = [QueueName.ENRICH_LIVE, QueueName.ENRICH, QueueName.ENRICH_BACKLOG]
+    catalog.register(assistant.classify_messages, bulk)
+    catalog.register(assistant.release_held, [QueueName.RELEASE])
+    catalog.add_cron(CronSpec(assistant.release_overdue_held, QueueName.RELEASE, "* * * * *"))
+    catalog.add_cron(CronSpec(assistant.classify_backlog, QueueName.ENRICH, "*/15 * * * *"))
     catalog.add_cron(CronSpec(housekeeping.prune_login_throttle, QueueName.ENRICH, "17 * * * *"))
     catalog.add_cron(CronSpec(housekeeping.prune_queue_probes, QueueName.ENRICH, "23 3 * * *"))
+    catalog.add_cron(CronSpec(jmap.prune_jmap, QueueName.ENRICH, "41 4 * * *", timeout=1800))
     return catalog

@@ -23,6 +23,7 @@ from plmail.domain.errors import ValidationError
 from plmail.domain.models import User
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import IngestedMessage
+from plmail.mail.labels import LabelResolver
 from plmail.mail.mailfiles import ArchivedMessage, archive_size, is_maildir, read_maildir, read_mbox
 from plmail.mail.mime import ParsedMessage, parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
@@ -58,6 +59,7 @@ class ArchiveImporter:
         self.labels = LabelRepository(db)
         self.ingest_repo = IngestRepository(db)
         self.threads = ThreadRepository(db)
+        self.resolver = LabelResolver(db)
 
     async def import_path(
         self,
@@ -77,8 +79,10 @@ class ArchiveImporter:
             account_id = await self.accounts.create(
                 user_id=user.id, provider_kind=ProviderKind.LOCAL, name=name, email=user.email
             )
-        folder_label = await self.labels.find_or_create_path(user.id, label_name or _default_label(path, is_folder))
+        folder_label = await self.resolver.label(user.id, (label_name or _default_label(path, is_folder)).split("/"))
         roles = await self.labels.role_ids(user.id)
+        for label_id in {folder_label, *roles.values()}:
+            await self.resolver.bind(label_id, account_id)  # JMAP clients see labels through bindings
         chunks = _chunks(read_maildir(path) if is_folder else read_mbox(path), batch_size)
         imported = duplicates = skipped = read = 0
         # Reading and parsing the next chunk happens in a thread while the database stores this one:
@@ -159,7 +163,9 @@ class ArchiveImporter:
             elif name in _TAKEOUT_CATEGORIES:
                 categories.append(_TAKEOUT_CATEGORIES[name])
             elif name not in _TAKEOUT_STATES and not name.startswith("IMAP_"):
-                label_ids.append(await self.labels.find_or_create_path(user.id, name))
+                label_id = await self.resolver.label(user.id, name.split("/"))
+                await self.resolver.bind(label_id, account_id)
+                label_ids.append(label_id)
         # Old archives imported as unread would bury the inbox; unread only when the archive says so.
         seen = True if item.seen is None else item.seen
         return IngestedMessage(

@@ -7,6 +7,9 @@ every string the templates ask for has one.
 from __future__ import annotations
 
 from plmail.domain.enums import Locale
+from plmail.web.i18n_accounts import ACCOUNTS_GERMAN
+from plmail.web.i18n_assistant import ASSISTANT_GERMAN
+from plmail.web.i18n_calendar import CALENDAR_GERMAN
 
 GERMAN: dict[str, str] = {
     # layout
@@ -122,12 +125,130 @@ GERMAN: dict[str, str] = {
     "Add user": "Benutzer hinzufügen",
     "User {email} added.": "Benutzer {email} hinzugefügt.",
     "Health": "Zustand",
+    "Changes the providers have not accepted yet": "Änderungen, die die Anbieter noch nicht übernommen haben",
+    "Change": "Änderung",
+    "They are retried with growing pauses; what you did in plmail stays as you did it.":
+        "Sie werden mit wachsenden Pausen erneut versucht; was du in plmail getan hast, bleibt so.",
+    "Every change has reached its provider.": "Jede Änderung ist beim Anbieter angekommen.",
+    # thread operations, labels, filters
+    "Actions for the selected conversations": "Aktionen für die ausgewählten Konversationen",
+    "Conversation actions": "Aktionen für die Konversation",
+    "Select": "Auswählen",
+    "Select all on this page": "Alle auf dieser Seite auswählen",
+    "All conversations on this page are selected.": "Alle Konversationen auf dieser Seite sind ausgewählt.",
+    "Select every conversation in this view": "Jede Konversation in dieser Ansicht auswählen",
+    "Every conversation in this view is selected.": "Jede Konversation in dieser Ansicht ist ausgewählt.",
+    "verb|Archive": "Archivieren",
+    "Delete": "Löschen",
+    "Delete this message": "Diese Nachricht löschen",
+    "Restore": "Wiederherstellen",
+    "Not spam": "Kein Spam",
+    "Mark read": "Als gelesen markieren",
+    "Mark unread": "Als ungelesen markieren",
+    "Star": "Markieren",
+    "Unstar": "Markierung entfernen",
+    "Starred": "Markiert",
+    "Label": "Label",
+    "Label…": "Label …",
+    "Add label": "Label hinzufügen",
+    "Move": "Verschieben",
+    "Snooze": "Zurückstellen",
+    "Unsnooze": "Nicht mehr zurückstellen",
+    "Snooze until": "Zurückstellen bis",
+    "Snoozed until": "Zurückgestellt bis",
+    "Pick a date and time": "Datum und Uhrzeit wählen",
+    "Later today": "Später heute",
+    "Tomorrow": "Morgen",
+    "This weekend": "Am Wochenende",
+    "Next week": "Nächste Woche",
+    "Name": "Name",
+    "Colour": "Farbe",
+    "No colour": "Keine Farbe",
+    "Inside": "Innerhalb von",
+    "Top level": "Oberste Ebene",
+    "Shown": "Angezeigt",
+    "Create": "Anlegen",
+    "New label": "Neues Label",
+    "Delete this label? The mail stays.": "Dieses Label löschen? Die Mail bleibt erhalten.",
+    "gray": "Grau", "red": "Rot", "orange": "Orange", "amber": "Bernstein", "green": "Grün", "teal": "Petrol",
+    "blue": "Blau", "violet": "Violett", "pink": "Rosa",
+    "Filters": "Filter",
+    "Filter": "Filter",
+    "New filter": "Neuer Filter",
+    "Edit filter": "Filter bearbeiten",
+    "Edit": "Bearbeiten",
+    "No filters yet.": "Noch keine Filter.",
+    "off": "aus",
+    "Apply to existing mail": "Auf vorhandene Mail anwenden",
+    "Waiting to run on existing mail…": "Wartet auf die Anwendung auf vorhandene Mail …",
+    "Running on existing mail: {n} checked, {m} matched": "Läuft auf vorhandener Mail: {n} geprüft, {m} Treffer",
+    "Ran on existing mail: {m} of {n} matched": "Auf vorhandene Mail angewendet: {m} von {n} getroffen",
+    "The last run failed:": "Der letzte Lauf ist fehlgeschlagen:",
+    "Account": "Konto",
+    "All accounts": "Alle Konten",
+    "When a message arrives and": "Wenn eine Nachricht ankommt und",
+    "all of these match": "alle diese Bedingungen zutreffen",
+    "any of these match": "eine dieser Bedingungen zutrifft",
+    "Field": "Feld",
+    "Value": "Wert",
+    "Add a condition": "Bedingung hinzufügen",
+    "For labels, write the label's name as shown on the label page; sizes are in kilobytes.":
+        "Bei Labels den Namen wie auf der Label-Seite angeben; Größen in Kilobyte.",
+    "Then": "Dann",
+    "Apply the label": "Label anwenden",
+    "File into the tab (only for authenticated senders)": "Im Tab ablegen (nur bei authentifizierten Absendern)",
+    "Stop processing other filters": "Weitere Filter nicht mehr anwenden",
+    "Filter is on": "Filter ist eingeschaltet",
+    "Save filter": "Filter speichern",
+    "matches {n} messages": "trifft {n} Nachrichten",
+    "matches {n}+ messages": "trifft {n}+ Nachrichten",
+    "From contains": "Absender enthält", "To contains": "An enthält", "Cc contains": "Cc enthält",
+    "Subject contains": "Betreff enthält", "Body contains": "Text enthält",
+    "Anywhere in the message": "Irgendwo in der Nachricht", "Mailing list is": "Mailingliste ist",
+    "Attachment named": "Anhang heißt", "Has an attachment": "Hat einen Anhang",
+    "Larger than (KB)": "Größer als (KB)", "Smaller than (KB)": "Kleiner als (KB)",
+    "Has the label": "Hat das Label", "Does not have the label": "Hat das Label nicht",
+    "Archive it": "Archivieren", "Move it to the trash": "In den Papierkorb legen",
+    "Mark it as spam": "Als Spam markieren", "Star it": "Markieren", "Mark it as read": "Als gelesen markieren",
     "Database": "Datenbank",
+    # devices
+    "Devices": "Geräte",
+    "Phone and desktop mail apps that speak JMAP sign in with an app password of their own.":
+        "Mail-Apps auf Telefon und Computer, die JMAP sprechen, melden sich mit einem eigenen App-Passwort an.",
+    "Server address": "Serveradresse",
+    "App password for {name}": "App-Passwort für {name}",
+    "Copy it now: it is shown only once.": "Jetzt kopieren: Es wird nur einmal angezeigt.",
+    "Use it as the password with your email address {email}, or as a Bearer token.":
+        "Als Passwort zu deiner E-Mail-Adresse {email} verwenden oder als Bearer-Token.",
+    "New app password": "Neues App-Passwort",
+    "Device name": "Gerätename",
+    "Phone": "Telefon",
+    "Create app password": "App-Passwort erstellen",
+    "Signed-in devices": "Angemeldete Geräte",
+    "Device": "Gerät",
+    "Created": "Erstellt",
+    "Last used": "Zuletzt verwendet",
+    "never": "nie",
+    "Revoke": "Widerrufen",
+    "No devices yet.": "Noch keine Geräte.",
+    "The device can no longer sign in.": "Das Gerät kann sich nicht mehr anmelden.",
+    "Name the device, for example “Phone”.": "Gib dem Gerät einen Namen, zum Beispiel „Telefon“.",
+    "Mail apps on phones and computers sign in with app passwords.":
+        "Mail-Apps auf Telefonen und Computern melden sich mit App-Passwörtern an.",
+    "Manage devices": "Geräte verwalten",
 }
 
 
+GERMAN.update(CALENDAR_GERMAN)
+GERMAN.update(ACCOUNTS_GERMAN)
+GERMAN.update(ASSISTANT_GERMAN)
+
+
 def translate(text: str, locale: Locale | str, **values: object) -> str:
+    """`verb|Archive` and similar keys tell a verb from a noun that English spells the same."""
     template = GERMAN.get(text, text) if str(locale) == Locale.DE.value else text
+    if template.startswith("verb|"):
+        template = template[5:]
     return template.format(**values) if values else template
 
 

@@ -13,6 +13,7 @@ from litestar.response import Template
 
 from plmail.domain.enums import Locale
 from plmail.domain.models import User
+from plmail.mail.snooze import snooze_presets
 from plmail.web.auth import services_from
 from plmail.web.i18n import pick_locale, translate
 
@@ -52,6 +53,12 @@ async def render(
         services = services_from(request)
         shared["sidebar"] = await services.labels.sidebar(user.id)
         shared["accounts"] = await services.accounts.for_user(user.id)
+        by_account: dict[int, list[tuple[int, str, str | None, int]]] = {}
+        for account_id, label_id, name, role, unread in await services.reader.views.account_labels(user.id):
+            by_account.setdefault(account_id, []).append((label_id, name, role, unread))
+        shared["account_labels"] = by_account
+        shared["all_labels"] = await services.labels.all_for_user(user.id)
+        shared["snooze_presets"] = snooze_presets(datetime.now(UTC), _zone_name(user))
     return Template(template_name=template, context={**shared, **context}, status_code=status_code,
                     headers=headers)
 
@@ -59,6 +66,14 @@ async def render(
 @jinja2.pass_context
 def _translate(ctx: jinja2.runtime.Context, text: str, **values: object) -> str:
     return translate(text, ctx.get("locale", "en"), **values)
+
+
+def _zone_name(user: User) -> str:
+    try:
+        ZoneInfo(user.time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "UTC"
+    return user.time_zone
 
 
 def localtime(moment: datetime | None, user: User | None) -> str:

@@ -32,7 +32,7 @@ async def empty_db(pg: PgTestCluster) -> AsyncIterator[tuple[str, Database]]:
 
 async def test_migrations_apply_to_an_empty_database_and_rerun_is_a_noop(empty_db: tuple[str, Database]) -> None:
     _, db = empty_db
-    with pytest.raises(SchemaError, match="needs 2 migration"):
+    with pytest.raises(SchemaError, match=f"needs {len(known_migration_ids())} migration"):
         await check_schema(db)
     first = await migrate(db)
     assert first.applied == tuple(known_migration_ids())

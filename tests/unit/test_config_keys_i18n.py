@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,12 @@ def test_every_template_string_has_a_german_translation() -> None:
     used.update({"Inbox", "Sent", "Drafts", "Trash", "Spam", "Archive", "Snoozed", "General", "Promotions",
                  "Social", "Updates", "Forums", "Saved.", "Not found", "Not allowed", "Something went wrong",
                  "Password changed. Other sessions were signed out."})
+    from plmail.mail.labels import COLOURS
+    from plmail.mail.snooze import snooze_presets
+    from plmail.web.controllers.rules import ACTION_LABELS, FIELD_LABELS
+
+    used.update(FIELD_LABELS.values(), ACTION_LABELS.values(), COLOURS)
+    used.update(p.label for p in snooze_presets(datetime(2026, 3, 4, 9, tzinfo=UTC), "UTC"))
     missing = sorted(text for text in used if text not in GERMAN)
     assert not missing, f"no German text for: {missing}"
     assert len(used) > 40

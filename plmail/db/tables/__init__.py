@@ -1,10 +1,19 @@
 """Piccolo table classes, one module per area. Raw-SQL objects live in the raw migrations."""
 
 from plmail.db.tables.accounts import Account, Mailbox
-from plmail.db.tables.jmap import JmapChangeLog
+from plmail.db.tables.calendar import (
+    Calendar,
+    CalendarEvent,
+    CalendarEventOccurrence,
+    EventProposal,
+    EventSourceLink,
+    EventSuppression,
+)
+from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
 from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Contact, IngestSkip, Message, MessagePart, MessageThread
-from plmail.db.tables.ops import QueueProbe
+from plmail.db.tables.ops import AppSetting, QueueProbe
+from plmail.db.tables.rules import MailRule, ProviderChange
 from plmail.db.tables.users import AppPassword, LoginThrottle, User
 
 TABLES = [
@@ -21,23 +30,45 @@ TABLES = [
     Contact,
     IngestSkip,
     JmapChangeLog,
+    JmapChangeHorizon,
+    JmapUpload,
     QueueProbe,
+    AppSetting,
+    MailRule,
+    ProviderChange,
+    Calendar,
+    CalendarEvent,
+    CalendarEventOccurrence,
+    EventSourceLink,
+    EventSuppression,
+    EventProposal,
 ]
 
 __all__ = [
     "TABLES",
     "Account",
     "AppPassword",
+    "AppSetting",
+    "Calendar",
+    "CalendarEvent",
+    "CalendarEventOccurrence",
     "Contact",
+    "EventProposal",
+    "EventSourceLink",
+    "EventSuppression",
     "IngestSkip",
+    "JmapChangeHorizon",
     "JmapChangeLog",
+    "JmapUpload",
     "Label",
     "LabelBinding",
     "LoginThrottle",
+    "MailRule",
     "Mailbox",
     "Message",
     "MessagePart",
     "MessageThread",
+    "ProviderChange",
     "QueueProbe",
     "User",
 ]
