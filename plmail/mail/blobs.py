@@ -11,11 +11,15 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
+
+_WRITERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="blob-writer")
+_PARALLEL_FROM = 4
 
 
 class BlobStore:
@@ -44,7 +48,12 @@ class BlobStore:
         return digest
 
     def put_many(self, blobs: Iterable[bytes]) -> list[str]:
-        return [self.put(data) for data in blobs]
+        """Several files at once: creating a file waits on the disk, not the CPU, and a batch's originals
+        are on the pipeline's critical path while the database stores the rows."""
+        items = list(blobs)
+        if len(items) < _PARALLEL_FROM:
+            return [self.put(data) for data in items]
+        return list(_WRITERS.map(self.put, items))
 
     def get(self, digest: str) -> bytes:
         try:

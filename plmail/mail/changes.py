@@ -82,3 +82,7 @@ class MailChangeRecorder:
     def mailboxes_changed(self, account_id: int, binding_ids: Iterable[int]) -> None:
         for binding_id in sorted(set(binding_ids)):
             self.state.record(Change(account_id, JmapObjectType.MAILBOX, str(binding_id), ChangeType.UPDATED))
+
+    def mailboxes_destroyed(self, account_id: int, binding_ids: Iterable[int]) -> None:
+        for binding_id in sorted(set(binding_ids)):
+            self.state.record(Change(account_id, JmapObjectType.MAILBOX, str(binding_id), ChangeType.DESTROYED))

@@ -144,6 +144,9 @@ class LabelManager:
         async with self.db.transaction():
             state = StateManager(self.change_log)
             recorder = MailChangeRecorder(state)
+            # Phones hold the label as a Mailbox per account: they must hear that it is gone.
+            for account_id, binding_id in await self.repo.bindings_of_tree(user_id, label_id):
+                recorder.mailboxes_destroyed(account_id, [binding_id])
             affected = await self.repo.delete_keeping_mail(user_id, label_id)
             for account_id, message_id, thread_id in affected:
                 recorder.email_changed(account_id, message_id, thread_id=thread_id)

@@ -74,6 +74,17 @@ class LabelAdminRepository:
         rows = await self.db.fetch("SELECT account_id, id FROM label_binding WHERE label_id = $1", label_id)
         return [(r["account_id"], r["id"]) for r in rows]
 
+    async def bindings_of_tree(self, user_id: int, label_id: int) -> list[tuple[int, int]]:
+        """(account id, binding id) of a label and every label nested below it."""
+        rows = await self.db.fetch(
+            """WITH RECURSIVE tree(id) AS (
+                   SELECT id FROM label WHERE id = $2 AND user_id = $1
+                   UNION SELECT l.id FROM label l JOIN tree ON l.parent_id = tree.id)
+               SELECT account_id, id FROM label_binding WHERE label_id IN (SELECT id FROM tree)""",
+            user_id, label_id,
+        )
+        return [(r["account_id"], r["id"]) for r in rows]
+
     async def delete_keeping_mail(self, user_id: int, label_id: int) -> list[tuple[int, int, int | None]]:
         """Delete the label and its children; messages left without any label get Archive.
         Returns (account id, message id, thread id) of every message that lost a label."""

@@ -212,6 +212,9 @@ async def test_label_management_and_delete_keeps_the_mail(mailbox: Mailbox) -> N
     thread_id, ids = await _thread(mailbox, *_conversation())
     await ops.move_to_label(mailbox.user.id, child, thread_ids=[thread_id])
     assert await _labels(mailbox, ids[0]) == {"2026"}
+    bindings = {await LabelResolver(mailbox.services.db).bind(label, mailbox.account_id) for label in (receipts, child)}
     assert await manager.delete(mailbox.user.id, receipts) == 2  # deleting the parent takes the child
+    destroyed = {int(entity) for kind, entity, change in await mailbox.changes("Mailbox") if change == "destroyed"}
+    assert destroyed == bindings  # phones hear that both mailboxes are gone
     assert await _labels(mailbox, ids[0]) == {"archive"}  # the mail stays, archived
     assert await mailbox.services.db.fetchval("SELECT count(*) FROM message") == 2
