@@ -162,7 +162,7 @@ class PostIngestPipeline:
         storing = asyncio.create_task(asyncio.to_thread(self.blobs.put_many, blobs))
         try:
             # Threads are planned before the insert, so each row is written once with its thread; an
-            # UPDATE afterwards would recompute the generated search vector of every message again.
+            # UPDATE afterwards would write a second version of every new row and all its index entries.
             threading = await self._thread(account, fresh)
             inserted = await self._insert(account, fresh, threading, skipped)
         finally:
