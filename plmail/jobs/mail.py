@@ -13,6 +13,10 @@ async def propagate_provider_changes(ctx: dict[str, Any], *, account_id: int) ->
     return await services_of(ctx).propagation.run(int(account_id))
 
 
+async def propagate_stranded_changes(ctx: dict[str, Any]) -> int:
+    return await services_of(ctx).operations.propagate_stranded()
+
+
 async def apply_rule_to_existing(ctx: dict[str, Any], *, rule_id: int, user_id: int) -> int:
     return await services_of(ctx).rules.apply_to_existing(int(user_id), int(rule_id))
 

@@ -301,3 +301,10 @@ class ThreadOperations:
         for account_id in account_ids:
             await self.queues.enqueue(PROPAGATION_QUEUE, PROPAGATE_JOB, defaults=_PROPAGATE_DEFAULTS,
                                       account_id=account_id)
+
+    async def propagate_stranded(self) -> int:
+        """The safety net: a job that used up its retries (a provider down for an hour) leaves changes pending
+        with nothing to push them; this queues every account that still owes its provider something."""
+        accounts = await self.repo.accounts_with_pending_changes()
+        await self.propagate(accounts)
+        return len(accounts)

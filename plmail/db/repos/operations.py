@@ -197,6 +197,14 @@ class OperationRepository:
         )
         return [(r["id"], r["account_id"], r["kind"], r["attempts"], r["last_error"]) for r in rows]
 
+    async def accounts_with_pending_changes(self) -> list[int]:
+        """Active, signed-in accounts that still owe their provider a change."""
+        rows = await self.db.fetch(
+            """SELECT DISTINCT c.account_id FROM provider_change c JOIN account a ON a.id = c.account_id
+                WHERE c.done_at IS NULL AND a.is_active AND a.status = 'ok' ORDER BY c.account_id"""
+        )
+        return [r["account_id"] for r in rows]
+
     async def try_lock_account(self, account_id: int) -> bool:
         """Serialises propagation per account (held until the surrounding transaction ends)."""
         return bool(await self.db.fetchval("SELECT pg_try_advisory_xact_lock(1886221165, $1)", account_id))

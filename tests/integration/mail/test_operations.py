@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -11,6 +12,8 @@ import pytest
 from plmail.db.repos.operations import PendingChange
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ValidationError
+from plmail.jobs.context import SERVICES_KEY
+from plmail.jobs.mail import propagate_stranded_changes
 from plmail.mail.labels import BindingHandle, LabelManager, LabelResolver
 from plmail.mail.propagation import PropagationError, PropagationOutcome
 from tests.integration.mail.conftest import Mailbox
@@ -169,6 +172,15 @@ async def test_failed_propagation_keeps_local_state_and_pending_rows(mailbox: Ma
     assert all(r["attempts"] == 1 and r["last_error"] == "server said no" and r["done_at"] is None for r in rows)
     assert await services.db.fetchval("SELECT count(*) FROM thread_label tl JOIN label l ON l.id = tl.label_id "
                                       "WHERE l.role = 'archive'") == 1  # the local change stands
+    # The job gave up (its retries are spent): the ten-minute cron queues the account again.
+    await services.db.execute("DELETE FROM saq_jobs")
+    assert await propagate_stranded_changes({SERVICES_KEY: services}) == 1
+    queued = await services.db.fetch("SELECT convert_from(job, 'UTF8')::jsonb AS job FROM saq_jobs")
+    assert [json.loads(r["job"])["kwargs"] if isinstance(r["job"], str) else r["job"]["kwargs"] for r in queued] \
+        == [{"account_id": mailbox.account_id}]
+    await services.db.execute("UPDATE account SET status = 'reconnect' WHERE id = $1", mailbox.account_id)
+    assert await propagate_stranded_changes({SERVICES_KEY: services}) == 0  # it waits for the user to sign in
+    await services.db.execute("UPDATE account SET status = 'ok' WHERE id = $1", mailbox.account_id)
     services.propagators.register(type("Accepting", (), {"kind": ProviderKind.LOCAL,
                                                          "propagate": _accept_all})())
     assert await services.propagation.run(mailbox.account_id) == 2
