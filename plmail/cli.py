@@ -87,6 +87,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
     from plmail.app import create_app
+    from plmail.web.server import StreamClosingServer
 
     queues = _parse_queues(args.queues) if args.queues is not None else list(QueueName)
     signal.signal(signal.SIGTERM, _ignore_signal)
@@ -103,7 +104,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
             proxy_headers=True,
             timeout_graceful_shutdown=settings.shutdown_grace_seconds,
         )
-        server = uvicorn.Server(config)
+        server = StreamClosingServer(config, app)
         asyncio.run(server.serve())
         if not server.started:
             log.error("plmail did not start; see the messages above")

@@ -56,6 +56,7 @@ def default_catalog() -> JobCatalog:
     catalog.register(calendar.extract_events, [QueueName.ENRICH, QueueName.ENRICH_LIVE, QueueName.ENRICH_BACKLOG])
     catalog.register(calendar.propose_events, [QueueName.ENRICH, QueueName.ENRICH_LIVE, QueueName.ENRICH_BACKLOG])
     catalog.register(mail.propagate_provider_changes, [QueueName.INGEST])
+    catalog.add_cron(CronSpec(mail.propagate_stranded_changes, QueueName.INGEST, "*/10 * * * *"))
     catalog.register(sync.sync_account, [QueueName.INGEST])
     catalog.register(sync.import_mail_page, [QueueName.INGEST_BACKLOG])
     catalog.add_cron(CronSpec(sync.sync_all_accounts, QueueName.INGEST, "*/15 * * * *"))
