@@ -38,6 +38,7 @@ from plmail.web.controllers.health import healthz
 from plmail.web.controllers.labels import LabelController
 from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
+from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
 from plmail.web.controllers.rules import RuleController
 from plmail.web.controllers.settings import SettingsController
 from plmail.web.pages import configure_jinja, locale_for
@@ -143,11 +144,13 @@ def create_app(
             RuleController,
             SettingsController,
             AccountController,
+            OAuthController,
             DevicesController,
             *JMAP_ROUTES,
             CalendarController,
             AdminController,
             AssistantAdminController,
+            OAuthAdminController,
             mail_events,
             healthz,
             create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),

@@ -20,6 +20,7 @@ from plmail.datadir import DataDirLock
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
+from plmail.providers.gmail.commands import add_gmail_commands
 
 log = logging.getLogger("plmail")
 
@@ -389,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.set_defaults(handler=cmd_extract)
 
     add_account_commands(sub)
+    add_gmail_commands(sub)
 
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")

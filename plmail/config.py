@@ -62,6 +62,14 @@ class Settings:
     log_level: str
     shutdown_grace_seconds: int
     db_pool_max: int
+    # OAuth apps from the environment (the admin page's entries win); base URLs point a provider's hosts
+    # elsewhere (tests: the fakes)
+    google_client_id: str | None = None
+    google_client_secret: str | None = None
+    microsoft_client_id: str | None = None
+    microsoft_client_secret: str | None = None
+    google_base_url: str | None = None
+    microsoft_base_url: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -91,4 +99,10 @@ class Settings:
             log_level=env.get("PLMAIL_LOG_LEVEL", "INFO").upper(),
             shutdown_grace_seconds=_int(env, "PLMAIL_SHUTDOWN_GRACE", 25, 0, 3600),
             db_pool_max=_int(env, "PLMAIL_DB_POOL_MAX", 20, 4, 500),
+            google_client_id=env.get("PLMAIL_GOOGLE_CLIENT_ID") or None,
+            google_client_secret=env.get("PLMAIL_GOOGLE_CLIENT_SECRET") or None,
+            microsoft_client_id=env.get("PLMAIL_MICROSOFT_CLIENT_ID") or None,
+            microsoft_client_secret=env.get("PLMAIL_MICROSOFT_CLIENT_SECRET") or None,
+            google_base_url=env.get("PLMAIL_GOOGLE_BASE_URL") or None,
+            microsoft_base_url=env.get("PLMAIL_MICROSOFT_BASE_URL") or None,
         )

@@ -103,9 +103,15 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     steps.register(calendar.proposal_step(queues))
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
-    mail_accounts = AccountServices.build(db, keys, queues, pipeline)
+    mail_accounts = AccountServices.build(db, keys, queues, pipeline, settings=settings)
     import_state.register(mail_accounts.probe)
     propagators.register(mail_accounts.propagator)
+    import_state.register(mail_accounts.graph.probe)
+    propagators.register(mail_accounts.graph.propagator)
+    raw_messages.register(mail_accounts.graph.raw)
+    import_state.register(mail_accounts.gmail.probe)
+    propagators.register(mail_accounts.gmail.propagator)
+    raw_messages.register(mail_accounts.gmail.raw)
     return Services(
         settings=settings,
         keys=keys,

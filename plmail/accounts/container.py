@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plmail.accounts.oauth import OAuthServices
 from plmail.accounts.service import ImapAccountService
 from plmail.accounts.sync import AccountSyncService
+from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
@@ -14,6 +16,8 @@ from plmail.keys import InstallationKeys
 from plmail.mail.labels import LabelResolver
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.base import MailImporter, SyncerRegistry
+from plmail.providers.gmail.container import GmailServices
+from plmail.providers.graph.container import GraphServices
 from plmail.providers.imap.folders import MailboxSyncer
 from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
 from plmail.providers.imap.ingest import FolderIngest
@@ -36,14 +40,20 @@ class AccountServices:
     idle: IdleSupervisor
     propagator: ImapLabelPropagator
     probe: ImapImportProbe
+    oauth: OAuthServices
+    graph: GraphServices
+    gmail: GmailServices
 
     async def close(self) -> None:
         await self.idle.stop()
         await self.connector.close()
+        await self.graph.close()
+        await self.gmail.close()
+        await self.oauth.close()
 
     @classmethod
     def build(cls, db: Database, keys: InstallationKeys, queues: QueueSet | None,
-              pipeline: PostIngestPipeline) -> AccountServices:
+              pipeline: PostIngestPipeline, *, settings: Settings | None = None) -> AccountServices:
         admin = AccountAdminRepository(db)
         mailboxes = MailboxRepository(db)
         connector = ImapConnector(admin, keys.credentials)
@@ -56,8 +66,16 @@ class AccountServices:
         sync = AccountSyncService(admin, syncers, importer, queues)
         idle = IdleSupervisor(admin, mailboxes, connector, sync.request)
         sync.after_sync = lambda _account_id: idle.poke()
+        oauth = OAuthServices.build(db, keys.credentials, settings, resume=sync.resume)
+        graph = GraphServices.build(db, admin, oauth.tokens, oauth.http.config.microsoft.api_base, pipeline, queues)
+        syncers.register(graph.syncer)
+        importer.register(graph.importer)
+        gmail = GmailServices.build(db, queues, pipeline, oauth)
+        syncers.register(gmail.syncer)
+        importer.register(gmail.importer)
         return cls(
             admin=admin, mailboxes=mailboxes, connector=connector, syncers=syncers, importer=importer, sync=sync,
             imap=ImapAccountService(admin, mailboxes, connector, sync, importer, changed=idle.poke),
             idle=idle, propagator=ImapLabelPropagator(db, admin, connector), probe=ImapImportProbe(mailboxes),
+            oauth=oauth, graph=graph, gmail=gmail,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
@@ -106,6 +107,8 @@ class AccountSyncService:
             run = await self._retrying(lambda: self.importer.run_page(account_id, chain=False))
             if not run.ran:
                 await asyncio.sleep(0.5)  # a worker runs this account's import; watch it finish
+            elif run.page.wait_until is not None:  # the provider's quota is spent until then
+                await asyncio.sleep(max((run.page.wait_until - datetime.now(UTC)).total_seconds(), 0.0))
 
     async def _retrying(self, action: Callable[[], Awaitable[T]]) -> T:
         failures = 0

@@ -49,7 +49,7 @@ class JobCatalog:
 
 
 def default_catalog() -> JobCatalog:
-    from plmail.jobs import assistant, calendar, housekeeping, jmap, mail, probe, sync
+    from plmail.jobs import assistant, calendar, gmail, housekeeping, jmap, mail, probe, sync
 
     catalog = JobCatalog()
     catalog.register(probe.probe_queue, list(QueueName))
@@ -59,6 +59,7 @@ def default_catalog() -> JobCatalog:
     catalog.add_cron(CronSpec(mail.propagate_stranded_changes, QueueName.INGEST, "*/10 * * * *"))
     catalog.register(sync.sync_account, [QueueName.INGEST])
     catalog.register(sync.import_mail_page, [QueueName.INGEST_BACKLOG])
+    catalog.register(gmail.gmail_fetch_batch, [QueueName.INGEST])
     catalog.add_cron(CronSpec(sync.sync_all_accounts, QueueName.INGEST, "*/15 * * * *"))
     catalog.register(mail.apply_rule_to_existing, [QueueName.ENRICH])
     catalog.register(mail.resort_mail, [QueueName.ENRICH])

@@ -137,6 +137,31 @@ class PostIngestPipeline:
             await self.steps.notify(result)
         return result
 
+    async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage]) -> tuple[int, set[str]]:
+        """(stored, source refs not stored). A batch the pipeline cannot take as a whole is taken one by one,
+        so a message that breaks more than itself still costs only itself; each one that fails is noted."""
+        if not batch:
+            return 0, set()
+        try:
+            result = await self.ingest(batch)
+            return result.stored, {s.source_ref for s in result.skipped}
+        except Exception:
+            log.exception("a batch of %s messages failed as a whole; storing them one by one", len(batch))
+        stored = 0
+        refused: set[str] = set()
+        for message in batch:
+            try:
+                result = await self.ingest([message])
+            except Exception as exc:
+                log.exception("could not store %s of account %s", message.source_ref, message.account_id)
+                await self.repo.record_skip(message.account_id, message.source_ref, f"{type(exc).__name__}: {exc}",
+                                            message.parsed.content_hash)
+                refused.add(message.source_ref)
+                continue
+            stored += result.stored
+            refused |= {s.source_ref for s in result.skipped}
+        return stored, refused
+
     async def _ingest_account(
         self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder, *,
         live: bool, holding: bool,

@@ -18,6 +18,7 @@ from plmail.db.repos.account_admin import IMPORT_LOCK, AccountAdminRepository
 from plmail.domain.enums import AccountStatus, ProviderKind, QueueName
 from plmail.domain.errors import PlmailError
 from plmail.domain.models import Account
+from plmail.domain.moments import parse_moment
 from plmail.jobs.queues import JobDefaults, QueueSet
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class ImportPage:
     failed: int = 0  # messages that would not store and are tried again
     folder: str | None = None
     more: bool = False  # another page has work
+    wait_until: datetime | None = None  # the next page may run only then (a provider's quota is spent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,15 +112,6 @@ def _stamp(moment: datetime) -> str:
     return moment.isoformat()
 
 
-def _parse(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
 class MailImporter:
     """Runs first imports as chains of one-page jobs, so pages of several accounts take turns in the queue
     and every account has a usable inbox before any has its archive."""
@@ -152,7 +145,8 @@ class MailImporter:
             if state.get("started_at") and not state.get("finished_at"):
                 await self.accounts.merge_state(account_id, _STATE_KEY, {"finished_at": _stamp(moment)})
             return False
-        last = max((t for t in (_parse(state.get("last_page_at")), _parse(state.get("enqueued_at"))) if t),
+        last = max((t for t in (parse_moment(state.get("last_page_at")), parse_moment(state.get("enqueued_at")))
+                    if t),
                    default=None)
         if not state.get("finished_at") and last is not None and moment - last < IMPORT_SILENCE:
             return False  # a chain is running (or was, moments ago)
@@ -164,10 +158,11 @@ class MailImporter:
         await self._enqueue(account_id)
         return True
 
-    async def _enqueue(self, account_id: int) -> None:
+    async def _enqueue(self, account_id: int, *, at: datetime | None = None) -> None:
         if self.queues is not None:
+            delay = max((at - datetime.now(UTC)).total_seconds(), 0.0) if at is not None else 0.0
             await self.queues.enqueue(QueueName.INGEST_BACKLOG, IMPORT_JOB, defaults=IMPORT_DEFAULTS,
-                                      account_id=account_id)
+                                      delay_seconds=delay, account_id=account_id)
 
     async def run_page(self, account_id: int, *, chain: bool = True) -> PageRun:
         """One page; with `chain`, enqueue the next when there is more. An account whose sign-in fails, or
@@ -194,7 +189,7 @@ class MailImporter:
                 stamp["finished_at"] = _stamp(datetime.now(UTC))
             await self.accounts.merge_state(account_id, _STATE_KEY, stamp)
         if page.more and chain:
-            await self._enqueue(account_id)
+            await self._enqueue(account_id, at=page.wait_until)
         return PageRun(True, page)
 
     async def progress(self, account_id: int, *, now: datetime | None = None) -> ImportProgress | None:
@@ -207,7 +202,7 @@ class MailImporter:
         importing = await importer.has_history(account_id)  # first: a page ending now is then in the counts
         done, total = await importer.counts(account_id)
         state = record.sync_state.get(_STATE_KEY) or {}
-        started = _parse(state.get("started_at"))
+        started = parse_moment(state.get("started_at"))
         eta: float | None = None
         if importing and started is not None:
             elapsed = ((now or datetime.now(UTC)) - started).total_seconds()

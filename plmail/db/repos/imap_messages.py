@@ -149,15 +149,6 @@ class ImapMessageRepository:
         )
         return [MessageRef(r["id"], r["thread_id"]) for r in rows]
 
-    async def empty_threads(self, thread_ids: Sequence[int]) -> set[int]:
-        """Which of these threads lost their last message."""
-        rows = await self.db.fetch(
-            "SELECT t.id FROM message_thread t WHERE t.id = ANY($1::bigint[]) "
-            "AND NOT EXISTS (SELECT 1 FROM message m WHERE m.thread_id = t.id)",
-            list(thread_ids),
-        )
-        return {r["id"] for r in rows}
-
     # -- turning up again ------------------------------------------------------------------------------
 
     async def adoption_candidates(

@@ -5,7 +5,6 @@ changes being propagated belong to.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,22 +54,6 @@ class ImapPropagationRepository:
         )
         return [FolderLabel(r["label_id"], LabelRole(r["role"]) if r["role"] else None, r["mailbox_id"],
                             r["full_path"]) for r in rows]
-
-    async def added_order(self, account_id: int, message_ids: Sequence[int]) -> dict[tuple[int, int], int]:
-        """(message, label) -> the id of the latest change that added that label: later means added later.
-        Labels a message arrived with have no entry."""
-        rows = await self.db.fetch(
-            """SELECT message_id, id, added FROM provider_change
-                WHERE account_id = $1 AND message_id = ANY($2::bigint[]) AND kind = 'labels'""",
-            account_id, list(message_ids),
-        )
-        order: dict[tuple[int, int], int] = {}
-        for r in rows:
-            added = json.loads(r["added"]) if isinstance(r["added"], str) else r["added"]
-            for label_id in added or []:
-                key = (r["message_id"], int(label_id))
-                order[key] = max(order.get(key, 0), r["id"])
-        return order
 
     async def moved(self, message_id: int, mailbox_id: int, uid: int | None) -> None:
         """The message's new folder and UID (from COPYUID), so the next sync knows it and does not fetch it

@@ -165,6 +165,22 @@ class OperationRepository:
                 [r[6] for r in rows],
             )
 
+    async def added_order(self, account_id: int, message_ids: Sequence[int]) -> dict[tuple[int, int], int]:
+        """(message, label) -> the id of the latest change that added that label: later means added later.
+        Labels a message arrived with have no entry."""
+        rows = await self.db.fetch(
+            """SELECT message_id, id, added FROM provider_change
+                WHERE account_id = $1 AND message_id = ANY($2::bigint[]) AND kind = 'labels'""",
+            account_id, list(message_ids),
+        )
+        order: dict[tuple[int, int], int] = {}
+        for r in rows:
+            added = json.loads(r["added"]) if isinstance(r["added"], str) else r["added"]
+            for label_id in added or []:
+                key = (r["message_id"], int(label_id))
+                order[key] = max(order.get(key, 0), r["id"])
+        return order
+
     async def pending_changes(self, account_id: int, limit: int) -> list[PendingChange]:
         rows = await self.db.fetch(
             """SELECT id, message_id, kind, added, removed, flag_value, source_mailbox_id, attempts

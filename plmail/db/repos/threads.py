@@ -24,6 +24,14 @@ class NewThread:
 
 
 @dataclass(frozen=True, slots=True)
+class DeletedMessage:
+    """A message a provider deleted, as it was: its thread and labels say what else changed."""
+    id: int
+    thread_id: int | None
+    labels: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CategoryMove:
     thread_id: int
     account_id: int
@@ -191,14 +199,17 @@ class ThreadRepository:
         )}
         return [i if i in inserted else winners[str(key)] for i, (key, _) in zip(ids, threads, strict=True)]
 
-    async def delete_empty(self, thread_ids: Sequence[int]) -> None:
-        """Drop threads created for messages that then turned out to be stored already."""
-        if thread_ids:
-            await self.db.execute(
-                "DELETE FROM message_thread t WHERE t.id = ANY($1::bigint[]) "
-                "AND NOT EXISTS (SELECT 1 FROM message m WHERE m.thread_id = t.id)",
-                list(thread_ids),
-            )
+    async def delete_empty(self, thread_ids: Sequence[int]) -> set[int]:
+        """Drop those of these threads no message points at any more (created for a message that turned
+        out to be stored already, or emptied by deletions). Returns the dropped ids."""
+        if not thread_ids:
+            return set()
+        rows = await self.db.fetch(
+            "DELETE FROM message_thread t WHERE t.id = ANY($1::bigint[]) "
+            "AND NOT EXISTS (SELECT 1 FROM message m WHERE m.thread_id = t.id) RETURNING t.id",
+            list(thread_ids),
+        )
+        return {r["id"] for r in rows}
 
     async def absorb(self, survivor: int, absorbed: Sequence[int]) -> list[int]:
         """Fold threads into `survivor`: their messages move, star and snooze carry over, they are deleted.

@@ -9,6 +9,7 @@ from plmail.db.tables.calendar import (
     EventSourceLink,
     EventSuppression,
 )
+from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
 from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
 from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Contact, IngestSkip, Message, MessagePart, MessageThread
@@ -42,6 +43,9 @@ TABLES = [
     EventSourceLink,
     EventSuppression,
     EventProposal,
+    GmailSkippedMessage,
+    GmailQuotaLimit,
+    GmailQuotaAccount,
 ]
 
 __all__ = [
@@ -56,6 +60,9 @@ __all__ = [
     "EventProposal",
     "EventSourceLink",
     "EventSuppression",
+    "GmailQuotaAccount",
+    "GmailQuotaLimit",
+    "GmailSkippedMessage",
     "IngestSkip",
     "JmapChangeHorizon",
     "JmapChangeLog",

@@ -48,6 +48,7 @@ class Message(Table, tablename="message"):
     rfc_message_id = Text(null=True, default=None)
     gmail_id = Varchar(length=255, null=True, default=None)
     graph_id = Varchar(length=512, null=True, default=None)
+    graph_folder_id = Varchar(length=512, null=True, default=None)  # the Graph folder it was last seen in
     provider_thread_key = Varchar(length=255, null=True, default=None)
     gmail_label_ids = JSONB(null=True, default=None)
     headers = JSONB(default="{}")  # raw and unnormalised; read through the lower-casing helper

@@ -14,14 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.db.database import Database
-from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.imap_messages import AdoptionCandidate, ImapMessageRepository, ServerFlags
-from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.mailboxes import MailboxRow
 from plmail.db.repos.threads import ThreadRepository
-from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import IngestedMessage, parse_message
 from plmail.mail.pipeline import PostIngestPipeline
+from plmail.providers.changes import announce
 from plmail.providers.imap.models import FetchedMessage
 
 log = logging.getLogger(__name__)
@@ -44,20 +42,6 @@ class StoreOutcome:
     failed: frozenset[int]  # UIDs to try again
     stored: int = 0
     adopted: int = 0
-
-
-async def announce(db: Database, account_id: int, message_ids: dict[int, int | None], label_ids: Sequence[int],
-                   *, destroyed: bool = False) -> None:
-    """Record changed (or deleted) messages, their threads and the mailboxes of `label_ids` in the JMAP
-    change log, on the caller's transaction."""
-    state = StateManager(ChangeLogRepository(db))
-    recorder = MailChangeRecorder(state)
-    for message_id, thread_id in sorted(message_ids.items()):
-        recorder.email_changed(account_id, message_id, destroyed=destroyed, thread_id=thread_id)
-    if label_ids:
-        recorder.mailboxes_changed(account_id, await IngestRepository(db).bindings_for(account_id, list(label_ids)))
-    await state.write()
-    await state.announce()
 
 
 class FolderIngest:
@@ -85,7 +69,7 @@ class FolderIngest:
                 failed.add(message.uid)
         adopted = await self._adopt(account_id, folder, parsed, listed_at)
         rest = [ingested for message, ingested in parsed if message.uid not in adopted]
-        stored, refused = await self._ingest(account_id, rest)
+        stored, refused = await self.pipeline.ingest_isolating_failures(rest)
         failed |= {uid for uid in (uid_of(ref) for ref in refused) if uid is not None}
         retry = await self._count_attempts(account_id, folder, [m.uid for m in fetched], failed)
         return StoreOutcome(frozenset(m.uid for m in fetched) - retry, frozenset(retry), stored, len(adopted))
@@ -99,33 +83,6 @@ class FolderIngest:
             label_ids=(folder.label_id,) if folder.label_id is not None else (),
             source_ref=source_ref(folder.full_path, message.uid),
         )
-
-    async def _ingest(self, account_id: int, batch: Sequence[IngestedMessage]) -> tuple[int, set[str]]:
-        """(stored, source refs that failed). A batch the pipeline cannot take as a whole is taken one by one,
-        so a message that breaks more than itself still costs only itself."""
-        if not batch:
-            return 0, set()
-        try:
-            result = await self.pipeline.ingest(batch)
-            return result.stored, {s.source_ref for s in result.skipped}
-        except Exception:
-            if len(batch) == 1:
-                raise
-            log.exception("a batch of account %s failed as a whole; storing its messages one by one", account_id)
-        stored = 0
-        refused: set[str] = set()
-        for message in batch:
-            try:
-                result = await self.pipeline.ingest([message])
-            except Exception as exc:
-                log.exception("could not store %s of account %s", message.source_ref, account_id)
-                await self.messages.record_skip(account_id, message.source_ref, f"{type(exc).__name__}: {exc}",
-                                                message.parsed.content_hash)
-                refused.add(message.source_ref)
-                continue
-            stored += result.stored
-            refused |= {s.source_ref for s in result.skipped}
-        return stored, refused
 
     async def _count_attempts(self, account_id: int, folder: MailboxRow, uids: Sequence[int], failed: set[int]
                               ) -> set[int]:

@@ -14,8 +14,9 @@ from plmail.db.repos.account_admin import AccountRecord
 from plmail.db.repos.imap_messages import ImapMessageRepository, MessageRef, ServerFlags
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.db.repos.threads import ThreadRepository
+from plmail.providers.changes import announce
 from plmail.providers.imap.client import FETCH_BATCH, ImapClient
-from plmail.providers.imap.ingest import FolderIngest, announce
+from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.models import FlagState, MailboxState
 
 log = logging.getLogger(__name__)

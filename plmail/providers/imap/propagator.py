@@ -16,7 +16,7 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository, AccountRecord
 from plmail.db.repos.imap_propagation import FolderLabel, ImapPropagationRepository, PlacedMessage
 from plmail.db.repos.mailboxes import MailboxRepository
-from plmail.db.repos.operations import PendingChange
+from plmail.db.repos.operations import OperationRepository, PendingChange
 from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.propagation import PropagationError, PropagationOutcome
@@ -76,6 +76,7 @@ class ImapLabelPropagator:
         self.accounts = accounts
         self.connector = connector
         self.repo = ImapPropagationRepository(db)
+        self.operations = OperationRepository(db)
         self.mailboxes = MailboxRepository(db)
         self.resolver = LabelResolver(db)
 
@@ -116,7 +117,7 @@ class ImapLabelPropagator:
             return placed
         folder_list = await self.repo.folder_labels(account_id)
         folders = Folders({f.label_id: f for f in folder_list}, {f.mailbox_id: f for f in folder_list})
-        order = await self.repo.added_order(account_id, sorted(by_message))
+        order = await self.operations.added_order(account_id, sorted(by_message))
         plan: dict[tuple[int, int], list[int]] = {}
         targets: dict[int, FolderLabel] = {}
         for message_id, pending in by_message.items():

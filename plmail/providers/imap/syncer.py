@@ -12,17 +12,15 @@ from collections.abc import Awaitable
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.imap_messages import ImapMessageRepository
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
-from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.providers.changes import settle_deleted
 from plmail.providers.imap.errors import ImapProtocolError
 from plmail.providers.imap.folders import MailboxSyncer, import_rank
-from plmail.providers.imap.ingest import announce
 from plmail.providers.imap.messages import CheckResult, MessageSyncer
 from plmail.providers.imap.session import ImapConnector
 
@@ -89,24 +87,6 @@ class ImapAccountSyncer:
         async with self.db.transaction():
             labels = await self.rows.vanished_labels(account_id)
             deleted = await self.rows.delete_vanished(account_id)
-            threads = sorted({m.thread_id for m in deleted if m.thread_id is not None})
-            await self.threads.recompute(threads)
-            emptied = await self._drop_empty_threads(account_id, threads)
-            await announce(self.db, account_id, {m.id: m.thread_id for m in deleted if m.thread_id not in emptied},
-                           labels, destroyed=True)
-            await announce(self.db, account_id, {m.id: None for m in deleted if m.thread_id in emptied}, [],
-                           destroyed=True)
+            await settle_deleted(self.db, account_id, {m.id: m.thread_id for m in deleted}, labels)
         for folder in gone:
             await self.mailboxes.delete_if_empty(folder.id)
-
-    async def _drop_empty_threads(self, account_id: int, thread_ids: list[int]) -> set[int]:
-        if not thread_ids:
-            return set()
-        empty = await self.rows.empty_threads(thread_ids)
-        await self.threads.delete_empty(sorted(empty))
-        state = StateManager(ChangeLogRepository(self.db))
-        recorder = MailChangeRecorder(state)
-        for thread_id in sorted(empty):
-            recorder.thread_destroyed(account_id, thread_id)
-        await state.write()
-        return empty

@@ -9,6 +9,7 @@ from litestar.response import Template
 
 from plmail.assistant.settings import HOLD_MAX, HOLD_MIN
 from plmail.web.auth import services_from
+from plmail.web.oauth_context import oauth_context
 from plmail.web.pages import render
 
 MODEL_KINDS = {"openai": "OpenAI-compatible (chat completions)", "ollama": "Ollama"}
@@ -39,4 +40,5 @@ async def assistant_context(request: Request[Any, Any, Any]) -> dict[str, Any]:
 async def admin_page(request: Request[Any, Any, Any], *, status_code: int = 200, **extra: Any) -> Template:
     users = await services_from(request).users.all_users()
     return await render(request, "admin.html", status_code=status_code, users=users,
-                        **await queue_context(request), **await assistant_context(request), **extra)
+                        **await queue_context(request), **await assistant_context(request),
+                        **await oauth_context(request), **extra)

@@ -8,6 +8,8 @@ API (`{base}/gmail/v1/users/{userId}/...`, `userId` = `me` or the mailbox addres
                                                trash included), threadsTotal, historyId
 - `GET  labels`, `GET labels/{id}`             users.labels.list / get (system labels, user labels with
                                                nested `Work/Invoices` names; get adds the counts)
+- `POST labels`                                users.labels.create {name, labelListVisibility,
+                                               messageListVisibility}; 409 when the name exists
 - `GET  messages`                              users.messages.list: q (`in:`, `label:`, `is:`,
                                                `category:`, `-` negation; anything else is a 400 so a
                                                test never trusts a filter the fake ignores), labelIds
@@ -84,6 +86,7 @@ DEFAULT_COSTS: dict[str, int] = {
     "users.getProfile": 1,
     "users.labels.list": 1,
     "users.labels.get": 1,
+    "users.labels.create": 5,
     "users.messages.list": 5,
     "users.messages.get": 5,
     "users.messages.attachments.get": 5,
@@ -106,7 +109,7 @@ _IS_LABELS = {"unread": "UNREAD", "starred": "STARRED", "important": "IMPORTANT"
 
 # --- Google's error format ---------------------------------------------------------------------
 _STATUS_NAMES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-                 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
+                 409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
 
 
 def google_error(code: int, message: str, reason: str, *, domain: str = "global",
@@ -636,6 +639,7 @@ class GmailFake(AsgiApp):
             ("GET", "/profile", "users.getProfile", self._profile),
             ("GET", "/labels", "users.labels.list", self._labels_list),
             ("GET", "/labels/{id}", "users.labels.get", self._labels_get),
+            ("POST", "/labels", "users.labels.create", self._labels_create),
             ("GET", "/messages", "users.messages.list", self._messages_list),
             ("POST", "/messages/batchModify", "users.messages.batchModify", self._batch_modify),
             ("GET", "/messages/{id}", "users.messages.get", self._messages_get),
@@ -715,6 +719,20 @@ class GmailFake(AsgiApp):
         return json_response({**label.resource(), "messagesTotal": len(with_label), "messagesUnread": len(unread),
                               "threadsTotal": len({m.thread_id for m in with_label}),
                               "threadsUnread": len({m.thread_id for m in unread})})
+
+    async def _labels_create(self, request: Request, mailbox: GmailMailbox) -> Response:
+        try:
+            body = request.json()
+        except ValueError:
+            raise _invalid("Invalid JSON payload received.") from None
+        name = str(body.get("name") or "").strip() if isinstance(body, dict) else ""
+        if not name:
+            raise _invalid("Invalid label name")
+        try:
+            label = mailbox.add_label(name)
+        except ValueError:
+            raise HttpError(google_error(409, "Label name exists or conflicts", "duplicate")) from None
+        return json_response(label.resource())
 
     # --- messages ---
     async def _messages_list(self, request: Request, mailbox: GmailMailbox) -> Response:

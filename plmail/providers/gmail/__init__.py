@@ -1,0 +1,1 @@
+"""Gmail over its REST API: syncer, first import, propagator and the quota pacer they share."""

@@ -1,0 +1,121 @@
+"""The Microsoft first import: folders discovered, each read newest first in pages of fifty in role order,
+the last page bringing the folder's delta link; until then the sync asks only for new mail."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import UTC, datetime
+
+from plmail.domain.enums import QueueName
+from tests.integration.graph.conftest import GraphSetup, old_message, rfc_id
+from tests.support.fakes import rfc822
+
+
+async def test_several_folders_import_newest_first_in_role_order_and_match_the_server(graph: GraphSetup) -> None:
+    mailbox = graph.mailbox
+    projects = mailbox.add_folder("Projects")
+    mailbox.add_folder("2026", projects.id)
+    mailbox.add_folder("Team", "inbox")
+    inbox = [old_message(mailbox, "inbox", i, is_read=i % 3 == 0, flag_status="flagged" if i == 7 else "notFlagged",
+                         categories=["Receipts"] if i % 10 == 0 else ()) for i in range(120)]
+    for i in range(12):
+        old_message(mailbox, "sentitems", i, is_read=True)
+    old_message(mailbox, "drafts", 0, is_read=True)
+    for i in range(7):
+        old_message(mailbox, "Projects", i)
+    for i in range(3):
+        old_message(mailbox, "Projects/2026", i, categories=["Work/Q1", "Receipts"])
+    old_message(mailbox, "Inbox/Team", 0)
+    for i in range(5):
+        old_message(mailbox, "archive", i, is_read=True)
+    old_message(mailbox, "junkemail", 0)
+    old_message(mailbox, "deleteditems", 0, is_read=True)
+    mailbox.add_message(rfc822("Waiting to go out", message_id="<outbox-1@example.org>"), "outbox")
+
+    await graph.sync()
+    assert await graph.importing()
+    state = await graph.state()
+    assert set(state["graph_import"]) == {f.id for f in mailbox.folders.values()
+                                          if f.well_known not in ("msgfolderroot", "outbox")}
+    assert not state.get("graph_links")
+    assert not await graph.services.db.fetchval("SELECT count(*) FROM message WHERE account_id = $1",
+                                                graph.account_id)  # nothing new: history is the import's
+    # The sync ended by starting the import on ingest_backlog.
+    assert await graph.services.db.fetchval(
+        "SELECT count(*) FROM saq_jobs WHERE queue = $1 AND convert_from(job, 'UTF8')::jsonb ->> 'function' = "
+        "'import_mail_page'", QueueName.INGEST_BACKLOG.value) == 1
+
+    first = await graph.import_page()
+    assert first.page.stored == 50 and first.page.more
+    newest = sorted(inbox, key=lambda m: m.received, reverse=True)[:50]
+    stored = {r["rfc_message_id"] for r in await graph.services.db.fetch(
+        "SELECT rfc_message_id FROM message WHERE account_id = $1", graph.account_id)}
+    assert stored == {rfc_id(m) for m in newest}
+    runs = [first, *await graph.import_all()]
+    assert not await graph.importing()
+
+    order = [run.page.folder for run in runs if run.page.stored]
+    assert order[:3] == ["Inbox"] * 3  # 120 messages, fifty a page
+    assert order.index("Sent") < order.index("Drafts") < order.index("Projects") < order.index("Archive")
+    assert order.index("Archive") < order.index("Spam") < order.index("Trash")
+    assert all(run.page.stored <= 50 for run in runs)
+    for call in graph.delta_calls():
+        assert "$deltatoken" not in str(call.query)  # the import never follows a link; only the sync does
+    state = await graph.state()
+    assert not state["graph_import"]
+    assert set(state["graph_links"]) == {f.id for f in mailbox.folders.values()
+                                         if f.well_known not in ("msgfolderroot", "outbox")}
+
+    await graph.sync()
+    await graph.assert_matches_server()
+    # One thread per Graph conversation, keyed by conversationId.
+    keys = await graph.services.db.fetch(
+        "SELECT DISTINCT t.provider_thread_key FROM message m JOIN message_thread t ON t.id = m.thread_id "
+        "WHERE m.account_id = $1", graph.account_id)
+    assert {k["provider_thread_key"] for k in keys} == {m.conversation_id for m in mailbox.messages.values()
+                                                        if mailbox.folders[m.folder_id].well_known != "outbox"}
+
+
+async def test_the_sync_asks_an_importing_folder_only_for_new_mail(graph: GraphSetup) -> None:
+    mailbox = graph.mailbox
+    for i in range(60):
+        old_message(mailbox, "inbox", i)
+    await graph.sync()
+    fresh = mailbox.add_message(rfc822("Arrived just now", message_id="<fresh@example.org>",
+                                       date=datetime.now(UTC)))
+    await graph.sync()
+    assert await graph.labels_of("fresh@example.org") == {"inbox"}
+    assert await graph.services.db.fetchval("SELECT count(*) FROM message WHERE account_id = $1",
+                                            graph.account_id) == 1
+    assert await graph.importing()
+    await graph.import_all()
+    await graph.sync()
+    await graph.assert_matches_server()
+    assert (await graph.row("fresh@example.org"))["graph_id"] == fresh.id
+
+
+async def test_a_429_during_the_import_schedules_the_next_page_for_later(graph: GraphSetup) -> None:
+    for i in range(70):
+        old_message(graph.mailbox, "inbox", i)
+    await graph.sync()
+    await graph.services.db.execute("DELETE FROM saq_jobs")
+    graph.fake.throttle.throttle_next(1, retry_after=1)
+    before = time.time()
+    run = await graph.services.mail_accounts.importer.run_page(graph.account_id)
+    assert run.page.more and run.page.stored == 0 and run.page.wait_until is not None
+    job = await graph.services.db.fetchrow(
+        "SELECT convert_from(job, 'UTF8')::jsonb AS job FROM saq_jobs WHERE queue = $1",
+        QueueName.INGEST_BACKLOG.value)
+    assert job is not None
+    body = json.loads(job["job"]) if isinstance(job["job"], str) else job["job"]
+    assert body["function"] == "import_mail_page" and body.get("scheduled", 0) >= int(before)  # not at once
+    state = await graph.services.mail_accounts.importer.progress(graph.account_id)
+    assert state is not None and state.importing
+    assert not (await graph.services.db.fetchval("SELECT sync_state -> 'import' ->> 'last_error' FROM account "
+                                                 "WHERE id = $1", graph.account_id))
+    await asyncio.sleep(max((run.page.wait_until - datetime.now(UTC)).total_seconds(), 0.0))
+    await graph.import_all()
+    await graph.sync()
+    await graph.assert_matches_server()
