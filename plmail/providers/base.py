@@ -199,7 +199,9 @@ class MailImporter:
         importer = self._importer(record.provider_kind)
         if importer is None:
             return None
-        importing = await importer.has_history(account_id)  # first: a page ending now is then in the counts
+        # Before the first sync has even listed the folders there is nothing to count yet, and that is not
+        # "all mail is in": doubt means still importing.
+        importing = record.last_synced_at is None or await importer.has_history(account_id)
         done, total = await importer.counts(account_id)
         state = record.sync_state.get(_STATE_KEY) or {}
         started = parse_moment(state.get("started_at"))
