@@ -271,6 +271,9 @@ class EmbeddedPostgres:
             "max_connections": "100",
             "shared_buffers": _quote_conf("128MB"),
             "logging_collector": "off",
+            # A first import can grow the mail tables from nothing within a minute; with the default one-minute
+            # nap the planner would plan the whole import on statistics of an empty table.
+            "autovacuum_naptime": _quote_conf("10s"),
             **self.extra_settings,
         }
         path = self.cluster_dir / "plmail.conf"

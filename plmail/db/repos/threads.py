@@ -129,10 +129,14 @@ class ThreadRepository:
         replying_to: dict[str, list[int]] = {}
         if own_ids:
             wanted = set(own_ids)
-            # jsonb ?| over the expression index: one query for the whole batch, not one scan per message.
+            # jsonb ?| over the expression index: one query for the whole batch, not one scan per message. The
+            # OFFSET 0 fence keeps that index in charge: during a first import the statistics lag behind the
+            # table, and the planner would otherwise walk every message of the account instead.
             for r in await self.db.fetch(
-                "SELECT DISTINCT thread_id, (in_reply_to || thread_references) AS refs FROM message "
-                "WHERE account_id = $1 AND thread_id IS NOT NULL AND (in_reply_to || thread_references) ?| $2::text[]",
+                "SELECT DISTINCT thread_id, refs FROM ("
+                " SELECT account_id, thread_id, (in_reply_to || thread_references) AS refs FROM message"
+                " WHERE (in_reply_to || thread_references) ?| $2::text[] OFFSET 0) AS referring "
+                "WHERE account_id = $1 AND thread_id IS NOT NULL",
                 account_id, list(wanted),
             ):
                 for ref in _json_list(r["refs"]):
@@ -251,17 +255,18 @@ class ThreadRepository:
         """A thread carries every label any of its messages carries (Gmail semantics), computed from the
         messages pointing at it now — not from a list loaded before this batch's rules ran."""
         ids = sorted(set(thread_ids))
+        # The labels present are gathered once, from the threads' own messages: a per-row NOT EXISTS let the
+        # planner start from every message carrying the label (Inbox: nearly all) when statistics lagged.
         await self.db.execute(
-            """INSERT INTO thread_label (thread_id, label_id)
-               SELECT DISTINCT m.thread_id, ml.label_id FROM message m JOIN message_label ml ON ml.message_id = m.id
-                WHERE m.thread_id = ANY($1::bigint[])
-               ON CONFLICT DO NOTHING""",
-            ids,
-        )
-        await self.db.execute(
-            """DELETE FROM thread_label tl WHERE tl.thread_id = ANY($1::bigint[]) AND NOT EXISTS (
-                   SELECT 1 FROM message m JOIN message_label ml ON ml.message_id = m.id
-                    WHERE m.thread_id = tl.thread_id AND ml.label_id = tl.label_id)""",
+            """WITH present AS MATERIALIZED (
+                   SELECT DISTINCT m.thread_id, ml.label_id FROM message m JOIN message_label ml ON ml.message_id = m.id
+                    WHERE m.thread_id = ANY($1::bigint[])
+               ), added AS (
+                   INSERT INTO thread_label (thread_id, label_id) SELECT thread_id, label_id FROM present
+                   ON CONFLICT DO NOTHING
+               )
+               DELETE FROM thread_label tl WHERE tl.thread_id = ANY($1::bigint[]) AND NOT EXISTS (
+                   SELECT 1 FROM present p WHERE p.thread_id = tl.thread_id AND p.label_id = tl.label_id)""",
             ids,
         )
 
