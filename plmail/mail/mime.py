@@ -155,11 +155,18 @@ def html_to_text(markup: str) -> str:
 def make_preview(text: str | None) -> str:
     if not text:
         return ""
-    lines = [ln.strip() for ln in text.splitlines()]
-    # Quoted history and signatures say nothing about what this message is.
-    kept = [ln for ln in lines if ln and not ln.startswith(">")]
-    preview = " ".join(" ".join(kept).split())
-    return preview[:PREVIEW_CHARS]
+    words: list[str] = []
+    length = 0
+    for line in text.splitlines():
+        line = line.strip()
+        # Quoted history and signatures say nothing about what this message is.
+        if not line or line.startswith(">"):
+            continue
+        words.extend(line.split())
+        length += len(line) + 1
+        if length > PREVIEW_CHARS:  # a long body is read only as far as the preview needs
+            break
+    return " ".join(words)[:PREVIEW_CHARS]
 
 
 def _part_filename(part: Message) -> str | None:

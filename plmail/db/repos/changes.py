@@ -12,12 +12,16 @@ class ChangeLogRepository:
         self.db = db
 
     async def insert(self, rows: Sequence[tuple[int, str, str, str]]) -> None:
-        async with self.db.connection() as conn:
-            await conn.executemany(
-                """INSERT INTO jmap_change_log (account_id, object_type, entity_id, change_type, created_at)
-                   VALUES ($1, $2, $3, $4, now())""",
-                rows,
-            )
+        """One statement for the batch, in the given order: the sequence numbers clients resume from follow it."""
+        if not rows:
+            return
+        await self.db.execute(
+            """INSERT INTO jmap_change_log (account_id, object_type, entity_id, change_type, created_at)
+               SELECT a, o, e, c, now() FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+                      WITH ORDINALITY AS x(a, o, e, c, n)
+                ORDER BY n""",
+            [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
+        )
 
     async def notify(self, channel: str, payload: str) -> None:
         await self.db.execute("SELECT pg_notify($1, $2)", channel, payload)
