@@ -121,6 +121,24 @@ class _Reader:
 # -- reading responses ----------------------------------------------------------------------------------
 
 
+def capabilities(lines: Sequence[Part]) -> set[str]:
+    """The words of untagged CAPABILITY lines, upper-cased."""
+    caps: set[str] = set()
+    for line in lines:
+        if isinstance(line, bytes):
+            caps.update(line.decode("ascii", "replace").upper().split())
+    return caps
+
+
+def enabled_extensions(lines: Sequence[Part]) -> set[str]:
+    """What untagged ENABLED lines (RFC 5161) name."""
+    enabled: set[str] = set()
+    for line in lines:
+        if isinstance(line, bytes) and line.upper().startswith(b"ENABLED"):
+            enabled.update(line.decode().upper().split()[1:])
+    return enabled
+
+
 def status_text(lines: Sequence[Part]) -> str:
     """The tagged response's text (aioimaplib puts it last), e.g. "[APPENDUID 1 2] Append completed."."""
     if not lines or isinstance(lines[-1], bytearray):

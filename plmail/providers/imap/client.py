@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 import aioimaplib
 
 from plmail.providers.imap import _syntax as syn
+from plmail.providers.imap._auth import plain_payload, sign_in_failure, xoauth2_error, xoauth2_payload
 from plmail.providers.imap._commands import SaslCommand, XlistCommand
 from plmail.providers.imap._wire import Wire, open_wire
 from plmail.providers.imap.errors import (
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 FETCH_BATCH = 50  # messages per UID FETCH of bodies: the seed's batch size, and a bounded response in memory
 _SET_BATCH = 500  # UIDs per STORE/MOVE/COPY command, keeping command lines short on sparse sets
 IDLE_RENEW = 29 * 60.0  # RFC 2177: servers may drop an IDLE after 30 minutes, so re-issue it before that
-_AUTH_REFUSED = {"AUTHENTICATIONFAILED", "AUTHORIZATIONFAILED", "EXPIRED", "PRIVACYREQUIRED", "CONTACTADMIN"}
-_AUTH_LATER = {"UNAVAILABLE", "INUSE", "SERVERBUG"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +176,7 @@ class ImapClient:
                 )
             use_plain = mechanism == "plain" or (mechanism == "auto" and "AUTH=PLAIN" in self._caps)
             if use_plain:
-                # SASL PLAIN carries any UTF-8; authorization identity left empty = the same user
-                reply = await self._authenticate(
-                    "PLAIN", b"\0" + username.encode() + b"\0" + password.encode(), on_extra=b"*"
-                )
+                reply = await self._authenticate("PLAIN", plain_payload(username, password), on_extra=b"*")
             else:
                 if not (username.isascii() and password.isascii()):
                     raise ImapCapabilityError(
@@ -198,8 +193,7 @@ class ImapClient:
             self._require_unauthenticated()
             if "AUTH=XOAUTH2" not in self._caps:
                 raise ImapCapabilityError(f"{self.server.host} does not offer OAuth sign-in (AUTH=XOAUTH2).")
-            payload = f"user={username}\x01auth=Bearer {access_token}\x01\x01".encode()
-            reply = await self._authenticate("XOAUTH2", payload, on_extra=b"")
+            reply = await self._authenticate("XOAUTH2", xoauth2_payload(username, access_token), on_extra=b"")
             self._check_auth(reply, username)
             await self._authenticated_now()
 
@@ -214,24 +208,18 @@ class ImapClient:
         )
         reply = await self._command(command, "signing in", scrub=base64.b64encode(payload).decode())
         if reply.result != "OK" and mechanism == "XOAUTH2" and command.challenges:
-            detail = _xoauth2_error(command.challenges[-1])
+            detail = xoauth2_error(command.challenges[-1])
             if detail:
                 return _Reply(reply.result, [*reply.lines[:-1], f"{reply.text} ({detail})".encode()])
         return reply
 
     def _check_auth(self, reply: _Reply, username: str) -> None:
-        if reply.result == "OK":
+        error = sign_in_failure(self.server.host, username, reply.result, reply.code, reply.text)
+        if error is None:
             return
-        code = reply.code
-        if code in _AUTH_LATER:
-            error = ImapConnectionError(
-                f"{self.server.host} cannot check the password right now: {reply.text}", code=code
-            )
+        if isinstance(error, ImapConnectionError):
             self._live_wire().fail(error)
-            raise error
-        if reply.result == "BAD" and code not in _AUTH_REFUSED:
-            raise ImapProtocolError(f"{self.server.host} rejected the sign-in command: {reply.text}", code=code)
-        raise ImapAuthError(f"{self.server.host} refused the sign-in for {username}: {reply.text}", code=code)
+        raise error
 
     async def _authenticated_now(self) -> None:
         self._imap.state = aioimaplib.AUTH
@@ -248,20 +236,14 @@ class ImapClient:
             self._enabled = frozenset({"CONDSTORE"}) if wanted == "CONDSTORE" else frozenset()
             return  # a CONDSTORE server without ENABLE turns it on with the first MODSEQ fetch
         reply = await self._command(self._cmd("ENABLE", wanted), "enabling extensions")
-        enabled: set[str] = set()
-        for line in reply.lines[:-1]:
-            if isinstance(line, bytes) and line.upper().startswith(b"ENABLED"):
-                enabled.update(line.decode().upper().split()[1:])
+        enabled = set(syn.enabled_extensions(reply.lines[:-1]))
         if "QRESYNC" in enabled:
             enabled.add("CONDSTORE")
         self._enabled = frozenset(enabled)
 
     async def _refresh_capabilities(self) -> None:
         reply = self._ok(await self._command(self._cmd("CAPABILITY"), "reading capabilities"), "CAPABILITY")
-        caps: set[str] = set()
-        for line in reply.lines[:-1]:
-            if isinstance(line, bytes):
-                caps.update(line.decode("ascii", "replace").upper().split())
+        caps = syn.capabilities(reply.lines[:-1])
         if "IMAP4REV1" not in caps and "IMAP4REV2" not in caps:
             raise ImapProtocolError(f"{self.server.host} is not an IMAP4rev1 server.")
         self._caps = frozenset(caps - {c.upper() for c in self.server.ignore_capabilities})
@@ -655,14 +637,3 @@ class ImapClient:
                     await asyncio.shield(wire.lost)
             except TimeoutError:
                 wire.transport.abort()
-
-
-def _xoauth2_error(challenge: bytes) -> str | None:
-    """The JSON status an XOAUTH2 server sends as its last challenge before NO."""
-    try:
-        data = json.loads(base64.b64decode(challenge))
-    except (ValueError, TypeError):
-        return None
-    if isinstance(data, dict) and data.get("status"):
-        return f"OAuth status {data.get('status')}"
-    return None
