@@ -7,6 +7,7 @@ from typing import Any
 
 os.environ.setdefault("PICCOLO_CONF", "plmail.db.piccolo_conf")
 
+import asyncpg
 from piccolo.engine import engine_finder
 from piccolo.engine.postgres import PostgresEngine
 
@@ -31,9 +32,17 @@ async def open_engine(dsn: str, *, max_size: int = 20) -> PostgresEngine:
         # asyncpg prepares every statement; a generic plan cannot see how common a searched word or a
         # label is, and picks a sort over every thread where a walk down the index would stop at 50.
         "server_settings": {"plan_cache_mode": "force_custom_plan"},
+        "reset": _keep_session,
     }
     await engine.start_connection_pool(**pool_args)
     return engine
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Returned connections skip asyncpg's RESET ALL/UNLISTEN/unlock round trip: a release happens after nearly
+    every statement outside a transaction, and no code of ours leaves session state behind (session locks are
+    unlocked by their holder, LISTEN lives on the queues' own connections). asyncpg still rolls back an open
+    transaction and drops listeners before this is called."""
 
 
 async def close_engine() -> None:

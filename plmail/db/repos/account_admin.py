@@ -211,9 +211,15 @@ class AccountAdminRepository:
                 yield held
             finally:
                 if held.taken and not conn.is_closed():
-                    # a connection that is going away takes the lock with it
-                    with contextlib.suppress(asyncpg.PostgresError, OSError):
-                        await conn.execute("SELECT pg_advisory_unlock($1, $2)", namespace, key)
+                    # The pool does not reset returned connections, so a lock that could not be given back
+                    # ends its connection: a connection that goes away takes the lock with it.
+                    released = False
+                    try:
+                        with contextlib.suppress(asyncpg.PostgresError, OSError):
+                            released = bool(await conn.fetchval("SELECT pg_advisory_unlock($1, $2)", namespace, key))
+                    finally:
+                        if not released:
+                            conn.terminate()
 
 
 class HeldLock:
