@@ -25,6 +25,10 @@ PART_COLUMNS: tuple[str, ...] = (
     "is_inline", "is_calendar",
 )
 _COLUMN_LIST = ", ".join(MESSAGE_COLUMNS)
+_STAGE_READY = (
+    f"CREATE TEMP TABLE IF NOT EXISTS message_stage ON COMMIT DELETE ROWS AS "
+    f"SELECT {_COLUMN_LIST} FROM message WITH NO DATA; DELETE FROM message_stage"
+)
 
 
 class IngestRepository:
@@ -42,18 +46,19 @@ class IngestRepository:
         """Insert what is new; returns the ids that were inserted (duplicates are left out)."""
         if not records:
             return set()
+        if not self.db.in_transaction():
+            # the stage empties itself at every commit, which outside a transaction is every statement
+            raise RuntimeError("insert_messages() needs an open transaction")
         async with self.db.connection() as conn:
-            await conn.execute(
-                f"CREATE TEMP TABLE IF NOT EXISTS message_stage ON COMMIT DELETE ROWS AS "
-                f"SELECT {_COLUMN_LIST} FROM message WITH NO DATA"
-            )
-            await conn.execute("TRUNCATE message_stage")
+            # One round trip to make sure the stage exists and is empty (an earlier savepoint of this
+            # transaction may have left rows); DELETE, not TRUNCATE, which would give the table a new file
+            # each time, and the commit empties it for the next transaction anyway.
+            await conn.execute(_STAGE_READY)
             await conn.copy_records_to_table("message_stage", records=records, columns=list(MESSAGE_COLUMNS))
             rows = await conn.fetch(
                 f"INSERT INTO message ({_COLUMN_LIST}) SELECT {_COLUMN_LIST} FROM message_stage ORDER BY id "
                 f"ON CONFLICT DO NOTHING RETURNING id"
             )
-            await conn.execute("TRUNCATE message_stage")
         return {r["id"] for r in rows}
 
     async def already_stored(
