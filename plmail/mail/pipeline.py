@@ -383,16 +383,15 @@ class PostIngestPipeline:
                 thread_of[fresh[index].message_id] = thread_id
         survivors: list[int] = []
         absorbed: list[int] = []
-        moved: list[int] = []
         for plan in plans:
             if plan.survivor is None:
                 continue
             survivors.append(plan.survivor)
             for index in plan.members:
                 thread_of[fresh[index].message_id] = plan.survivor
-            if plan.absorbed:
-                moved += await self.threads.absorb(plan.survivor, plan.absorbed)
-                absorbed += plan.absorbed
+            absorbed += plan.absorbed
+        moved = await self.threads.absorb([(plan.survivor, plan.absorbed) for plan in plans
+                                           if plan.survivor is not None and plan.absorbed])
         return _Threading(thread_of, tuple(new_ids), tuple(survivors), tuple(absorbed), tuple(moved))
 
 

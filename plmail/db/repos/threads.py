@@ -41,6 +41,34 @@ class CategoryMove:
 
 # The thread's subject is that of its oldest message, so it does not depend on arrival order; and the
 # category is that of its newest message not held for the assistant, unless the user pinned one.
+# Every sub-statement reads the threads as they were before it, so the survivors' new star, snooze and
+# category come from the absorbed rows that the same statement deletes.
+_ABSORB = """
+WITH pairs AS (
+    SELECT DISTINCT ON (a) s, a FROM unnest($1::bigint[], $2::bigint[]) AS x(s, a) ORDER BY a, s
+), moved AS (
+    UPDATE message m SET thread_id = p.s FROM pairs p WHERE m.thread_id = p.a RETURNING m.id
+), carried AS (
+    SELECT p.s,
+           max(t.starred_at) AS starred_at,
+           max(t.snoozed_until) AS snoozed_until,
+           (array_agg(t.category ORDER BY t.id) FILTER (WHERE t.category_pinned))[1] AS pinned_category
+      FROM pairs p JOIN message_thread t ON t.id = p.a
+     GROUP BY p.s
+), merged AS (
+    UPDATE message_thread s
+       SET starred_at = greatest(s.starred_at, c.starred_at),  -- greatest() passes over NULLs
+           snoozed_until = greatest(s.snoozed_until, c.snoozed_until),
+           category = CASE WHEN s.category_pinned THEN s.category ELSE coalesce(c.pinned_category, s.category) END,
+           category_pinned = s.category_pinned OR c.pinned_category IS NOT NULL
+      FROM carried c
+     WHERE s.id = c.s
+), gone AS (
+    DELETE FROM message_thread t USING pairs p WHERE t.id = p.a
+)
+SELECT id FROM moved
+"""
+
 _RECOMPUTE = f"""
 WITH stats AS (
     SELECT m.thread_id,
@@ -215,28 +243,18 @@ class ThreadRepository:
         )
         return {r["id"] for r in rows}
 
-    async def absorb(self, survivor: int, absorbed: Sequence[int]) -> list[int]:
-        """Fold threads into `survivor`: their messages move, star and snooze carry over, they are deleted.
-        Returns the ids of the messages that moved."""
-        moved = [r["id"] for r in await self.db.fetch(
-            "UPDATE message SET thread_id = $1 WHERE thread_id = ANY($2::bigint[]) RETURNING id",
-            survivor, list(absorbed),
-        )]
-        await self.db.execute(
-            """UPDATE message_thread s SET
-                   starred_at = (SELECT max(starred_at) FROM message_thread WHERE id = ANY($2::bigint[] || $1)),
-                   snoozed_until = (SELECT max(snoozed_until) FROM message_thread WHERE id = ANY($2::bigint[] || $1)),
-                   category = CASE WHEN s.category_pinned THEN s.category
-                                   ELSE coalesce((SELECT category FROM message_thread
-                                                   WHERE id = ANY($2::bigint[]) AND category_pinned
-                                                   ORDER BY id LIMIT 1), s.category) END,
-                   category_pinned = s.category_pinned OR EXISTS (
-                       SELECT 1 FROM message_thread WHERE id = ANY($2::bigint[]) AND category_pinned)
-             WHERE s.id = $1""",
-            survivor, list(absorbed),
+    async def absorb(self, merges: Sequence[tuple[int, Sequence[int]]]) -> list[int]:
+        """Fold threads into survivors, all (survivor, absorbed) pairs in one statement: their messages move,
+        star and snooze carry over, a pinned category wins over an unpinned one, the absorbed threads are
+        deleted. Returns the ids of the messages that moved."""
+        pairs = [(survivor, absorbed) for survivor, group in merges for absorbed in dict.fromkeys(group)
+                 if absorbed != survivor]
+        if not pairs:
+            return []
+        rows = await self.db.fetch(
+            _ABSORB, [survivor for survivor, _ in pairs], [absorbed for _, absorbed in pairs]
         )
-        await self.db.execute("DELETE FROM message_thread WHERE id = ANY($1::bigint[])", list(absorbed))
-        return moved
+        return [r["id"] for r in rows]
 
     async def recompute(self, thread_ids: Sequence[int]) -> list[CategoryMove]:
         if not thread_ids:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plmail.domain.enums import ProviderKind, QueueName
+from plmail.domain.enums import LabelRole, ProviderKind, QueueName
 from plmail.mail.steps import EnrichmentRouter, PostIngestResult
 from tests.integration.mail.conftest import Mailbox, loads
 from tests.support.mail import BASE_DATE, make_message
@@ -86,6 +86,48 @@ async def test_a_reply_that_arrived_first_is_adopted_and_merges_keep_the_older_t
     assert ("Email", str(moved), "updated") in await mailbox.changes("Email")
     count = await mailbox.services.db.fetchval("SELECT message_count FROM message_thread WHERE id = $1", older)
     assert count == 4
+
+
+async def test_merges_in_one_batch_carry_star_snooze_pinned_category_and_leave_the_bin(mailbox: Mailbox) -> None:
+    pipeline, db = mailbox.services.pipeline, mailbox.services.db
+    for family in ("x", "y"):
+        await pipeline.ingest([mailbox.message(make_message(message_id=f"{family}-gp@x", subject=f"Plan {family}"))])
+        await pipeline.ingest([mailbox.message(make_message(
+            message_id=f"{family}-kid@x", subject=f"Re: Plan {family}", in_reply_to=f"{family}-parent@x",
+            references=[f"{family}-parent@x"]))])
+    rows = await db.fetch("SELECT rfc_message_id, thread_id FROM message")
+    thread = {r["rfc_message_id"]: r["thread_id"] for r in rows}
+    assert len(set(thread.values())) == 4
+    starred = datetime(2026, 1, 2, tzinfo=UTC)
+    snoozed = datetime.now(UTC).replace(microsecond=0) + timedelta(days=3)
+    await db.execute("UPDATE message SET starred_at = $1 WHERE rfc_message_id = 'x-kid@x'", starred)
+    await db.execute("UPDATE message_thread SET starred_at = $2, category = 'updates', category_pinned = true "
+                     "WHERE id = $1", thread["x-kid@x"], starred)
+    await db.execute("UPDATE message_thread SET snoozed_until = $2 WHERE id = $1", thread["y-kid@x"], snoozed)
+    trash = (await mailbox.services.labels.role_ids(mailbox.user.id))[LabelRole.TRASH]
+    # y's older thread is in the bin: its one message is in Trash and nowhere else
+    await db.execute("DELETE FROM message_label WHERE message_id = (SELECT id FROM message WHERE rfc_message_id = "
+                     "'y-gp@x')")
+    await db.execute("INSERT INTO message_label (message_id, label_id) SELECT id, $1 FROM message "
+                     "WHERE rfc_message_id = 'y-gp@x'", trash)
+    assert await db.fetchval("SELECT binned FROM message_thread WHERE id = $1", thread["y-gp@x"]) is True
+
+    # both parents in one batch: two merges, written together
+    result = await pipeline.ingest([mailbox.message(make_message(
+        message_id=f"{family}-parent@x", subject=f"Re: Plan {family}", in_reply_to=f"{family}-gp@x",
+        references=[f"{family}-gp@x"])) for family in ("x", "y")])
+    assert result.stored == 2
+    assert await mailbox.threads_by_message_id() == {
+        frozenset({"x-gp@x", "x-kid@x", "x-parent@x"}), frozenset({"y-gp@x", "y-kid@x", "y-parent@x"})}
+    survivors = {r["id"]: r for r in await db.fetch("SELECT * FROM message_thread")}
+    assert set(survivors) == {thread["x-gp@x"], thread["y-gp@x"]}  # the older thread of each family survives
+    x, y = survivors[thread["x-gp@x"]], survivors[thread["y-gp@x"]]
+    assert (x["starred_at"], x["category"], x["category_pinned"]) == (starred, "updates", True)
+    assert (y["snoozed_until"], y["starred_at"], y["category_pinned"]) == (snoozed, None, False)
+    assert (x["message_count"], y["message_count"]) == (3, 3)
+    assert y["binned"] is False  # mail outside Trash moved in, so the thread left the bin
+    destroyed = {c[1] for c in await mailbox.changes("Thread") if c[2] == "destroyed"}
+    assert destroyed == {str(thread["x-kid@x"]), str(thread["y-kid@x"])}
 
 
 async def test_provider_conversation_in_one_batch_and_duplicates_in_the_batch(mailbox: Mailbox) -> None:
