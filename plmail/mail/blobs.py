@@ -25,6 +25,7 @@ _PARALLEL_FROM = 4
 class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._made: set[Path] = set()  # fan-out directories known to exist: a mkdir per blob costs a syscall
 
     def path_for(self, digest: str) -> Path:
         if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
@@ -36,8 +37,14 @@ class BlobStore:
         target = self.path_for(digest)
         if target.exists():
             return digest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+        if target.parent not in self._made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(target.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+        except FileNotFoundError:  # the directory was removed behind our back
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
