@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -26,6 +27,7 @@ SYNC_JOB = "sync_account"
 SYNC_DEFAULTS = JobDefaults(timeout=1800, retries=4, retry_delay=10.0, retry_backoff=True)
 _PROPAGATE_DEFAULTS = JobDefaults(timeout=600, retries=8, retry_delay=10.0, retry_backoff=True)
 _FOREGROUND_ATTEMPTS = 6
+_PROGRESS_EVERY = 0.5  # seconds between progress counts while pages keep coming
 
 Progress = Callable[[ImportProgress], None]
 T = TypeVar("T")
@@ -94,17 +96,25 @@ class AccountSyncService:
         """Sync, then import page after page in the foreground until the history is in (`plmail sync --wait`).
         Passing failures are retried with growing pauses; a failed sign-in ends it with the server's reason."""
         await self._retrying(lambda: self.run(account_id))
+        # Counting costs a few queries, so it is done when a page says the import may have ended (or was
+        # stopped), and otherwise only as often as the progress bar is redrawn.
+        settle = True
+        shown_at = -_PROGRESS_EVERY
         while True:
-            current = await self.importer.progress(account_id)
-            if current is not None and progress is not None:
-                progress(current)
-            if current is None or not current.importing:
-                return current
-            record = await self.accounts.for_job(account_id)
-            if record is None or not record.is_active or record.status is not AccountStatus.OK:
-                detail = record.status_detail if record else "the account was removed"
-                raise PlmailError(f"The import stopped: {detail or 'the account is disabled'}")
+            if settle or (progress is not None and time.monotonic() - shown_at >= _PROGRESS_EVERY):
+                current = await self.importer.progress(account_id)
+                shown_at = time.monotonic()
+                if current is not None and progress is not None:
+                    progress(current)
+                if current is None or not current.importing:
+                    return current
+            if settle:
+                record = await self.accounts.for_job(account_id)
+                if record is None or not record.is_active or record.status is not AccountStatus.OK:
+                    detail = record.status_detail if record else "the account was removed"
+                    raise PlmailError(f"The import stopped: {detail or 'the account is disabled'}")
             run = await self._retrying(lambda: self.importer.run_page(account_id, chain=False))
+            settle = not run.ran or not run.page.more
             if not run.ran:
                 await asyncio.sleep(0.5)  # a worker runs this account's import; watch it finish
             elif run.page.wait_until is not None:  # the provider's quota is spent until then
