@@ -1,9 +1,8 @@
 """Writes of the post-ingest pipeline: messages, parts, labels, skips.
 
-Raw SQL throughout because bulk ingest is the hot path: rows are COPYed into a temporary stage and
-moved with one INSERT … ON CONFLICT DO NOTHING, so a message that is already stored (an overlapping
-batch, a retry, a duplicate inside the batch) is skipped by the unique indexes instead of failing
-the batch.
+Raw SQL throughout because bulk ingest is the hot path: a batch of messages goes in as one INSERT from
+column arrays … ON CONFLICT DO NOTHING, so a message that is already stored (an overlapping batch, a
+retry, a duplicate inside the batch) is skipped by the unique indexes instead of failing the batch.
 """
 
 from __future__ import annotations
@@ -13,21 +12,30 @@ from typing import Any
 
 from plmail.db.database import Database
 
-MESSAGE_COLUMNS: tuple[str, ...] = (
-    "id", "account_id", "mailbox_id", "imap_uid", "rfc_message_id", "gmail_id", "graph_id", "provider_thread_key",
-    "gmail_label_ids", "headers", "subject", "from_address", "from_name", "to_addresses", "cc_addresses",
-    "bcc_addresses", "reply_to", "sent_at", "received_at", "seen_at", "starred_at", "in_reply_to",
-    "thread_references", "size", "has_attachments", "flags", "body_text", "body_html", "body_html_safe", "preview",
-    "category", "content_hash", "raw_path", "synced_at", "category_held_at", "thread_id", "thread_error",
+# Every column a stored message is written with, and its type for the array it travels in.
+_MESSAGE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
+    ("id", "bigint"), ("account_id", "int"), ("mailbox_id", "int"), ("imap_uid", "bigint"),
+    ("rfc_message_id", "text"), ("gmail_id", "text"), ("graph_id", "text"), ("provider_thread_key", "text"),
+    ("gmail_label_ids", "jsonb"), ("headers", "jsonb"), ("subject", "text"), ("from_address", "text"),
+    ("from_name", "text"), ("to_addresses", "jsonb"), ("cc_addresses", "jsonb"), ("bcc_addresses", "jsonb"),
+    ("reply_to", "jsonb"), ("sent_at", "timestamptz"), ("received_at", "timestamptz"), ("seen_at", "timestamptz"),
+    ("starred_at", "timestamptz"), ("in_reply_to", "jsonb"), ("thread_references", "jsonb"), ("size", "int"),
+    ("has_attachments", "boolean"), ("flags", "jsonb"), ("body_text", "text"), ("body_html", "text"),
+    ("body_html_safe", "text"), ("preview", "text"), ("category", "text"), ("content_hash", "text"),
+    ("raw_path", "text"), ("synced_at", "timestamptz"), ("category_held_at", "timestamptz"), ("thread_id", "bigint"),
+    ("thread_error", "text"),
 )
+MESSAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _MESSAGE_COLUMN_TYPES)
 PART_COLUMNS: tuple[str, ...] = (
     "message_id", "part_path", "content_type", "charset", "filename", "content_id", "disposition", "size", "sha256",
     "is_inline", "is_calendar",
 )
-_COLUMN_LIST = ", ".join(MESSAGE_COLUMNS)
-_STAGE_READY = (
-    f"CREATE TEMP TABLE IF NOT EXISTS message_stage ON COMMIT DELETE ROWS AS "
-    f"SELECT {_COLUMN_LIST} FROM message WITH NO DATA; DELETE FROM message_stage"
+# Straight from parameters, not through a COPYed stage: a stage stores (and compresses) every body once
+# more before the real insert reads it back.
+_INSERT_MESSAGES = (
+    f"INSERT INTO message ({', '.join(MESSAGE_COLUMNS)}) "
+    f"SELECT * FROM unnest({', '.join(f'${n}::{kind}[]' for n, (_, kind) in enumerate(_MESSAGE_COLUMN_TYPES, 1))}) "
+    f"ORDER BY 1 ON CONFLICT DO NOTHING RETURNING id"
 )
 
 
@@ -36,7 +44,7 @@ class IngestRepository:
         self.db = db
 
     async def allocate_message_ids(self, count: int) -> list[int]:
-        """Ids before insert, so sanitised HTML can point at its own parts and COPY needs no RETURNING."""
+        """Ids before insert, so sanitised HTML can point at its own parts and threads are planned per message."""
         if count == 0:
             return []
         rows = await self.db.fetch("SELECT nextval('message_id_seq') AS id FROM generate_series(1, $1)", count)
@@ -46,19 +54,8 @@ class IngestRepository:
         """Insert what is new; returns the ids that were inserted (duplicates are left out)."""
         if not records:
             return set()
-        if not self.db.in_transaction():
-            # the stage empties itself at every commit, which outside a transaction is every statement
-            raise RuntimeError("insert_messages() needs an open transaction")
-        async with self.db.connection() as conn:
-            # One round trip to make sure the stage exists and is empty (an earlier savepoint of this
-            # transaction may have left rows); DELETE, not TRUNCATE, which would give the table a new file
-            # each time, and the commit empties it for the next transaction anyway.
-            await conn.execute(_STAGE_READY)
-            await conn.copy_records_to_table("message_stage", records=records, columns=list(MESSAGE_COLUMNS))
-            rows = await conn.fetch(
-                f"INSERT INTO message ({_COLUMN_LIST}) SELECT {_COLUMN_LIST} FROM message_stage ORDER BY id "
-                f"ON CONFLICT DO NOTHING RETURNING id"
-            )
+        columns = [list(column) for column in zip(*records, strict=True)]
+        rows = await self.db.fetch(_INSERT_MESSAGES, *columns)
         return {r["id"] for r in rows}
 
     async def already_stored(
