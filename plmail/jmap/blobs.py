@@ -86,7 +86,7 @@ class BlobService:
         """The start of a stored original, enough for its header block; None when it is not stored."""
         def read() -> bytes | None:
             try:
-                with self.store.path_for(digest).open("rb") as handle:
+                with self.store.locate(digest).open("rb") as handle:
                     return handle.read(HEADER_BLOCK_LIMIT)
             except (OSError, ValueError):
                 return None
@@ -156,5 +156,5 @@ class BlobService:
         unused = await self.repo.prune_uploads(older_than)
         for digest in unused:
             # The store is shared and content-addressed: only bytes nothing else refers to are removed.
-            await asyncio.to_thread(self.store.path_for(digest).unlink, missing_ok=True)
+            await asyncio.to_thread(self.store.locate(digest).unlink, missing_ok=True)
         return len(unused)
