@@ -35,6 +35,7 @@ class AccountServices:
     connector: ImapConnector
     syncers: SyncerRegistry
     importer: MailImporter
+    imap_history: ImapHistoryImporter
     sync: AccountSyncService
     imap: ImapAccountService
     idle: IdleSupervisor
@@ -46,6 +47,7 @@ class AccountServices:
 
     async def close(self) -> None:
         await self.idle.stop()
+        await self.imap_history.close()
         await self.connector.close()
         await self.graph.close()
         await self.gmail.close()
@@ -62,7 +64,8 @@ class AccountServices:
         syncers = SyncerRegistry([
             ImapAccountSyncer(db, admin, connector, MailboxSyncer(db, mailboxes, LabelResolver(db)), messages),
         ])
-        importer = MailImporter(admin, queues, [ImapHistoryImporter(db, admin, connector, ingest, messages)])
+        history = ImapHistoryImporter(db, admin, connector, ingest, messages)
+        importer = MailImporter(admin, queues, [history])
         sync = AccountSyncService(admin, syncers, importer, queues)
         idle = IdleSupervisor(admin, mailboxes, connector, sync.request)
         sync.after_sync = lambda _account_id: idle.poke()
@@ -74,7 +77,8 @@ class AccountServices:
         syncers.register(gmail.syncer)
         importer.register(gmail.importer)
         return cls(
-            admin=admin, mailboxes=mailboxes, connector=connector, syncers=syncers, importer=importer, sync=sync,
+            admin=admin, mailboxes=mailboxes, connector=connector, syncers=syncers, importer=importer,
+            imap_history=history, sync=sync,
             imap=ImapAccountService(admin, mailboxes, connector, sync, importer, changed=idle.poke),
             idle=idle, propagator=ImapLabelPropagator(db, admin, connector), probe=ImapImportProbe(mailboxes),
             oauth=oauth, graph=graph, gmail=gmail,

@@ -341,11 +341,12 @@ class ImapClient:
         reply = self._ok(await self._command(command, "searching"), "searching")
         return syn.parse_search(reply.lines, esearch=esearch)
 
-    async def uids_below(self, floor: int) -> list[int]:
-        """UIDs strictly below `floor` (the importer's page: existing history under the import floor)."""
-        if floor <= 1:
+    async def uids_below(self, floor: int, *, low: int = 1) -> list[int]:
+        """UIDs from `low` up to just below `floor` (the importer's window: existing history under the floor)."""
+        low = max(low, 1)
+        if floor <= low:
             return []
-        return await self.uid_search(f"UID 1:{floor - 1}")
+        return await self.uid_search(f"UID {low}:{floor - 1}")
 
     async def uids_above(self, last: int) -> list[int]:
         """UIDs strictly above `last` (new mail since the last sync)."""

@@ -4,25 +4,78 @@ A page asks the server which UIDs exist below the folder's import floor and leav
 already, so a message that is here is never fetched twice, and a page that died half-way is simply asked
 for again. Folders come in the order a person wants them: Inbox, Sent, Drafts, own folders, Archive,
 Spam, Trash.
+
+While a page is being stored, the next one is read ahead on the account's parked connection and parsed
+in the gaps, so the server, the parser and the database work at the same time. A page read ahead is used
+only if it is exactly the page the next call would fetch; otherwise it is dropped and fetched as usual.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
 from plmail.db.database import Database
-from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.imap_messages import ImapMessageRepository
-from plmail.db.repos.mailboxes import MailboxRepository
+from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
 from plmail.providers.base import ImportPage
+from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapProtocolError
 from plmail.providers.imap.folders import import_rank
-from plmail.providers.imap.ingest import FolderIngest
+from plmail.providers.imap.ingest import FolderIngest, ParsedPage
 from plmail.providers.imap.messages import MessageSyncer
+from plmail.providers.imap.models import FetchedMessage, MailboxState
 from plmail.providers.imap.session import ImapConnector
 
+log = logging.getLogger(__name__)
+
 PAGE_SIZE = 50
+READ_AHEAD_SECONDS = 60.0  # a page read ahead and not asked for within this long is dropped
+
+
+@dataclass(frozen=True, slots=True)
+class _PageKey:
+    """What a page read ahead was read for; it is used only if the next page is exactly this."""
+
+    folder_id: int
+    path: str
+    label_id: int | None
+    uid_validity: int
+    uids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadPage:
+    fetched: list[FetchedMessage]
+    parsed: ParsedPage
+    listed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadAhead:
+    key: _PageKey
+    task: asyncio.Task[_ReadPage | None]
+    started: float
+
+    def result(self) -> _ReadPage | None:
+        if not self.task.done() or self.task.cancelled():
+            return None
+        return self.task.result()
+
+
+async def _open_folder(client: ImapClient, path: str) -> MailboxState:
+    """Read-write, because Dovecot keeps what it learns about a Maildir only then (measured on a 10,000-message
+    folder: 9 ms of server work per fetch under EXAMINE, 1 ms under SELECT). The import only searches and peeks,
+    so it changes no flags."""
+    return await client.select(path)
 
 
 class ImapImportProbe:
@@ -49,6 +102,8 @@ class ImapHistoryImporter:
         self.syncer = messages
         self.mailboxes = MailboxRepository(db)
         self.rows = ImapMessageRepository(db)
+        self._ahead: dict[int, _ReadAhead] = {}
+        self._closing = False
 
     async def has_history(self, account_id: int) -> bool:
         return await self.mailboxes.history_waiting(account_id)
@@ -67,9 +122,11 @@ class ImapHistoryImporter:
         folder = waiting[0]
         floor = folder.import_floor_uid
         assert floor is not None
+        # The page read ahead holds the account's parked connection until it is done; wait for it.
+        ahead = await self._take_ahead(account.id)
         async with self.connector.session(record) as client:
             try:
-                state = await client.select(folder.full_path, readonly=True)
+                state = await _open_folder(client, folder.full_path)
             except ImapProtocolError as exc:
                 if exc.retryable:
                     raise
@@ -79,25 +136,96 @@ class ImapHistoryImporter:
             if state.uidvalidity != folder.uid_validity:
                 await self.syncer.renumbered(client, record, folder, state)
                 return ImportPage(folder=folder.full_path, more=True)
-            below = await client.uids_below(floor)
-            skip = (await self.rows.stored_uids_between(folder.id, 1, floor - 1)
-                    | await self.rows.given_up_uids(account.id, folder.full_path))
-            candidates = [u for u in below if u not in skip]
+            candidates, low = await self._candidates(client, account.id, folder, floor)
             if not candidates:
                 await self.mailboxes.lower_floor(folder.id, 1)
                 return ImportPage(folder=folder.full_path, more=len(waiting) > 1)
             page = candidates[-PAGE_SIZE:]
-            listed_at = await self.rows.now()
-            fetched = await client.fetch_raw(page)
-        outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at)
+            key = _PageKey(folder.id, folder.full_path, folder.label_id, state.uidvalidity, tuple(page))
+            read = ahead.result() if ahead is not None and ahead.key == key else None
+            if read is None:
+                listed_at = await self.rows.now()
+                fetched, parsed = await client.fetch_raw(page), None
+            else:
+                listed_at, fetched, parsed = read.listed_at, read.fetched, read.parsed
+        following = candidates[-2 * PAGE_SIZE:-PAGE_SIZE]
+        if following:
+            self._read_ahead(record, folder, _PageKey(folder.id, folder.full_path, folder.label_id,
+                                                      state.uidvalidity, tuple(following)))
+        outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed)
         if outcome.failed:
             # The floor stays above a message that failed, so the next page asks for it again; after its
             # fifth failure it counts as done and the floor moves past it.
             new_floor = max(outcome.failed) + 1
-        elif len(candidates) <= PAGE_SIZE:
+        elif low == 1 and len(candidates) <= PAGE_SIZE:
             new_floor = 1
         else:
             new_floor = page[0]
         await self.mailboxes.lower_floor(folder.id, new_floor)
         return ImportPage(stored=outcome.stored + outcome.adopted, failed=len(outcome.failed),
                           folder=folder.full_path, more=new_floor > 1 or len(waiting) > 1)
+
+    async def _candidates(self, client: ImapClient, account_id: int, folder: MailboxRow, floor: int
+                          ) -> tuple[list[int], int]:
+        """UIDs under the floor still to import, and the lowest UID asked about. The server is asked about a
+        window under the floor that widens until it holds two pages or reaches UID 1: asking about all of
+        the folder's history on every page made each page cost as much as the folder is large."""
+        given_up = await self.rows.given_up_uids(account_id, folder.full_path)
+        span = 2 * PAGE_SIZE
+        while True:
+            low = max(floor - span, 1)
+            below = await client.uids_below(floor, low=low)
+            skip = await self.rows.stored_uids_between(folder.id, low, floor - 1) | given_up
+            candidates = [u for u in below if u not in skip]
+            if len(candidates) >= 2 * PAGE_SIZE or low == 1:
+                return candidates, low
+            span *= 4
+
+    def _read_ahead(self, record: AccountRecord, folder: MailboxRow, key: _PageKey) -> None:
+        if self._closing:
+            return
+        self._drop_stale()
+        task = asyncio.create_task(self._read(record, folder, key), name=f"imap-read-ahead-{record.id}")
+        self._ahead[record.id] = _ReadAhead(key, task, time.monotonic())
+
+    async def _read(self, record: AccountRecord, folder: MailboxRow, key: _PageKey) -> _ReadPage | None:
+        """Fetch and parse a page ahead of its call; any trouble leaves it to the call, which reports it."""
+        try:
+            listed_at = await self.rows.now()
+            async with self.connector.session(record) as client:
+                state = await _open_folder(client, key.path)
+                if state.uidvalidity != key.uid_validity:
+                    return None
+                fetched = await client.fetch_raw(key.uids)
+            parsed = await self.ingest.parse(record.id, folder, fetched, yielding=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("reading ahead for account %s failed; the page is fetched when it is due: %s", record.id, exc)
+            return None
+        return _ReadPage(fetched, parsed, listed_at)
+
+    async def _take_ahead(self, account_id: int) -> _ReadAhead | None:
+        """The account's page read ahead, finished (so the connection it used is parked again)."""
+        ahead = self._ahead.pop(account_id, None)
+        if ahead is not None:
+            await asyncio.wait([ahead.task])
+        return ahead
+
+    def _drop_stale(self) -> None:
+        now = time.monotonic()
+        for account_id, ahead in list(self._ahead.items()):
+            if now - ahead.started > READ_AHEAD_SECONDS:
+                del self._ahead[account_id]
+                ahead.task.cancel()
+
+    async def close(self) -> None:
+        """Stop reading ahead (at shutdown), before the connections are closed."""
+        self._closing = True
+        pending, self._ahead = list(self._ahead.values()), {}
+        for ahead in pending:
+            ahead.task.cancel()
+        if pending:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    await asyncio.wait([ahead.task for ahead in pending])

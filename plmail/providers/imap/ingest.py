@@ -7,6 +7,7 @@ costs only itself, it is tried again, and after `MAX_ATTEMPTS` it is given up an
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -37,6 +38,14 @@ def uid_of(ref: str) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """Fetched messages read into what the pipeline takes; the ones the parser choked on, with the reason."""
+
+    parsed: tuple[tuple[FetchedMessage, IngestedMessage], ...]
+    unreadable: tuple[tuple[FetchedMessage, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class StoreOutcome:
     done: frozenset[int]  # UIDs now stored, matched to a known row, already there, or given up
     failed: frozenset[int]  # UIDs to try again
@@ -51,22 +60,36 @@ class FolderIngest:
         self.messages = ImapMessageRepository(db)
         self.threads = ThreadRepository(db)
 
-    async def store(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage],
-                    *, listed_at: datetime) -> StoreOutcome:
-        if not fetched:
-            return StoreOutcome(frozenset(), frozenset())
+    async def parse(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage], *,
+                    yielding: bool = False) -> ParsedPage:
+        """With `yielding`, the event loop gets a turn after every message, so a page read ahead is parsed
+        in the gaps while the page before it waits on the database."""
         parsed: list[tuple[FetchedMessage, IngestedMessage]] = []
-        failed: set[int] = set()
+        unreadable: list[tuple[FetchedMessage, str]] = []
         for message in fetched:
             try:
                 parsed.append((message, self._parse(account_id, folder, message)))
             except Exception as exc:  # the parser promises not to raise; if it does, only this message pays
                 log.exception("could not parse %s of account %s", source_ref(folder.full_path, message.uid),
                               account_id)
-                await self.messages.record_skip(account_id, source_ref(folder.full_path, message.uid),
-                                                f"parse: {type(exc).__name__}: {exc}",
-                                                hashlib.sha256(message.raw).hexdigest())
-                failed.add(message.uid)
+                unreadable.append((message, f"parse: {type(exc).__name__}: {exc}"))
+            if yielding:
+                await asyncio.sleep(0)
+        return ParsedPage(tuple(parsed), tuple(unreadable))
+
+    async def store(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage],
+                    *, listed_at: datetime, page: ParsedPage | None = None) -> StoreOutcome:
+        """Store fetched messages; `page` is their parse when it was done ahead of time."""
+        if not fetched:
+            return StoreOutcome(frozenset(), frozenset())
+        if page is None:
+            page = await self.parse(account_id, folder, fetched)
+        failed: set[int] = set()
+        for message, reason in page.unreadable:
+            await self.messages.record_skip(account_id, source_ref(folder.full_path, message.uid), reason,
+                                            hashlib.sha256(message.raw).hexdigest())
+            failed.add(message.uid)
+        parsed = page.parsed
         adopted = await self._adopt(account_id, folder, parsed, listed_at)
         rest = [ingested for message, ingested in parsed if message.uid not in adopted]
         stored, refused = await self.pipeline.ingest_isolating_failures(rest)

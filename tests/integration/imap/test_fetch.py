@@ -64,6 +64,8 @@ async def test_uid_helpers(imap_client: ImapClient, dovecot_user: DovecotUser) -
     await imap_client.select("INBOX")
     assert await imap_client.uids_below(6) == [1, 2, 3, 5]
     assert await imap_client.uids_below(1) == []
+    assert await imap_client.uids_below(9, low=4) == [5, 6, 7, 8]  # a window under the floor
+    assert await imap_client.uids_below(5, low=5) == []
     assert await imap_client.uids_above(7) == [8, 9, 10]
     # "11:*" matches the highest UID (10) as well: the helper must not report it as new
     assert await imap_client.uids_above(10) == []

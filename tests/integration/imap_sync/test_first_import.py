@@ -82,3 +82,23 @@ async def test_pages_of_several_accounts_take_turns(services: Services, dovecot:
         "WHERE account_id = ANY($1::int[]) GROUP BY account_id", accounts)
     assert [r["n"] for r in spans] == [300, 300, 300]
     assert max(r["first"] for r in spans) < min(r["last"] for r in spans)
+
+
+async def test_a_page_read_ahead_is_used_only_if_it_is_still_the_next_page(imap: ImapSetup) -> None:
+    """While a page is stored the next is read ahead; a message expunged meanwhile must not come back from the
+    page read before it went, and the page must still end up with the server's mail."""
+    imap.mail.deliver([message(n) for n in range(1, 181)])
+    await imap.sync()
+    first = await imap.import_page()
+    assert first.page.stored == 50  # UIDs 131..180; 81..130 are being read ahead
+    with imap.mail.peer() as peer:
+        peer.store(100, "+FLAGS", "(\\Deleted)")
+        peer.expunge()
+    second = await imap.import_page()
+    assert second.page.stored == 50  # 80..130 without 100: fetched again, not taken from the read-ahead
+    stored = (await imap.stored_ids())["INBOX"]
+    assert "seq-100@plmail.test" not in stored
+    assert {f"seq-{n}@plmail.test" for n in (80, 99, 101, 130)} <= stored
+    await imap.import_all()
+    assert await imap.stored_ids() == imap.server_ids(["INBOX"])
+    assert await imap.count() == 179
