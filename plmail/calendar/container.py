@@ -71,7 +71,7 @@ class CalendarServices:
 
     def step(self, queues: QueueSet) -> ExtractEventsStep:
         """The post-ingest step that queues this extraction for new mail."""
-        return ExtractEventsStep(queues, self.sources)
+        return ExtractEventsStep(queues)
 
     def proposal_step(self, queues: QueueSet) -> ProposeEventsStep:
         """The post-ingest step that queues the proposal pass for new mail."""

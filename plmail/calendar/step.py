@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plmail.db.repos.calendar_sources import CalendarSourceRepository
 from plmail.jobs.queues import JobDefaults, QueueSet
 from plmail.mail.steps import EnrichmentRouter, PostIngestResult
 
@@ -22,28 +21,19 @@ EXTRACT_DEFAULTS = JobDefaults(timeout=600, retries=1)
 class ExtractEventsStep:
     name = "extract_events"
 
-    def __init__(
-        self, queues: QueueSet, sources: CalendarSourceRepository, router: EnrichmentRouter | None = None
-    ) -> None:
+    def __init__(self, queues: QueueSet, router: EnrichmentRouter | None = None) -> None:
         self.queues = queues
-        self.sources = sources
         self.router = router or EnrichmentRouter()
 
     async def after_commit(self, result: PostIngestResult) -> None:
         recent = set(result.recent_ids)
         flagged: dict[int, list[int]] = {}
-        unflagged: dict[int, list[int]] = {}
         for message in result.messages:
             account = result.accounts.get(message.account_id)
             if message.id not in recent or message.is_draft or account is None:
                 continue
-            target = flagged if message.has_calendar_part or message.has_structured_data else unflagged
-            target.setdefault(account.user_id, []).append(message.id)
-        for user_id, ids in unflagged.items():
-            # Graph keeps no part for an invitation; only its meeting headers say there is one.
-            meetings = await self.sources.meeting_candidates(user_id, ids)
-            if meetings:
-                flagged.setdefault(user_id, []).extend(meetings)
+            if message.has_calendar_part or message.has_structured_data or message.has_meeting_headers:
+                flagged.setdefault(account.user_id, []).append(message.id)
         queue = self.router.queue_for(result)
         for user_id, ids in flagged.items():
             for chunk in _chunks(sorted(set(ids)), JOB_BATCH):

@@ -13,6 +13,19 @@ from email.header import decode_header, make_header
 HeaderValue = str | list[str]
 RawHeaders = Mapping[str, HeaderValue]
 
+# Marks by which a message without a calendar part may still be a meeting (Graph, Exchange): a coarse
+# match over the headers as stored (names and values), which the ICS extractor's own check confirms later.
+MEETING_HEADER_MARKS: tuple[str, ...] = (
+    "meetingmessagetype", "x-meeting-message-type", "x-microsoft-cdo-", "calendarmessage", "text/calendar",
+    "x-ms-exchange-calendar",
+)
+
+
+def names_a_meeting(stored_headers: str) -> bool:
+    """Whether the headers, as the JSON text they are stored as, carry a meeting mark (any case)."""
+    text = stored_headers.lower()
+    return any(mark in text for mark in MEETING_HEADER_MARKS)
+
 
 def header_values(headers: RawHeaders | None, name: str) -> list[str]:
     """Every value of header `name`, in order, whatever case it was stored under."""

@@ -32,6 +32,7 @@ from plmail.domain.errors import NotFoundError
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.headers import names_a_meeting
 from plmail.mail.ingest import IngestedMessage
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sanitizer import sanitize_html
@@ -57,6 +58,7 @@ class _Prepared:
     ask_assistant: bool
     record: tuple[Any, ...]
     part_blobs: list[bytes]
+    meeting_headers: bool
 
 
 class PostIngestPipeline:
@@ -223,6 +225,7 @@ class PostIngestPipeline:
                 has_calendar_part=any(part.is_calendar for part in p.source.parsed.parts),
                 has_structured_data=_has_structured_data(p.source.parsed.body_html),
                 is_draft=p.source.is_draft,
+                has_meeting_headers=p.meeting_headers,
                 held=p.held,
                 ask_assistant=p.ask_assistant,
             )
@@ -284,11 +287,12 @@ class PostIngestPipeline:
         ))
         now = datetime.now(UTC)
         raw_digest = hashlib.sha256(message.raw).hexdigest() if message.raw is not None else None
+        stored_headers = json.dumps(parsed.headers)
         record = (
             message_id, account.id, message.mailbox_id, message.imap_uid, parsed.message_id, message.gmail_id,
             message.graph_id, message.provider_thread_key,
             json.dumps(list(message.gmail_label_ids)) if message.gmail_label_ids is not None else None,
-            json.dumps(parsed.headers), parsed.subject, parsed.from_address, parsed.from_name,
+            stored_headers, parsed.subject, parsed.from_address, parsed.from_name,
             json.dumps([a.as_json() for a in parsed.to]), json.dumps([a.as_json() for a in parsed.cc]),
             json.dumps([a.as_json() for a in parsed.bcc]), json.dumps([a.as_json() for a in parsed.reply_to]),
             parsed.sent_at, message.received_at or parsed.sent_at,
@@ -299,7 +303,7 @@ class PostIngestPipeline:
             category.value, parsed.content_hash, raw_digest, now, now if held else None,
         )
         return _Prepared(message, message_id, category, held, ask_assistant, record,
-                         [part.data for part in parsed.parts])
+                         [part.data for part in parsed.parts], names_a_meeting(stored_headers))
 
     async def _insert(
         self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,

@@ -35,6 +35,7 @@ class StoredMessage:
     has_calendar_part: bool
     has_structured_data: bool
     is_draft: bool
+    has_meeting_headers: bool = False  # Graph keeps no part for an invitation; only its headers say so
     held: bool = False  # waiting for the assistant: in no tab until released
     ask_assistant: bool = False  # the assistant's verdict could still change this message's tab
 

@@ -12,6 +12,7 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import ProviderKind
+from plmail.mail.headers import MEETING_HEADER_MARKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +60,8 @@ def _addresses(row: asyncpg.Record) -> frozenset[str]:
 
 # The arrival order every extraction pass walks in, so an older revision is read before a newer one.
 _ARRIVAL = "coalesce(m.received_at, m.sent_at, m.created_at)"
-# Headers by which a message without a stored calendar part may still be a meeting (Graph, Exchange);
-# a coarse text match that the ICS extractor's own check confirms later.
-_MEETING_HEADERS = (
-    "ARRAY['%meetingmessagetype%', '%x-meeting-message-type%', '%x-microsoft-cdo-%', '%calendarmessage%', "
-    "'%text/calendar%', '%x-ms-exchange-calendar%']"
-)
+# The same meeting marks the pipeline checks on arrival (`names_a_meeting`), for a scan of stored mail.
+_MEETING_HEADERS = "ARRAY[" + ", ".join(f"'%{mark}%'" for mark in MEETING_HEADER_MARKS) + "]"
 
 
 class CalendarSourceRepository:
@@ -106,19 +103,6 @@ class CalendarSourceRepository:
             )
             for r in rows
         ]
-
-    async def meeting_candidates(self, user_id: int, message_ids: Sequence[int]) -> list[int]:
-        """Which of these messages name a meeting in their headers. Raw SQL so only ids travel back to
-        the ingest worker, not every header of the batch."""
-        if not message_ids:
-            return []
-        rows = await self.db.fetch(
-            f"""SELECT m.id FROM message m JOIN account a ON a.id = m.account_id
-                 WHERE a.user_id = $1 AND m.id = ANY($2::bigint[]) AND m.headers::text ILIKE ANY({_MEETING_HEADERS})
-                 ORDER BY m.id""",
-            user_id, list(message_ids),
-        )
-        return [r["id"] for r in rows]
 
     async def remember_raw(self, user_id: int, message_id: int, digest: str) -> None:
         await self.db.execute(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
-from plmail.mail.headers import header, header_values
+from plmail.mail.headers import header, header_values, names_a_meeting
 from plmail.mail.mime import parse_mime
 
 
@@ -119,3 +120,13 @@ def test_garbage_never_raises() -> None:
         parsed = parse_mime(raw)
         assert "\x00" not in (parsed.subject + (parsed.body_text or ""))
     assert "too-complex" in parse_mime(nested).defects
+
+
+def test_meeting_marks_are_found_in_names_and_values_of_stored_headers() -> None:
+    graph_invite = parse_mime(
+        b"From: a@x.example\r\nX-MS-Exchange-Calendar-Series-Instance-Id: BAAA\r\nSubject: Sync\r\n\r\nbody\r\n")
+    assert names_a_meeting(json.dumps(graph_invite.headers))
+    typed = {"Content-Type": "multipart/mixed; boundary=x", "Content-Class": "urn:content-classes:CalendarMessage"}
+    assert names_a_meeting(json.dumps(typed))
+    plain = parse_mime(b"From: a@x.example\r\nSubject: Calendar for next week\r\n\r\nbody\r\n")
+    assert not names_a_meeting(json.dumps(plain.headers))
