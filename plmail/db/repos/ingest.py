@@ -65,12 +65,18 @@ class IngestRepository:
         keyed = [k for k in keys if k[1] is not None or k[2] is not None or (k[3] is not None and k[4] is not None)]
         if not keyed:
             return set()
+        # Only the kinds of id the batch has: a batch is nearly always from one provider.
+        tests = [test for test, present in (
+            ("EXISTS (SELECT 1 FROM message m WHERE m.gmail_id = x.g AND m.account_id = $1)",
+             any(k[1] is not None for k in keyed)),
+            ("EXISTS (SELECT 1 FROM message m WHERE m.graph_id = x.gr AND m.account_id = $1)",
+             any(k[2] is not None for k in keyed)),
+            ("EXISTS (SELECT 1 FROM message m WHERE m.mailbox_id = x.mb AND m.imap_uid = x.u)",
+             any(k[3] is not None and k[4] is not None for k in keyed)),
+        ) if present]
         rows = await self.db.fetch(
-            """SELECT x.i
-                 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[]) AS x(i, g, gr, mb, u)
-                WHERE EXISTS (SELECT 1 FROM message m WHERE m.gmail_id = x.g AND m.account_id = $1)
-                   OR EXISTS (SELECT 1 FROM message m WHERE m.graph_id = x.gr AND m.account_id = $1)
-                   OR EXISTS (SELECT 1 FROM message m WHERE m.mailbox_id = x.mb AND m.imap_uid = x.u)""",
+            "SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[]) "
+            f"AS x(i, g, gr, mb, u) WHERE $1::int IS NOT NULL AND ({' OR '.join(tests)})",
             account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed], [k[3] for k in keyed],
             [k[4] for k in keyed],
         )
