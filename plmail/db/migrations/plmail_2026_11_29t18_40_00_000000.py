@@ -4,8 +4,7 @@ Kept apart from the generated migration because Piccolo runs raw steps before ad
 same migration, and because the autogenerator never sees (and so never drops) these objects.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-29T18:40:00:000000"
 VERSION = "1.38.0"
@@ -107,25 +106,4 @@ ALTER TABLE message DROP COLUMN IF EXISTS search_vector;
 DROP FUNCTION IF EXISTS plmail_address_terms(text);
 """
 
-
-async def _execute(script: str) -> None:
-    # The simple protocol runs a multi-statement script with $$ bodies on the migration's transaction.
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)

@@ -7,8 +7,7 @@ remembered. Every refresh derives the answer from scratch, so statement order in
 does not matter.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-29T19:00:00:000000"
 VERSION = "1.38.0"
@@ -134,24 +133,4 @@ DROP FUNCTION IF EXISTS plmail_message_label_binned();
 DROP FUNCTION IF EXISTS plmail_refresh_thread_binned(bigint[]);
 """
 
-
-async def _execute(script: str) -> None:
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)

@@ -6,8 +6,7 @@ raw steps before its ``add_table`` steps. The message index matches Email/query'
 first page of a 68,000-message Inbox is 0.5 ms instead of a sort of the whole mailbox.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-29T21:00:10:000000"
 VERSION = "1.38.0"
@@ -30,24 +29,4 @@ DROP INDEX IF EXISTS uniq_jmap_upload_account_sha;
 DROP INDEX IF EXISTS uniq_jmap_change_horizon;
 """
 
-
-async def _execute(script: str) -> None:
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)

@@ -5,8 +5,7 @@ vanished messages serves the adoption and clean-up queries that run on every syn
 serves the per-message attempt count of the first import.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-29T22:00:10:000000"
 VERSION = "1.38.0"
@@ -24,24 +23,4 @@ DROP INDEX IF EXISTS idx_message_vanished;
 DROP INDEX IF EXISTS uniq_mailbox_account_path;
 """
 
-
-async def _execute(script: str) -> None:
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)

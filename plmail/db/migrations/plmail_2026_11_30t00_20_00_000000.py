@@ -7,8 +7,7 @@ PostgreSQL gives no transition tables to a trigger limited to one column, and a 
 every update of message would copy every read-flag change.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-30T00:20:00:000000"
 VERSION = "1.38.0"
@@ -37,24 +36,4 @@ CREATE TRIGGER message_binned_delete AFTER DELETE ON message
     FOR EACH ROW WHEN (OLD.thread_id IS NOT NULL) EXECUTE FUNCTION plmail_message_binned();
 """
 
-
-async def _execute(script: str) -> None:
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)

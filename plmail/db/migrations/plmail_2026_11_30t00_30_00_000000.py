@@ -7,8 +7,7 @@ message and looks only at rows whose thread changed; a read-flag change costs a 
 rows and nothing else.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-30T00:30:00:000000"
 VERSION = "1.38.0"
@@ -41,24 +40,4 @@ CREATE TRIGGER message_binned_move AFTER UPDATE OF thread_id ON message
     FOR EACH ROW WHEN (OLD.thread_id IS DISTINCT FROM NEW.thread_id) EXECUTE FUNCTION plmail_message_binned();
 """
 
-
-async def _execute(script: str) -> None:
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)

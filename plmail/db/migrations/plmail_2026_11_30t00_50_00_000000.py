@@ -5,8 +5,7 @@ body it stores, in the database process that is already the busiest part of it. 
 compression they were written with. A server built without lz4 keeps pglz.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-11-30T00:50:00:000000"
 VERSION = "1.38.0"
@@ -31,24 +30,4 @@ ALTER TABLE message ALTER COLUMN body_text SET COMPRESSION default,
                     ALTER COLUMN headers SET COMPRESSION default;
 """
 
-
-async def _execute(script: str) -> None:
-    engine = engine_finder()
-    assert engine is not None
-    transaction = engine.current_transaction.get()
-    assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
-
-
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="plmail", description=DESCRIPTION)
-
-    async def run() -> None:
-        await _execute(FORWARDS_SQL)
-
-    async def run_backwards() -> None:
-        await _execute(BACKWARDS_SQL)
-
-    manager.add_raw(run)
-    manager.add_raw_backwards(run_backwards)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)
