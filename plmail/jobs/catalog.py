@@ -47,6 +47,10 @@ class JobCatalog:
     def crons_for(self, queue: QueueName) -> list[CronSpec]:
         return [spec for spec in self._crons if spec.queue is queue]
 
+    def without_schedules(self) -> JobCatalog:
+        """The same jobs and no cron: workers that run only what was enqueued."""
+        return JobCatalog(dict(self._functions), [])
+
 
 def default_catalog() -> JobCatalog:
     from plmail.jobs import assistant, calendar, gmail, housekeeping, jmap, mail, probe, sync

@@ -145,7 +145,9 @@ async def desk(services: Services, model_host: FakeServer[ModelFake]) -> Desk:
 
 @pytest.fixture
 async def workers(services: Services) -> AsyncIterator[WorkerSupervisor]:
-    supervisor = WorkerSupervisor(services, default_catalog(), ASSISTANT_QUEUES, grace_seconds=1)
+    # No crons: the minute's overdue release would otherwise race the delayed release job a test watches
+    # whenever the test spans a minute boundary (the cron has a test of its own).
+    supervisor = WorkerSupervisor(services, default_catalog().without_schedules(), ASSISTANT_QUEUES, grace_seconds=1)
     supervisor.start()
     try:
         yield supervisor
