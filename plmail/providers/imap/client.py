@@ -15,17 +15,18 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Literal, Self
 
 import aioimaplib
 
 from plmail.providers.imap import _syntax as syn
 from plmail.providers.imap._auth import plain_payload, sign_in_failure, xoauth2_error, xoauth2_payload
 from plmail.providers.imap._commands import SaslCommand, XlistCommand
-from plmail.providers.imap._wire import Wire, open_wire
+from plmail.providers.imap._connection import Reply
+from plmail.providers.imap._selected_mailbox import FETCH_BATCH, SelectedMailboxCommands
+from plmail.providers.imap._wire import open_wire
 from plmail.providers.imap.errors import (
     ImapAuthError,
     ImapCapabilityError,
@@ -33,52 +34,21 @@ from plmail.providers.imap.errors import (
     ImapError,
     ImapProtocolError,
 )
-from plmail.providers.imap.models import (
-    AppendResult,
-    FetchedMessage,
-    FlagState,
-    ImapServer,
-    Mailbox,
-    MailboxEvent,
-    MailboxState,
-    MailboxStatus,
-    MoveResult,
-)
+from plmail.providers.imap.models import AppendResult, Mailbox, MailboxEvent, MailboxState, MailboxStatus
 
 if TYPE_CHECKING:
     from plmail.providers.imap.idle import IdleSession
 
-FETCH_BATCH = 50  # messages per UID FETCH of bodies: the seed's batch size, and a bounded response in memory
-_SET_BATCH = 500  # UIDs per STORE/MOVE/COPY command, keeping command lines short on sparse sets
+__all__ = ["FETCH_BATCH", "IDLE_RENEW", "ImapClient"]
+
 IDLE_RENEW = 29 * 60.0  # RFC 2177: servers may drop an IDLE after 30 minutes, so re-issue it before that
 
 
-@dataclass(frozen=True, slots=True)
-class _Reply:
-    result: str  # OK, NO, BAD
-    lines: list[syn.Part]
+class ImapClient(SelectedMailboxCommands):
+    """One IMAP connection: `async with ImapClient(server) as imap: await imap.login(user, password); ...`
 
-    @property
-    def text(self) -> str:
-        return syn.status_text(self.lines)
-
-    @property
-    def code(self) -> str | None:
-        return syn.response_code(self.text)
-
-
-class ImapClient:
-    """One IMAP connection: `async with ImapClient(server) as imap: await imap.login(user, password); ...`"""
-
-    def __init__(self, server: ImapServer) -> None:
-        self.server = server
-        self._wire: Wire | None = None
-        self._lock = asyncio.Lock()
-        self._caps: frozenset[str] = frozenset()
-        self._enabled: frozenset[str] = frozenset()
-        self._selected: MailboxState | None = None
-        self._authenticated = False
-        self._idling = False
+    Its state and command runner live in `ImapConnection` (`_connection.py`), the commands on the selected
+    mailbox's messages in `SelectedMailboxCommands` (`_selected_mailbox.py`)."""
 
     # -- connection ------------------------------------------------------------------------------------
 
@@ -105,36 +75,6 @@ class ImapClient:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        """Upper-cased, without the ones `ImapServer.ignore_capabilities` hides."""
-        return self._caps
-
-    def has(self, capability: str) -> bool:
-        return capability.upper() in self._caps
-
-    @property
-    def condstore(self) -> bool:
-        """MODSEQ values are available (CONDSTORE or QRESYNC enabled)."""
-        return bool(self._enabled & {"CONDSTORE", "QRESYNC"})
-
-    @property
-    def selected(self) -> MailboxState | None:
-        return self._selected
-
-    @property
-    def tls_version(self) -> str | None:
-        """The negotiated protocol ("TLSv1.3") when encrypted, None on a plain connection."""
-        wire = self._wire
-        if wire is None or wire.transport is None:
-            return None
-        ssl_object = wire.transport.get_extra_info("ssl_object")
-        return None if ssl_object is None else str(ssl_object.version())
-
-    @property
-    def is_open(self) -> bool:
-        return self._wire is not None and not self._wire.closed
 
     async def logout(self) -> None:
         """Say goodbye politely, then close. Raises if the server does not answer."""
@@ -197,7 +137,7 @@ class ImapClient:
             self._check_auth(reply, username)
             await self._authenticated_now()
 
-    async def _authenticate(self, mechanism: str, payload: bytes, *, on_extra: bytes) -> _Reply:
+    async def _authenticate(self, mechanism: str, payload: bytes, *, on_extra: bytes) -> Reply:
         wire = self._live_wire()
         assert wire.transport is not None
         inline = "SASL-IR" in self._caps  # RFC 4959: the first response rides on the command line
@@ -210,10 +150,10 @@ class ImapClient:
         if reply.result != "OK" and mechanism == "XOAUTH2" and command.challenges:
             detail = xoauth2_error(command.challenges[-1])
             if detail:
-                return _Reply(reply.result, [*reply.lines[:-1], f"{reply.text} ({detail})".encode()])
+                return Reply(reply.result, [*reply.lines[:-1], f"{reply.text} ({detail})".encode()])
         return reply
 
-    def _check_auth(self, reply: _Reply, username: str) -> None:
+    def _check_auth(self, reply: Reply, username: str) -> None:
         error = sign_in_failure(self.server.host, username, reply.result, reply.code, reply.text)
         if error is None:
             return
@@ -320,183 +260,7 @@ class ImapClient:
                 return
             raise ImapProtocolError(f"Cannot create the folder {path!r}: {reply.text}", code=reply.code)
 
-    # -- searching and fetching -------------------------------------------------------------------------
-
-    async def uid_search(self, criteria: str = "ALL") -> list[int]:
-        """UIDs in the selected mailbox matching raw IMAP search criteria, ascending."""
-        async with self._guard():
-            return await self._uid_search(criteria)
-
-    async def _uid_search(self, criteria: str) -> list[int]:
-        self._require_selected()
-        # aioimaplib would send CHARSET utf-8 always; ASCII criteria need none, and some servers reject it
-        args: list[str] = [] if criteria.isascii() else ["CHARSET", "UTF-8"]
-        esearch = "ESEARCH" in self._caps
-        if esearch:
-            args = ["RETURN", "(ALL)", *args]  # RFC 4731: one compact line such as "1:5000" instead of every UID
-        command = aioimaplib.Command(
-            "SEARCH", self._imap.new_tag(), *args, criteria, prefix="UID",
-            untagged_resp_name="ESEARCH" if esearch else "SEARCH", loop=self._live_wire().loop,
-        )
-        reply = self._ok(await self._command(command, "searching"), "searching")
-        return syn.parse_search(reply.lines, esearch=esearch)
-
-    async def uids_below(self, floor: int, *, low: int = 1) -> list[int]:
-        """UIDs from `low` up to just below `floor` (the importer's window: existing history under the floor)."""
-        low = max(low, 1)
-        if floor <= low:
-            return []
-        return await self.uid_search(f"UID {low}:{floor - 1}")
-
-    async def uids_above(self, last: int) -> list[int]:
-        """UIDs strictly above `last` (new mail since the last sync)."""
-        uids = await self.uid_search(f"UID {last + 1}:*")
-        # "n:*" always matches the highest UID, even when it is below n (RFC 3501 6.4.8)
-        return [u for u in uids if u > last]
-
-    async def fetch_raw(self, uids: Iterable[int]) -> list[FetchedMessage]:
-        """Full messages, byte for byte, in UID order, fetched FETCH_BATCH at a time without setting \\Seen.
-
-        UIDs that no longer exist are simply missing from the result."""
-        wanted = sorted(set(uids))
-        if not wanted:
-            return []
-        items = "(UID FLAGS INTERNALDATE RFC822.SIZE BODY.PEEK[]" + (" MODSEQ)" if self.condstore else ")")
-        out: list[FetchedMessage] = []
-        async with self._guard():
-            self._require_selected()
-            wanted_set = set(wanted)
-            for batch in syn.chunks(wanted, FETCH_BATCH):
-                command = aioimaplib.FetchCommand(
-                    self._imap.new_tag(), syn.uid_set(batch), items, prefix="UID", loop=self._live_wire().loop
-                )
-                reply = self._ok(await self._command(command, "fetching messages"), "fetching messages")
-                for _, data in syn.parse_fetch(reply.lines):
-                    message = syn.fetched_message(data)
-                    if message is not None and message.uid in wanted_set:
-                        out.append(message)
-        out.sort(key=lambda m: m.uid)
-        return out
-
-    async def fetch_flags(
-        self, uids: Iterable[int] | str = "1:*", *, changedsince: int | None = None
-    ) -> list[FlagState]:
-        """Flags (and MODSEQ with CONDSTORE) of the given UIDs or UID set text; with `changedsince`, only of
-        messages whose MODSEQ is above it (RFC 7162 CHANGEDSINCE)."""
-        if changedsince is not None and not self.condstore:
-            raise ImapCapabilityError(f"{self.server.host} has no CONDSTORE, so changes cannot be asked for by MODSEQ.")
-        if isinstance(uids, str):
-            sets = [syn.check_uid_set(uids)]
-        else:
-            ordered = sorted(set(uids))
-            sets = [syn.uid_set(batch) for batch in syn.chunks(ordered, _SET_BATCH)]
-        items = "(UID FLAGS MODSEQ)" if self.condstore else "(UID FLAGS)"
-        modifier = [f"(CHANGEDSINCE {changedsince})"] if changedsince is not None else []
-        found: dict[int, FlagState] = {}
-        async with self._guard():
-            self._require_selected()
-            for uid_text in sets:
-                # a plain Command: FetchCommand re-scans all lines per line (quadratic on thousands of FLAGS lines),
-                # and flag responses carry no literals that would need its parenthesis tracking
-                command = aioimaplib.Command(
-                    "FETCH", self._imap.new_tag(), uid_text, items, *modifier, prefix="UID",
-                    loop=self._live_wire().loop,
-                )
-                reply = self._ok(await self._command(command, "fetching flags"), "fetching flags")
-                for _, data in syn.parse_fetch(reply.lines):
-                    state = syn.flag_state(data)
-                    if state is not None:
-                        found[state.uid] = state
-        return [found[u] for u in sorted(found)]
-
-    # -- changing -----------------------------------------------------------------------------------------
-
-    async def store_flags(
-        self, uids: Iterable[int], *, add: Iterable[str] = (), remove: Iterable[str] = ()
-    ) -> None:
-        """Add and/or remove flags (`\\Seen`, `\\Flagged`, keywords) on messages of the selected mailbox."""
-        ordered = sorted(set(uids))
-        requested = (("+FLAGS.SILENT", list(add)), ("-FLAGS.SILENT", list(remove)))
-        changes = [(op, syn.flag_list(flags)) for op, flags in requested if flags]
-        if not ordered or not changes:
-            return
-        async with self._guard():
-            self._require_selected(writable=True)
-            await self._store(ordered, changes)
-
-    async def _store(self, uids: list[int], changes: list[tuple[str, str]]) -> None:
-        for op, flags in changes:
-            for batch in syn.chunks(uids, _SET_BATCH):
-                command = aioimaplib.Command(
-                    "STORE", self._imap.new_tag(), syn.uid_set(batch), op, flags, prefix="UID",
-                    untagged_resp_name="FETCH", loop=self._live_wire().loop,
-                )
-                self._ok(await self._command(command, "changing flags"), "changing flags")
-
-    async def move(self, uids: Iterable[int], target: str) -> MoveResult:
-        """Move messages from the selected mailbox to `target`.
-
-        MOVE (RFC 6851) when offered; else COPY, \\Deleted and UID EXPUNGE of exactly these messages (UIDPLUS).
-        Without UIDPLUS a plain EXPUNGE runs only if no other message is marked \\Deleted; otherwise the
-        originals stay flagged \\Deleted and `expunged` is False. A missing target fails with code TRYCREATE."""
-        ordered = sorted(set(uids))
-        if not ordered:
-            return MoveResult(target=target, uidvalidity=None)
-        async with self._guard():
-            self._require_selected(writable=True)
-            mailbox = syn.mailbox_arg(target)
-            uidvalidity: int | None = None
-            uid_map: dict[int, int] = {}
-            if "MOVE" in self._caps:
-                for batch in syn.chunks(ordered, _SET_BATCH):
-                    command = self._cmd("MOVE", syn.uid_set(batch), mailbox, prefix="UID")
-                    reply = self._ok(await self._command(command, f"moving to {target!r}"), f"moving to {target!r}")
-                    # COPYUID comes untagged after UID MOVE (RFC 6851 4.3), aioimaplib does not parse it
-                    validity, mapping = syn.parse_copyuid(reply.lines)
-                    uidvalidity = validity or uidvalidity
-                    uid_map.update(mapping)
-                return MoveResult(target=target, uidvalidity=uidvalidity, uid_map=uid_map)
-            for batch in syn.chunks(ordered, _SET_BATCH):
-                command = self._cmd("COPY", syn.uid_set(batch), mailbox, prefix="UID")
-                reply = self._ok(await self._command(command, f"copying to {target!r}"), f"copying to {target!r}")
-                # ... and in the tagged OK after UID COPY (RFC 4315)
-                validity, mapping = syn.parse_copyuid(reply.lines)
-                uidvalidity = validity or uidvalidity
-                uid_map.update(mapping)
-            await self._store(ordered, [("+FLAGS.SILENT", "(\\Deleted)")])
-            expunged = await self._expunge(ordered)
-            return MoveResult(
-                target=target, uidvalidity=uidvalidity, uid_map=uid_map, method="copy+expunge", expunged=expunged
-            )
-
-    async def expunge(self, uids: Iterable[int] | None = None) -> bool:
-        """Remove \\Deleted messages: only `uids` when given (UID EXPUNGE; without UIDPLUS only when no other
-        message is \\Deleted, see `move`), else all of them. Returns whether the expunge ran."""
-        async with self._guard():
-            self._require_selected(writable=True)
-            return await self._expunge(sorted(set(uids)) if uids is not None else None)
-
-    async def _expunge(self, uids: list[int] | None) -> bool:
-        loop = self._live_wire().loop
-        if uids is None:
-            command = aioimaplib.Command("EXPUNGE", self._imap.new_tag(), loop=loop)
-            self._ok(await self._command(command, "expunging"), "expunging")
-            return True
-        if not uids:
-            return True
-        if "UIDPLUS" in self._caps:
-            for batch in syn.chunks(uids, _SET_BATCH):
-                command = aioimaplib.Command(
-                    "EXPUNGE", self._imap.new_tag(), syn.uid_set(batch), prefix="UID", loop=loop
-                )
-                self._ok(await self._command(command, "expunging"), "expunging")
-            return True
-        # A plain EXPUNGE removes every \Deleted message, also those another client only marked.
-        if not set(await self._uid_search("DELETED")) <= set(uids):
-            return False
-        command = aioimaplib.Command("EXPUNGE", self._imap.new_tag(), loop=loop)
-        self._ok(await self._command(command, "expunging"), "expunging")
-        return True
+    # -- appending and NOOP -------------------------------------------------------------------------------
 
     async def append(
         self, mailbox: str, raw: bytes, *, flags: Iterable[str] = (), date: datetime | None = None
@@ -535,106 +299,3 @@ class ImapClient:
         from plmail.providers.imap.idle import IdleSession  # the session drives this client; import at use
 
         return IdleSession(self, mailbox, timeout=timeout, renew_after=min(renew_after, IDLE_RENEW))
-
-    # -- internals ----------------------------------------------------------------------------------------
-
-    @property
-    def _imap(self) -> Any:
-        return self._live_wire().imap
-
-    def _live_wire(self) -> Wire:
-        wire = self._wire
-        if wire is None:
-            raise ImapConnectionError("Not connected; call connect() first.")
-        if wire.closed:
-            raise self._dropped(wire, "working")
-        return wire
-
-    def _dropped(self, wire: Wire, what: str) -> ImapError:
-        failure = wire.failure
-        if failure is not None:
-            return type(failure)(str(failure), code=failure.code)  # a fresh instance each time it is raised
-        bye = wire.imap.bye
-        reason = f" (the server said: {bye.rstrip('.')})" if bye else ""
-        return ImapConnectionError(f"The connection to {self.server.host} dropped while {what}{reason}.")
-
-    def _guard(self) -> asyncio.Lock:
-        if self._idling:
-            raise ImapProtocolError("The connection is in IDLE; leave the idle block before sending commands.")
-        return self._lock
-
-    def _cmd(self, name: str, *args: str, prefix: str | None = None) -> Any:
-        return aioimaplib.Command(name, self._imap.new_tag(), *args, prefix=prefix, loop=self._live_wire().loop)
-
-    def _require_unauthenticated(self) -> None:
-        self._live_wire()
-        if self._authenticated:
-            raise ImapProtocolError("Already signed in on this connection.")
-
-    def _require_auth(self) -> None:
-        self._live_wire()
-        if not self._authenticated:
-            raise ImapProtocolError("Not signed in; call login() first.")
-
-    def _require_selected(self, *, writable: bool = False) -> None:
-        self._require_auth()
-        if self._selected is None:
-            raise ImapProtocolError("No folder is open; call select() first.")
-        if writable and self._selected.readonly:
-            raise ImapProtocolError(f"The folder {self._selected.path!r} is open read-only.")
-
-    def _ok(self, reply: _Reply, what: str) -> _Reply:
-        if reply.result != "OK":
-            raise ImapProtocolError(f"{what} failed: {reply.text or reply.result}", code=reply.code)
-        return reply
-
-    async def _command(self, command: Any, what: str, *, scrub: str | None = None) -> _Reply:
-        """Run one aioimaplib command (or an awaitable that runs one) under the silence timeout.
-
-        The caller holds the lock."""
-        wire = self._live_wire()
-        loop = wire.loop
-        timeout = self.server.timeout
-        if asyncio.iscoroutine(command):
-            task: asyncio.Future[Any] = asyncio.ensure_future(command)
-        else:
-            task = asyncio.ensure_future(self._imap.execute(command, scrub=scrub))
-        wire.last_activity = loop.time()
-        try:
-            while not task.done():
-                if wire.lost.done():
-                    raise self._dropped(wire, what)
-                remaining = wire.last_activity + timeout - loop.time()
-                if remaining <= 0:
-                    error = ImapConnectionError(
-                        f"{self.server.host} stopped answering for {timeout:g} s while {what}; "
-                        "the connection was closed."
-                    )
-                    wire.fail(error)
-                    raise error
-                await asyncio.wait((task, wire.lost), timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not task.done():
-                task.cancel()
-                # the response is still on its way; nothing later on this stream could be matched up
-                wire.fail(ImapConnectionError(f"The connection was closed because {what} was interrupted."))
-        try:
-            response = task.result()
-        except aioimaplib.AioImapException as exc:
-            raise ImapProtocolError(f"{what} failed: {exc}") from exc
-        return _Reply(result=str(response.result), lines=list(response.lines))
-
-    async def _drop(self) -> None:
-        wire, self._wire = self._wire, None
-        self._selected = None
-        self._authenticated = False
-        self._caps = self._enabled = frozenset()
-        if wire is None or wire.transport is None:
-            return
-        if not wire.lost.done():
-            wire.transport.close()
-            try:
-                async with asyncio.timeout(1.0):
-                    await asyncio.shield(wire.lost)
-            except TimeoutError:
-                wire.transport.abort()
