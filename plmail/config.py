@@ -81,6 +81,7 @@ class Settings:
 
     @property
     def blob_dir(self) -> Path:
+        """Where earlier versions kept blob files; blobs are in the database now, and these are still read."""
         return self.data_dir / "blobs"
 
     @classmethod

@@ -86,7 +86,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         await queues.disconnect()
         await close_engine()
         raise
-    blobs = BlobStore(settings.blob_dir)
+    blobs = BlobStore(db, legacy_root=settings.blob_dir)
     propagators = PropagatorRegistry()
     operations = ThreadOperations(db, queues)
     rules = MailRuleEngine(db, operations)

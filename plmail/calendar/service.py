@@ -107,7 +107,7 @@ class EventExtractionService:
     async def _read(self, message: MessageInput, source: ReplaySource) -> _Read:
         if source is ReplaySource.MESSAGES:
             try:
-                ctx = self.builder.context(message)
+                ctx = await self.builder.context(message)
             except NotFoundError:
                 log.info("message %s: stored parts are gone; replaying its links' payloads", message.id)
             else:

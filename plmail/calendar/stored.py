@@ -41,15 +41,15 @@ class StoredContextBuilder:
         self.blobs = blobs
         self.raw_messages = raw_messages
 
-    def context(self, message: MessageInput) -> ExtractionContext:
+    async def context(self, message: MessageInput) -> ExtractionContext:
         """Calendar parts from the blob store (a missing blob raises NotFoundError), the raw body_html,
         the headers as stored, and a loader that fetches the original only if an extractor asks."""
-        parts = tuple(
-            CalendarPart(content_type=part.content_type, data=self.blobs.get(part.sha256), part_id=part.id,
+        parts = tuple([
+            CalendarPart(content_type=part.content_type, data=await self.blobs.get(part.sha256), part_id=part.id,
                          charset=part.charset)
             for part in message.parts
             if part.sha256 is not None
-        )
+        ])
 
         async def load_raw() -> bytes | None:
             async def remember(digest: str) -> None:

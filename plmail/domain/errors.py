@@ -38,6 +38,10 @@ class NotFoundError(PlmailError):
     """The object does not exist, or does not belong to the asking user."""
 
 
+class CorruptBlobError(PlmailError):
+    """Stored bytes no longer match the SHA-256 they are named by."""
+
+
 class ValidationError(PlmailError):
     """Input was rejected; the message says what to change."""
 

@@ -84,17 +84,14 @@ class BlobService:
 
     async def header_block(self, digest: str) -> bytes | None:
         """The start of a stored original, enough for its header block; None when it is not stored."""
-        def read() -> bytes | None:
-            try:
-                with self.store.locate(digest).open("rb") as handle:
-                    return handle.read(HEADER_BLOCK_LIMIT)
-            except (OSError, ValueError):
-                return None
-        return await asyncio.to_thread(read)
+        try:
+            return await self.store.head(digest, HEADER_BLOCK_LIMIT)
+        except (OSError, ValueError):
+            return None
 
     async def part_content(self, account_id: int, part: PartRow) -> bytes:
         if part.sha256:
-            return await asyncio.to_thread(self.store.get, part.sha256)
+            return await self.store.get(part.sha256)
         raw, _ = await self.raw_message(account_id, part.message_id)
         return await asyncio.to_thread(_mime_part, raw, part.path)
 
@@ -104,7 +101,7 @@ class BlobService:
             upload = await self.repo.upload(user_id, account_id, key) if len(key) == 64 else None
             if upload is None:
                 raise NotFoundError("No such blob.")
-            return BlobContent(await asyncio.to_thread(self.store.get, upload.sha256), upload.content_type, "upload")
+            return BlobContent(await self.store.get(upload.sha256), upload.content_type, "upload")
         number = parse_id(key)
         if number is None:
             raise NotFoundError("No such blob.")
@@ -140,7 +137,7 @@ class BlobService:
                 del self._uploading[user_id]
 
     async def upload(self, user_id: int, account_id: int, data: bytes, content_type: str) -> Upload:
-        digest = await asyncio.to_thread(self.store.put, data)
+        digest = await self.store.put(data)
         upload = Upload(digest, content_type, len(data))
         await self.repo.record_upload(user_id, account_id, upload)
         return upload
@@ -154,7 +151,6 @@ class BlobService:
 
     async def prune_uploads(self, older_than: datetime) -> int:
         unused = await self.repo.prune_uploads(older_than)
-        for digest in unused:
-            # The store is shared and content-addressed: only bytes nothing else refers to are removed.
-            await asyncio.to_thread(self.store.locate(digest).unlink, missing_ok=True)
+        # The store is shared and content-addressed: only bytes nothing else refers to are removed.
+        await self.store.delete(unused)
         return len(unused)

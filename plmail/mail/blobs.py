@@ -1,123 +1,118 @@
-"""Content-addressed storage for raw messages and MIME parts in the data directory.
+"""Content-addressed storage for raw messages and MIME parts, in PostgreSQL.
 
-A blob's name is the SHA-256 of its bytes, so storing the same attachment twice costs nothing and
-a half-written file can never be mistaken for a finished one (it is renamed into place only when
-complete).
+A blob's name is the SHA-256 of its bytes, so storing the same attachment twice costs nothing, and bytes
+that no longer match their name are reported as damaged instead of being handed out. The bytes sit in the
+database beside the rows that name them: a batch's originals are written in the batch's own transaction
+(a batch that rolls back leaves nothing behind), a worker on another machine reads them, and a first import
+does not create a file per message, which cost more than all the rest of the Python side of an import.
+
+Earlier versions kept blobs as files under the data directory; those files are still read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import itertools
-import os
-from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from plmail.db.database import Database
+from plmail.db.repos.blobs import BlobRepository
 from plmail.domain.enums import ProviderKind
-from plmail.domain.errors import NotFoundError
+from plmail.domain.errors import CorruptBlobError, NotFoundError
 
-_WRITERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="blob-writer")
-_PARALLEL_FROM = 4
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-LAYOUT_MARK = ".layout-flat"
+# Hashing more than this is handed to a thread, so checking a large attachment does not stall the loop.
+_HASH_INLINE_BYTES = 256 * 1024
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
-class BlobStore:
-    """Blobs live one level down (`ab/abcd…`): 256 directories made once. Stores written before used two levels
-    (`ab/cd/abcd…`), so a first import created a directory for nearly every message; reads still look there,
-    for a store that has no layout mark."""
+def _checked(digest: str) -> str:
+    if not _DIGEST.fullmatch(digest):
+        raise ValueError(f"not a blob name: {digest!r}")
+    return digest
+
+
+class LegacyBlobFiles:
+    """Blob files written before blobs moved into the database: `ab/abcd…`, or `ab/cd/abcd…` from the
+    first layout. Read and removed, never written."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._made: set[Path] = set()  # fan-out directories known to exist: a mkdir per blob costs a syscall
-        self._names = itertools.count()
-        self._pid = os.getpid()
-        self._legacy: bool | None = None
 
-    @staticmethod
-    def _checked(digest: str) -> str:
-        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
-            raise ValueError(f"not a blob name: {digest!r}")
-        return digest
+    def paths(self, digest: str) -> tuple[Path, Path]:
+        digest = _checked(digest)
+        return self.root / digest[:2] / digest, self.root / digest[:2] / digest[2:4] / digest
 
-    def path_for(self, digest: str) -> Path:
-        """Where a blob is written, and found unless the store predates the flat layout (see `locate`)."""
-        digest = self._checked(digest)
-        return self.root / digest[:2] / digest
-
-    def locate(self, digest: str) -> Path:
-        """The file holding a blob, in either layout; the flat path when it is in neither."""
-        path = self.path_for(digest)
-        if self._has_legacy() and not path.exists():
-            older = self.root / digest[:2] / digest[2:4] / digest
-            if older.exists():
-                return older
-        return path
-
-    def _has_legacy(self) -> bool:
-        if self._legacy is None:
-            mark = self.root / LAYOUT_MARK
-            if mark.exists():
-                self._legacy = False
-            elif not self.root.exists() or not any(self.root.iterdir()):
-                self.root.mkdir(parents=True, exist_ok=True)
-                mark.touch()
-                self._legacy = False
-            else:
-                self._legacy = True
-        return self._legacy
-
-    def put(self, data: bytes) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        target = self.locate(digest)
-        if target.exists():
-            return digest
-        target = self.path_for(digest)
-        directory = target.parent
-        if directory not in self._made:
-            directory.mkdir(parents=True, exist_ok=True)
-            self._made.add(directory)
-        # Plain os calls: a buffered file object adds an isatty ioctl and a seek to every blob.
-        while True:
-            tmp = directory / f".incoming-{digest[:16]}-{self._pid}-{next(self._names)}"
+    def read(self, digest: str, limit: int | None = None) -> bytes | None:
+        for path in self.paths(digest):
             try:
-                fd = os.open(tmp, _CREATE, 0o600)
-                break
-            except FileExistsError:  # another process with our pid before a restart; take the next name
+                with path.open("rb") as handle:
+                    return handle.read() if limit is None else handle.read(limit)
+            except FileNotFoundError:
                 continue
-            except FileNotFoundError:  # the directory was removed behind our back
-                directory.mkdir(parents=True, exist_ok=True)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return digest
+        return None
 
-    def put_many(self, blobs: Iterable[bytes]) -> list[str]:
-        """Several files at once: creating a file waits on the disk, not the CPU, and a batch's originals
-        are on the pipeline's critical path while the database stores the rows."""
+    def remove(self, digest: str) -> None:
+        for path in self.paths(digest):
+            path.unlink(missing_ok=True)
+
+
+class BlobStore:
+    def __init__(self, db: Database, legacy_root: Path | None = None) -> None:
+        self.repo = BlobRepository(db)
+        self.legacy = LegacyBlobFiles(legacy_root) if legacy_root is not None else None
+
+    async def put(self, data: bytes) -> str:
+        return (await self.put_many([data]))[0]
+
+    async def put_many(self, blobs: Iterable[bytes]) -> list[str]:
+        """Store bytes under their SHA-256; inside a transaction they are kept only if it commits."""
         items = list(blobs)
-        if len(items) < _PARALLEL_FROM:
-            return [self.put(data) for data in items]
-        return list(_WRITERS.map(self.put, items))
+        digests = [await _sha256(data) for data in items]
+        await self.repo.insert(list(zip(digests, items, strict=True)))
+        return digests
 
-    def get(self, digest: str) -> bytes:
-        try:
-            return self.locate(digest).read_bytes()
-        except FileNotFoundError:
-            raise NotFoundError(f"Stored content {digest[:12]}… is missing from the data directory.") from None
+    async def put_hashed(self, blobs: Sequence[tuple[str, bytes]]) -> None:
+        """Store (SHA-256, bytes) pairs whose digests the caller has just computed from those very bytes."""
+        await self.repo.insert([(_checked(digest), data) for digest, data in blobs])
 
-    def exists(self, digest: str) -> bool:
-        return self.locate(digest).exists()
+    async def get(self, digest: str) -> bytes:
+        data = await self.repo.data(_checked(digest))
+        if data is None and self.legacy is not None:
+            data = await asyncio.to_thread(self.legacy.read, digest)
+        if data is None:
+            raise NotFoundError(f"Stored content {digest[:12]}… is missing.")
+        if await _sha256(data) != digest:
+            raise CorruptBlobError(f"Stored content {digest[:12]}… is damaged: its bytes no longer match its name.")
+        return data
+
+    async def head(self, digest: str, limit: int) -> bytes | None:
+        """The first `limit` bytes of a blob, unchecked (a header block to show); None when it is not stored."""
+        data = await self.repo.head(_checked(digest), limit)
+        if data is None and self.legacy is not None:
+            data = await asyncio.to_thread(self.legacy.read, digest, limit)
+        return data
+
+    async def exists(self, digest: str) -> bool:
+        if await self.repo.known([_checked(digest)]):
+            return True
+        return self.legacy is not None and any(path.exists() for path in self.legacy.paths(digest))
+
+    async def delete(self, digests: Sequence[str]) -> None:
+        """Remove blobs the caller has found unreferenced: the content is shared, so nothing else may ask."""
+        checked = [_checked(d) for d in digests]
+        await self.repo.delete(checked)
+        if self.legacy is not None:
+            for digest in checked:
+                await asyncio.to_thread(self.legacy.remove, digest)
+
+
+async def _sha256(data: bytes) -> str:
+    if len(data) <= _HASH_INLINE_BYTES:
+        return hashlib.sha256(data).hexdigest()
+    return await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
 
 
 class RawMessageFetcher(Protocol):
@@ -149,10 +144,10 @@ class RawMessageResolver:
         remember: Callable[[str], Awaitable[None]],
     ) -> bytes:
         if raw_path:
-            return self.store.get(raw_path)
+            return await self.store.get(raw_path)
         fetcher = self._fetchers.get(kind)
         if fetcher is None:
             raise NotFoundError("The original of this message was not stored and its provider cannot send it again.")
         data = await fetcher.fetch_raw(account_id, message_id)
-        await remember(self.store.put(data))
+        await remember(await self.store.put(data))
         return data

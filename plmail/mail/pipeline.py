@@ -11,7 +11,6 @@ log is written in the same transaction, and after commit the steps are told.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -57,7 +56,14 @@ class _Prepared:
     held: bool
     ask_assistant: bool
     record: tuple[Any, ...]
-    part_blobs: list[bytes]
+    raw_digest: str | None
+    part_digests: tuple[str, ...]  # SHA-256 of each of the parsed message's parts, in order
+
+    def blobs(self) -> list[tuple[str, bytes]]:
+        """(SHA-256, bytes) of the original, if it was handed over, and of every part."""
+        raw = self.source.raw
+        own = [(self.raw_digest, raw)] if self.raw_digest is not None and raw is not None else []
+        return own + list(zip(self.part_digests, (part.data for part in self.source.parsed.parts), strict=True))
     meeting_headers: bool
 
 
@@ -184,17 +190,12 @@ class PostIngestPipeline:
                 skipped.append(SkippedMessage(account.id, message.source_ref, reason))
                 await self.repo.record_skip(account.id, message.source_ref, reason, message.parsed.content_hash)
         fresh = await self._drop_known(account, prepared)
-        blobs = [p.source.raw for p in fresh if p.source.raw is not None] + [b for p in fresh for b in p.part_blobs]
-        # The originals are written to disk while the database works on the rows.
-        storing = asyncio.create_task(asyncio.to_thread(self.blobs.put_many, blobs))
-        try:
-            # Threads are planned before the insert, so each row is written once with its thread; an
-            # UPDATE afterwards would write a second version of every new row and all its index entries.
-            threading = await self._thread(account, fresh)
-            inserted = await self._insert(account, fresh, threading, skipped)
-        finally:
-            await storing
+        # Threads are planned before the insert, so each row is written once with its thread; an
+        # UPDATE afterwards would write a second version of every new row and all its index entries.
+        threading = await self._thread(account, fresh)
+        inserted = await self._insert(account, fresh, threading, skipped)
         kept = [p for p in fresh if p.message_id in inserted]
+        await self.blobs.put_hashed([blob for p in kept for blob in p.blobs()])
         duplicates = len(prepared) - len(kept) - sum(1 for s in skipped if s.reason.startswith("insert:"))
         await self.threads.delete_empty(threading.created)
         await self._insert_parts_and_labels(kept)
@@ -287,6 +288,7 @@ class PostIngestPipeline:
         ))
         now = datetime.now(UTC)
         raw_digest = hashlib.sha256(message.raw).hexdigest() if message.raw is not None else None
+        part_digests = tuple(hashlib.sha256(part.data).hexdigest() for part in parsed.parts)
         stored_headers = json.dumps(parsed.headers)
         record = (
             message_id, account.id, message.mailbox_id, message.imap_uid, parsed.message_id, message.gmail_id,
@@ -303,7 +305,7 @@ class PostIngestPipeline:
             category.value, parsed.content_hash, raw_digest, now, now if held else None,
         )
         return _Prepared(message, message_id, category, held, ask_assistant, record,
-                         [part.data for part in parsed.parts], names_a_meeting(stored_headers))
+                         raw_digest, part_digests, names_a_meeting(stored_headers))
 
     async def _insert(
         self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,
@@ -335,11 +337,10 @@ class PostIngestPipeline:
         parts: list[tuple[Any, ...]] = []
         labels: list[tuple[int, int]] = []
         for p in kept:
-            for part in p.source.parsed.parts:
+            for part, digest in zip(p.source.parsed.parts, p.part_digests, strict=True):
                 parts.append((
                     p.message_id, part.path, part.content_type, part.charset, part.filename, part.content_id,
-                    part.disposition, len(part.data), hashlib.sha256(part.data).hexdigest(), part.is_inline,
-                    part.is_calendar,
+                    part.disposition, len(part.data), digest, part.is_inline, part.is_calendar,
                 ))
             labels.extend((p.message_id, label_id) for label_id in dict.fromkeys(p.source.label_ids))
         await self.repo.insert_parts(parts)

@@ -170,13 +170,13 @@ class MailReader:
         part = await self.views.part_by_content_id(user_id, message_id, content_id)
         if part is None or part.sha256 is None:
             raise NotFoundError("No such inline part.")
-        return part, self.blobs.get(part.sha256)
+        return part, await self.blobs.get(part.sha256)
 
     async def attachment(self, user_id: int, part_id: int) -> tuple[AttachmentView, bytes]:
         part = await self.views.part(user_id, part_id)
         if part is None or part.sha256 is None:
             raise NotFoundError("No such attachment.")
-        return part, self.blobs.get(part.sha256)
+        return part, await self.blobs.get(part.sha256)
 
 
 def _strings(value: object) -> list[str]:

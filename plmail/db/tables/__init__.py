@@ -12,7 +12,7 @@ from plmail.db.tables.calendar import (
 from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
 from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
 from plmail.db.tables.labels import Label, LabelBinding
-from plmail.db.tables.mail import Contact, IngestSkip, Message, MessagePart, MessageThread
+from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
 from plmail.db.tables.users import AppPassword, LoginThrottle, User
@@ -26,6 +26,7 @@ TABLES = [
     MessageThread,
     Message,
     MessagePart,
+    Blob,
     Label,
     LabelBinding,
     Contact,
@@ -53,6 +54,7 @@ __all__ = [
     "Account",
     "AppPassword",
     "AppSetting",
+    "Blob",
     "Calendar",
     "CalendarEvent",
     "CalendarEventOccurrence",

@@ -3,6 +3,7 @@ from piccolo.columns import (
     BigInt,
     BigSerial,
     Boolean,
+    Bytea,
     ForeignKey,
     Integer,
     OnDelete,
@@ -105,6 +106,15 @@ class MessagePart(Table, tablename="message_part"):
     sha256 = Varchar(length=64, null=True, default=None)  # content address in the blob store; None = lazy stub
     is_inline = Boolean(default=False)
     is_calendar = Boolean(default=False)
+
+
+class Blob(Table, tablename="blob"):
+    """Raw messages and MIME parts, named by the SHA-256 of their bytes, so the same bytes are kept once.
+    Only message, part and upload rows lead here, and each of those is scoped to its user."""
+
+    digest = Varchar(length=64, primary_key=True)
+    data = Bytea()
+    created_at = Timestamptz()
 
 
 class IngestSkip(Table, tablename="ingest_skip"):

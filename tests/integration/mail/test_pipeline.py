@@ -31,7 +31,7 @@ async def test_a_batch_is_stored_threaded_and_announced_in_one_go(mailbox: Mailb
     assert '<script type="application/ld+json">' in rows[0]["body_html"]
     safe = rows[0]["body_html_safe"]
     assert "<script" not in safe and "onerror" not in safe and "tracker.example" not in safe
-    assert mailbox.services.blobs.get(rows[0]["raw_path"]) == raws[0]  # the original is kept
+    assert await mailbox.services.blobs.get(rows[0]["raw_path"]) == raws[0]  # the original is kept
     thread = await mailbox.services.db.fetchrow("SELECT * FROM message_thread WHERE id = $1", rows[0]["thread_id"])
     assert (thread["message_count"], thread["unread_count"], thread["subject"]) == (2, 2, "Trip")
     assert thread["threading_method"] == "references"

@@ -1,0 +1,105 @@
+"""The content-addressed blob store in a real PostgreSQL, with blob files of earlier versions still read."""
+
+from __future__ import annotations
+
+import hashlib
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from plmail.db.repos.blobs import STATEMENT_BYTES
+from plmail.domain.errors import CorruptBlobError, NotFoundError
+from plmail.mail.blobs import BlobStore
+from plmail.services import Services
+from tests.integration.mail.conftest import Mailbox
+
+
+async def _rows(services: Services) -> int:
+    count: int = await services.db.fetchval("SELECT count(*) FROM blob")
+    return count
+
+
+async def test_blobs_are_named_by_content_and_kept_once(services: Services) -> None:
+    store = services.blobs
+    first = await store.put(b"hello")
+    assert first == hashlib.sha256(b"hello").hexdigest()
+    assert await store.put(b"hello") == first  # the same bytes again cost nothing
+    assert await store.get(first) == b"hello"
+    names = await store.put_many([b"part %d" % i for i in range(10)] + [b"hello", b"part 3"])
+    assert [await store.get(n) for n in names] == [b"part %d" % i for i in range(10)] + [b"hello", b"part 3"]
+    assert await _rows(services) == 11
+    assert await store.head(first, 3) == b"hel"
+
+
+async def test_a_batch_that_rolls_back_leaves_no_bytes_behind(services: Services) -> None:
+    digest = hashlib.sha256(b"written, then rolled back").hexdigest()
+
+    async def failing_batch() -> None:
+        async with services.db.transaction():
+            await services.blobs.put(b"written, then rolled back")
+            assert await services.blobs.exists(digest)  # visible inside its own transaction
+            raise RuntimeError("the batch failed")
+
+    with pytest.raises(RuntimeError, match="the batch failed"):
+        await failing_batch()
+    assert not await services.blobs.exists(digest)
+    with pytest.raises(NotFoundError):
+        await services.blobs.get(digest)
+
+
+async def test_damaged_bytes_are_refused_not_handed_out(services: Services) -> None:
+    digest = await services.blobs.put(b"BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n")
+    await services.db.execute("UPDATE blob SET data = $2 WHERE digest = $1", digest, b"BEGIN:VCALENDAR")
+    with pytest.raises(CorruptBlobError, match="damaged"):
+        await services.blobs.get(digest)
+    with pytest.raises(ValueError, match="not a blob name"):
+        await services.blobs.get("../../etc/passwd")
+
+
+async def test_bytes_larger_than_one_statement_are_split_across_statements(services: Services) -> None:
+    big = [bytes([i]) * (STATEMENT_BYTES // 2 + 1) for i in range(3)]
+    names = await services.blobs.put_many(big)
+    assert await _rows(services) == 3
+    assert [len(await services.blobs.get(n)) for n in names] == [len(b) for b in big]
+
+
+async def test_files_of_earlier_versions_are_read_in_both_layouts_and_removed(services: Services,
+                                                                               tmp_path: Path) -> None:
+    root = tmp_path / "blobs"
+    flat = hashlib.sha256(b"flat layout").hexdigest()
+    nested = hashlib.sha256(b"two-level layout").hexdigest()
+    (root / flat[:2]).mkdir(parents=True)
+    (root / flat[:2] / flat).write_bytes(b"flat layout")
+    (root / nested[:2] / nested[2:4]).mkdir(parents=True)
+    (root / nested[:2] / nested[2:4] / nested).write_bytes(b"two-level layout")
+    store = BlobStore(services.db, legacy_root=root)
+    assert await store.get(flat) == b"flat layout"
+    assert await store.get(nested) == b"two-level layout"
+    assert await store.exists(nested) and await store.head(nested, 3) == b"two"
+    assert await _rows(services) == 0  # reading never copies: nothing is written twice
+    assert await store.put(b"new mail") == hashlib.sha256(b"new mail").hexdigest()
+    assert await _rows(services) == 1 and not any(p.name.startswith(hashlib.sha256(b"new mail").hexdigest())
+                                                  for p in root.rglob("*"))
+    await store.delete([flat, nested])
+    assert not list(root.rglob("*" + flat)) and not list(root.rglob("*" + nested))
+    with pytest.raises(NotFoundError):
+        await store.get(flat)
+
+
+async def test_a_stored_message_keeps_its_original_and_its_parts(mailbox: Mailbox) -> None:
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"], mail["Message-ID"] = "a@example.org", "b@example.net", "Part", "<k@x>"
+    mail.set_content("See the notes.")
+    mail.add_attachment(b"the attachment", maintype="application", subtype="octet-stream", filename="notes.txt")
+    raw = mail.as_bytes()
+    result = await mailbox.services.pipeline.ingest([mailbox.message(raw, source_ref="1")])
+    assert result.stored == 1
+    row = await mailbox.services.db.fetchrow("SELECT raw_path FROM message")
+    assert row is not None and await mailbox.services.blobs.get(row["raw_path"]) == raw
+    part = await mailbox.services.db.fetchval("SELECT sha256 FROM message_part WHERE filename = 'notes.txt'")
+    assert await mailbox.services.blobs.get(part) == b"the attachment"
+    stored = await _rows(mailbox.services)
+    # the same bytes stored as a second message (an mbox with the mail twice) share the blobs
+    again = await mailbox.services.pipeline.ingest([mailbox.message(raw, source_ref="2")])
+    assert again.stored == 1 and await _rows(mailbox.services) == stored == 2
