@@ -75,5 +75,6 @@ def default_catalog() -> JobCatalog:
     catalog.add_cron(CronSpec(assistant.classify_backlog, QueueName.ENRICH, "*/15 * * * *"))
     catalog.add_cron(CronSpec(housekeeping.prune_login_throttle, QueueName.ENRICH, "17 * * * *"))
     catalog.add_cron(CronSpec(housekeeping.prune_queue_probes, QueueName.ENRICH, "23 3 * * *"))
+    catalog.add_cron(CronSpec(housekeeping.sweep_blobs, QueueName.ENRICH, "53 3 * * *", timeout=1800))
     catalog.add_cron(CronSpec(jmap.prune_jmap, QueueName.ENRICH, "41 4 * * *", timeout=1800))
     return catalog

@@ -13,3 +13,7 @@ async def prune_login_throttle(ctx: dict[str, Any]) -> int:
 
 async def prune_queue_probes(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).probes.prune()
+
+
+async def sweep_blobs(ctx: dict[str, Any]) -> int:
+    return await services_of(ctx).blobs.sweep()

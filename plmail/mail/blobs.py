@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -26,6 +27,9 @@ from plmail.domain.errors import CorruptBlobError, NotFoundError
 # Hashing more than this is handed to a thread, so checking a large attachment does not stall the loop.
 _HASH_INLINE_BYTES = 256 * 1024
 _DIGEST = re.compile(r"[0-9a-f]{64}")
+# Bytes are written a moment before the row naming them (an upload, then its upload row), so the sweep
+# spares anything written or re-stored this recently.
+SWEEP_GRACE = timedelta(hours=1)
 
 
 def _checked(digest: str) -> str:
@@ -99,6 +103,12 @@ class BlobStore:
         if await self.repo.known([_checked(digest)]):
             return True
         return self.legacy is not None and any(path.exists() for path in self.legacy.paths(digest))
+
+    async def sweep(self) -> int:
+        """Remove bytes nothing refers to any more (mail of removed accounts, expunged mail, lapsed uploads).
+        Files of earlier versions are left alone: whether they are referenced is not known without reading
+        every row."""
+        return await self.repo.sweep(SWEEP_GRACE)
 
     async def delete(self, digests: Sequence[str]) -> None:
         """Remove blobs the caller has found unreferenced: the content is shared, so nothing else may ask."""

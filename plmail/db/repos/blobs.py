@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from plmail.db.database import Database
 
@@ -16,8 +17,9 @@ class BlobRepository:
         self.db = db
 
     async def insert(self, blobs: Sequence[tuple[str, bytes]]) -> None:
-        """Store (digest, bytes) pairs; a digest already there is left as it is. Rows go in digest order,
-        so two batches holding the same bytes wait on each other instead of deadlocking."""
+        """Store (digest, bytes) pairs. A digest already there keeps its bytes but is locked and dated now,
+        so the sweep cannot take it while the rows that will name it are still uncommitted. Rows go in
+        digest order, so two batches holding the same bytes wait on each other instead of deadlocking."""
         ordered = sorted(dict(blobs).items())
         chunk: list[tuple[str, bytes]] = []
         size = 0
@@ -34,7 +36,7 @@ class BlobRepository:
         await self.db.execute(
             """INSERT INTO blob (digest, data, created_at)
                SELECT d, b, now() FROM unnest($1::text[], $2::bytea[]) AS x(d, b) ORDER BY d
-               ON CONFLICT (digest) DO NOTHING""",
+               ON CONFLICT (digest) DO UPDATE SET created_at = now()""",
             [d for d, _ in blobs], [b for _, b in blobs],
         )
 
@@ -53,3 +55,15 @@ class BlobRepository:
 
     async def delete(self, digests: Sequence[str]) -> None:
         await self.db.execute("DELETE FROM blob WHERE digest = ANY($1::text[])", list(digests))
+
+    async def sweep(self, grace: timedelta) -> int:
+        """Delete blobs no message, part or upload names, unless written or re-stored within `grace`."""
+        status = await self.db.execute(
+            """DELETE FROM blob b
+                WHERE b.created_at < now() - $1::interval
+                  AND NOT EXISTS (SELECT 1 FROM message m WHERE m.raw_path = b.digest)
+                  AND NOT EXISTS (SELECT 1 FROM message_part p WHERE p.sha256 = b.digest)
+                  AND NOT EXISTS (SELECT 1 FROM jmap_upload u WHERE u.sha256 = b.digest)""",
+            grace,
+        )
+        return int(status.split()[-1])

@@ -13,6 +13,7 @@ from plmail.domain.errors import CorruptBlobError, NotFoundError
 from plmail.mail.blobs import BlobStore
 from plmail.services import Services
 from tests.integration.mail.conftest import Mailbox
+from tests.support.mail import make_message
 
 
 async def _rows(services: Services) -> int:
@@ -103,3 +104,30 @@ async def test_a_stored_message_keeps_its_original_and_its_parts(mailbox: Mailbo
     # the same bytes stored as a second message (an mbox with the mail twice) share the blobs
     again = await mailbox.services.pipeline.ingest([mailbox.message(raw, source_ref="2")])
     assert again.stored == 1 and await _rows(mailbox.services) == stored == 2
+
+
+async def test_the_sweep_removes_only_bytes_nothing_names_and_spares_recent_ones(mailbox: Mailbox) -> None:
+    services = mailbox.services
+    other = await mailbox.new_account("Second")
+    shared = make_message(message_id="shared@x", subject="In both accounts")
+    only_here = make_message(message_id="gone@x", subject="Only in the removed account")
+    await services.pipeline.ingest([mailbox.message(shared, source_ref="1"),
+                                    mailbox.message(only_here, source_ref="2")])
+    await services.pipeline.ingest([mailbox.message(shared, account_id=other, source_ref="1")])
+    upload = await services.blobs.put(b"uploaded and never imported")
+    stray = await services.blobs.put(b"written a moment ago, its row not yet committed")
+    await services.mail_accounts.imap.remove(mailbox.user.id, mailbox.account_id)
+    # Everything but the stray bytes was written long ago; the stray ones are within the grace period.
+    await services.db.execute("UPDATE blob SET created_at = now() - interval '2 hours' WHERE digest <> $1", stray)
+    assert await services.blobs.sweep() == 2  # the removed account's own mail, and the bytes nobody uploaded
+    assert await services.blobs.get(hashlib.sha256(shared).hexdigest()) == shared  # the second account's copy
+    assert not await services.blobs.exists(hashlib.sha256(only_here).hexdigest())
+    assert await services.blobs.exists(stray)
+    assert not await services.blobs.exists(upload)  # put without an upload row: nothing names it
+
+
+async def test_storing_known_bytes_again_dates_them_so_the_sweep_spares_them(services: Services) -> None:
+    digest = await services.blobs.put(b"about to be named again")
+    await services.db.execute("UPDATE blob SET created_at = now() - interval '2 hours'")
+    await services.blobs.put_many([b"about to be named again"])
+    assert await services.blobs.sweep() == 0 and await services.blobs.exists(digest)
