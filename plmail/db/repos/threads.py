@@ -148,9 +148,13 @@ class ThreadRepository:
                 by_key[r["provider_thread_key"]] = r["id"]
         by_message_id: dict[str, list[int]] = {}
         if referenced_ids:
+            # Fenced like the lookup below: with the statistics of a near-empty table, the planner read every
+            # message of the account and filtered by Message-ID, a cost that grew with each page imported.
             for r in await self.db.fetch(
-                "SELECT DISTINCT rfc_message_id, thread_id FROM message "
-                "WHERE rfc_message_id = ANY($2::text[]) AND account_id = $1 AND thread_id IS NOT NULL",
+                "SELECT DISTINCT rfc_message_id, thread_id FROM ("
+                " SELECT account_id, rfc_message_id, thread_id FROM message"
+                " WHERE rfc_message_id = ANY($2::text[]) OFFSET 0) AS named "
+                "WHERE account_id = $1 AND thread_id IS NOT NULL",
                 account_id, list(referenced_ids),
             ):
                 by_message_id.setdefault(r["rfc_message_id"], []).append(r["thread_id"])
