@@ -58,7 +58,7 @@ async def test_damaged_bytes_are_refused_not_handed_out(services: Services) -> N
         await services.blobs.get("../../etc/passwd")
 
 
-async def test_bytes_larger_than_one_statement_are_split_across_statements(services: Services) -> None:
+async def test_bytes_larger_than_one_statement_carries_are_still_stored(services: Services) -> None:
     big = [bytes([i]) * (STATEMENT_BYTES // 2 + 1) for i in range(3)]
     names = await services.blobs.put_many(big)
     assert await _rows(services) == 3
