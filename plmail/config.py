@@ -81,7 +81,7 @@ class Settings:
 
     @property
     def blob_dir(self) -> Path:
-        """Where earlier versions kept blob files; blobs are in the database now, and these are still read."""
+        """Where earlier versions kept blob files: still read, and moved into the database by a housekeeping job."""
         return self.data_dir / "blobs"
 
     @classmethod

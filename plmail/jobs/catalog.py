@@ -76,5 +76,6 @@ def default_catalog() -> JobCatalog:
     catalog.add_cron(CronSpec(housekeeping.prune_login_throttle, QueueName.ENRICH, "17 * * * *"))
     catalog.add_cron(CronSpec(housekeeping.prune_queue_probes, QueueName.ENRICH, "23 3 * * *"))
     catalog.add_cron(CronSpec(housekeeping.sweep_blobs, QueueName.ENRICH, "53 3 * * *", timeout=1800))
+    catalog.add_cron(CronSpec(housekeeping.absorb_legacy_blobs, QueueName.ENRICH, "*/10 * * * *", timeout=600))
     catalog.add_cron(CronSpec(jmap.prune_jmap, QueueName.ENRICH, "41 4 * * *", timeout=1800))
     return catalog

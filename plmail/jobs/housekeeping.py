@@ -17,3 +17,7 @@ async def prune_queue_probes(ctx: dict[str, Any]) -> int:
 
 async def sweep_blobs(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).blobs.sweep()
+
+
+async def absorb_legacy_blobs(ctx: dict[str, Any]) -> int:
+    return await services_of(ctx).blobs.absorb_legacy_files()

@@ -6,13 +6,17 @@ database beside the rows that name them: a batch's originals are written in the 
 (a batch that rolls back leaves nothing behind), a worker on another machine reads them, and a first import
 does not create a file per message, which cost more than all the rest of the Python side of an import.
 
-Earlier versions kept blobs as files under the data directory; those files are still read.
+Earlier versions kept blobs as files under the data directory; those files are still read, and a housekeeping
+job moves them into the database.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import logging
+import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import timedelta
@@ -30,6 +34,9 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 # Bytes are written a moment before the row naming them (an upload, then its upload row), so the sweep
 # spares anything written or re-stored this recently.
 SWEEP_GRACE = timedelta(hours=1)
+LEGACY_BATCH = 2000  # blob files moved into the database per run of the housekeeping job
+
+log = logging.getLogger(__name__)
 
 
 def _checked(digest: str) -> str:
@@ -62,6 +69,33 @@ class LegacyBlobFiles:
         for path in self.paths(digest):
             path.unlink(missing_ok=True)
 
+    def some(self, limit: int) -> list[Path]:
+        """Up to `limit` blob files still on disk, in either layout; names that are not digests are skipped."""
+        found: list[Path] = []
+        if not self.root.is_dir():
+            return found
+        pending = [self.root]
+        while pending and len(found) < limit:
+            directory = pending.pop()
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False) and len(entry.name) == 2:
+                        pending.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False) and _DIGEST.fullmatch(entry.name):
+                        found.append(Path(entry.path))
+                        if len(found) >= limit:
+                            break
+        return found
+
+    def set_aside(self, path: Path) -> None:
+        """Keep a file whose bytes no longer match its name where a person can look at it, out of the way."""
+        path.replace(path.with_name(path.name + ".damaged"))
+
+    def prune_empty_directories(self) -> None:
+        for directory in sorted((p for p in self.root.glob("*/**") if p.is_dir()), reverse=True):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+
 
 class BlobStore:
     def __init__(self, db: Database, legacy_root: Path | None = None) -> None:
@@ -86,6 +120,8 @@ class BlobStore:
         data = await self.repo.data(_checked(digest))
         if data is None and self.legacy is not None:
             data = await asyncio.to_thread(self.legacy.read, digest)
+            if data is None:  # moved into the database between the two looks
+                data = await self.repo.data(digest)
         if data is None:
             raise NotFoundError(f"Stored content {digest[:12]}… is missing.")
         if await _sha256(data) != digest:
@@ -109,6 +145,29 @@ class BlobStore:
         Files of earlier versions are left alone: whether they are referenced is not known without reading
         every row."""
         return await self.repo.sweep(SWEEP_GRACE)
+
+    async def absorb_legacy_files(self, limit: int = LEGACY_BATCH) -> int:
+        """Move blob files of earlier versions into the database, a batch at a time; returns how many moved.
+        A file is removed only once its bytes are stored; one whose bytes do not match its name is set aside."""
+        legacy = self.legacy
+        if legacy is None:
+            return 0
+        paths = await asyncio.to_thread(legacy.some, limit)
+        if not paths:
+            await asyncio.to_thread(legacy.prune_empty_directories)
+            return 0
+        moving: list[tuple[Path, str, bytes]] = []
+        for path in paths:
+            data = await asyncio.to_thread(path.read_bytes)
+            if await _sha256(data) != path.name:
+                log.warning("blob file %s does not match its name; set aside as .damaged", path)
+                await asyncio.to_thread(legacy.set_aside, path)
+                continue
+            moving.append((path, path.name, data))
+        await self.repo.insert([(digest, data) for _, digest, data in moving])
+        for path, _, _ in moving:
+            await asyncio.to_thread(path.unlink, True)
+        return len(moving)
 
     async def delete(self, digests: Sequence[str]) -> None:
         """Remove blobs the caller has found unreferenced: the content is shared, so nothing else may ask."""

@@ -131,3 +131,31 @@ async def test_storing_known_bytes_again_dates_them_so_the_sweep_spares_them(ser
     await services.db.execute("UPDATE blob SET created_at = now() - interval '2 hours'")
     await services.blobs.put_many([b"about to be named again"])
     assert await services.blobs.sweep() == 0 and await services.blobs.exists(digest)
+
+
+async def test_files_of_earlier_versions_move_into_the_database_and_damaged_ones_are_set_aside(
+        services: Services, tmp_path: Path) -> None:
+    root = tmp_path / "blobs"
+    contents = [b"flat %d" % i for i in range(5)] + [b"nested %d" % i for i in range(5)]
+    for i, data in enumerate(contents):
+        digest = hashlib.sha256(data).hexdigest()
+        folder = root / digest[:2] if i < 5 else root / digest[:2] / digest[2:4]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / digest).write_bytes(data)
+    damaged = hashlib.sha256(b"what it was").hexdigest()
+    (root / damaged[:2]).mkdir(exist_ok=True)
+    (root / damaged[:2] / damaged).write_bytes(b"what it became")
+    (root / ".layout-flat").touch()
+    store = BlobStore(services.db, legacy_root=root)
+    first = await store.absorb_legacy_files(limit=4)  # a bounded batch; the damaged file may be one of the four
+    assert first in (3, 4) and await _rows(services) == first
+    while await store.absorb_legacy_files(limit=4):
+        pass
+    assert await _rows(services) == 10
+    assert [await store.get(hashlib.sha256(d).hexdigest()) for d in contents] == contents
+    assert not [p for p in root.rglob("*") if p.is_file() and p.name != ".layout-flat"
+                and not p.name.endswith(".damaged")]
+    assert (root / damaged[:2] / f"{damaged}.damaged").read_bytes() == b"what it became"
+    assert not await store.exists(damaged)
+    assert await store.absorb_legacy_files() == 0
+    assert not [p for p in root.iterdir() if p.is_dir() and p.name != damaged[:2]]  # emptied folders are gone
