@@ -150,7 +150,4 @@ class BlobService:
             return None
 
     async def prune_uploads(self, older_than: datetime) -> int:
-        unused = await self.repo.prune_uploads(older_than)
-        # The store is shared and content-addressed: only bytes nothing else refers to are removed.
-        await self.store.delete(unused)
-        return len(unused)
+        return await self.store.discard(await self.repo.prune_uploads(older_than))

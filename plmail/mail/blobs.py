@@ -169,13 +169,14 @@ class BlobStore:
             await asyncio.to_thread(path.unlink, True)
         return len(moving)
 
-    async def delete(self, digests: Sequence[str]) -> None:
-        """Remove blobs the caller has found unreferenced: the content is shared, so nothing else may ask."""
-        checked = [_checked(d) for d in digests]
-        await self.repo.delete(checked)
+    async def discard(self, digests: Sequence[str]) -> int:
+        """Remove those of `digests` that nothing names any more (the content is shared); returns how many."""
+        unused = await self.repo.unreferenced([_checked(d) for d in digests])
+        await self.repo.delete(unused)
         if self.legacy is not None:
-            for digest in checked:
+            for digest in unused:
                 await asyncio.to_thread(self.legacy.remove, digest)
+        return len(unused)
 
 
 async def _sha256(data: bytes) -> str:

@@ -12,6 +12,13 @@ from plmail.db.database import Database
 STATEMENT_BYTES = 32 * 1024 * 1024
 
 
+def _named_by_nothing(digest: str) -> str:
+    """The one definition of "unreferenced": no message original, stored part or upload names the digest."""
+    return f"""NOT EXISTS (SELECT 1 FROM message m WHERE m.raw_path = {digest})
+           AND NOT EXISTS (SELECT 1 FROM message_part p WHERE p.sha256 = {digest})
+           AND NOT EXISTS (SELECT 1 FROM jmap_upload u WHERE u.sha256 = {digest})"""
+
+
 class BlobRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -53,17 +60,18 @@ class BlobRepository:
             "SELECT substring(data FROM 1 FOR $2) FROM blob WHERE digest = $1", digest, limit)
         return value
 
+    async def unreferenced(self, digests: Sequence[str]) -> list[str]:
+        rows = await self.db.fetch(
+            f"SELECT d FROM unnest($1::text[]) AS x(d) WHERE {_named_by_nothing('x.d')} ORDER BY d", list(digests))
+        return [r["d"] for r in rows]
+
     async def delete(self, digests: Sequence[str]) -> None:
         await self.db.execute("DELETE FROM blob WHERE digest = ANY($1::text[])", list(digests))
 
     async def sweep(self, grace: timedelta) -> int:
-        """Delete blobs no message, part or upload names, unless written or re-stored within `grace`."""
+        """Delete blobs nothing names, unless written or re-stored within `grace`."""
         status = await self.db.execute(
-            """DELETE FROM blob b
-                WHERE b.created_at < now() - $1::interval
-                  AND NOT EXISTS (SELECT 1 FROM message m WHERE m.raw_path = b.digest)
-                  AND NOT EXISTS (SELECT 1 FROM message_part p WHERE p.sha256 = b.digest)
-                  AND NOT EXISTS (SELECT 1 FROM jmap_upload u WHERE u.sha256 = b.digest)""",
+            f"DELETE FROM blob b WHERE b.created_at < now() - $1::interval AND {_named_by_nothing('b.digest')}",
             grace,
         )
         return int(status.split()[-1])

@@ -80,18 +80,6 @@ class JmapBlobRepository:
         return Upload(row["sha256"], row["content_type"], row["size"]) if row else None
 
     async def prune_uploads(self, older_than: datetime) -> list[str]:
-        """Forget uploads older than the cut-off; returns the digests nothing references any more."""
-        async with self.db.transaction():
-            rows = await self.db.fetch(
-                "DELETE FROM jmap_upload WHERE created_at < $1 RETURNING sha256", older_than)
-            digests = sorted({r["sha256"] for r in rows})
-            if not digests:
-                return []
-            kept = await self.db.fetch(
-                """SELECT sha256 FROM jmap_upload WHERE sha256 = ANY($1::text[])
-                   UNION SELECT raw_path FROM message WHERE raw_path = ANY($1::text[])
-                   UNION SELECT sha256 FROM message_part WHERE sha256 = ANY($1::text[])""",
-                digests,
-            )
-        still_used = {r[0] for r in kept}
-        return [d for d in digests if d not in still_used]
+        """Forget uploads older than the cut-off; returns the digests they named."""
+        rows = await self.db.fetch("DELETE FROM jmap_upload WHERE created_at < $1 RETURNING sha256", older_than)
+        return sorted({r["sha256"] for r in rows})

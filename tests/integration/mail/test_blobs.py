@@ -82,7 +82,7 @@ async def test_files_of_earlier_versions_are_read_in_both_layouts_and_removed(se
     assert await store.put(b"new mail") == hashlib.sha256(b"new mail").hexdigest()
     assert await _rows(services) == 1 and not any(p.name.startswith(hashlib.sha256(b"new mail").hexdigest())
                                                   for p in root.rglob("*"))
-    await store.delete([flat, nested])
+    assert await store.discard([flat, nested]) == 2
     assert not list(root.rglob("*" + flat)) and not list(root.rglob("*" + nested))
     with pytest.raises(NotFoundError):
         await store.get(flat)
