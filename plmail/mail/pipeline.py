@@ -58,13 +58,13 @@ class _Prepared:
     record: tuple[Any, ...]
     raw_digest: str | None
     part_digests: tuple[str, ...]  # SHA-256 of each of the parsed message's parts, in order
+    meeting_headers: bool
 
     def blobs(self) -> list[tuple[str, bytes]]:
         """(SHA-256, bytes) of the original, if it was handed over, and of every part."""
         raw = self.source.raw
         own = [(self.raw_digest, raw)] if self.raw_digest is not None and raw is not None else []
         return own + list(zip(self.part_digests, (part.data for part in self.source.parsed.parts), strict=True))
-    meeting_headers: bool
 
 
 class PostIngestPipeline:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,6 +51,10 @@ class _PageKey:
     label_id: int | None
     uid_validity: int
     uids: tuple[int, ...]
+
+    @classmethod
+    def of(cls, folder: MailboxRow, uid_validity: int, uids: Sequence[int]) -> _PageKey:
+        return cls(folder.id, folder.full_path, folder.label_id, uid_validity, tuple(uids))
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +146,7 @@ class ImapHistoryImporter:
                 await self.mailboxes.lower_floor(folder.id, 1)
                 return ImportPage(folder=folder.full_path, more=len(waiting) > 1)
             page = candidates[-PAGE_SIZE:]
-            key = _PageKey(folder.id, folder.full_path, folder.label_id, state.uidvalidity, tuple(page))
+            key = _PageKey.of(folder, state.uidvalidity, page)
             read = ahead.result() if ahead is not None and ahead.key == key else None
             if read is None:
                 listed_at = await self.rows.now()
@@ -150,8 +155,7 @@ class ImapHistoryImporter:
                 listed_at, fetched, parsed = read.listed_at, read.fetched, read.parsed
         following = candidates[-2 * PAGE_SIZE:-PAGE_SIZE]
         if following:
-            self._read_ahead(record, folder, _PageKey(folder.id, folder.full_path, folder.label_id,
-                                                      state.uidvalidity, tuple(following)))
+            self._read_ahead(record, folder, _PageKey.of(folder, state.uidvalidity, following))
         outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed)
         if outcome.failed:
             # The floor stays above a message that failed, so the next page asks for it again; after its
