@@ -20,6 +20,7 @@ import asyncio
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -194,7 +195,8 @@ def main() -> None:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)
     print(f"\n{args.messages:,} messages in INBOX, {len(rows)} round(s); ratio = mbsync msg/s / plmail msg/s")
-    print(f"{'':<24}{'best msg/s':>11}{'worst msg/s':>12}{'ratio best/best':>16}{'ratio per round':>18}")
+    print(f"{'':<24}{'best msg/s':>11}{'worst msg/s':>12}{'ratio best/best':>16}{'ratio per round':>18}"
+          f"{'median ratio':>14}")
     best_mb = max(r[0] for r in rows)
     print(f"{'mbsync':<24}{best_mb:>11,.0f}{min(r[0] for r in rows):>12,.0f}")
     print(f"{'mbsync (FSync no)':<24}{max(r[3] for r in rows):>11,.0f}{min(r[3] for r in rows):>12,.0f}")
@@ -205,7 +207,8 @@ def main() -> None:
         values = [value for _, value in pairs if value is not None]
         ratios = [mb / value for mb, value in pairs if value]
         spread = f"{min(ratios):.2f}-{max(ratios):.2f}x"
-        print(f"{name:<24}{max(values):>11,.0f}{min(values):>12,.0f}{best_mb / max(values):>15.2f}x{spread:>18}")
+        print(f"{name:<24}{max(values):>11,.0f}{min(values):>12,.0f}{best_mb / max(values):>15.2f}x{spread:>18}"
+              f"{statistics.median(ratios):>13.2f}x")
 
 if __name__ == "__main__":
     main()
