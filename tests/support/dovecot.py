@@ -208,7 +208,11 @@ class DovecotServer:
         count = 0
         for raw in messages:
             count += 1
-            name = f"{self._epoch}.M{next(self._files):09d}P{os.getpid()}.plmail-test,S={len(raw)}:2,{info}"
+            # S= and W= (the size with CRLF line ends, IMAP's RFC822.SIZE) as Dovecot's own delivery names files,
+            # so the server knows sizes without reading every file, as it does for mail it delivered itself
+            virtual = len(raw) + raw.count(b"\n") - raw.count(b"\r\n")
+            name = (f"{self._epoch}.M{next(self._files):09d}P{os.getpid()}.plmail-test,S={len(raw)},W={virtual}"
+                    f":2,{info}")
             path = maildir / "cur" / name
             path.write_bytes(raw)
             os.utime(path, (stamp, stamp))  # Maildir's INTERNALDATE is the file's mtime

@@ -9,10 +9,11 @@ import aioimaplib
 
 from plmail.providers.imap import _syntax as syn
 from plmail.providers.imap._connection import ImapConnection
+from plmail.providers.imap.batches import BATCH_MESSAGES
 from plmail.providers.imap.errors import ImapCapabilityError
 from plmail.providers.imap.models import FetchedMessage, FlagState, MoveResult
 
-FETCH_BATCH = 50  # messages per UID FETCH of bodies: the seed's batch size, and a bounded response in memory
+FETCH_BATCH = BATCH_MESSAGES  # messages per UID FETCH of bodies; callers bound their batches by bytes as well
 _SET_BATCH = 500  # UIDs per STORE/MOVE/COPY command, keeping command lines short on sparse sets
 
 
@@ -40,18 +41,30 @@ class SelectedMailboxCommands(ImapConnection):
         reply = self._ok(await self._command(command, "searching"), "searching")
         return syn.parse_search(reply.lines, esearch=esearch)
 
-    async def uids_below(self, floor: int, *, low: int = 1) -> list[int]:
-        """UIDs from `low` up to just below `floor` (the importer's window: existing history under the floor)."""
+    async def sizes_below(self, floor: int, *, low: int = 1) -> dict[int, int]:
+        """UID -> RFC822.SIZE of the messages from `low` up to just below `floor` (the importer's window: existing
+        history under the floor), ascending; with sizes, so a page can be bounded by bytes before it is fetched."""
         low = max(low, 1)
         if floor <= low:
-            return []
-        return await self.uid_search(f"UID {low}:{floor - 1}")
+            return {}
+        return await self._sizes(f"{low}:{floor - 1}")
 
-    async def uids_above(self, last: int) -> list[int]:
-        """UIDs strictly above `last` (new mail since the last sync)."""
-        uids = await self.uid_search(f"UID {last + 1}:*")
+    async def sizes_above(self, last: int) -> dict[int, int]:
+        """UID -> RFC822.SIZE of the messages strictly above `last` (new mail since the last sync), ascending."""
+        found = await self._sizes(f"{last + 1}:*")
         # "n:*" always matches the highest UID, even when it is below n (RFC 3501 6.4.8)
-        return [u for u in uids if u > last]
+        return {uid: size for uid, size in found.items() if uid > last}
+
+    async def _sizes(self, uid_text: str) -> dict[int, int]:
+        async with self._guard():
+            self._require_selected()
+            # a plain Command, as for flags: FetchCommand re-scans all lines per line, and sizes carry no literals
+            command = aioimaplib.Command(
+                "FETCH", self._imap.new_tag(), syn.check_uid_set(uid_text), "(UID RFC822.SIZE)", prefix="UID",
+                loop=self._live_wire().loop,
+            )
+            reply = self._ok(await self._command(command, "listing messages"), "listing messages")
+        return dict(sorted(syn.parse_sizes(reply.lines).items()))
 
     async def fetch_raw(self, uids: Iterable[int]) -> list[FetchedMessage]:
         """Full messages, byte for byte, in UID order, fetched FETCH_BATCH at a time without setting \\Seen.

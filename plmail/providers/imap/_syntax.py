@@ -29,6 +29,8 @@ _APPENDUID = re.compile(rb"\[APPENDUID (\d+) ([0-9:,]+)\]", re.IGNORECASE)
 _SEQ_EVENT = re.compile(rb"^(\d+) (EXISTS|RECENT|EXPUNGE)\b", re.IGNORECASE)
 _VANISHED = re.compile(rb"^VANISHED (?:\(EARLIER\) )?([0-9:,]+)", re.IGNORECASE)
 _FETCH_START = re.compile(rb"^(\d+) FETCH ", re.IGNORECASE)
+_SIZE_LINE = re.compile(rb"\d+ FETCH \((?:UID (\d+) RFC822\.SIZE (\d+)|RFC822\.SIZE (\d+) UID (\d+))\)\Z",
+                        re.IGNORECASE)
 # a flag is an atom, system flags with a leading backslash (RFC 3501 9: no atom-specials, no CTL)
 _FLAG = re.compile(r'\\?[^\x00-\x20\x7f(){%*"\\\]]+')
 _UID_SET = re.compile(r"^(?:\d+|\*)(?::(?:\d+|\*))?(?:,(?:\d+|\*)(?::(?:\d+|\*))?)*$")
@@ -189,6 +191,29 @@ def fetched_message(data: dict[str, Value]) -> FetchedMessage | None:
         raw=raw,
         modseq=_modseq(data.get("MODSEQ")),
     )
+
+
+def parse_sizes(lines: Sequence[Part]) -> dict[int, int]:
+    """UID -> RFC822.SIZE from the reply to `UID FETCH set (UID RFC822.SIZE)`. The import lists a window on every
+    page, so plain lines are read by one pattern; a reply with anything else in it (an unsolicited flag update,
+    a literal) is read by the full parser, which skips what is not a size."""
+    found: dict[int, int] = {}
+    for line in lines[:-1]:
+        match = _SIZE_LINE.match(line) if isinstance(line, bytes) else None
+        if match is None:
+            return _parse_sizes_fully(lines)
+        uid, size, size_first, uid_second = match.groups()
+        found[int(uid or uid_second)] = int(size or size_first)
+    return found
+
+
+def _parse_sizes_fully(lines: Sequence[Part]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for _, data in parse_fetch(lines):
+        uid, size = data.get("UID"), data.get("RFC822.SIZE")
+        if isinstance(uid, str) and isinstance(size, str):
+            found[int(uid)] = int(size)
+    return found
 
 
 def flag_state(data: dict[str, Value]) -> FlagState | None:

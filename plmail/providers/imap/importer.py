@@ -1,7 +1,8 @@
-"""The IMAP first import: each folder read from the top down, fifty messages per call.
+"""The IMAP first import: each folder read from the top down, fifty messages per call (fewer when they are
+large: a page holds at most `batches.BATCH_BYTES` by the server's sizes, or one larger message alone).
 
-A page asks the server which UIDs exist below the folder's import floor and leaves out the ones stored
-already, so a message that is here is never fetched twice, and a page that died half-way is simply asked
+A page asks the server which UIDs exist below the folder's import floor, with their sizes, and leaves out the
+ones stored already, so a message that is here is never fetched twice, and a page that died half-way is simply asked
 for again. Folders come in the order a person wants them: Inbox, Sent, Drafts, own folders, Archive,
 Spam, Trash.
 
@@ -28,6 +29,7 @@ from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
 from plmail.providers.base import ImportPage
+from plmail.providers.imap.batches import BATCH_MESSAGES, batches
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapProtocolError
 from plmail.providers.imap.folders import import_rank
@@ -38,7 +40,7 @@ from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)
 
-PAGE_SIZE = 50
+PAGE_SIZE = BATCH_MESSAGES
 READ_AHEAD_SECONDS = 60.0  # a page read ahead and not asked for within this long is dropped
 
 
@@ -141,11 +143,14 @@ class ImapHistoryImporter:
             if state.uidvalidity != folder.uid_validity:
                 await self.syncer.renumbered(client, record, folder, state)
                 return ImportPage(folder=folder.full_path, more=True)
-            candidates, low = await self._candidates(client, account.id, folder, floor)
+            candidates, sizes, low = await self._candidates(client, account.id, folder, floor)
             if not candidates:
                 await self.mailboxes.lower_floor(folder.id, 1)
                 return ImportPage(folder=folder.full_path, more=len(waiting) > 1)
-            page = candidates[-PAGE_SIZE:]
+            # Downward: the page is the top of what is left, and the page after it the run below that.
+            runs = batches(candidates[::-1], sizes, count=PAGE_SIZE)
+            page = sorted(next(runs))
+            following = sorted(next(runs, []))
             key = _PageKey.of(folder, state.uidvalidity, page)
             read = ahead.result() if ahead is not None and ahead.key == key else None
             if read is None:
@@ -153,7 +158,6 @@ class ImapHistoryImporter:
                 fetched, parsed = await client.fetch_raw(page), None
             else:
                 listed_at, fetched, parsed = read.listed_at, read.fetched, read.parsed
-        following = candidates[-2 * PAGE_SIZE:-PAGE_SIZE]
         if following:
             self._read_ahead(record, folder, _PageKey.of(folder, state.uidvalidity, following))
         outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed)
@@ -161,7 +165,7 @@ class ImapHistoryImporter:
             # The floor stays above a message that failed, so the next page asks for it again; after its
             # fifth failure it counts as done and the floor moves past it.
             new_floor = max(outcome.failed) + 1
-        elif low == 1 and len(candidates) <= PAGE_SIZE:
+        elif low == 1 and len(page) == len(candidates):
             new_floor = 1
         else:
             new_floor = page[0]
@@ -170,19 +174,20 @@ class ImapHistoryImporter:
                           folder=folder.full_path, more=new_floor > 1 or len(waiting) > 1)
 
     async def _candidates(self, client: ImapClient, account_id: int, folder: MailboxRow, floor: int
-                          ) -> tuple[list[int], int]:
-        """UIDs under the floor still to import, and the lowest UID asked about. The server is asked about a
-        window under the floor that widens until it holds two pages or reaches UID 1: asking about all of
-        the folder's history on every page made each page cost as much as the folder is large."""
+                          ) -> tuple[list[int], dict[int, int], int]:
+        """UIDs under the floor still to import, the server's sizes of the window, and the lowest UID asked
+        about. The server is asked about a window under the floor that widens until it holds two pages or
+        reaches UID 1: asking about all of the folder's history on every page made each page cost as much as
+        the folder is large."""
         given_up = await self.rows.given_up_uids(account_id, folder.full_path)
         span = 2 * PAGE_SIZE
         while True:
             low = max(floor - span, 1)
-            below = await client.uids_below(floor, low=low)
+            sizes = await client.sizes_below(floor, low=low)
             skip = await self.rows.stored_uids_between(folder.id, low, floor - 1) | given_up
-            candidates = [u for u in below if u not in skip]
+            candidates = [u for u in sizes if u not in skip]
             if len(candidates) >= 2 * PAGE_SIZE or low == 1:
-                return candidates, low
+                return candidates, sizes, low
             span *= 4
 
     def _read_ahead(self, record: AccountRecord, folder: MailboxRow, key: _PageKey) -> None:

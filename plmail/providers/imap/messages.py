@@ -15,7 +15,8 @@ from plmail.db.repos.imap_messages import ImapMessageRepository, MessageRef, Ser
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.providers.changes import announce
-from plmail.providers.imap.client import FETCH_BATCH, ImapClient
+from plmail.providers.imap.batches import batches
+from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.models import FlagState, MailboxState
 
@@ -109,7 +110,7 @@ class MessageSyncer:
                                                modseq=state.highestmodseq, total=state.exists)
 
     async def new_mail(self, client: ImapClient, account: AccountRecord, folder: MailboxRow) -> int:
-        """Fetch what arrived above `last_seen_uid`, FETCH_BATCH raw messages at a time, into the pipeline.
+        """Fetch what arrived above `last_seen_uid` into the pipeline, a bounded batch of raw messages at a time.
         Returns how many messages were stored."""
         last = folder.last_seen_uid
         if last is None:
@@ -119,7 +120,8 @@ class MessageSyncer:
             return 0  # renumbered since the check: the next sync starts the folder over
         if state.uidnext is not None and state.uidnext <= last + 1:
             return 0
-        uids = await client.uids_above(last)
+        sizes = await client.sizes_above(last)
+        uids = list(sizes)
         if not uids:
             return 0
         skip = (await self.messages.stored_uids_between(folder.id, last + 1, max(uids))
@@ -128,8 +130,7 @@ class MessageSyncer:
         failed: set[int] = set()
         stored = 0
         listed_at = await self.messages.now()
-        for start in range(0, len(todo), FETCH_BATCH):
-            batch = todo[start:start + FETCH_BATCH]
+        for batch in batches(todo, sizes):
             fetched = await client.fetch_raw(batch)
             outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at)
             stored += outcome.stored + outcome.adopted

@@ -1,4 +1,4 @@
-"""Searching and fetching: UID helpers, batches of 50, bodies byte for byte, large flag listings."""
+"""Searching and fetching: UID and size listings, batches of 50, bodies byte for byte, large flag listings."""
 
 from __future__ import annotations
 
@@ -56,20 +56,24 @@ async def test_fetch_peeks_and_skips_missing_uids(imap_client: ImapClient, dovec
     assert await imap_client.fetch_raw([]) == []
 
 
-async def test_uid_helpers(imap_client: ImapClient, dovecot_user: DovecotUser) -> None:
-    dovecot_user.deliver([message(i) for i in range(1, 11)])
+async def test_uid_and_size_listings(imap_client: ImapClient, dovecot_user: DovecotUser) -> None:
+    originals = {i: message(i, size=i * 1000) for i in range(1, 11)}
+    dovecot_user.deliver(list(originals.values()))
     with dovecot_user.peer() as peer:
         peer.store(4, "+FLAGS", "(\\Deleted)")
         peer.expunge()  # UIDs 1..10 minus 4
     await imap_client.select("INBOX")
-    assert await imap_client.uids_below(6) == [1, 2, 3, 5]
-    assert await imap_client.uids_below(1) == []
-    assert await imap_client.uids_below(9, low=4) == [5, 6, 7, 8]  # a window under the floor
-    assert await imap_client.uids_below(5, low=5) == []
-    assert await imap_client.uids_above(7) == [8, 9, 10]
-    # "11:*" matches the highest UID (10) as well: the helper must not report it as new
-    assert await imap_client.uids_above(10) == []
-    assert await imap_client.uids_above(0) == [1, 2, 3, 5, 6, 7, 8, 9, 10]
+    below = await imap_client.sizes_below(6)
+    assert list(below) == [1, 2, 3, 5]
+    assert below == {uid: len(originals[uid]) for uid in (1, 2, 3, 5)}  # the server's RFC822.SIZE of each
+    assert await imap_client.sizes_below(1) == {}
+    assert list(await imap_client.sizes_below(9, low=4)) == [5, 6, 7, 8]  # a window under the floor
+    assert await imap_client.sizes_below(5, low=5) == {}
+    above = await imap_client.sizes_above(7)
+    assert above == {uid: len(originals[uid]) for uid in (8, 9, 10)}
+    # "11:*" matches the highest UID (10) as well: the listing must not report it as new
+    assert await imap_client.sizes_above(10) == {}
+    assert list(await imap_client.sizes_above(0)) == [1, 2, 3, 5, 6, 7, 8, 9, 10]
     assert await imap_client.uid_search("SUBJECT \"Test 7\"") == [7]
     assert await imap_client.uid_search('SUBJECT "Grüße"') == []  # non-ASCII criteria go with CHARSET UTF-8
 
@@ -80,7 +84,7 @@ async def test_search_without_esearch(dovecot_user: DovecotUser) -> None:
         await client.login(dovecot_user.name, dovecot_user.password)
         await client.select("INBOX")
         assert await client.uid_search() == list(range(1, 8))
-        assert await client.uids_below(4) == [1, 2, 3]
+        assert await client.uid_search("UID 1:3") == [1, 2, 3]
 
 
 async def test_flag_listing_of_thousands(imap_client: ImapClient, dovecot_user: DovecotUser) -> None:

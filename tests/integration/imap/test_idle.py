@@ -39,7 +39,7 @@ async def test_idle_sees_append_from_another_connection(imap_client: ImapClient,
     assert imap_client.selected is not None
     assert imap_client.selected.readonly  # IDLE opened the mailbox read-only, it was not selected before
     # the connection is usable again, and the new message is there
-    assert await imap_client.uids_above(1) == [2]
+    assert list(await imap_client.sizes_above(1)) == [2]
 
 
 async def test_idle_reports_flag_changes_and_expunges(imap_client: ImapClient, dovecot_user: DovecotUser) -> None:

@@ -63,6 +63,20 @@ def test_fetch_with_two_literals_and_unsolicited_update() -> None:
     assert syn.flag_state(parsed[1][1]) is None
 
 
+def test_size_listings_in_either_item_order_and_with_updates_in_between() -> None:
+    plain: list[syn.Part] = [b"1 FETCH (UID 7 RFC822.SIZE 1200)", b"2 FETCH (RFC822.SIZE 31 UID 9)",
+                             b"Fetch completed"]
+    assert syn.parse_sizes(plain) == {7: 1200, 9: 31}
+    mixed: list[syn.Part] = [
+        b"1 FETCH (UID 7 RFC822.SIZE 1200)",
+        b"2 FETCH (FLAGS (\\Deleted))",  # another client's change, no UID: not a size
+        b"3 FETCH (UID 12 FLAGS (\\Seen) RFC822.SIZE 77)",  # a server that adds the flags it changed
+        b"Fetch completed",
+    ]
+    assert syn.parse_sizes(mixed) == {7: 1200, 12: 77}
+    assert syn.parse_sizes([b"Fetch completed"]) == {}
+
+
 def test_literal_of_wrong_size_is_a_protocol_error() -> None:
     with pytest.raises(ImapProtocolError):
         syn.parse_fetch([b"1 FETCH (UID 1 BODY[] {9}", bytearray(b"short"), b")", b"done"])
