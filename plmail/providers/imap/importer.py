@@ -1,10 +1,10 @@
 """The IMAP first import: each folder read from the top down, fifty messages per call (fewer when they are
 large: a page holds at most `batches.BATCH_BYTES` by the server's sizes, or one larger message alone).
 
-A page asks the server which UIDs exist below the folder's import floor, with their sizes, and leaves out the
-ones stored already, so a message that is here is never fetched twice, and a page that died half-way is simply asked
-for again. Folders come in the order a person wants them: Inbox, Sent, Drafts, own folders, Archive,
-Spam, Trash.
+A page asks the server which UIDs exist below the folder's import floor, with their sizes, and leaves out
+the ones stored already, so a message that is here is never fetched twice, and a page that died half-way
+is simply asked for again. Folders come in the order a person wants them: Inbox, Sent, Drafts, own
+folders, Archive, Spam, Trash.
 
 While a page is being stored, the next one is read ahead on the account's parked connection and parsed
 in the gaps, so the server, the parser and the database work at the same time. A page read ahead is used
