@@ -24,6 +24,18 @@ def message(seq: int, *, body: bytes | None = None, subject: str | None = None, 
     return head + text
 
 
+def large_message(seq: int, size: int) -> bytes:
+    """A message carrying one base64 attachment (a scan); `size` is about its size in bytes."""
+    line = b"JVBERi0xLjQKJcfsj6IKNSAwIG9iago8PC9MZW5ndGggNiAwIFIvRmlsdGVyIC9GbGF0ZURlY29kZT4+CnN0cmVhbQp4\r\n"
+    return (f"From: Scanner <scanner@example.org>\r\nTo: someone@example.net\r\nSubject: Scan {seq}\r\n"
+            f"Message-ID: <seq-{seq}@plmail.test>\r\nDate: Sat, 28 Nov 2026 10:00:00 +0000\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=SCAN\r\n\r\n"
+            "--SCAN\r\nContent-Type: text/plain\r\n\r\nThe scan you asked for.\r\n"
+            "--SCAN\r\nContent-Type: application/pdf; name=scan.pdf\r\n"
+            "Content-Disposition: attachment; filename=scan.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+            ).encode() + line * (size // len(line)) + b"--SCAN--\r\n"
+
+
 # Lines an IMAP response parser might take for protocol: a literal announcement, a closing parenthesis,
 # untagged responses, a tagged OK; then 8-bit text in two charsets and a line far over 998 octets.
 TRICKY_BODY = (

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from plmail.db.database import Database
@@ -35,11 +35,12 @@ from plmail.domain.enums import Category
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.headers import header_values
-from plmail.mail.ingest import IngestedMessage, parse_message
+from plmail.mail.ingest import RAW_BATCH_BYTES, IngestedMessage, parse_message
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.changes import settle_deleted
 from plmail.providers.gmail.client import FetchedGmail, GmailSession
 from plmail.providers.gmail.labels import NOT_PLACES, GmailLabelSyncer, LabelMap
+from plmail.providers.gmail.pacer import MESSAGES_PER_REQUEST
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,10 @@ class BatchOutcome:
     answered: frozenset[str] = frozenset()  # stored now, stored before, or noted
     failed: frozenset[str] = frozenset()  # would not store; tried again later
     deferred_until: datetime | None = None  # the quota ran out; the rest waits until then
+
+    def merged(self, later: BatchOutcome) -> BatchOutcome:
+        return BatchOutcome(self.stored + later.stored, self.skipped + later.skipped, self.answered | later.answered,
+                            self.failed | later.failed, later.deferred_until or self.deferred_until)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,31 +100,57 @@ class GmailMessageIngest:
 
     async def fetch_and_store(self, session: GmailSession, record: AccountRecord, ids: Sequence[str]
                               ) -> BatchOutcome:
-        """Fetch the ids that are neither stored nor noted, and store or note each."""
+        """Fetch the ids that are neither stored nor noted, and store or note each.
+
+        Gmail tells a message's size only with the message, so the ids are fetched a request's worth at a time
+        and what is held goes to the pipeline before it would pass RAW_BATCH_BYTES: a job of large mail holds
+        a bounded amount (and one request's messages), not a hundred attachments at once."""
         known = await self.repo.known(record.id, ids)
         wanted = [i for i in dict.fromkeys(ids) if i not in known]
-        if not wanted:
-            return BatchOutcome(answered=frozenset(ids))
-        result = await session.fetch(wanted)
+        outcome = BatchOutcome(answered=frozenset(set(ids) - set(wanted)))
+        held: dict[str, FetchedGmail] = {}
+        held_bytes = 0
+        gone: set[str] = set()
+        deferred_until: datetime | None = None
+        for start in range(0, len(wanted), MESSAGES_PER_REQUEST):
+            result = await session.fetch(wanted[start:start + MESSAGES_PER_REQUEST])
+            for message in result.fetched.values():
+                size = len(message.raw or b"")
+                if held and held_bytes + size > RAW_BATCH_BYTES:
+                    outcome = outcome.merged(await self._store(session, record, held, gone))
+                    held, held_bytes, gone = {}, 0, set()
+                held[message.id] = message
+                held_bytes += size
+            gone |= result.gone
+            deferred_until = result.deferred_until
+            if deferred_until is not None:
+                break
+        if held or gone:
+            outcome = outcome.merged(await self._store(session, record, held, gone))
+        return replace(outcome, deferred_until=deferred_until)
+
+    async def _store(self, session: GmailSession, record: AccountRecord, fetched: dict[str, FetchedGmail],
+                     gone: set[str]) -> BatchOutcome:
+        """Store or note what was fetched; ids Gmail answered with 404 are noted as gone."""
         notes = [SkippedNote(gmail_id, "gone", detail="listed by Gmail, but Gmail answers 404 for it")
-                 for gmail_id in sorted(result.gone)]
-        labels = await self.label_map(session, record, [g for f in result.fetched.values() for g in f.label_ids])
+                 for gmail_id in sorted(gone)]
+        labels = await self.label_map(session, record, [g for f in fetched.values() for g in f.label_ids])
         batch: list[IngestedMessage] = []
         failed: set[str] = set()
-        for fetched in result.fetched.values():
-            if "CHAT" in fetched.label_ids:  # the one kind of message there is no place for
-                notes.append(self._note(fetched, "chat", None))
+        for message in fetched.values():
+            if "CHAT" in message.label_ids:  # the one kind of message there is no place for
+                notes.append(self._note(message, "chat", None))
                 continue
-            if fetched.raw is None:
-                failed.add(fetched.id)
+            if message.raw is None:
+                failed.add(message.id)
                 continue
             try:
-                batch.append(self._ingested(record, fetched, labels))
+                batch.append(self._ingested(record, message, labels))
             except Exception as exc:  # the parser promises not to raise; if it does, only this message pays
-                log.exception("could not parse Gmail message %s of account %s", fetched.id, record.id)
-                await self.ingest_repo.record_skip(record.id, source_ref(fetched.id), f"parse: {exc}",
-                                                   hashlib.sha256(fetched.raw).hexdigest())
-                failed.add(fetched.id)
+                log.exception("could not parse Gmail message %s of account %s", message.id, record.id)
+                await self.ingest_repo.record_skip(record.id, source_ref(message.id), f"parse: {exc}",
+                                                   hashlib.sha256(message.raw).hexdigest())
+                failed.add(message.id)
         batch, claimed = await self._claims(record, batch)
         notes += claimed
         stored, refused_refs = await self.pipeline.ingest_isolating_failures(batch)
@@ -129,9 +160,8 @@ class GmailMessageIngest:
         async with self.db.transaction():
             await self.repo.note_skipped(record.id, notes)
             await self.repo.forget_skipped(record.id, kept)
-        done = (set(ids) - set(wanted)) | set(kept) | {n.gmail_id for n in notes}
-        return BatchOutcome(stored=stored, skipped=len(notes), answered=frozenset(done), failed=frozenset(failed),
-                            deferred_until=result.deferred_until)
+        return BatchOutcome(stored=stored, skipped=len(notes), answered=frozenset(kept) | {n.gmail_id for n in notes},
+                            failed=frozenset(failed))
 
     def _ingested(self, record: AccountRecord, fetched: FetchedGmail, labels: LabelMap) -> IngestedMessage:
         assert fetched.raw is not None

@@ -1,15 +1,17 @@
 """How many raw messages travel together: one UID FETCH, one pipeline batch, one import page.
 
 The seed's batches are fifty messages. Fifty messages can also be fifty scanned attachments of 20 MB each; a
-batch is held in memory whole (the raw bytes, their parse, the rows), so it is bounded by bytes as well, or a
-folder of large mail would take more memory than a small home server has, fail, and be retried forever."""
+batch is held in memory whole, so it is bounded by bytes as well, or a folder of large mail would take more
+memory than a small home server has, fail, and be retried forever. IMAP knows the sizes before fetching."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from plmail.mail.ingest import RAW_BATCH_BYTES
+
 BATCH_MESSAGES = 50
-BATCH_BYTES = 32 * 1024 * 1024
+BATCH_BYTES = RAW_BATCH_BYTES
 
 
 def batches(uids: Sequence[int], sizes: Mapping[int, int], *, count: int = BATCH_MESSAGES,

@@ -7,10 +7,14 @@ import json
 import random
 
 from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.mail.ingest import RAW_BATCH_BYTES
 from plmail.providers.gmail.importer import BACKFILL_COOLDOWN, BackfillState
 from plmail.providers.gmail.pacer import SHARE
 from tests.integration.gmail.conftest import GmailSetup
 from tests.support.fakes import rfc822
+from tests.support.imap_mail import large_message
+
+MB = 1024 * 1024
 
 CATEGORIES = {
     "CATEGORY_PERSONAL": "primary", "CATEGORY_SOCIAL": "social", "CATEGORY_PROMOTIONS": "promotions",
@@ -190,3 +194,23 @@ async def test_a_pass_that_cannot_store_everything_waits_an_hour_and_stops_after
     given_up = BackfillState.of(await gmail.services.mail_accounts.admin.for_job(gmail.account_id))  # type: ignore[arg-type]
     assert given_up is not None and given_up.status == "given_up"
     assert not await gmail.services.import_state.is_importing(ProviderKind.GMAIL, gmail.account_id)
+
+
+async def test_large_mail_reaches_the_pipeline_in_batches_bounded_by_bytes(gmail: GmailSetup) -> None:
+    """Gmail tells a size only with the message: a job's messages are stored in several batches, each under
+    the budget, instead of holding every attachment of the job at once."""
+    scans = [gmail.mailbox.add_message(large_message(n, 12 * MB)) for n in range(5)]
+    small = [gmail.mailbox.add_message(rfc822(f"Mail {n}")) for n in range(3)]
+    await gmail.sync()
+    await gmail.import_all()
+    assert await gmail.gmail_ids() == {m.id for m in scans + small}
+    # Each pipeline batch is one transaction, and its JMAP creates carry that transaction's time.
+    rows = await gmail.services.db.fetch(
+        """SELECT count(*) FILTER (WHERE m.size > $2) AS scans, sum(m.size) AS bytes
+             FROM jmap_change_log c JOIN message m ON m.id::text = c.entity_id
+            WHERE c.account_id = $1 AND c.object_type = 'Email' AND c.change_type = 'created'
+            GROUP BY c.created_at""", gmail.account_id, MB)
+    assert sum(r["scans"] for r in rows) == 5
+    assert sorted(r["scans"] for r in rows if r["scans"]) == [1, 2, 2]  # two scans fit the budget, a third not
+    assert all(r["bytes"] <= RAW_BATCH_BYTES for r in rows)
+    assert RAW_BATCH_BYTES < 3 * 12 * MB

@@ -8,22 +8,10 @@ import re
 
 from plmail.providers.imap.batches import BATCH_BYTES
 from tests.integration.imap_sync.conftest import ImapSetup, add_account
-from tests.support.imap_mail import message
+from tests.support.imap_mail import large_message, message
 from tests.support.imap_proxy import imap_proxy
 
 MB = 1024 * 1024
-
-
-def scan(seq: int, size: int) -> bytes:
-    """A message carrying one base64 attachment; `size` is about its size on the server."""
-    line = b"JVBERi0xLjQKJcfsj6IKNSAwIG9iago8PC9MZW5ndGggNiAwIFIvRmlsdGVyIC9GbGF0ZURlY29kZT4+CnN0cmVhbQp4\r\n"
-    return (f"From: Scanner <scanner@example.org>\r\nTo: someone@example.net\r\nSubject: Scan {seq}\r\n"
-            f"Message-ID: <seq-{seq}@plmail.test>\r\nDate: Sat, 28 Nov 2026 10:00:00 +0000\r\n"
-            "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=SCAN\r\n\r\n"
-            "--SCAN\r\nContent-Type: text/plain\r\n\r\nThe scan you asked for.\r\n"
-            "--SCAN\r\nContent-Type: application/pdf; name=scan.pdf\r\n"
-            "Content-Disposition: attachment; filename=scan.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n"
-            ).encode() + line * (size // len(line)) + b"--SCAN--\r\n"
 
 
 def body_fetches(commands: list[str]) -> list[str]:
@@ -34,7 +22,8 @@ def body_fetches(commands: list[str]) -> list[str]:
 
 async def test_large_mail_goes_in_batches_bounded_by_bytes(imap: ImapSetup) -> None:
     over_budget = BATCH_BYTES + MB
-    history = [message(i) for i in range(1, 4)] + [scan(i, 12 * MB) for i in range(4, 8)] + [scan(8, over_budget)]
+    history = [message(i) for i in range(1, 4)] + [large_message(i, 12 * MB) for i in range(4, 8)]
+    history.append(large_message(8, over_budget))
     imap.mail.deliver(history)
     async with imap_proxy(imap.mail.server.host, imap.mail.server.port) as proxy:
         account_id = await add_account(imap.services, imap.user, imap.mail, port=proxy.port)
@@ -49,7 +38,7 @@ async def test_large_mail_goes_in_batches_bounded_by_bytes(imap: ImapSetup) -> N
         assert await setup.count() == 8
 
         sent = len(proxy.commands())
-        imap.mail.append([scan(9, 20 * MB), scan(10, 20 * MB), message(11)])
+        imap.mail.append([large_message(9, 20 * MB), large_message(10, 20 * MB), message(11)])
         await setup.sync()
         assert body_fetches(proxy.commands()[sent:]) == ["9", "10:11"]
         assert await setup.stored_ids() == imap.server_ids(["INBOX"])
