@@ -21,6 +21,7 @@ from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ValidationError
 from plmail.domain.models import User
+from plmail.mail.batching import bounded_runs
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import IngestedMessage
 from plmail.mail.labels import LabelResolver
@@ -205,11 +206,6 @@ def _read_and_parse(chunks: Iterator[list[ArchivedMessage]]) -> list[_Parsed]:
 
 
 def _chunks(items: Iterable[ArchivedMessage], size: int) -> Iterator[list[ArchivedMessage]]:
-    chunk: list[ArchivedMessage] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+    """Runs of at most `size` messages and RAW_BATCH_BYTES: a Takeout mbox is where years of attachments sit,
+    and a chunk is held whole, twice over while the next one is read."""
+    return bounded_runs(items, lambda item: len(item.raw), count=size)

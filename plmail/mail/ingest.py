@@ -7,10 +7,6 @@ from datetime import datetime
 
 from plmail.mail.mime import ParsedMessage, parse_mime
 
-# A pipeline batch is held in memory whole (raw bytes, their parse, the rows), so providers bound one by the
-# raw bytes it carries as well as by count: fifty scanned attachments must fit a small home server.
-RAW_BATCH_BYTES = 32 * 1024 * 1024
-
 
 @dataclass(frozen=True, slots=True)
 class IngestedMessage:

@@ -32,10 +32,11 @@ from plmail.db.repos.gmail_messages import GmailMessageRepository, Sibling, Skip
 from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import Category
+from plmail.mail.batching import BoundedRun
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.headers import header_values
-from plmail.mail.ingest import RAW_BATCH_BYTES, IngestedMessage, parse_message
+from plmail.mail.ingest import IngestedMessage, parse_message
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.changes import settle_deleted
 from plmail.providers.gmail.client import FetchedGmail, GmailSession
@@ -108,36 +109,34 @@ class GmailMessageIngest:
         known = await self.repo.known(record.id, ids)
         wanted = [i for i in dict.fromkeys(ids) if i not in known]
         outcome = BatchOutcome(answered=frozenset(set(ids) - set(wanted)))
-        held: dict[str, FetchedGmail] = {}
-        held_bytes = 0
+        held: BoundedRun[FetchedGmail] = BoundedRun(count=len(wanted))
         gone: set[str] = set()
         deferred_until: datetime | None = None
         for start in range(0, len(wanted), MESSAGES_PER_REQUEST):
             result = await session.fetch(wanted[start:start + MESSAGES_PER_REQUEST])
             for message in result.fetched.values():
-                size = len(message.raw or b"")
-                if held and held_bytes + size > RAW_BATCH_BYTES:
-                    outcome = outcome.merged(await self._store(session, record, held, gone))
-                    held, held_bytes, gone = {}, 0, set()
-                held[message.id] = message
-                held_bytes += size
+                closed = held.add(message, len(message.raw or b""))
+                if closed:
+                    outcome = outcome.merged(await self._store(session, record, closed, gone))
+                    gone = set()
             gone |= result.gone
             deferred_until = result.deferred_until
             if deferred_until is not None:
                 break
-        if held or gone:
-            outcome = outcome.merged(await self._store(session, record, held, gone))
+        rest = held.rest()
+        if rest or gone:
+            outcome = outcome.merged(await self._store(session, record, rest, gone))
         return replace(outcome, deferred_until=deferred_until)
 
-    async def _store(self, session: GmailSession, record: AccountRecord, fetched: dict[str, FetchedGmail],
+    async def _store(self, session: GmailSession, record: AccountRecord, fetched: Sequence[FetchedGmail],
                      gone: set[str]) -> BatchOutcome:
         """Store or note what was fetched; ids Gmail answered with 404 are noted as gone."""
         notes = [SkippedNote(gmail_id, "gone", detail="listed by Gmail, but Gmail answers 404 for it")
                  for gmail_id in sorted(gone)]
-        labels = await self.label_map(session, record, [g for f in fetched.values() for g in f.label_ids])
+        labels = await self.label_map(session, record, [g for f in fetched for g in f.label_ids])
         batch: list[IngestedMessage] = []
         failed: set[str] = set()
-        for message in fetched.values():
+        for message in fetched:
             if "CHAT" in message.label_ids:  # the one kind of message there is no place for
                 notes.append(self._note(message, "chat", None))
                 continue

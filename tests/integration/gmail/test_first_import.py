@@ -7,7 +7,7 @@ import json
 import random
 
 from plmail.domain.enums import LabelRole, ProviderKind
-from plmail.mail.ingest import RAW_BATCH_BYTES
+from plmail.mail.batching import RAW_BATCH_BYTES
 from plmail.providers.gmail.importer import BACKFILL_COOLDOWN, BackfillState
 from plmail.providers.gmail.pacer import SHARE
 from tests.integration.gmail.conftest import GmailSetup

@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from plmail.mail.batching import RAW_BATCH_BYTES
 from plmail.services import Services
+from tests.support.imap_mail import large_message
 from tests.support.mail import spamassassin
+
+MB = 1024 * 1024
 
 
 def _write_mbox(path: Path, messages: list[bytes]) -> None:
@@ -84,3 +88,19 @@ async def test_import_maps_takeout_labels_and_refuses_bad_input(tmp_path: Path, 
     assert missing.returncode == 2 and "does not exist" in missing.stderr
     nobody = _cli(tmp_path, database_url, "import-mbox", str(mbox), "--user", "nobody@example.org")
     assert nobody.returncode == 2 and "No user with the address nobody@example.org" in nobody.stderr
+
+
+async def test_an_archive_of_large_mail_is_stored_in_batches_bounded_by_bytes(tmp_path: Path,
+                                                                           services: Services) -> None:
+    user = await services.users.create_user("scans@example.org", "correct horse")
+    mbox = tmp_path / "scans.mbox"
+    _write_mbox(mbox, [large_message(n, 12 * MB) for n in range(5)] + [large_message(9, 1_000)])
+    report = await services.archive_importer.import_path(user, mbox)
+    assert (report.imported, report.duplicates, report.skipped) == (6, 0, 0)
+    # Each pipeline batch is one transaction, and its JMAP creates carry that transaction's time.
+    rows = await services.db.fetch(
+        """SELECT count(*) FILTER (WHERE m.size > $1) AS scans, sum(m.size) AS bytes
+             FROM jmap_change_log c JOIN message m ON m.id::text = c.entity_id
+            WHERE c.object_type = 'Email' AND c.change_type = 'created' GROUP BY c.created_at""", MB)
+    assert [r["scans"] for r in sorted(rows, key=lambda r: -r["scans"])] == [2, 2, 1]
+    assert all(r["bytes"] <= RAW_BATCH_BYTES for r in rows)
