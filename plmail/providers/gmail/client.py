@@ -12,7 +12,7 @@ import asyncio
 import base64
 import email.utils
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -294,6 +294,17 @@ class GmailSession:
         `deferred_until`."""
         fetched: dict[str, FetchedGmail] = {}
         gone: set[str] = set()
+        deferred_until: datetime | None = None
+        async for part in self.fetch_by_request(ids, labels_only=labels_only):
+            fetched.update(part.fetched)
+            gone |= part.gone
+            deferred_until = part.deferred_until
+        return FetchResult(fetched, frozenset(gone), deferred_until)
+
+    async def fetch_by_request(self, ids: Sequence[str], *, labels_only: bool = False
+                               ) -> AsyncIterator[FetchResult]:
+        """As `fetch`, one paced request's result at a time, so a caller can let go of what it has stored
+        before the next arrives; a result with `deferred_until` is the last."""
         per_message = UNITS_LABEL_READ if labels_only else UNITS_PER_MESSAGE
         params = {"format": "minimal" if labels_only else "raw"}
         for start in range(0, len(ids), MESSAGES_PER_REQUEST):
@@ -301,11 +312,14 @@ class GmailSession:
             try:
                 await self.api.pacer.spend(self.account.id, self.client_id, per_message * len(group))
             except GmailQuotaDeferred as deferred:
-                return FetchResult(fetched, frozenset(gone), deferred.until)
+                yield FetchResult(deferred_until=deferred.until)
+                return
             results = await asyncio.gather(
                 *(self._unpaced("GET", f"/messages/{quote(i, safe='')}", params=params) for i in group),
                 return_exceptions=True,
             )
+            fetched: dict[str, FetchedGmail] = {}
+            gone: set[str] = set()
             refusals: list[_RateLimited] = []
             for message_id, result in zip(group, results, strict=True):
                 if isinstance(result, GmailNotFound):
@@ -317,8 +331,9 @@ class GmailSession:
                 else:
                     fetched[message_id] = _fetched(result.json())
             if refusals:  # the five were one request as far as the quota goes: one refusal
-                return FetchResult(fetched, frozenset(gone), await self._refused(refusals))
-        return FetchResult(fetched, frozenset(gone))
+                yield FetchResult(fetched, frozenset(gone), await self._refused(refusals))
+                return
+            yield FetchResult(fetched, frozenset(gone))
 
     # -- writes --------------------------------------------------------------------------------------------
     async def batch_modify(self, ids: Sequence[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:

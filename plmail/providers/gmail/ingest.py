@@ -41,7 +41,6 @@ from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.changes import settle_deleted
 from plmail.providers.gmail.client import FetchedGmail, GmailSession
 from plmail.providers.gmail.labels import NOT_PLACES, GmailLabelSyncer, LabelMap
-from plmail.providers.gmail.pacer import MESSAGES_PER_REQUEST
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +102,8 @@ class GmailMessageIngest:
                               ) -> BatchOutcome:
         """Fetch the ids that are neither stored nor noted, and store or note each.
 
-        Gmail tells a message's size only with the message, so the ids are fetched a request's worth at a time
-        and what is held goes to the pipeline before it would pass RAW_BATCH_BYTES: a job of large mail holds
+        Gmail tells a message's size only with the message, so the results are taken a request at a time and
+        what is held goes to the pipeline before it would pass RAW_BATCH_BYTES: a job of large mail holds
         a bounded amount (and one request's messages), not a hundred attachments at once."""
         known = await self.repo.known(record.id, ids)
         wanted = [i for i in dict.fromkeys(ids) if i not in known]
@@ -112,17 +111,14 @@ class GmailMessageIngest:
         held: BoundedRun[FetchedGmail] = BoundedRun(count=len(wanted))
         gone: set[str] = set()
         deferred_until: datetime | None = None
-        for start in range(0, len(wanted), MESSAGES_PER_REQUEST):
-            result = await session.fetch(wanted[start:start + MESSAGES_PER_REQUEST])
+        async for result in session.fetch_by_request(wanted):
             for message in result.fetched.values():
                 closed = held.add(message, len(message.raw or b""))
                 if closed:
                     outcome = outcome.merged(await self._store(session, record, closed, gone))
                     gone = set()
             gone |= result.gone
-            deferred_until = result.deferred_until
-            if deferred_until is not None:
-                break
+            deferred_until = result.deferred_until  # only the last result can carry it
         rest = held.rest()
         if rest or gone:
             outcome = outcome.merged(await self._store(session, record, rest, gone))
