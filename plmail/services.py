@@ -16,12 +16,12 @@ from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrate import migrate
+from plmail.db.queues import QueueSet
 from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.db.repos.users import UserRepository
 from plmail.jmap.service import JmapService
-from plmail.jobs.queues import QueueSet
 from plmail.keys import InstallationKeys
 from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.blobs import BlobStore, RawMessageResolver

@@ -9,9 +9,9 @@ from plmail.accounts.service import ImapAccountService
 from plmail.accounts.sync import AccountSyncService
 from plmail.config import Settings
 from plmail.db.database import Database
+from plmail.db.queues import QueueSet
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
-from plmail.jobs.queues import QueueSet
 from plmail.keys import InstallationKeys
 from plmail.mail.labels import LabelResolver
 from plmail.mail.pipeline import PostIngestPipeline

@@ -15,17 +15,14 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
-from plmail.domain.enums import AccountStatus, QueueName
-from plmail.domain.errors import PlmailError
-from plmail.jobs.queues import JobDefaults, QueueSet
-from plmail.mail.operations import PROPAGATE_JOB, PROPAGATION_QUEUE
-from plmail.providers.base import ImportProgress, MailImporter, SyncerRegistry, retryable
+from plmail.domain.enums import AccountStatus
+from plmail.domain.errors import PlmailError, is_retryable
+from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES, SYNC_ACCOUNT
+from plmail.domain.ports import Enqueuer
+from plmail.providers.base import ImportProgress, MailImporter, SyncerRegistry
 
 log = logging.getLogger(__name__)
 
-SYNC_JOB = "sync_account"
-SYNC_DEFAULTS = JobDefaults(timeout=1800, retries=4, retry_delay=10.0, retry_backoff=True)
-_PROPAGATE_DEFAULTS = JobDefaults(timeout=600, retries=8, retry_delay=10.0, retry_backoff=True)
 _FOREGROUND_ATTEMPTS = 6
 _PROGRESS_EVERY = 0.5  # seconds between progress counts while pages keep coming
 
@@ -35,7 +32,7 @@ T = TypeVar("T")
 
 class AccountSyncService:
     def __init__(self, accounts: AccountAdminRepository, syncers: SyncerRegistry, importer: MailImporter,
-                 queues: QueueSet | None, *, after_sync: Callable[[int], None] | None = None) -> None:
+                 queues: Enqueuer | None, *, after_sync: Callable[[int], None] | None = None) -> None:
         self.accounts = accounts
         self.syncers = syncers
         self.importer = importer
@@ -45,15 +42,14 @@ class AccountSyncService:
     async def request(self, account_id: int) -> None:
         """Ask the ingest workers for a sync of this account."""
         if self.queues is not None:
-            await self.queues.enqueue(QueueName.INGEST, SYNC_JOB, defaults=SYNC_DEFAULTS, account_id=account_id)
+            await self.queues.enqueue(SYNC_ACCOUNT, account_id=account_id)
 
     async def resume(self, account_id: int) -> None:
         """After the user fixed or re-enabled the account: sync it, and hand over the changes made in plmail
         that waited while it could not be reached."""
         await self.request(account_id)
         if self.queues is not None:
-            await self.queues.enqueue(PROPAGATION_QUEUE, PROPAGATE_JOB, defaults=_PROPAGATE_DEFAULTS,
-                                      account_id=account_id)
+            await self.queues.enqueue(PROPAGATE_PROVIDER_CHANGES, account_id=account_id)
 
     async def request_all(self) -> int:
         """The fallback poll: every account that can be synced. One whose sign-in failed is left alone until
@@ -81,7 +77,7 @@ class AccountSyncService:
                     try:
                         touched |= set(await syncer.sync(record.account))
                     except Exception as exc:
-                        if retryable(exc):
+                        if is_retryable(exc):
                             raise
                         log.warning("sync of account %s stopped: %s", account_id, exc)
                         return sorted(touched)
@@ -127,7 +123,7 @@ class AccountSyncService:
                 return await action()
             except Exception as exc:
                 failures += 1
-                if not retryable(exc) or failures >= _FOREGROUND_ATTEMPTS:
+                if not is_retryable(exc) or failures >= _FOREGROUND_ATTEMPTS:
                     raise
                 log.warning("retrying after a passing failure: %s", exc)
                 await asyncio.sleep(min(2.0 ** failures, 30.0))

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
-
-from saq import Status
 
 from plmail.db.database import Database
 from plmail.db.repos.probes import QueueProbeRepository
 from plmail.db.repos.queues import QueueStatsRepository
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import NotFoundError
+from plmail.domain.jobs import PROBE_QUEUE
 from plmail.domain.models import FailedJob, QueueCounts, QueueProbe
-from plmail.jobs.probe import probe_queue
-from plmail.jobs.queues import JobDefaults, QueueSet
-
-_PROBE_JOB = JobDefaults(timeout=30, retries=1)
+from plmail.domain.ports import Enqueuer, FailedJobRequeuer
 
 
 class QueueProbeService:
-    def __init__(self, db: Database, queues: QueueSet) -> None:
+    def __init__(self, db: Database, queues: Enqueuer) -> None:
         self.repo = QueueProbeRepository(db)
         self.queues = queues
 
@@ -29,7 +24,7 @@ class QueueProbeService:
         ids: dict[QueueName, int] = {}
         for queue in QueueName:
             probe_id = await self.repo.create(queue)
-            await self.queues.enqueue(queue, probe_queue.__qualname__, defaults=_PROBE_JOB, probe_id=probe_id)
+            await self.queues.enqueue(PROBE_QUEUE, queue=queue, probe_id=probe_id)
             ids[queue] = probe_id
         return ids
 
@@ -45,7 +40,7 @@ class QueueProbeService:
 
 
 class QueueOverviewService:
-    def __init__(self, db: Database, queues: QueueSet) -> None:
+    def __init__(self, db: Database, queues: FailedJobRequeuer) -> None:
         self.repo = QueueStatsRepository(db)
         self.queues = queues
 
@@ -60,12 +55,8 @@ class QueueOverviewService:
         name = await self.repo.failed_queue(key)
         if name is None or name not in QueueName._value2member_map_:
             raise NotFoundError("That failed job is gone; it may have been retried or discarded already.")
-        queue = self.queues[QueueName(name)]
-        job = await queue.job(key)
-        if job is None:
+        if not await self.queues.requeue_failed(QueueName(name), key):
             raise NotFoundError("That failed job is gone; it may have been retried or discarded already.")
-        await queue.update(job, status=Status.QUEUED, error=None, attempts=0, started=0, completed=0,
-                           progress=0.0, scheduled=int(time.time()), expire_at=None)
 
     async def discard_failed(self, key: str) -> None:
         if not await self.repo.discard_failed(key):

@@ -28,7 +28,8 @@ from plmail.db.repos.contacts import ContactRepository
 from plmail.db.repos.queues import QueueStatsRepository
 from plmail.db.repos.threads import CategoryMove
 from plmail.domain.enums import Category, QueueName
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.jobs import CLASSIFY_MESSAGES
+from plmail.domain.ports import Enqueuer
 from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.headers import has_header
@@ -36,13 +37,8 @@ from plmail.mail.steps import InitialImportState
 
 log = logging.getLogger(__name__)
 
-CLASSIFY_JOB = "classify_messages"
-RELEASE_JOB = "release_held"
 CLASSIFY_BATCH = 25
 CATCH_UP_PER_USER = 200
-# One attempt: the job guards every message itself, and a message is never asked about twice.
-CLASSIFY_DEFAULTS = JobDefaults(timeout=1800, retries=1)
-RELEASE_DEFAULTS = JobDefaults(timeout=60, retries=3, retry_delay=1.0)
 _LIST_HEADERS = ("list-id", "list-post", "list-unsubscribe")
 _NOT_ASKED = "not asked: a Gmail label or a known correspondent decides this tab"
 
@@ -89,7 +85,7 @@ def mail_for_model(message: MessageForModel) -> MailForModel:
 
 
 class AssistantService:
-    def __init__(self, db: Database, settings: AssistantSettingsStore, queues: QueueSet, *,
+    def __init__(self, db: Database, settings: AssistantSettingsStore, queues: Enqueuer, *,
                  http: httpx.AsyncClient | None = None, categorizer: MessageCategorizer | None = None,
                  priority: LiveMailPriority | None = None, releaser: HeldMailReleaser | None = None) -> None:
         self.db = db
@@ -239,7 +235,7 @@ class ClassificationCatchUp:
     """Every quarter hour: the newest never-asked mail goes onto enrich_backlog, but only for a user whose
     accounts all finished importing, and only while that queue is empty; ai_categorised_at is the progress mark."""
 
-    def __init__(self, db: Database, settings: AssistantSettingsStore, queues: QueueSet,
+    def __init__(self, db: Database, settings: AssistantSettingsStore, queues: Enqueuer,
                  import_state: InitialImportState, *, per_user: int = CATCH_UP_PER_USER) -> None:
         self.settings = settings
         self.queues = queues
@@ -263,7 +259,7 @@ class ClassificationCatchUp:
                 continue
             ids = await self.repo.never_asked(user_id, own, self.per_user)
             for start in range(0, len(ids), CLASSIFY_BATCH):
-                await self.queues.enqueue(QueueName.ENRICH_BACKLOG, CLASSIFY_JOB, defaults=CLASSIFY_DEFAULTS,
+                await self.queues.enqueue(CLASSIFY_MESSAGES, queue=QueueName.ENRICH_BACKLOG,
                                           message_ids=ids[start:start + CLASSIFY_BATCH],
                                           on_queue=QueueName.ENRICH_BACKLOG.value)
             queued += len(ids)

@@ -6,17 +6,17 @@ model was switched off a moment ago, and the release may not depend on the worke
 
 from __future__ import annotations
 
-from plmail.assistant.service import CLASSIFY_BATCH, CLASSIFY_DEFAULTS, CLASSIFY_JOB, RELEASE_DEFAULTS, RELEASE_JOB
+from plmail.assistant.service import CLASSIFY_BATCH
 from plmail.assistant.settings import AssistantSettingsStore
-from plmail.domain.enums import QueueName
-from plmail.jobs.queues import QueueSet
+from plmail.domain.jobs import CLASSIFY_MESSAGES, RELEASE_HELD
+from plmail.domain.ports import Enqueuer
 from plmail.mail.steps import EnrichmentRouter, PostIngestResult
 
 
 class ClassifyMailStep:
     name = "classify_mail"
 
-    def __init__(self, queues: QueueSet, settings: AssistantSettingsStore, router: EnrichmentRouter | None = None
+    def __init__(self, queues: Enqueuer, settings: AssistantSettingsStore, router: EnrichmentRouter | None = None
                  ) -> None:
         self.queues = queues
         self.settings = settings
@@ -26,13 +26,12 @@ class ClassifyMailStep:
         settings = await self.settings.load()
         held = [m.id for m in result.messages if m.held]
         if held:
-            await self.queues.enqueue(QueueName.RELEASE, RELEASE_JOB, defaults=RELEASE_DEFAULTS,
-                                      delay_seconds=settings.hold_max_seconds, message_ids=held)
+            await self.queues.enqueue(RELEASE_HELD, delay_seconds=settings.hold_max_seconds, message_ids=held)
         if not settings.classifying:
             return
         recent = set(result.recent_ids)
         wanted = [m.id for m in result.messages if m.ask_assistant and m.id in recent]
         queue = self.router.queue_for(result)
         for start in range(0, len(wanted), CLASSIFY_BATCH):
-            await self.queues.enqueue(queue, CLASSIFY_JOB, defaults=CLASSIFY_DEFAULTS,
+            await self.queues.enqueue(CLASSIFY_MESSAGES, queue=queue,
                                       message_ids=wanted[start:start + CLASSIFY_BATCH], on_queue=queue.value)

@@ -25,7 +25,7 @@ from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.calendar_proposals import ProposalRepository
 from plmail.db.repos.calendar_sources import CalendarSourceRepository
 from plmail.db.repos.calendar_store import CalendarRepository
-from plmail.jobs.queues import QueueSet
+from plmail.domain.ports import Enqueuer
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 
 
@@ -69,14 +69,14 @@ class CalendarServices:
             proposals=proposals, proposal_backfill=ProposalBackfill(sources, proposal_rows, proposals),
         )
 
-    def step(self, queues: QueueSet) -> ExtractEventsStep:
+    def step(self, queues: Enqueuer) -> ExtractEventsStep:
         """The post-ingest step that queues this extraction for new mail."""
         return ExtractEventsStep(queues)
 
-    def proposal_step(self, queues: QueueSet) -> ProposeEventsStep:
+    def proposal_step(self, queues: Enqueuer) -> ProposeEventsStep:
         """The post-ingest step that queues the proposal pass for new mail."""
         return ProposeEventsStep(queues)
 
-    def proposal_release_listener(self, queues: QueueSet) -> ProposeOnRelease:
+    def proposal_release_listener(self, queues: Enqueuer) -> ProposeOnRelease:
         """Queues the proposal pass for mail the assistant held, once it is released."""
         return ProposeOnRelease(queues)

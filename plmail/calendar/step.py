@@ -8,20 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.jobs import EXTRACT_EVENTS
+from plmail.domain.ports import Enqueuer
 from plmail.mail.steps import EnrichmentRouter, PostIngestResult
 
-EXTRACT_JOB = "extract_events"
 JOB_BATCH = 200
-# One attempt only: a message that does not parse will not parse on a second attempt, and the job
-# already guards each message, so a retry could only repeat what succeeded.
-EXTRACT_DEFAULTS = JobDefaults(timeout=600, retries=1)
 
 
 class ExtractEventsStep:
     name = "extract_events"
 
-    def __init__(self, queues: QueueSet, router: EnrichmentRouter | None = None) -> None:
+    def __init__(self, queues: Enqueuer, router: EnrichmentRouter | None = None) -> None:
         self.queues = queues
         self.router = router or EnrichmentRouter()
 
@@ -37,8 +34,7 @@ class ExtractEventsStep:
         queue = self.router.queue_for(result)
         for user_id, ids in flagged.items():
             for chunk in _chunks(sorted(set(ids)), JOB_BATCH):
-                await self.queues.enqueue(queue, EXTRACT_JOB, defaults=EXTRACT_DEFAULTS, user_id=user_id,
-                                          message_ids=chunk)
+                await self.queues.enqueue(EXTRACT_EVENTS, queue=queue, user_id=user_id, message_ids=chunk)
 
 
 def _chunks(ids: Sequence[int], size: int) -> list[list[int]]:

@@ -1,13 +1,34 @@
 """One exception tree for everything plmail raises on purpose.
 
-Each error carries a message written for the person running plmail; callers show it as is.
+Each error carries a message written for the person running plmail; callers show it as is. Every error
+says whether trying the same thing again later can help (`retryable`): a dropped connection or a busy
+provider can, a wrong password or a bad setting cannot, so jobs retry the one and stop for the other
+without knowing the subclasses. The tree:
+
+    PlmailError
+      ConfigurationError, EmbeddedDatabaseError (DataDirInUseError), SchemaError (SchemaTooNewError),
+      CredentialError, NotFoundError, CorruptBlobError, ValidationError,
+      AuthenticationError (LoginThrottledError), SetupAlreadyDoneError
+      — beside each provider's client, its own subtree: ImapError (providers/imap/errors.py), GmailApiError
+        and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py), OAuthError
+        (providers/oauth.py); PropagationError (mail/propagation.py).
 """
 
 from __future__ import annotations
 
 
 class PlmailError(Exception):
-    """Base of every error plmail raises deliberately."""
+    """Base of every error plmail raises deliberately; by default, one that needs a person, not a retry."""
+
+    @property
+    def retryable(self) -> bool:
+        return False
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """plmail's own errors say whether trying again can help; anything else (a database hiccup, a reset
+    connection inside a library) is passing trouble."""
+    return exc.retryable if isinstance(exc, PlmailError) else True
 
 
 class ConfigurationError(PlmailError):

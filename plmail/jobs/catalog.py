@@ -1,8 +1,8 @@
-"""Which job functions and cron jobs run on which queue: the one registry workers are built from.
+"""Which job functions run under which job spec: the one registry workers are built from.
 
 Job functions are thin: they decode their arguments, call one service from ``ctx["services"]`` and
-return. Names are the functions' qualified names, because saq's cron scheduler enqueues by
-``__qualname__``.
+return. Each runs under its spec's name on every queue the spec names; a spec with a cron schedule is
+also put on its queue by the workers themselves.
 """
 
 from __future__ import annotations
@@ -11,71 +11,86 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from plmail.domain import jobs
 from plmail.domain.enums import QueueName
+from plmail.domain.jobs import JobSpec
 
 JobFunction = Callable[..., Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)
-class CronSpec:
+class CatalogEntry:
+    spec: JobSpec
     function: JobFunction
-    queue: QueueName
-    cron: str  # croniter syntax; a sixth field means seconds
-    timeout: int = 300
+
+
+def named(spec: JobSpec, function: JobFunction) -> JobFunction:
+    """The function under the spec's name: saq's cron scheduler enqueues by ``__qualname__``."""
+
+    async def run(ctx: dict[str, Any], **kwargs: Any) -> Any:
+        return await function(ctx, **kwargs)
+
+    run.__qualname__ = run.__name__ = spec.name
+    run.__doc__ = function.__doc__
+    return run
 
 
 @dataclass(slots=True)
 class JobCatalog:
-    _functions: dict[str, tuple[JobFunction, frozenset[QueueName]]] = field(default_factory=dict)
-    _crons: list[CronSpec] = field(default_factory=list)
+    _entries: dict[str, CatalogEntry] = field(default_factory=dict)
+    _schedules: bool = True
 
-    def register(self, function: JobFunction, queues: Iterable[QueueName]) -> None:
-        name = function.__qualname__
-        existing = self._functions.get(name)
-        if existing is not None and existing[0] is not function:
-            raise ValueError(f"two job functions are named {name!r}")
-        previous = existing[1] if existing else frozenset()
-        self._functions[name] = (function, previous | frozenset(queues))
+    def register(self, spec: JobSpec, function: JobFunction) -> None:
+        existing = self._entries.get(spec.name)
+        if existing is not None and (existing.spec != spec or existing.function is not function):
+            raise ValueError(f"two jobs are named {spec.name!r}")
+        self._entries[spec.name] = CatalogEntry(spec, function)
 
-    def add_cron(self, spec: CronSpec) -> None:
-        self.register(spec.function, [spec.queue])
-        self._crons.append(spec)
+    def register_all(self, entries: Iterable[tuple[JobSpec, JobFunction]]) -> None:
+        for spec, function in entries:
+            self.register(spec, function)
 
     def functions_for(self, queue: QueueName) -> list[tuple[str, JobFunction]]:
-        return [(name, fn) for name, (fn, queues) in self._functions.items() if queue in queues]
+        return [(name, entry.function) for name, entry in self._entries.items() if queue in entry.spec.queues]
 
-    def crons_for(self, queue: QueueName) -> list[CronSpec]:
-        return [spec for spec in self._crons if spec.queue is queue]
+    def crons_for(self, queue: QueueName) -> list[CatalogEntry]:
+        if not self._schedules:
+            return []
+        return [entry for entry in self._entries.values() if entry.spec.cron is not None and entry.spec.queue is queue]
 
     def without_schedules(self) -> JobCatalog:
         """The same jobs and no cron: workers that run only what was enqueued."""
-        return JobCatalog(dict(self._functions), [])
+        return JobCatalog(dict(self._entries), False)
 
 
-def default_catalog() -> JobCatalog:
+def default_catalog(extra: Iterable[tuple[JobSpec, JobFunction]] = ()) -> JobCatalog:
+    """Every job of plmail's own areas, plus `extra` (the jobs the installed provider plugins brought)."""
     from plmail.jobs import assistant, calendar, gmail, housekeeping, jmap, mail, probe, sync
+    from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH
 
     catalog = JobCatalog()
-    catalog.register(probe.probe_queue, list(QueueName))
-    catalog.register(calendar.extract_events, [QueueName.ENRICH, QueueName.ENRICH_LIVE, QueueName.ENRICH_BACKLOG])
-    catalog.register(calendar.propose_events, [QueueName.ENRICH, QueueName.ENRICH_LIVE, QueueName.ENRICH_BACKLOG])
-    catalog.register(mail.propagate_provider_changes, [QueueName.INGEST])
-    catalog.add_cron(CronSpec(mail.propagate_stranded_changes, QueueName.INGEST, "*/10 * * * *"))
-    catalog.register(sync.sync_account, [QueueName.INGEST])
-    catalog.register(sync.import_mail_page, [QueueName.INGEST_BACKLOG])
-    catalog.register(gmail.gmail_fetch_batch, [QueueName.INGEST])
-    catalog.add_cron(CronSpec(sync.sync_all_accounts, QueueName.INGEST, "*/15 * * * *"))
-    catalog.register(mail.apply_rule_to_existing, [QueueName.ENRICH])
-    catalog.register(mail.resort_mail, [QueueName.ENRICH])
-    catalog.add_cron(CronSpec(mail.wake_snoozed, QueueName.ENRICH, "* * * * *"))
-    bulk = [QueueName.ENRICH_LIVE, QueueName.ENRICH, QueueName.ENRICH_BACKLOG]
-    catalog.register(assistant.classify_messages, bulk)
-    catalog.register(assistant.release_held, [QueueName.RELEASE])
-    catalog.add_cron(CronSpec(assistant.release_overdue_held, QueueName.RELEASE, "* * * * *"))
-    catalog.add_cron(CronSpec(assistant.classify_backlog, QueueName.ENRICH, "*/15 * * * *"))
-    catalog.add_cron(CronSpec(housekeeping.prune_login_throttle, QueueName.ENRICH, "17 * * * *"))
-    catalog.add_cron(CronSpec(housekeeping.prune_queue_probes, QueueName.ENRICH, "23 3 * * *"))
-    catalog.add_cron(CronSpec(housekeeping.sweep_blobs, QueueName.ENRICH, "53 3 * * *", timeout=1800))
-    catalog.add_cron(CronSpec(housekeeping.absorb_legacy_blobs, QueueName.ENRICH, "*/10 * * * *", timeout=600))
-    catalog.add_cron(CronSpec(jmap.prune_jmap, QueueName.ENRICH, "41 4 * * *", timeout=1800))
+    catalog.register_all([
+        (jobs.PROBE_QUEUE, probe.probe_queue),
+        (jobs.EXTRACT_EVENTS, calendar.extract_events),
+        (jobs.PROPOSE_EVENTS, calendar.propose_events),
+        (jobs.PROPAGATE_PROVIDER_CHANGES, mail.propagate_provider_changes),
+        (jobs.PROPAGATE_STRANDED_CHANGES, mail.propagate_stranded_changes),
+        (jobs.SYNC_ACCOUNT, sync.sync_account),
+        (jobs.IMPORT_MAIL_PAGE, sync.import_mail_page),
+        (jobs.SYNC_ALL_ACCOUNTS, sync.sync_all_accounts),
+        (jobs.APPLY_RULE_TO_EXISTING, mail.apply_rule_to_existing),
+        (jobs.RESORT_MAIL, mail.resort_mail),
+        (jobs.WAKE_SNOOZED, mail.wake_snoozed),
+        (jobs.CLASSIFY_MESSAGES, assistant.classify_messages),
+        (jobs.RELEASE_HELD, assistant.release_held),
+        (jobs.RELEASE_OVERDUE_HELD, assistant.release_overdue_held),
+        (jobs.CLASSIFY_BACKLOG, assistant.classify_backlog),
+        (jobs.PRUNE_LOGIN_THROTTLE, housekeeping.prune_login_throttle),
+        (jobs.PRUNE_QUEUE_PROBES, housekeeping.prune_queue_probes),
+        (jobs.SWEEP_BLOBS, housekeeping.sweep_blobs),
+        (jobs.ABSORB_LEGACY_BLOBS, housekeeping.absorb_legacy_blobs),
+        (jobs.PRUNE_JMAP, jmap.prune_jmap),
+        (GMAIL_FETCH_BATCH, gmail.gmail_fetch_batch),
+    ])
+    catalog.register_all(extra)
     return catalog

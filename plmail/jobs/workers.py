@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from saq import CronJob, Status, Worker
 
+from plmail.db.queues import FAILED_TTL_SECONDS, PausablePostgresQueue
 from plmail.domain.enums import QueueName
-from plmail.jobs.catalog import JobCatalog
+from plmail.jobs.catalog import JobCatalog, named
 from plmail.jobs.context import SERVICES_KEY
-from plmail.jobs.queues import FAILED_TTL_SECONDS, PausablePostgresQueue
 
 if TYPE_CHECKING:
     from plmail.services import Services
@@ -141,8 +141,9 @@ class WorkerSupervisor:
                 await job.update(status=Status.FAILED, expire_at=int(time.time()) + FAILED_TTL_SECONDS)
 
         crons = [
-            CronJob(spec.function, cron=spec.cron, unique=True, timeout=spec.timeout)
-            for spec in self.catalog.crons_for(queue)
+            CronJob(named(entry.spec, entry.function), cron=entry.spec.cron or "", unique=True,
+                    timeout=entry.spec.timeout)
+            for entry in self.catalog.crons_for(queue)
         ]
         return GracefulWorker(
             self.services.queues[queue],

@@ -17,16 +17,14 @@ from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.operations import OperationRepository, OwnedMessage
 from plmail.db.repos.threads import ThreadRepository
-from plmail.domain.enums import LabelRole, QueueName
+from plmail.domain.enums import LabelRole
 from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES
+from plmail.domain.ports import Enqueuer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 
 log = logging.getLogger(__name__)
 
-PROPAGATE_JOB = "propagate_provider_changes"
-PROPAGATION_QUEUE = QueueName.INGEST  # provider I/O runs where the provider connections are held
-_PROPAGATE_DEFAULTS = JobDefaults(timeout=600, retries=8, retry_delay=10.0, retry_backoff=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +38,7 @@ _NOTHING = OperationResult((), (), ())
 
 
 class ThreadOperations:
-    def __init__(self, db: Database, queues: QueueSet | None) -> None:
+    def __init__(self, db: Database, queues: Enqueuer | None) -> None:
         self.db = db
         self.queues = queues
         self.repo = OperationRepository(db)
@@ -299,8 +297,7 @@ class ThreadOperations:
         if self.queues is None:
             return
         for account_id in account_ids:
-            await self.queues.enqueue(PROPAGATION_QUEUE, PROPAGATE_JOB, defaults=_PROPAGATE_DEFAULTS,
-                                      account_id=account_id)
+            await self.queues.enqueue(PROPAGATE_PROVIDER_CHANGES, account_id=account_id)
 
     async def propagate_stranded(self) -> int:
         """The safety net: a job that used up its retries (a provider down for an hour) leaves changes pending

@@ -10,13 +10,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from plmail.db.repos.users import UserRepository
-from plmail.domain.enums import Category, QueueName
+from plmail.domain.enums import Category
 from plmail.domain.errors import ValidationError
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.jobs import RESORT_MAIL
+from plmail.domain.ports import Enqueuer
 
 SORTING_CHOICES = ("assistant", "rules")
-RESORT_JOB = "resort_mail"
-RESORT_DEFAULTS = JobDefaults(timeout=3600, retries=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +25,7 @@ class SortingPreferences:
 
 
 class SortingService:
-    def __init__(self, users: UserRepository, queues: QueueSet) -> None:
+    def __init__(self, users: UserRepository, queues: Enqueuer) -> None:
         self.users = users
         self.queues = queues
 
@@ -51,5 +50,5 @@ class SortingService:
         await self.users.merge_settings(user_id, {
             "sorting": sorting, "categories_disabled": sorted(c.value for c in wanted.disabled),
         })
-        await self.queues.enqueue(QueueName.ENRICH, RESORT_JOB, defaults=RESORT_DEFAULTS, user_id=user_id)
+        await self.queues.enqueue(RESORT_MAIL, user_id=user_id)
         return True

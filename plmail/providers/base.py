@@ -15,16 +15,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from plmail.db.repos.account_admin import IMPORT_LOCK, AccountAdminRepository
-from plmail.domain.enums import AccountStatus, ProviderKind, QueueName
-from plmail.domain.errors import PlmailError
+from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.errors import is_retryable
+from plmail.domain.jobs import IMPORT_MAIL_PAGE
 from plmail.domain.models import Account
 from plmail.domain.moments import parse_moment
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.ports import Enqueuer
 
 log = logging.getLogger(__name__)
 
-IMPORT_JOB = "import_mail_page"
-IMPORT_DEFAULTS = JobDefaults(timeout=900, retries=5, retry_delay=10.0, retry_backoff=True)
 IMPORT_SILENCE = timedelta(minutes=5)
 _STATE_KEY = "import"
 
@@ -100,14 +99,6 @@ class HistoryImporter(Protocol):
     async def import_page(self, account: Account) -> ImportPage: ...
 
 
-def retryable(exc: BaseException) -> bool:
-    """Provider errors say whether trying again can help; plmail's other deliberate errors need the user
-    (wrong key, bad settings); anything else (a database hiccup) is passing trouble."""
-    if hasattr(exc, "retryable"):
-        return bool(exc.retryable)
-    return not isinstance(exc, PlmailError)
-
-
 def _stamp(moment: datetime) -> str:
     return moment.isoformat()
 
@@ -116,7 +107,7 @@ class MailImporter:
     """Runs first imports as chains of one-page jobs, so pages of several accounts take turns in the queue
     and every account has a usable inbox before any has its archive."""
 
-    def __init__(self, accounts: AccountAdminRepository, queues: QueueSet | None,
+    def __init__(self, accounts: AccountAdminRepository, queues: Enqueuer | None,
                  importers: Iterable[HistoryImporter] = ()) -> None:
         self.accounts = accounts
         self.queues = queues
@@ -161,8 +152,7 @@ class MailImporter:
     async def _enqueue(self, account_id: int, *, at: datetime | None = None) -> None:
         if self.queues is not None:
             delay = max((at - datetime.now(UTC)).total_seconds(), 0.0) if at is not None else 0.0
-            await self.queues.enqueue(QueueName.INGEST_BACKLOG, IMPORT_JOB, defaults=IMPORT_DEFAULTS,
-                                      delay_seconds=delay, account_id=account_id)
+            await self.queues.enqueue(IMPORT_MAIL_PAGE, delay_seconds=delay, account_id=account_id)
 
     async def run_page(self, account_id: int, *, chain: bool = True) -> PageRun:
         """One page; with `chain`, enqueue the next when there is more. An account whose sign-in fails, or
@@ -180,7 +170,7 @@ class MailImporter:
                 page = await importer.import_page(record.account)
             except Exception as exc:
                 await self.accounts.merge_state(account_id, _STATE_KEY, {"last_error": str(exc)[:500]})
-                if retryable(exc):
+                if is_retryable(exc):
                     raise
                 log.warning("import of account %s stopped: %s", account_id, exc)
                 return PageRun(True, ImportPage())

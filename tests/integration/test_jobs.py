@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import subprocess
@@ -19,10 +20,11 @@ import httpx
 import pytest
 from saq import Status
 
+from plmail.db.queues import QueueSet
 from plmail.domain.enums import QueueName
+from plmail.domain.jobs import PROBE_QUEUE, JobSpec
 from plmail.jobs.catalog import JobCatalog
 from plmail.jobs.context import services_of
-from plmail.jobs.queues import JobDefaults, QueueSet
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.services import Services
 from tests.support.serve import ServeProcess
@@ -103,7 +105,7 @@ async def test_a_job_on_each_queue_runs_in_the_serve_process(serve: ServeProcess
 async def test_a_failing_job_is_recorded_shown_and_does_not_stop_its_worker(
     serve: ServeProcess, queues: QueueSet, database_url: str
 ) -> None:
-    job = await queues.enqueue(QueueName.INGEST, "probe_queue", defaults=JobDefaults(timeout=10), probe_id=987654)
+    job = await queues.enqueue(dataclasses.replace(PROBE_QUEUE, timeout=10), queue=QueueName.INGEST, probe_id=987654)
     assert job is not None
     await job.refresh(until_complete=20)
     assert job.status == Status.FAILED
@@ -166,6 +168,7 @@ async def test_plmail_worker_runs_only_the_chosen_queues(tmp_path: Path, databas
 
 # --- graceful stop, with job functions that exist only in this test ------------------------------
 
+SLOW_JOB = JobSpec("slow_job", QueueName.ENRICH)
 STARTED: list[str] = []
 FINISHED: list[str] = []
 
@@ -187,10 +190,10 @@ def _running(tag: str) -> Any:
 
 async def test_stop_lets_a_running_job_finish_within_the_grace_period(services: Services) -> None:
     catalog = JobCatalog()
-    catalog.register(slow_job, [QueueName.ENRICH])
+    catalog.register(SLOW_JOB, slow_job)
     supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=5)
     supervisor.start()
-    job = await services.queues.enqueue(QueueName.ENRICH, "slow_job", seconds=1.0, tag="graceful")
+    job = await services.queues.enqueue(SLOW_JOB, seconds=1.0, tag="graceful")
     assert job is not None
     await _wait_for(_running("graceful"))
     started = time.monotonic()
@@ -205,10 +208,10 @@ async def test_stop_lets_a_running_job_finish_within_the_grace_period(services: 
 
 async def test_a_job_overrunning_the_grace_period_is_put_back_not_lost(services: Services) -> None:
     catalog = JobCatalog()
-    catalog.register(slow_job, [QueueName.ENRICH])
+    catalog.register(SLOW_JOB, slow_job)
     supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=0.5)
     supervisor.start()
-    job = await services.queues.enqueue(QueueName.ENRICH, "slow_job", defaults=JobDefaults(retries=3),
+    job = await services.queues.enqueue(dataclasses.replace(SLOW_JOB, retries=3),
                                         seconds=60.0, tag="overrun")
     assert job is not None
     await _wait_for(_running("overrun"))

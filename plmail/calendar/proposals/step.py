@@ -12,18 +12,15 @@ from collections.abc import Sequence
 from plmail.calendar.step import JOB_BATCH
 from plmail.db.repos.assistant import ReleasedMessage
 from plmail.domain.enums import QueueName
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.jobs import PROPOSE_EVENTS
+from plmail.domain.ports import Enqueuer
 from plmail.mail.steps import EnrichmentRouter, PostIngestResult
-
-PROPOSE_JOB = "propose_events"
-# One attempt: the job guards each message, and a message that does not read will not read twice.
-PROPOSE_DEFAULTS = JobDefaults(timeout=600, retries=1)
 
 
 class ProposeEventsStep:
     name = "propose_events"
 
-    def __init__(self, queues: QueueSet, router: EnrichmentRouter | None = None) -> None:
+    def __init__(self, queues: Enqueuer, router: EnrichmentRouter | None = None) -> None:
         self.queues = queues
         self.router = router or EnrichmentRouter()
 
@@ -44,7 +41,7 @@ class ProposeOnRelease:
 
     name = "propose_on_release"
 
-    def __init__(self, queues: QueueSet) -> None:
+    def __init__(self, queues: Enqueuer) -> None:
         self.queues = queues
 
     async def after_release(self, released: Sequence[ReleasedMessage]) -> None:
@@ -54,9 +51,9 @@ class ProposeOnRelease:
         await enqueue_proposals(self.queues, QueueName.ENRICH_LIVE, by_user)
 
 
-async def enqueue_proposals(queues: QueueSet, queue: QueueName, by_user: dict[int, list[int]]) -> None:
+async def enqueue_proposals(queues: Enqueuer, queue: QueueName, by_user: dict[int, list[int]]) -> None:
     for user_id, ids in by_user.items():
         ordered = sorted(set(ids))
         for first in range(0, len(ordered), JOB_BATCH):
-            await queues.enqueue(queue, PROPOSE_JOB, defaults=PROPOSE_DEFAULTS, user_id=user_id,
+            await queues.enqueue(PROPOSE_EVENTS, queue=queue, user_id=user_id,
                                  message_ids=ordered[first : first + JOB_BATCH])

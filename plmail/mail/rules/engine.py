@@ -15,8 +15,9 @@ from typing import Any
 from plmail.db.database import Database
 from plmail.db.repos.rules import RuleRepository, RuleRow
 from plmail.db.repos.threads import ThreadRepository
-from plmail.domain.enums import LabelRole, QueueName
+from plmail.domain.enums import LabelRole
 from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.jobs import APPLY_RULE_TO_EXISTING
 from plmail.mail.filters import RULE_VOCABULARY, FilterCompiler, FilterError, Params
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.rules.authentication import sender_authenticated
@@ -157,8 +158,7 @@ class MailRuleEngine:
         if not await self.repo.claim_run(rule_id):
             return False
         if self.operations.queues is not None:
-            await self.operations.queues.enqueue(QueueName.ENRICH, "apply_rule_to_existing", rule_id=rule_id,
-                                                 user_id=user_id)
+            await self.operations.queues.enqueue(APPLY_RULE_TO_EXISTING, rule_id=rule_id, user_id=user_id)
         return True
 
     async def apply_to_existing(self, user_id: int, rule_id: int) -> int:

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from plmail.accounts.oauth import OAuthServices
 from plmail.db.database import Database
+from plmail.db.queues import QueueSet
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository
 from plmail.db.repos.gmail_quota import GmailQuotaRepository
-from plmail.jobs.queues import QueueSet
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.gmail.client import GmailApi
 from plmail.providers.gmail.importer import GmailBackfillState, GmailHistoryImporter, GmailImportProbe

@@ -20,9 +20,9 @@ from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.gmail_messages import GmailBinding, GmailMessageRepository
 from plmail.db.repos.operations import PendingChange
 from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
-from plmail.jobs.queues import JobDefaults, QueueSet
+from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES
+from plmail.domain.ports import Enqueuer
 from plmail.mail.labels import BindingHandle, LabelResolver
-from plmail.mail.operations import PROPAGATE_JOB, PROPAGATION_QUEUE
 from plmail.mail.propagation import PropagationError, PropagationOutcome
 from plmail.providers.gmail.client import GmailApi, GmailApiError, GmailSession
 from plmail.providers.gmail.labels import NOT_SETTABLE, SYSTEM_OF_ROLE
@@ -31,7 +31,6 @@ from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)
 
-_PROPAGATE_DEFAULTS = JobDefaults(timeout=600, retries=8, retry_delay=10.0, retry_backoff=True)
 _NO_COUNTERPART = (LabelRole.SNOOZED, LabelRole.ARCHIVE)
 
 
@@ -39,7 +38,7 @@ class GmailLabelPropagator:
     kind = ProviderKind.GMAIL
 
     def __init__(self, db: Database, accounts: AccountAdminRepository, api: GmailApi,
-                 queues: QueueSet | None = None, time: GmailTime | None = None) -> None:
+                 queues: Enqueuer | None = None, time: GmailTime | None = None) -> None:
         self.accounts = accounts
         self.api = api
         self.queues = queues
@@ -58,7 +57,7 @@ class GmailLabelPropagator:
             await self._again_at(account_id, deferred.until)
             return PropagationOutcome()
         except (GmailApiError, OAuthError) as exc:
-            if getattr(exc, "retryable", False):
+            if exc.retryable:
                 raise PropagationError(str(exc)) from exc
             log.warning("propagation for Gmail account %s waits: %s", account_id, exc)
             return PropagationOutcome()
@@ -142,5 +141,5 @@ class GmailLabelPropagator:
         if self.queues is None:
             return
         delay = max((until - self.time.now()).total_seconds(), 1.0)
-        await self.queues.enqueue(PROPAGATION_QUEUE, PROPAGATE_JOB, defaults=_PROPAGATE_DEFAULTS, delay_seconds=delay,
+        await self.queues.enqueue(PROPAGATE_PROVIDER_CHANGES, delay_seconds=delay,
                                   unique_key=f"gmail-propagate-later:{account_id}", account_id=account_id)

@@ -16,15 +16,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
 
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.gmail_messages import GmailMessageRepository
 from plmail.domain.enums import AccountStatus, ProviderKind, QueueName
-from plmail.domain.errors import NotFoundError
+from plmail.domain.errors import NotFoundError, is_retryable
+from plmail.domain.jobs import SYNC_ACCOUNT, JobSpec
 from plmail.domain.models import Account
-from plmail.jobs.queues import JobDefaults
-from plmail.providers.base import retryable
+from plmail.domain.ports import Enqueuer
 from plmail.providers.gmail.client import GmailApi, GmailNotFound, GmailSession
 from plmail.providers.gmail.importer import GmailBackfillState
 from plmail.providers.gmail.ingest import FETCH_BATCH, BatchOutcome, GmailMessageIngest
@@ -33,18 +32,9 @@ from plmail.providers.gmail.pacer import GmailQuotaDeferred, GmailTime, SystemTi
 log = logging.getLogger(__name__)
 
 STATE_KEY = "gmail"
-FETCH_JOB = "gmail_fetch_batch"
-SYNC_JOB = "sync_account"
 INLINE_FETCH = 500  # more new messages than this are fetched by jobs of FETCH_BATCH ids
-_FETCH_DEFAULTS = JobDefaults(timeout=900, retries=5, retry_delay=10.0, retry_backoff=True)
-_SYNC_DEFAULTS = JobDefaults(timeout=1800, retries=4, retry_delay=10.0, retry_backoff=True)
-
-
-class Enqueuer(Protocol):
-    """What the syncer needs of the queues (QueueSet): putting a job on one."""
-
-    async def enqueue(self, queue: QueueName, function: str, *, defaults: JobDefaults | None = None,
-                      delay_seconds: float = 0, unique_key: str | None = None, **arguments: Any) -> Any: ...
+# Gmail's own job: fetching a batch of new message ids that a sync found too many of to fetch itself.
+GMAIL_FETCH_BATCH = JobSpec("gmail_fetch_batch", QueueName.INGEST, timeout=900, retries=5, retry_delay=10.0)
 
 
 class GmailAccountSyncer:
@@ -125,16 +115,16 @@ class GmailAccountSyncer:
     async def fetch_later(self, account_id: int, ids: Sequence[str]) -> None:
         assert self.queues is not None
         for start in range(0, len(ids), FETCH_BATCH):
-            await self.queues.enqueue(QueueName.INGEST, FETCH_JOB, defaults=_FETCH_DEFAULTS, account_id=account_id,
-                                      ids=list(ids[start:start + FETCH_BATCH]))
+            batch = list(ids[start:start + FETCH_BATCH])
+            await self.queues.enqueue(GMAIL_FETCH_BATCH, account_id=account_id, ids=batch)
 
     async def _again_at(self, account_id: int, until: datetime) -> None:
         """The sync runs again when the account's minute is over."""
         if self.queues is None:
             return
         delay = max((until - self.time.now()).total_seconds(), 1.0)
-        await self.queues.enqueue(QueueName.INGEST, SYNC_JOB, defaults=_SYNC_DEFAULTS, delay_seconds=delay,
-                                  unique_key=f"gmail-sync-later:{account_id}", account_id=account_id)
+        await self.queues.enqueue(SYNC_ACCOUNT, delay_seconds=delay, unique_key=f"gmail-sync-later:{account_id}",
+                                  account_id=account_id)
 
     async def fetch_batch(self, account_id: int, ids: Sequence[str]) -> int:
         """The fetch job: store these ids; on a quota refusal the rest is put back for when the minute is over."""
@@ -147,15 +137,14 @@ class GmailAccountSyncer:
         except GmailQuotaDeferred as deferred:
             outcome = BatchOutcome(deferred_until=deferred.until)
         except Exception as exc:
-            if retryable(exc):
+            if is_retryable(exc):
                 raise
             log.warning("fetching Gmail messages of account %s stopped: %s", account_id, exc)
             return 0
         if outcome.deferred_until is not None and self.queues is not None:
             rest = [i for i in ids if i not in outcome.answered]
             delay = max((outcome.deferred_until - self.time.now()).total_seconds(), 1.0)
-            await self.queues.enqueue(QueueName.INGEST, FETCH_JOB, defaults=_FETCH_DEFAULTS, delay_seconds=delay,
-                                      account_id=account_id, ids=rest)
+            await self.queues.enqueue(GMAIL_FETCH_BATCH, delay_seconds=delay, account_id=account_id, ids=rest)
         elif outcome.failed:
             await self.backfill.reopen(account_id, reason="messages from a sync would not store")
         return outcome.stored

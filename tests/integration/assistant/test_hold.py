@@ -94,7 +94,7 @@ async def test_the_minute_cron_releases_what_no_job_released(desk: Desk) -> None
     await desk.services.db.execute("DELETE FROM saq_jobs WHERE queue = 'release'")
     await asyncio.sleep(2.2)
     spec = [c for c in default_catalog().crons_for(QueueName.RELEASE) if c.function is release_overdue_held]
-    assert spec and spec[0].cron == "* * * * *"
+    assert spec and spec[0].spec.cron == "* * * * *"
     released = await release_overdue_held({SERVICES_KEY: desk.services})
     assert released == 1
     row = await desk.message(stored.id)

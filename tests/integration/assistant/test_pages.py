@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import httpx
 
 from plmail.domain.enums import QueueName
+from plmail.domain.jobs import RELEASE_HELD, JobSpec
 from plmail.jobs.workers import WorkerSupervisor
 from tests.integration.assistant.conftest import Desk, eventually
 from tests.support.fakes.model import Behaviour
@@ -86,13 +88,14 @@ async def test_hold_statistics_show_on_the_admin_page(client: httpx.AsyncClient,
 async def test_failed_jobs_show_with_retry_and_discard(client: httpx.AsyncClient, desk: Desk,
                                                        workers: WorkerSupervisor) -> None:
     services = desk.services
-    await services.queues.enqueue(QueueName.RELEASE, "release_held", message_ids=["not-a-number"])
+    # One attempt, so the failure shows at once.
+    await services.queues.enqueue(dataclasses.replace(RELEASE_HELD, retries=1), message_ids=["not-a-number"])
 
     async def failed() -> bool:
         return any(j["status"] == "failed" for j in await desk.jobs(QueueName.RELEASE, "release_held"))
 
     await eventually(failed, what="the failing job")
-    await services.queues.enqueue(QueueName.INGEST_BACKLOG, "nobody_runs_this")  # no worker on that queue here
+    await services.queues.enqueue(JobSpec("nobody_runs_this", QueueName.INGEST_BACKLOG))  # no worker on that queue here
     await _admin(client, desk)
     panel = await client.get("/admin/queues")
     [key] = re.findall(r'hx-post="/admin/jobs/([^"/]+)/retry"', panel.text)

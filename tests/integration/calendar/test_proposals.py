@@ -14,11 +14,12 @@ from typing import Any
 import httpx
 
 from plmail.calendar.proposals import ProposalCandidate, dedup_key, hash_dedup_key
-from plmail.calendar.proposals.step import PROPOSE_JOB, ProposeEventsStep
+from plmail.calendar.proposals.step import ProposeEventsStep
 from plmail.calendar.suppression import suppression_hash
 from plmail.config import Settings
 from plmail.db.repos.calendar_proposals import ProposalRow
 from plmail.domain.enums import QueueName
+from plmail.domain.jobs import PROPOSE_EVENTS
 from plmail.jobs.calendar import propose_events
 from plmail.jobs.context import SERVICES_KEY
 from tests.integration.calendar.conftest import Diary, utc
@@ -81,7 +82,7 @@ async def test_the_step_queues_recent_mail_only_on_the_queue_the_router_picks(di
         keys = [r["key"] for r in await diary.services.db.fetch("SELECT key FROM saq_jobs WHERE queue = $1",
                                                                  queue.value)]
         found = await diary.services.queues[queue].jobs(keys)
-        return [job for job in found if job is not None and job.function == PROPOSE_JOB]
+        return [job for job in found if job is not None and job.function == PROPOSE_EVENTS.name]
 
     (job,) = await jobs(QueueName.ENRICH)  # an archive account is never live
     assert job.kwargs == {"user_id": diary.user_id, "message_ids": [ids[0], ids[1]]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from plmail.domain.enums import LabelRole, ProviderKind, QueueName
-from plmail.jobs.queues import JobDefaults
+from plmail.domain.jobs import JobSpec
 from plmail.providers.gmail.importer import BackfillState
 from plmail.providers.gmail.syncer import GmailAccountSyncer
 from tests.integration.gmail.conftest import GmailSetup
@@ -129,9 +129,9 @@ class RecordingQueues:
     def __init__(self) -> None:
         self.jobs: list[tuple[QueueName, str, float, dict[str, Any]]] = []
 
-    async def enqueue(self, queue: QueueName, function: str, *, defaults: JobDefaults | None = None,
-                      delay_seconds: float = 0, unique_key: str | None = None, **arguments: Any) -> None:
-        self.jobs.append((queue, function, delay_seconds, arguments))
+    async def enqueue(self, job: JobSpec, *, queue: QueueName | None = None, delay_seconds: float = 0,
+                      unique_key: str | None = None, **arguments: Any) -> None:
+        self.jobs.append((queue or job.queue, job.name, delay_seconds, arguments))
 
 
 async def test_many_new_messages_are_fetched_by_jobs_of_100_ids_put_back_on_a_refusal(gmail: GmailSetup) -> None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plmail.domain.enums import LabelRole, ProviderKind, QueueName
+from plmail.domain.jobs import PROBE_QUEUE
 from plmail.mail.steps import EnrichmentRouter, PostIngestResult
 from tests.integration.mail.conftest import Mailbox, loads
 from tests.support.mail import BASE_DATE, make_message
@@ -216,7 +217,7 @@ class EnqueueStep:
 
     async def after_commit(self, result: PostIngestResult) -> None:
         if result.recent_ids:
-            await self.queues.enqueue(self.router.queue_for(result), "probe_queue",  # type: ignore[attr-defined]
+            await self.queues.enqueue(PROBE_QUEUE, queue=self.router.queue_for(result),  # type: ignore[attr-defined]
                                       probe_id=result.recent_ids[0])
 
 

@@ -1,4 +1,4 @@
-"""The six saq queues on PostgreSQL, sharing one psycopg pool.
+"""The saq queues on PostgreSQL, sharing one psycopg pool: the `Enqueuer` every service puts jobs through.
 
 Each PostgresQueue would otherwise open its own pool (4–20 connections) plus a LISTEN connection;
 six of those would exhaust a small server before any mail arrived.
@@ -8,28 +8,20 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from saq import Job
+from saq import Job, Status
 from saq.queue.postgres import PostgresQueue
 
 from plmail.domain.enums import QueueName
+from plmail.domain.jobs import JobSpec
 
 log = logging.getLogger(__name__)
 
 # How long finished jobs stay visible: completed ones briefly, failed ones long enough to be looked at.
 COMPLETED_TTL_SECONDS = 3600
 FAILED_TTL_SECONDS = 14 * 24 * 3600
-
-
-@dataclass(frozen=True, slots=True)
-class JobDefaults:
-    timeout: int = 300
-    retries: int = 1
-    retry_delay: float = 5.0
-    retry_backoff: bool = True
 
 
 class PausablePostgresQueue(PostgresQueue):
@@ -80,32 +72,41 @@ class QueueSet:
         await self.pool.close()
         self._connected = False
 
+    async def requeue_failed(self, queue: QueueName, key: str) -> bool:
+        saq_queue = self.queues[queue]
+        job = await saq_queue.job(key)
+        if job is None:
+            return False
+        await saq_queue.update(job, status=Status.QUEUED, error=None, attempts=0, started=0, completed=0,
+                               progress=0.0, scheduled=int(time.time()), expire_at=None)
+        return True
+
     def __getitem__(self, name: QueueName) -> PausablePostgresQueue:
         return self.queues[name]
 
     async def enqueue(
         self,
-        queue: QueueName,
-        function: str,
+        job: JobSpec,
         *,
-        defaults: JobDefaults | None = None,
+        queue: QueueName | None = None,
         delay_seconds: float = 0,
         unique_key: str | None = None,
         **arguments: Any,
     ) -> Job | None:
-        """Put `function(**arguments)` on `queue`. Returns None when `unique_key` is already queued."""
-        spec = defaults or JobDefaults()
+        """Put `job(**arguments)` on `queue` (default: the job's own). None when `unique_key` is already queued."""
+        target = queue or job.queue
+        if target not in job.queues:
+            raise ValueError(f"job {job.name} does not run on queue {target.value}")
         job_fields: dict[str, Any] = {
-            "timeout": spec.timeout,
-            "retries": spec.retries,
-            "retry_delay": spec.retry_delay,
-            "retry_backoff": spec.retry_backoff,
+            "timeout": job.timeout,
+            "retries": job.retries,
+            "retry_delay": job.retry_delay,
+            "retry_backoff": job.retry_backoff,
             "ttl": COMPLETED_TTL_SECONDS,
         }
         if delay_seconds > 0:
             job_fields["scheduled"] = int(time.time() + delay_seconds)
         if unique_key is not None:
             job_fields["key"] = unique_key
-        job = Job(function=function, kwargs=arguments, **job_fields)
-        enqueued: Job | None = await self.queues[queue].enqueue(job)
+        enqueued: Job | None = await self.queues[target].enqueue(Job(function=job.name, kwargs=arguments, **job_fields))
         return enqueued

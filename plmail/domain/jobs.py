@@ -1,0 +1,66 @@
+"""Every kind of job plmail queues, declared once: its name, where it runs, and how hard it is tried.
+
+Services enqueue a spec through the `Enqueuer` port; the job catalog maps each spec to its thin job
+function; the workers run each function under the spec's name. A provider's own job (Gmail's fetch
+batch) is declared in that provider's folder with the same `JobSpec`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plmail.domain.enums import QueueName
+
+ENRICH_QUEUES = frozenset({QueueName.ENRICH_LIVE, QueueName.ENRICH, QueueName.ENRICH_BACKLOG})
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    name: str  # the job's name in the queue table; saq calls the function registered under it
+    queue: QueueName  # where it goes unless the caller routes it elsewhere
+    also_on: frozenset[QueueName] = frozenset()  # further queues whose workers run it when routed there
+    timeout: int = 300
+    retries: int = 1
+    retry_delay: float = 5.0
+    retry_backoff: bool = True
+    cron: str | None = None  # croniter syntax (a sixth field means seconds): the workers schedule it themselves
+
+    @property
+    def queues(self) -> frozenset[QueueName]:
+        return self.also_on | {self.queue}
+
+
+# --- accounts: syncs, first imports, provider propagation (the ingest queues) --------------------------------
+SYNC_ACCOUNT = JobSpec("sync_account", QueueName.INGEST, timeout=1800, retries=4, retry_delay=10.0)
+# The fallback poll, for servers without IDLE and anything IDLE missed.
+SYNC_ALL_ACCOUNTS = JobSpec("sync_all_accounts", QueueName.INGEST, cron="*/15 * * * *")
+IMPORT_MAIL_PAGE = JobSpec("import_mail_page", QueueName.INGEST_BACKLOG, timeout=900, retries=5, retry_delay=10.0)
+# Propagation runs on ingest: the provider connection it needs is the syncs' kind of work.
+PROPAGATE_PROVIDER_CHANGES = JobSpec("propagate_provider_changes", QueueName.INGEST, timeout=600, retries=8,
+                                     retry_delay=10.0)
+PROPAGATE_STRANDED_CHANGES = JobSpec("propagate_stranded_changes", QueueName.INGEST, cron="*/10 * * * *")
+
+# --- follow-up work for stored mail (the enrich queues, routed by recency and account liveness) --------------
+# One attempt only for both: a message that does not parse will not parse on a second attempt, and the job
+# already guards each message, so a retry could only repeat what succeeded.
+EXTRACT_EVENTS = JobSpec("extract_events", QueueName.ENRICH, also_on=ENRICH_QUEUES, timeout=600, retries=1)
+PROPOSE_EVENTS = JobSpec("propose_events", QueueName.ENRICH, also_on=ENRICH_QUEUES, timeout=600, retries=1)
+APPLY_RULE_TO_EXISTING = JobSpec("apply_rule_to_existing", QueueName.ENRICH)
+RESORT_MAIL = JobSpec("resort_mail", QueueName.ENRICH, timeout=3600, retries=2)
+WAKE_SNOOZED = JobSpec("wake_snoozed", QueueName.ENRICH, cron="* * * * *")
+
+# --- the assistant ---------------------------------------------------------------------------------------------
+CLASSIFY_MESSAGES = JobSpec("classify_messages", QueueName.ENRICH_BACKLOG, also_on=ENRICH_QUEUES, timeout=1800,
+                            retries=1)
+RELEASE_HELD = JobSpec("release_held", QueueName.RELEASE, timeout=60, retries=3, retry_delay=1.0)
+RELEASE_OVERDUE_HELD = JobSpec("release_overdue_held", QueueName.RELEASE, cron="* * * * *")
+CLASSIFY_BACKLOG = JobSpec("classify_backlog", QueueName.ENRICH, cron="*/15 * * * *")
+
+# --- housekeeping ----------------------------------------------------------------------------------------------
+# A probe runs on whichever queue it was put on: it proves that some worker consumes that queue.
+PROBE_QUEUE = JobSpec("probe_queue", QueueName.INGEST, also_on=frozenset(QueueName), timeout=30, retries=1)
+PRUNE_LOGIN_THROTTLE = JobSpec("prune_login_throttle", QueueName.ENRICH, cron="17 * * * *")
+PRUNE_QUEUE_PROBES = JobSpec("prune_queue_probes", QueueName.ENRICH, cron="23 3 * * *")
+SWEEP_BLOBS = JobSpec("sweep_blobs", QueueName.ENRICH, cron="53 3 * * *", timeout=1800)
+ABSORB_LEGACY_BLOBS = JobSpec("absorb_legacy_blobs", QueueName.ENRICH, cron="*/10 * * * *", timeout=600)
+PRUNE_JMAP = JobSpec("prune_jmap", QueueName.ENRICH, cron="41 4 * * *", timeout=1800)
