@@ -32,9 +32,11 @@ from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import open_services
 from tests.support.fakes import FakeServer, GmailFake, rfc822
 from tests.support.fakes.gmail import DEFAULT_COSTS
+from tests.support.repos import account_admin
 
 CATEGORIES = ("CATEGORY_PERSONAL", "CATEGORY_SOCIAL", "CATEGORY_PROMOTIONS", "CATEGORY_UPDATES", "CATEGORY_FORUMS")
 
@@ -79,13 +81,13 @@ async def run(settings: Settings, dsn: str, messages: int, limit: int, fetch_uni
                               datetime.now(UTC) + timedelta(seconds=pair.expires_in), pair.scope)
             supervisor.start()
             started = time.perf_counter()
-            outcome = await services.mail_accounts.oauth.connect.connect(
+            outcome = await services.providers.get(OAuthServices).connect.connect(
                 user.id, ConnectedIdentity(OAuthProvider.GOOGLE, fake.mailbox.email, "Bench", tokens))
             account_id = outcome.account_id  # connecting asks for the first sync; the workers do the rest
             last_print = 0.0
             while True:
                 await asyncio.sleep(2)
-                progress = await services.mail_accounts.importer.progress(account_id)
+                progress = await services.importer.progress(account_id)
                 stored = int(await services.db.fetchval(
                     "SELECT count(*) FROM message WHERE account_id = $1", account_id))
                 elapsed = time.perf_counter() - started
@@ -96,7 +98,7 @@ async def run(settings: Settings, dsn: str, messages: int, limit: int, fetch_uni
                 if stored >= messages and progress is not None and not progress.importing:
                     break
             wall = time.perf_counter() - started
-            record = await services.mail_accounts.admin.for_job(account_id)
+            record = await account_admin(services).for_job(account_id)
         finally:
             await supervisor.stop()
             await services.close()

@@ -33,12 +33,13 @@ from plmail.services import Services, open_services
 from tests.support.fakes.model import Behaviour, ModelFake
 from tests.support.fakes.server import FakeServer
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 
 QUEUES = (QueueName.ENRICH_LIVE, QueueName.ENRICH, QueueName.ENRICH_BACKLOG, QueueName.RELEASE)
 
 
 async def _account(services: Services, user_id: int, name: str) -> int:
-    account = await services.accounts.create(user_id=user_id, provider_kind=ProviderKind.IMAP, name=name,
+    account = await account_rows(services).create(user_id=user_id, provider_kind=ProviderKind.IMAP, name=name,
                                              email=f"{name}@example.org")
     await services.db.execute(
         """INSERT INTO mailbox (account_id, name, full_path, uid_validity, last_seen_uid, import_floor_uid,

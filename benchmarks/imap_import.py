@@ -30,14 +30,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from plmail.accounts.service import ImapAccountInput
 from plmail.config import Settings
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
 from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
+from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.importer import ImapHistoryImporter
 from plmail.services import Services, open_services
 from tests.support.dovecot import DovecotServer, DovecotUser
+from tests.support.repos import account_admin
 
 MBSYNC = shutil.which("mbsync") or "/usr/bin/mbsync"
 WORDS = (
@@ -112,7 +114,7 @@ def mbsync_rate(mail: DovecotUser, base: Path, count: int, *, fsync: bool = True
 
 async def _account(services: Services, mail: DovecotUser, email: str) -> int:
     user = await services.users.create_user(email, "benchmark password")
-    return await services.mail_accounts.imap.add(user.id, ImapAccountInput(
+    return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
         email=f"{mail.name}@bench.example", host=mail.server.host, port=mail.server.port, tls="none",
         username=mail.name, password=mail.password))
 
@@ -122,7 +124,7 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
     try:
         account_id = await _account(services, mail, "foreground@bench.example")
         started = time.perf_counter()
-        final = await services.mail_accounts.sync.run_until_done(account_id)
+        final = await services.sync.run_until_done(account_id)
         seconds = time.perf_counter() - started
         if final is None or final.done != count:
             raise SystemExit(f"plmail stored {final.done if final else 0} messages, expected {count}")
@@ -142,13 +144,13 @@ async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: in
         # Polled with the two cheap questions the progress check asks first; counting every stored message
         # twenty times a second would load the database the import is timed on.
         while True:
-            record = await services.mail_accounts.admin.for_job(account_id)
+            record = await account_admin(services).for_job(account_id)
             if (record is not None and record.last_synced_at is not None
-                    and not await services.mail_accounts.imap_history.has_history(account_id)):
+                    and not await services.providers.get(ImapHistoryImporter).has_history(account_id)):
                 break
             await asyncio.sleep(0.05)
         seconds = time.perf_counter() - started
-        progress = await services.mail_accounts.importer.progress(account_id)
+        progress = await services.importer.progress(account_id)
         if progress is None or progress.importing:
             raise SystemExit("plmail jobs: the import looked finished, but its progress says otherwise")
         if progress.done != count:

@@ -24,6 +24,7 @@ from benchmarks.cluster import private_cluster
 from plmail.config import Settings
 from plmail.domain.enums import Category, LabelRole, ProviderKind
 from plmail.services import Services, open_services
+from tests.support.repos import account_rows
 
 WORDS = [
     "invoice",
@@ -109,10 +110,10 @@ SELECT DISTINCT m.thread_id, ml.label_id FROM message m JOIN message_label ml ON
 
 async def fill(services: Services, threads: int) -> tuple[int, int, int]:
     user = await services.users.create_user("bench@example.org", "benchmark password")
-    acc1 = await services.accounts.create(
+    acc1 = await account_rows(services).create(
         user_id=user.id, provider_kind=ProviderKind.LOCAL, name="One", email="bench@example.org"
     )
-    acc2 = await services.accounts.create(
+    acc2 = await account_rows(services).create(
         user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Two", email="bench2@example.org"
     )
     roles = await services.labels.role_ids(user.id)

@@ -30,6 +30,7 @@ from benchmarks.cluster import private_cluster
 from plmail.config import Settings
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.services import open_services
+from tests.support.repos import account_rows
 
 WORDS = ["invoice", "meeting", "project", "budget", "travel", "flight", "hotel", "report", "quarterly", "review",
          "design", "contract", "offer", "schedule", "dinner", "weekend", "family", "photos", "update", "release"]
@@ -70,7 +71,7 @@ async def fill(settings: Settings, dsn: str, count: int) -> tuple[str, int]:
     services = await open_services(settings, dsn)
     try:
         user = await services.users.create_user("bench@example.org", "benchmark password")
-        account = await services.accounts.create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Bench",
+        account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Bench",
                                                  email="bench@example.org")
         roles = await services.labels.role_ids(user.id)
         db = services.db

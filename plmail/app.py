@@ -105,12 +105,12 @@ def create_app(
             supervisor.start()
             app.state.supervisor = supervisor
         if QueueName.INGEST in worker_queues:
-            active.mail_accounts.idle.start()  # IMAP IDLE lives with the workers that sync
+            active.start_watchers()  # IMAP IDLE lives with the workers that sync
         log.info("plmail ready (workers: %s)", ", ".join(q.value for q in worker_queues) or "none")
         try:
             yield
         finally:
-            await active.mail_accounts.idle.stop()
+            await active.stop_watchers()
             if supervisor is not None:
                 await supervisor.stop()
             if owned:

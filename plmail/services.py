@@ -1,10 +1,15 @@
-"""The services of one process, built once and shared by the web app, JMAP and the job workers."""
+"""The composition root: the services of one process, built once and shared by the web app, JMAP and the job
+workers. It builds each area's services, then installs the provider plugins (`providers/plugins.py`), which
+fill the provider registry every provider-driving service looks implementations up in."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from plmail.accounts.container import AccountServices
+from plmail.accounts.importing import MailImporter
+from plmail.accounts.service import AccountService
+from plmail.accounts.sync import AccountSyncService
 from plmail.admin.service import QueueOverviewService, QueueProbeService
 from plmail.assistant.hold import ClassificationHold
 from plmail.assistant.release import HeldMailReleaser
@@ -17,21 +22,23 @@ from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrate import migrate
 from plmail.db.queues import QueueSet
-from plmail.db.repos.accounts import AccountRepository
+from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.db.repos.users import UserRepository
+from plmail.domain.registry import ProviderRegistry
 from plmail.jmap.service import JmapService
 from plmail.keys import InstallationKeys
 from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
-from plmail.mail.propagation import PropagationService, PropagatorRegistry
+from plmail.mail.propagation import PropagationService
 from plmail.mail.reader import MailReader
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sorting import SortingService
 from plmail.mail.steps import InitialImportState, StepRegistry
+from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.service import UserService
 
 
@@ -44,7 +51,11 @@ class Services:
     users: UserService
     probes: QueueProbeService
     queue_overview: QueueOverviewService
-    accounts: AccountRepository
+    accounts: AccountService
+    sync: AccountSyncService
+    importer: MailImporter
+    provider_roles: ProviderRegistry
+    providers: OfferedServices
     labels: LabelRepository
     blobs: BlobStore
     steps: StepRegistry
@@ -55,26 +66,35 @@ class Services:
     raw_messages: RawMessageResolver
     operations: ThreadOperations
     rules: MailRuleEngine
-    propagators: PropagatorRegistry
     propagation: PropagationService
     calendar: CalendarServices
     jmap: JmapService
-    mail_accounts: AccountServices
     assistant_settings: AssistantSettingsStore
     assistant: AssistantService
     classification_catch_up: ClassificationCatchUp
     sorting: SortingService
 
+    def start_watchers(self) -> None:
+        """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
+        for watcher in self.provider_roles.watchers:
+            watcher.start()
+
+    async def stop_watchers(self) -> None:
+        for watcher in self.provider_roles.watchers:
+            await watcher.stop()
+
     async def close(self) -> None:
-        await self.mail_accounts.close()
+        for close in reversed(self.provider_roles.closers):
+            await close()
         await self.jmap.close()
         await self.assistant.close()
         await self.queues.disconnect()
         await close_engine()
 
 
-async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys | None = None) -> Services:
-    """Connect to the database, bring its schema up to date, and connect the queues."""
+async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys | None = None,
+                        plugins: Sequence[str | ProviderPlugin] = PLUGINS) -> Services:
+    """Connect to the database, bring its schema up to date, connect the queues, install the provider plugins."""
     keys = keys or InstallationKeys.load(settings.secret_key_path)
     engine = await open_engine(dsn, max_size=settings.db_pool_max)
     db = Database(engine)
@@ -87,31 +107,29 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         await close_engine()
         raise
     blobs = BlobStore(db, legacy_root=settings.blob_dir)
-    propagators = PropagatorRegistry()
+    providers = ProviderRegistry()
     operations = ThreadOperations(db, queues)
     rules = MailRuleEngine(db, operations)
     steps = StepRegistry()
-    import_state = InitialImportState()
+    import_state = InitialImportState(providers)
     assistant_settings = AssistantSettingsStore(SettingsRepository(db), keys.credentials)
     pipeline = PostIngestPipeline(db, blobs, steps=steps, import_state=import_state, rules=rules,
                                   hold=ClassificationHold(assistant_settings))
     # Registered first: releasing held mail is scheduled before any other step can fail.
     steps.register(ClassifyMailStep(queues, assistant_settings))
-    raw_messages = RawMessageResolver(blobs)
+    raw_messages = RawMessageResolver(blobs, providers)
     calendar = CalendarServices.build(db, blobs, raw_messages)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
-    mail_accounts = AccountServices.build(db, keys, queues, pipeline, settings=settings)
-    import_state.register(mail_accounts.probe)
-    propagators.register(mail_accounts.propagator)
-    import_state.register(mail_accounts.graph.probe)
-    propagators.register(mail_accounts.graph.propagator)
-    raw_messages.register(mail_accounts.graph.raw)
-    import_state.register(mail_accounts.gmail.probe)
-    propagators.register(mail_accounts.gmail.propagator)
-    raw_messages.register(mail_accounts.gmail.raw)
+    admin = AccountAdminRepository(db)
+    importer = MailImporter(admin, queues, providers)
+    sync = AccountSyncService(admin, providers, importer, queues)
+    host = PluginHost(providers=providers, db=db, keys=keys, settings=settings, pipeline=pipeline, queues=queues,
+                      sync=sync, importer=importer)
+    for plugin in load_plugins(plugins):
+        plugin.install(host)
     return Services(
         settings=settings,
         keys=keys,
@@ -120,7 +138,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         users=UserService(db),
         probes=QueueProbeService(db, queues),
         queue_overview=QueueOverviewService(db, queues),
-        accounts=AccountRepository(db),
+        accounts=AccountService(db),
+        sync=sync,
+        importer=importer,
+        provider_roles=providers,
+        providers=host.offered(),
         labels=LabelRepository(db),
         blobs=blobs,
         steps=steps,
@@ -131,11 +153,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         raw_messages=raw_messages,
         operations=operations,
         rules=rules,
-        propagators=propagators,
-        propagation=PropagationService(db, propagators),
+        propagation=PropagationService(db, providers),
         calendar=calendar,
         jmap=JmapService(db, store=blobs, raw_messages=raw_messages, operations=operations, pipeline=pipeline),
-        mail_accounts=mail_accounts,
         assistant_settings=assistant_settings,
         assistant=AssistantService(db, assistant_settings, queues, releaser=releaser),
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),

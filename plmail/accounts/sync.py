@@ -14,12 +14,14 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from plmail.accounts.importing import MailImporter
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
 from plmail.domain.enums import AccountStatus
 from plmail.domain.errors import PlmailError, is_retryable
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES, SYNC_ACCOUNT
 from plmail.domain.ports import Enqueuer
-from plmail.providers.base import ImportProgress, MailImporter, SyncerRegistry
+from plmail.domain.providers import ImportProgress
+from plmail.domain.registry import ProviderRegistry
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +33,17 @@ T = TypeVar("T")
 
 
 class AccountSyncService:
-    def __init__(self, accounts: AccountAdminRepository, syncers: SyncerRegistry, importer: MailImporter,
-                 queues: Enqueuer | None, *, after_sync: Callable[[int], None] | None = None) -> None:
+    def __init__(self, accounts: AccountAdminRepository, providers: ProviderRegistry, importer: MailImporter,
+                 queues: Enqueuer | None) -> None:
         self.accounts = accounts
-        self.syncers = syncers
+        self.syncers = providers.syncers
         self.importer = importer
         self.queues = queues
-        self.after_sync = after_sync
+        self._after_sync: list[Callable[[int], None]] = []
+
+    def on_synced(self, listener: Callable[[int], None]) -> None:
+        """Call `listener(account_id)` after every sync that ran (IMAP IDLE re-reads what to watch)."""
+        self._after_sync.append(listener)
 
     async def request(self, account_id: int) -> None:
         """Ask the ingest workers for a sync of this account."""
@@ -64,7 +70,7 @@ class AccountSyncService:
         record = await self.accounts.for_job(account_id)
         if record is None or not record.is_active or record.status is not AccountStatus.OK:
             return []
-        syncer = self.syncers.for_account(record.account)
+        syncer = self.syncers.get(record.provider_kind)
         if syncer is None:
             return []
         await self.accounts.request_resync(account_id)
@@ -84,8 +90,8 @@ class AccountSyncService:
             if not await self.accounts.resync_requested(account_id):
                 break
         await self.importer.ensure_running(account_id)
-        if self.after_sync is not None:
-            self.after_sync(account_id)
+        for listener in self._after_sync:
+            listener(account_id)
         return sorted(touched)
 
     async def run_until_done(self, account_id: int, *, progress: Progress | None = None) -> ImportProgress | None:

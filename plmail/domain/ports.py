@@ -7,10 +7,13 @@ implementation it gets. The DTOs the ports exchange live beside them in `plmail.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
-from plmail.domain.enums import QueueName
+from plmail.domain.enums import ProviderKind, QueueName
 from plmail.domain.jobs import JobSpec
+from plmail.domain.models import Account
+from plmail.domain.providers import ImportPage, PendingChange, PropagationOutcome
 
 
 class Enqueuer(Protocol):
@@ -29,3 +32,63 @@ class FailedJobRequeuer(Protocol):
     async def requeue_failed(self, queue: QueueName, key: str) -> bool:
         """Run a failed job again from its first attempt, now; False when it is gone."""
         ...
+
+
+# --- providers ------------------------------------------------------------------------------------------------
+# Every provider role names the provider kind it serves; the registry (domain/registry.py) finds it by that.
+
+class AccountSyncer(Protocol):
+    kind: ProviderKind
+
+    async def sync(self, account: Account) -> list[int]:
+        """Make new mail, flags and deletions visible; returns the mailbox ids touched."""
+        ...
+
+
+class HistoryImporter(Protocol):
+    """One provider's first import, one page per call."""
+
+    kind: ProviderKind
+
+    async def has_history(self, account_id: int) -> bool:
+        """History remains to be imported (known from the provider's own cursors)."""
+        ...
+
+    async def counts(self, account_id: int) -> tuple[int, int]:
+        """(messages stored, messages the provider reported) for the progress bar."""
+        ...
+
+    async def import_page(self, account: Account) -> ImportPage: ...
+
+
+class LabelPropagator(Protocol):
+    """Makes the provider agree with label changes made in plmail."""
+
+    kind: ProviderKind
+
+    async def propagate(self, account_id: int, changes: Sequence[PendingChange]) -> PropagationOutcome: ...
+
+
+class ImportStateProbe(Protocol):
+    """Whether an account is still bringing in its mailbox for the first time."""
+
+    kind: ProviderKind
+
+    async def is_importing(self, account_id: int) -> bool: ...
+
+
+class RawMessageFetcher(Protocol):
+    """Fetches the original bytes of a message from its provider, for providers that do not hand
+    them over at sync time (Gmail and Graph: a second API call, so it happens on first use)."""
+
+    kind: ProviderKind
+
+    async def fetch_raw(self, account_id: int, message_id: int) -> bytes: ...
+
+
+class SyncWatcher(Protocol):
+    """Asks for syncs between the scheduled polls (IMAP IDLE); runs beside the ingest workers."""
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...

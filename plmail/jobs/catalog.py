@@ -62,11 +62,16 @@ class JobCatalog:
         """The same jobs and no cron: workers that run only what was enqueued."""
         return JobCatalog(dict(self._entries), False)
 
+    def with_jobs(self, extra: Iterable[tuple[JobSpec, JobFunction]]) -> JobCatalog:
+        """These jobs and `extra` (the jobs the installed provider plugins brought)."""
+        merged = JobCatalog(dict(self._entries), self._schedules)
+        merged.register_all(extra)
+        return merged
 
-def default_catalog(extra: Iterable[tuple[JobSpec, JobFunction]] = ()) -> JobCatalog:
-    """Every job of plmail's own areas, plus `extra` (the jobs the installed provider plugins brought)."""
-    from plmail.jobs import assistant, calendar, gmail, housekeeping, jmap, mail, probe, sync
-    from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH
+
+def default_catalog() -> JobCatalog:
+    """Every job of plmail's own areas; workers add the jobs the installed provider plugins brought."""
+    from plmail.jobs import assistant, calendar, housekeeping, jmap, mail, probe, sync
 
     catalog = JobCatalog()
     catalog.register_all([
@@ -90,7 +95,5 @@ def default_catalog(extra: Iterable[tuple[JobSpec, JobFunction]] = ()) -> JobCat
         (jobs.SWEEP_BLOBS, housekeeping.sweep_blobs),
         (jobs.ABSORB_LEGACY_BLOBS, housekeeping.absorb_legacy_blobs),
         (jobs.PRUNE_JMAP, jmap.prune_jmap),
-        (GMAIL_FETCH_BATCH, gmail.gmail_fetch_batch),
     ])
-    catalog.register_all(extra)
     return catalog

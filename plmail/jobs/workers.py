@@ -123,7 +123,7 @@ class WorkerSupervisor:
         grace_seconds: float,
     ) -> None:
         self.services = services
-        self.catalog = catalog
+        self.catalog = catalog.with_jobs(services.provider_roles.jobs)
         self.grace_seconds = grace_seconds
         self._slots = [_Slot(queue, self._build(queue)) for queue in queues]
         self._stopping = False

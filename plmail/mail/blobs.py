@@ -21,12 +21,12 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Protocol
 
 from plmail.db.database import Database
 from plmail.db.repos.blobs import BlobRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import CorruptBlobError, NotFoundError
+from plmail.domain.registry import ProviderRegistry
 
 # Hashing more than this is handed to a thread, so checking a large attachment does not stall the loop.
 _HASH_INLINE_BYTES = 256 * 1024
@@ -185,24 +185,12 @@ async def _sha256(data: bytes) -> str:
     return await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
 
 
-class RawMessageFetcher(Protocol):
-    """Fetches the original bytes of a message from its provider, for providers that do not hand
-    them over at sync time (Gmail and Graph: a second API call, so it happens on first use)."""
-
-    kind: ProviderKind
-
-    async def fetch_raw(self, account_id: int, message_id: int) -> bytes: ...
-
-
 class RawMessageResolver:
     """Original bytes of a stored message: from the blob store, or fetched once and stored."""
 
-    def __init__(self, store: BlobStore, fetchers: Iterable[RawMessageFetcher] = ()) -> None:
+    def __init__(self, store: BlobStore, providers: ProviderRegistry) -> None:
         self.store = store
-        self._fetchers = {fetcher.kind: fetcher for fetcher in fetchers}
-
-    def register(self, fetcher: RawMessageFetcher) -> None:
-        self._fetchers[fetcher.kind] = fetcher
+        self.fetchers = providers.raw_fetchers
 
     async def load(
         self,
@@ -215,7 +203,7 @@ class RawMessageResolver:
     ) -> bytes:
         if raw_path:
             return await self.store.get(raw_path)
-        fetcher = self._fetchers.get(kind)
+        fetcher = self.fetchers.get(kind)
         if fetcher is None:
             raise NotFoundError("The original of this message was not stored and its provider cannot send it again.")
         data = await fetcher.fetch_raw(account_id, message_id)

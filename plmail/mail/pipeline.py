@@ -28,6 +28,7 @@ from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
+from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
@@ -83,7 +84,7 @@ class PostIngestPipeline:
         self.db = db
         self.blobs = blobs
         self.steps = steps or StepRegistry()
-        self.import_state = import_state or InitialImportState()
+        self.import_state = import_state or InitialImportState(ProviderRegistry())
         self.recent = recent or RecentMailPolicy()
         self.categorizer = categorizer or MessageCategorizer()
         self.rules = rules

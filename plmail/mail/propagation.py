@@ -2,21 +2,18 @@
 
 The local change is already committed and is never rolled back because a provider refused it: the
 pending rows stay, the job is retried with backoff, and failures show on the admin page. Where the
-three providers stop being interchangeable lives behind one protocol, found by provider kind.
+providers stop being interchangeable lives behind one port (`LabelPropagator`), found by provider kind.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
 
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.operations import OperationRepository, PendingChange
-from plmail.domain.enums import ProviderKind
+from plmail.db.repos.operations import OperationRepository
 from plmail.domain.errors import NotFoundError, PlmailError
+from plmail.domain.registry import ProviderRegistry
 
 log = logging.getLogger(__name__)
 
@@ -27,47 +24,10 @@ class PropagationError(PlmailError):
     """Some changes could not be made at the provider; they stay pending and the job is retried."""
 
 
-@dataclass(frozen=True, slots=True)
-class PropagationOutcome:
-    done: tuple[int, ...] = ()  # change ids the provider now reflects
-    failed: dict[int, str] = field(default_factory=dict)  # change id -> reason
-
-
-class LabelPropagator(Protocol):
-    kind: ProviderKind
-
-    async def propagate(self, account_id: int, changes: Sequence[PendingChange]) -> PropagationOutcome: ...
-
-
-class LocalPropagator:
-    """A local archive account has no provider: every change is already where it belongs."""
-
-    kind = ProviderKind.LOCAL
-
-    async def propagate(self, account_id: int, changes: Sequence[PendingChange]) -> PropagationOutcome:
-        return PropagationOutcome(done=tuple(c.id for c in changes))
-
-
-class PropagatorRegistry:
-    def __init__(self, propagators: Iterable[LabelPropagator] = ()) -> None:
-        self._by_kind: dict[ProviderKind, LabelPropagator] = {}
-        for propagator in [LocalPropagator(), *propagators]:
-            self.register(propagator)
-
-    def register(self, propagator: LabelPropagator) -> None:
-        self._by_kind[propagator.kind] = propagator
-
-    def for_kind(self, kind: ProviderKind) -> LabelPropagator:
-        found = self._by_kind.get(kind)
-        if found is None:
-            raise PropagationError(f"No propagator for {kind.value} accounts.")
-        return found
-
-
 class PropagationService:
-    def __init__(self, db: Database, registry: PropagatorRegistry) -> None:
+    def __init__(self, db: Database, providers: ProviderRegistry) -> None:
         self.db = db
-        self.registry = registry
+        self.propagators = providers.propagators
         self.repo = OperationRepository(db)
         self.accounts = AccountRepository(db)
 
@@ -76,7 +36,9 @@ class PropagationService:
         facts = await self.accounts.facts(account_id)
         if facts is None:
             raise NotFoundError(f"Account {account_id} no longer exists.")
-        propagator = self.registry.for_kind(facts.provider_kind)
+        propagator = self.propagators.get(facts.provider_kind)
+        if propagator is None:
+            raise PropagationError(f"No propagator for {facts.provider_kind.value} accounts.")
         done_total = 0
         failures: dict[int, str] = {}
         while True:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from plmail.domain.enums import ProviderKind, QueueName
+from plmail.domain.registry import ProviderRegistry
 
 if TYPE_CHECKING:
     from plmail.db.repos.accounts import AccountFacts
@@ -85,37 +86,15 @@ class RecentMailPolicy:
         return tuple(m.id for m in messages if self.is_recent(m.occurred_at, moment))
 
 
-class ImportStateProbe(Protocol):
-    """Whether an account of one provider kind is still bringing in its mailbox for the first time."""
-
-    kind: ProviderKind
-
-    async def is_importing(self, account_id: int) -> bool: ...
-
-
-class ArchiveImportState:
-    """A local archive account only ever receives imported mail: none of it is live."""
-
-    kind = ProviderKind.LOCAL
-
-    async def is_importing(self, account_id: int) -> bool:
-        return True
-
-
 class InitialImportState:
-    """Asks the probe of the account's provider kind; with no probe, the answer is "still importing",
-    because the opposite mistake would queue a whole mailbox as live mail."""
+    """Asks the import-state probe of the account's provider kind; with no probe, the answer is "still
+    importing", because the opposite mistake would queue a whole mailbox as live mail."""
 
-    def __init__(self, probes: Iterable[ImportStateProbe] = ()) -> None:
-        self._probes: dict[ProviderKind, ImportStateProbe] = {}
-        for probe in [ArchiveImportState(), *probes]:
-            self.register(probe)
-
-    def register(self, probe: ImportStateProbe) -> None:
-        self._probes[probe.kind] = probe
+    def __init__(self, providers: ProviderRegistry) -> None:
+        self.probes = providers.import_probes
 
     async def is_importing(self, kind: ProviderKind, account_id: int) -> bool:
-        probe = self._probes.get(kind)
+        probe = self.probes.get(kind)
         if probe is None:
             return True
         try:

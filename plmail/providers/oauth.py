@@ -22,7 +22,7 @@ The API the Gmail and Graph providers (and the web connect flow) use:
   (see `retryable()` in providers/base.py) until the user connects the account again. A network failure or a
   5xx raises `OAuthUnavailableError` (retryable). `OAuthTokens.seal(tokens)` is what `account.credentials` holds.
 
-Accounts are created (or, in "reconnect" state, given their new tokens) by `plmail.accounts.oauth`.
+Accounts are created (or, in "reconnect" state, given their new tokens) by `plmail.providers.oauth_accounts`.
 """
 
 from __future__ import annotations

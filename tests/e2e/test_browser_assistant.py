@@ -13,6 +13,7 @@ from plmail.services import Services
 from tests.support.fakes.model import Behaviour, ModelFake
 from tests.support.fakes.server import FakeServer
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess
 
 pytestmark = pytest.mark.browser
@@ -24,7 +25,7 @@ async def test_held_mail_arrives_in_the_models_tab_on_an_open_page(serve: ServeP
         await services.assistant_settings.save(kind="openai", url=model.url, model="gpt-4o-mini", api_key=None,
                                                hold_enabled=True, hold_max_seconds=60)
         user = await services.users.create_user("eve@example.org", "correct horse")
-        account = await services.accounts.create(user_id=user.id, provider_kind=ProviderKind.IMAP, name="Home",
+        account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.IMAP, name="Home",
                                                  email="eve@example.org")
         await services.db.execute(
             """INSERT INTO mailbox (account_id, name, full_path, uid_validity, last_seen_uid, import_floor_uid,

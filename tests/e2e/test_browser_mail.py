@@ -12,6 +12,7 @@ from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
 from plmail.services import Services
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess
 
 pytestmark = pytest.mark.browser
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.browser
 
 async def _seed(services: Services) -> None:
     user = await services.users.create_user("eve@example.org", "correct horse", time_zone="Europe/Berlin")
-    account = await services.accounts.create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
+    account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
                                              email="eve@example.org")
     inbox = (await services.labels.role_ids(user.id))[LabelRole.INBOX]
     now = datetime.now(UTC)

@@ -13,6 +13,7 @@ from plmail.jobs.context import SERVICES_KEY
 from plmail.mail.ingest import parse_message
 from plmail.services import Services
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess
 
 pytestmark = pytest.mark.browser
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.browser
 async def test_accepting_a_proposal_puts_it_on_the_calendar(serve: ServeProcess, services: Services,
                                                             browser: Browser) -> None:
     user = await services.users.create_user("eve@example.org", "correct horse", time_zone="Europe/Berlin")
-    account = await services.accounts.create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
+    account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
                                              email="eve@example.org")
     inbox = (await services.labels.role_ids(user.id))[LabelRole.INBOX]
     sent = datetime.now(UTC) - timedelta(hours=1)

@@ -16,6 +16,7 @@ from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
 from plmail.services import Services
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess
 from tests.support.web import sign_in
 
@@ -32,7 +33,7 @@ def serve(tmp_path: Path, database_url: str) -> Iterator[ServeProcess]:
 
 async def _user(services: Services, email: str) -> tuple[int, int]:
     user = await services.users.create_user(email, "correct horse")
-    account = await services.accounts.create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
+    account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
                                              email=email)
     return account, (await services.labels.role_ids(user.id))[LabelRole.INBOX]
 

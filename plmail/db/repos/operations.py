@@ -12,6 +12,7 @@ from datetime import datetime
 
 from plmail.db.database import Database
 from plmail.domain.enums import LabelRole
+from plmail.domain.providers import PendingChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,18 +25,6 @@ class OwnedMessage:
     seen: bool
     starred: bool
     occurred_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class PendingChange:
-    id: int
-    message_id: int
-    kind: str
-    added: tuple[int, ...]
-    removed: tuple[int, ...]
-    flag_value: bool | None
-    source_mailbox_id: int | None
-    attempts: int
 
 
 def _ids(value: object) -> tuple[int, ...]:

@@ -25,7 +25,7 @@ from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
 from plmail.domain.moments import parse_moment
-from plmail.providers.base import ImportPage
+from plmail.domain.providers import ImportPage
 from plmail.providers.gmail.client import LIST_PAGE, GmailApi, GmailApiError
 from plmail.providers.gmail.ingest import FETCH_BATCH, GmailMessageIngest
 from plmail.providers.gmail.pacer import GmailQuotaDeferred, GmailTime, SystemTime

@@ -38,6 +38,8 @@ GMAIL_FETCH_BATCH = JobSpec("gmail_fetch_batch", QueueName.INGEST, timeout=900, 
 
 
 class GmailAccountSyncer:
+    kind = ProviderKind.GMAIL
+
     def __init__(self, accounts: AccountAdminRepository, api: GmailApi, ingest: GmailMessageIngest,
                  backfill: GmailBackfillState, queues: Enqueuer | None, time: GmailTime | None = None, *,
                  inline_fetch: int = INLINE_FETCH) -> None:
@@ -49,9 +51,6 @@ class GmailAccountSyncer:
         self.time: GmailTime = time or SystemTime()
         self.inline_fetch = inline_fetch
         self.repo = GmailMessageRepository(accounts.db)
-
-    def supports(self, account: Account) -> bool:
-        return account.provider_kind is ProviderKind.GMAIL
 
     async def sync(self, account: Account) -> list[int]:
         record = await self.accounts.for_job(account.id)

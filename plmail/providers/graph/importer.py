@@ -18,7 +18,7 @@ from plmail.db.repos.graph_state import GraphStateRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
-from plmail.providers.base import ImportPage
+from plmail.domain.providers import ImportPage
 from plmail.providers.graph.client import PAGE_SIZE, GraphClient
 from plmail.providers.graph.errors import GraphAuthError, GraphNotFound, GraphSyncStateGone, GraphThrottled
 from plmail.providers.graph.folders import Folder, import_rank

@@ -20,11 +20,12 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository, AccountRecord
 from plmail.db.repos.graph_messages import FolderLabel, GraphMessageRepository, PlacedMessage
 from plmail.db.repos.graph_state import GraphStateRepository
-from plmail.db.repos.operations import OperationRepository, PendingChange
+from plmail.db.repos.operations import OperationRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
+from plmail.domain.providers import PendingChange, PropagationOutcome
 from plmail.mail.labels import BindingHandle, LabelResolver
-from plmail.mail.propagation import PropagationError, PropagationOutcome
+from plmail.mail.propagation import PropagationError
 from plmail.providers.changes import announce
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.errors import GraphAuthError, GraphError, GraphNotFound, GraphThrottled

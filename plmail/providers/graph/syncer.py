@@ -58,6 +58,8 @@ class FolderRound:
 
 
 class GraphAccountSyncer:
+    kind = ProviderKind.GRAPH
+
     def __init__(self, db: Database, accounts: AccountAdminRepository, client: GraphClient,
                  folders: GraphFolderSyncer, ingest: GraphIngest, *, reschedule: Reschedule | None = None) -> None:
         self.db = db
@@ -68,9 +70,6 @@ class GraphAccountSyncer:
         self.reschedule = reschedule
         self.state = GraphStateRepository(db)
         self.messages = GraphMessageRepository(db)
-
-    def supports(self, account: Account) -> bool:
-        return account.provider_kind is ProviderKind.GRAPH
 
     async def sync(self, account: Account) -> list[int]:
         """Returns no mailbox ids: Graph folders have no mailbox rows (they are label bindings)."""

@@ -28,7 +28,7 @@ from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
-from plmail.providers.base import ImportPage
+from plmail.domain.providers import ImportPage
 from plmail.providers.imap.batches import BATCH_MESSAGES, batches
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapProtocolError

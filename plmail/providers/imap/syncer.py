@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 
 class ImapAccountSyncer:
+    kind = ProviderKind.IMAP
+
     def __init__(self, db: Database, accounts: AccountAdminRepository, connector: ImapConnector,
                  folders: MailboxSyncer, messages: MessageSyncer) -> None:
         self.db = db
@@ -38,9 +40,6 @@ class ImapAccountSyncer:
         self.mailboxes = MailboxRepository(db)
         self.rows = ImapMessageRepository(db)
         self.threads = ThreadRepository(db)
-
-    def supports(self, account: Account) -> bool:
-        return account.provider_kind is ProviderKind.IMAP
 
     async def sync(self, account: Account) -> list[int]:
         record = await self.accounts.for_job(account.id)

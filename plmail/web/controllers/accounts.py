@@ -10,11 +10,11 @@ from litestar import Controller, Request, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
-from plmail.accounts.presets import preset_for
-from plmail.accounts.service import ImapAccountInput, ImapAccountService
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
-from plmail.providers.base import ImportProgress
+from plmail.domain.providers import ImportProgress
+from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
+from plmail.providers.imap.presets import preset_for
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.pages import render, signed_in_user
@@ -63,7 +63,7 @@ def eta_text(progress: ImportProgress | None) -> tuple[str, str] | None:
 
 
 def _service(request: Request[Any, Any, Any]) -> ImapAccountService:
-    return services_from(request).mail_accounts.imap
+    return services_from(request).providers.get(ImapAccountService)
 
 
 class AccountController(Controller):

@@ -15,7 +15,6 @@ from litestar import Controller, Request, get, post
 from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
-from plmail.accounts.oauth import OAuthIdentityMismatch
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.providers.oauth import (
     OAuthDenied,
@@ -26,6 +25,7 @@ from plmail.providers.oauth import (
     pending_from_session,
     provider_for,
 )
+from plmail.providers.oauth_accounts import OAuthIdentityMismatch, OAuthServices
 from plmail.web.auth import admin_only, services_from
 from plmail.web.controllers.admin_page import admin_page
 from plmail.web.controllers.forms import parse_form
@@ -85,12 +85,12 @@ class OAuthController(Controller):
         services = services_from(request)
         login_hint: str | None = None
         if form.account_id is not None:
-            record = await services.mail_accounts.admin.owned(user.id, form.account_id)
+            record = await services.accounts.settings_of(user.id, form.account_id)
             if record is None or provider_for(record.provider_kind) is not chosen:
                 raise NotFoundError("No such account.")
             login_hint = record.email
         try:
-            started = await services.mail_accounts.oauth.flow.start(
+            started = await services.providers.get(OAuthServices).flow.start(
                 chosen, redirect_uri(request, chosen), login_hint=login_hint, account_id=form.account_id)
         except OAuthError as exc:
             return await self._error(request, chosen, exc)
@@ -109,8 +109,8 @@ class OAuthController(Controller):
         services = services_from(request)
         params = {key: str(value) for key, value in request.query_params.items()}
         try:
-            identity = await services.mail_accounts.oauth.flow.finish(pending, params)
-            outcome = await services.mail_accounts.oauth.connect.connect(
+            identity = await services.providers.get(OAuthServices).flow.finish(pending, params)
+            outcome = await services.providers.get(OAuthServices).connect.connect(
                 user.id, identity, account_id=pending.account_id if pending else None)
         except OAuthError as exc:
             return await self._error(request, chosen, exc)
@@ -126,7 +126,7 @@ class OAuthAdminController(Controller):
         chosen = _provider(provider)
         form = parse_form(await request.form(), ClientForm)
         try:
-            await services_from(request).mail_accounts.oauth.apps.save(
+            await services_from(request).providers.get(OAuthServices).apps.save(
                 chosen, client_id=form.client_id, client_secret=form.client_secret or None)
         except ValidationError as exc:
             return await admin_page(request, status_code=400, oauth_error=str(exc), oauth_provider=chosen.value)

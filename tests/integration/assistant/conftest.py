@@ -23,6 +23,7 @@ from plmail.services import Services
 from tests.support.fakes.model import ModelFake
 from tests.support.fakes.server import FakeServer
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 
 ASSISTANT_QUEUES = (QueueName.ENRICH_LIVE, QueueName.ENRICH, QueueName.ENRICH_BACKLOG, QueueName.RELEASE)
 _serial = itertools.count(1)
@@ -46,7 +47,7 @@ class Desk:
 
     async def imap_account(self, name: str, *, importing: bool) -> int:
         """An IMAP account with one synced folder; with history still below its floor it is importing."""
-        account_id = await self.services.accounts.create(
+        account_id = await account_rows(self.services).create(
             user_id=self.user.id, provider_kind=ProviderKind.IMAP, name=name, email=f"{name}@example.org"
         )
         await self.services.db.execute(

@@ -10,6 +10,7 @@ import httpx
 from plmail.domain.enums import LabelRole, ProviderKind
 from tests.integration.calendar.conftest import Diary, calendar_mail, invitation, invite, utc
 from tests.integration.calendar.test_step_job_backfill import booking_mail
+from tests.support.repos import account_rows
 from tests.support.web import post_form, sign_in
 
 
@@ -144,7 +145,7 @@ async def test_another_users_events_are_unreachable(client: httpx.AsyncClient, d
     event = await diary.only_event()
     stranger = await diary.services.users.create_user("stranger@example.org", "correct horse",
                                                       time_zone="Europe/Berlin")
-    await diary.services.accounts.create(user_id=stranger.id, provider_kind=ProviderKind.LOCAL, name="S",
+    await account_rows(diary.services).create(user_id=stranger.id, provider_kind=ProviderKind.LOCAL, name="S",
                                          email=stranger.email)
     assert LabelRole.INBOX in await diary.services.labels.role_ids(stranger.id)
     await _signed_in(client, "stranger@example.org")

@@ -15,16 +15,20 @@ from typing import Any
 
 import pytest
 
+from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.config import Settings
 from plmail.domain.enums import ProviderKind
 from plmail.domain.models import User
-from plmail.providers.base import MailImporter, PageRun, SyncerRegistry
-from plmail.providers.gmail.container import GmailServices
+from plmail.domain.providers import PageRun
+from plmail.domain.registry import ProviderRegistry
+from plmail.providers.gmail.plugin import GmailServices
 from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.support.fakes import FakeServer, GmailFake, ManualClock
 from tests.support.fakes.gmail import GmailMailbox
+from tests.support.repos import account_admin
 
 
 class FakeTime:
@@ -147,10 +151,13 @@ class GmailSetup:
 
 def gmail_stack(services: Services, time: FakeTime) -> tuple[GmailServices, MailImporter, AccountSyncService]:
     """Gmail's services as the app builds them, but on the fake's clock."""
-    accounts = services.mail_accounts
-    gmail = GmailServices.build(services.db, None, services.pipeline, accounts.oauth, time=time)
-    importer = MailImporter(accounts.admin, None, [gmail.importer])
-    sync = AccountSyncService(accounts.admin, SyncerRegistry([gmail.syncer]), importer, None)
+    admin = account_admin(services)
+    gmail = GmailServices.build(services.db, None, services.pipeline, services.providers.get(OAuthServices), time=time)
+    providers = ProviderRegistry()
+    providers.syncers.add(gmail.syncer)
+    providers.importers.add(gmail.importer)
+    importer = MailImporter(admin, None, providers)
+    sync = AccountSyncService(admin, providers, importer, None)
     return gmail, importer, sync
 
 
@@ -160,7 +167,7 @@ async def connect_account(services: Services, user: User, fake: GmailFake, email
     pair = fake.oauth.issue(address)
     tokens = TokenSet(pair.access_token, pair.refresh_token, datetime.now(UTC) + timedelta(seconds=pair.expires_in),
                       pair.scope)
-    outcome = await services.mail_accounts.oauth.connect.connect(
+    outcome = await services.providers.get(OAuthServices).connect.connect(
         user.id, ConnectedIdentity(OAuthProvider.GOOGLE, address, "Alice", tokens))
     return outcome.account_id
 
@@ -170,7 +177,7 @@ async def gmail(services: Services, gmail_server: FakeServer[GmailFake], clock: 
                 ) -> AsyncIterator[GmailSetup]:
     user = await services.users.create_user("owner@example.org", "correct horse", time_zone="Europe/Berlin")
     account_id = await connect_account(services, user, gmail_server.app)
-    record = await services.mail_accounts.admin.for_job(account_id)
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.provider_kind is ProviderKind.GMAIL
     time = FakeTime(clock)
     stack, importer, sync = gmail_stack(services, time)

@@ -13,6 +13,7 @@ from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.mail.ingest import parse_message
 from tests.integration.gmail.conftest import GmailSetup, connect_account
 from tests.support.fakes import rfc822
+from tests.support.repos import account_admin, account_rows
 
 
 async def test_a_withdrawn_grant_and_a_spent_quota_cost_only_their_own_account(gmail: GmailSetup) -> None:
@@ -31,14 +32,14 @@ async def test_a_withdrawn_grant_and_a_spent_quota_cost_only_their_own_account(g
     gmail.mailbox.add_message(rfc822("Alice cannot see this yet"))
     late = bob.add_message(rfc822("Bob sees this")).id
     assert await gmail.sync_service.run(gmail.account_id) == []  # no exception: the account waits for its user
-    alice = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    alice = await account_admin(gmail.services).for_job(gmail.account_id)
     assert alice is not None and alice.status is AccountStatus.RECONNECT
     await gmail.sync_service.run(bob_id)
     assert await gmail.services.db.fetchval(
         "SELECT count(*) FROM message WHERE account_id = $1 AND gmail_id = $2", bob_id, late) == 1
-    bob_record = await gmail.services.mail_accounts.admin.for_job(bob_id)
+    bob_record = await account_admin(gmail.services).for_job(bob_id)
     assert bob_record is not None and bob_record.status is AccountStatus.OK
-    assert await gmail.services.mail_accounts.admin.syncable_ids() == [bob_id]
+    assert await account_admin(gmail.services).syncable_ids() == [bob_id]
 
     # Bob's quota runs out; Alice's pacer state (and anyone else's) is untouched by it
     until = await gmail.gmail.pacer.rejected(bob_id, gmail.fake.client_id, limit_value=None, retry_after=50)
@@ -56,7 +57,7 @@ async def test_a_withdrawn_grant_and_a_spent_quota_cost_only_their_own_account(g
 
 async def test_mail_a_sibling_account_already_holds_is_that_accounts(gmail: GmailSetup) -> None:
     services = gmail.services
-    sibling = await services.accounts.create(user_id=gmail.user.id, provider_kind=ProviderKind.LOCAL,
+    sibling = await account_rows(services).create(user_id=gmail.user.id, provider_kind=ProviderKind.LOCAL,
                                              name="placeholder", email="me@work.example")
     # a connected (IMAP) sibling account named in the headers, holding the message Gmail fetched from it
     await services.db.execute("UPDATE account SET provider_kind = 'imap' WHERE id = $1", sibling)

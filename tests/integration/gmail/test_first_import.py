@@ -13,6 +13,7 @@ from plmail.providers.gmail.pacer import SHARE
 from tests.integration.gmail.conftest import GmailSetup
 from tests.support.fakes import rfc822
 from tests.support.imap_mail import large_message
+from tests.support.repos import account_admin
 
 MB = 1024 * 1024
 
@@ -118,7 +119,7 @@ async def test_a_refusal_mid_import_teaches_the_pacer_and_the_import_still_ends(
     assert learned == 6_000
     budget = await gmail.gmail.pacer.budget(gmail.account_id, gmail.fake.client_id)
     assert budget.limit == 6_000 and budget.units_per_minute == 6_000 * SHARE
-    state = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    state = await account_admin(gmail.services).for_job(gmail.account_id)
     assert state is not None and state.sync_state["import"].get("last_error") is None
     assert any(run.page.wait_until is not None for run in gmail.pages)  # put back, not failed
     # After the refusal the account was paced at 85 %: no fixed minute saw more than 6,000 units.
@@ -148,7 +149,7 @@ async def test_a_chat_and_a_gone_id_are_noted_and_the_import_ends_in_one_pass(gm
     assert notes[gone.id]["reason"] == "gone"
     progress = await gmail.importer.progress(gmail.account_id)
     assert progress is not None and not progress.importing and progress.done == progress.total == 22
-    record = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    record = await account_admin(gmail.services).for_job(gmail.account_id)
     assert record is not None
     backfill = BackfillState.of(record)
     assert backfill is not None and backfill.status == "done" and backfill.attempts == 1
@@ -174,7 +175,7 @@ async def test_a_pass_that_cannot_store_everything_waits_an_hour_and_stops_after
     gmail.mailbox.add_message(rfc822("fine"))
     await gmail.sync()
     await gmail.import_all()
-    record = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    record = await account_admin(gmail.services).for_job(gmail.account_id)
     assert record is not None
     state = BackfillState.of(record)
     assert state is not None
@@ -186,12 +187,12 @@ async def test_a_pass_that_cannot_store_everything_waits_an_hour_and_stops_after
     gmail.time.until(now + BACKFILL_COOLDOWN)
     assert await gmail.gmail.importer.has_history(gmail.account_id)
     await gmail.import_all()
-    done = BackfillState.of(await gmail.services.mail_accounts.admin.for_job(gmail.account_id))  # type: ignore[arg-type]
+    done = BackfillState.of(await account_admin(gmail.services).for_job(gmail.account_id))  # type: ignore[arg-type]
     assert done is not None and done.status == "done" and done.attempts == 4
     # at the attempt limit the backfill gives up instead of trying forever
     await gmail.gmail.backfill.put(gmail.account_id, BackfillState(attempts=24, total=1))
     await gmail.import_page()
-    given_up = BackfillState.of(await gmail.services.mail_accounts.admin.for_job(gmail.account_id))  # type: ignore[arg-type]
+    given_up = BackfillState.of(await account_admin(gmail.services).for_job(gmail.account_id))  # type: ignore[arg-type]
     assert given_up is not None and given_up.status == "given_up"
     assert not await gmail.services.import_state.is_importing(ProviderKind.GMAIL, gmail.account_id)
 

@@ -20,6 +20,7 @@ from plmail.providers.gmail.pacer import (
 from plmail.services import Services
 from tests.integration.gmail.conftest import FakeTime
 from tests.support.fakes import ManualClock
+from tests.support.repos import account_rows
 
 CLIENT = "client.apps.googleusercontent.com"
 REQUEST = MESSAGES_PER_REQUEST * UNITS_PER_MESSAGE
@@ -28,7 +29,7 @@ REQUEST = MESSAGES_PER_REQUEST * UNITS_PER_MESSAGE
 @pytest.fixture
 async def account(services: Services) -> int:
     user = await services.users.create_user("pacer@example.org", "correct horse")
-    return await services.accounts.create(user_id=user.id, provider_kind=ProviderKind.GMAIL, name="g",
+    return await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.GMAIL, name="g",
                                           email="pacer@gmail.com")
 
 

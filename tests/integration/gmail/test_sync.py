@@ -11,6 +11,7 @@ from plmail.providers.gmail.importer import BackfillState
 from plmail.providers.gmail.syncer import GmailAccountSyncer
 from tests.integration.gmail.conftest import GmailSetup
 from tests.support.fakes import rfc822
+from tests.support.repos import account_admin
 
 
 async def _imported(gmail: GmailSetup, messages: int = 12) -> list[str]:
@@ -55,7 +56,7 @@ async def test_history_deltas_apply_adds_deletions_and_label_changes(gmail: Gmai
         "SELECT count(*) FROM jmap_change_log WHERE account_id = $1 AND object_type = 'Email' "
         "AND change_type = 'destroyed'", gmail.account_id)
     assert destroyed == 1
-    record = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    record = await account_admin(gmail.services).for_job(gmail.account_id)
     assert record is not None and record.sync_state["gmail"]["history_id"] == str(gmail.mailbox.history_id)
 
     await gmail.sync()  # nothing new: nothing changes, nothing is fetched
@@ -94,7 +95,7 @@ async def test_an_expired_history_id_falls_back_to_a_backfill(gmail: GmailSetup)
     gmail.mailbox.expire_history()  # the gap is gone from the history too
 
     await gmail.sync()
-    record = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    record = await account_admin(gmail.services).for_job(gmail.account_id)
     assert record is not None
     state = BackfillState.of(record)
     assert state is not None and state.status == "pending" and state.reason == "history expired"
@@ -138,11 +139,11 @@ async def test_many_new_messages_are_fetched_by_jobs_of_100_ids_put_back_on_a_re
     await _imported(gmail, 2)
     queues = RecordingQueues()
     stack = gmail.gmail
-    syncer = GmailAccountSyncer(gmail.services.mail_accounts.admin, stack.api, stack.ingest, stack.backfill,
+    syncer = GmailAccountSyncer(account_admin(gmail.services), stack.api, stack.ingest, stack.backfill,
                                 queues, gmail.time, inline_fetch=100)
     for n in range(250):
         gmail.mailbox.add_message(rfc822(f"Burst {n}"))
-    record = await gmail.services.mail_accounts.admin.for_job(gmail.account_id)
+    record = await account_admin(gmail.services).for_job(gmail.account_id)
     assert record is not None
     await syncer.sync(record.account)
     assert [(q, f, len(a["ids"])) for q, f, _, a in queues.jobs] == [

@@ -22,9 +22,10 @@ import pytest
 from plmail.config import Settings
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.models import User
+from plmail.domain.providers import PageRun
 from plmail.mail.mime import message_ids
-from plmail.providers.base import PageRun
 from plmail.providers.oauth import OAuthProvider
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.support.fakes import FakeServer, GraphFake, GraphMailbox, GraphMessage, rfc822
 
@@ -82,10 +83,10 @@ class GraphSetup:
         return self.server.app.mailbox
 
     async def sync(self) -> list[int]:
-        return await self.services.mail_accounts.sync.run(self.account_id)
+        return await self.services.sync.run(self.account_id)
 
     async def import_page(self) -> PageRun:
-        run = await self.services.mail_accounts.importer.run_page(self.account_id, chain=False)
+        run = await self.services.importer.run_page(self.account_id, chain=False)
         if run.page.wait_until is not None:  # the job would be scheduled for then
             await asyncio.sleep(max((run.page.wait_until - datetime.now(UTC)).total_seconds(), 0.0))
         return run
@@ -93,7 +94,7 @@ class GraphSetup:
     async def import_all(self, limit: int = 500) -> list[PageRun]:
         runs: list[PageRun] = []
         while True:
-            progress = await self.services.mail_accounts.importer.progress(self.account_id)
+            progress = await self.services.importer.progress(self.account_id)
             if progress is None or not progress.importing:
                 return runs
             runs.append(await self.import_page())
@@ -206,7 +207,7 @@ class GraphSetup:
 
 async def connect(services: Services, user: User, server: FakeServer[GraphFake], login: str) -> int:
     """Consent at the fake's Microsoft identity platform (PKCE), as the web flow does, and connect."""
-    oauth = services.mail_accounts.oauth
+    oauth = services.providers.get(OAuthServices)
     start = await oauth.flow.start(OAuthProvider.MICROSOFT, "http://plmail.test/accounts/oauth/callback",
                                    login_hint=login)
     async with httpx.AsyncClient() as http:

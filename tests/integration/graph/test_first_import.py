@@ -103,7 +103,7 @@ async def test_a_429_during_the_import_schedules_the_next_page_for_later(graph: 
     await graph.services.db.execute("DELETE FROM saq_jobs")
     graph.fake.throttle.throttle_next(1, retry_after=1)
     before = time.time()
-    run = await graph.services.mail_accounts.importer.run_page(graph.account_id)
+    run = await graph.services.importer.run_page(graph.account_id)
     assert run.page.more and run.page.stored == 0 and run.page.wait_until is not None
     job = await graph.services.db.fetchrow(
         "SELECT convert_from(job, 'UTF8')::jsonb AS job FROM saq_jobs WHERE queue = $1",
@@ -111,7 +111,7 @@ async def test_a_429_during_the_import_schedules_the_next_page_for_later(graph: 
     assert job is not None
     body = json.loads(job["job"]) if isinstance(job["job"], str) else job["job"]
     assert body["function"] == "import_mail_page" and body.get("scheduled", 0) >= int(before)  # not at once
-    state = await graph.services.mail_accounts.importer.progress(graph.account_id)
+    state = await graph.services.importer.progress(graph.account_id)
     assert state is not None and state.importing
     assert not (await graph.services.db.fetchval("SELECT sync_state -> 'import' ->> 'last_error' FROM account "
                                                  "WHERE id = $1", graph.account_id))

@@ -16,6 +16,7 @@ from plmail.jobs.calendar import extract_events
 from plmail.jobs.context import SERVICES_KEY
 from tests.integration.graph.conftest import GraphSetup, connect, old_message, rfc_id
 from tests.support.fakes import rfc822
+from tests.support.repos import account_admin
 
 
 def invitation(uid: str, start: datetime) -> bytes:
@@ -90,13 +91,13 @@ async def test_a_revoked_grant_marks_only_its_account_for_reconnecting(graph: Gr
     fake.oauth.revoke_user(graph.mailbox.user_principal_name)
     fake.oauth.expire_access_tokens()
 
-    assert await graph.services.mail_accounts.sync.request_all() == 2
+    assert await graph.services.sync.request_all() == 2
     await graph.sync()  # no exception escapes: the account waits for its user
-    await graph.services.mail_accounts.sync.run(other_id)
-    first = await graph.services.mail_accounts.admin.for_job(graph.account_id)
+    await graph.services.sync.run(other_id)
+    first = await account_admin(graph.services).for_job(graph.account_id)
     assert first is not None and first.status is AccountStatus.RECONNECT
     assert "Connect the account again" in first.status_detail
-    sam = await graph.services.mail_accounts.admin.for_job(other_id)
+    sam = await account_admin(graph.services).for_job(other_id)
     assert sam is not None and sam.status is AccountStatus.OK and sam.last_synced_at is not None
     assert await graph.services.db.fetchval(
         "SELECT count(*) FROM message WHERE account_id = $1 AND rfc_message_id = 'for-sam@example.org'", other_id) == 1

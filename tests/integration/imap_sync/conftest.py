@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from plmail.accounts.service import ImapAccountInput
 from plmail.domain.models import User
-from plmail.providers.base import PageRun
+from plmail.domain.providers import PageRun
+from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.services import Services
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_tls, dovecot_tls_user, dovecot_user
 
@@ -30,18 +30,18 @@ class ImapSetup:
     pages: list[PageRun] = field(default_factory=list)
 
     async def sync(self) -> list[int]:
-        return await self.services.mail_accounts.sync.run(self.account_id)
+        return await self.services.sync.run(self.account_id)
 
     async def import_page(self) -> PageRun:
-        run = await self.services.mail_accounts.importer.run_page(self.account_id, chain=False)
+        run = await self.services.importer.run_page(self.account_id, chain=False)
         self.pages.append(run)
         return run
 
     async def import_all(self, limit: int = 1000) -> int:
         """Pages until the importer has nothing left; returns how many ran."""
         count = 0
-        while await self.services.mail_accounts.importer.progress(self.account_id) is not None:
-            progress = await self.services.mail_accounts.importer.progress(self.account_id)
+        while await self.services.importer.progress(self.account_id) is not None:
+            progress = await self.services.importer.progress(self.account_id)
             assert progress is not None
             if not progress.importing:
                 break
@@ -118,7 +118,7 @@ async def add_account(services: Services, user: User, mail: DovecotUser, **overr
     server = mail.imap()
     data = ImapAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
                             username=mail.name, password=mail.password, name=overrides.pop("name", ""))
-    account_id = await services.mail_accounts.imap.add(user.id, data)
+    account_id = await services.providers.get(ImapAccountService).add(user.id, data)
     if overrides:
         await services.db.execute(
             "UPDATE account SET settings = jsonb_set(settings, '{imap}', (settings -> 'imap') || $2::jsonb) "

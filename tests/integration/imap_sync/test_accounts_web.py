@@ -11,6 +11,7 @@ from plmail.domain.enums import AccountStatus
 from plmail.services import Services
 from tests.support.dovecot import DovecotUser
 from tests.support.imap_mail import message
+from tests.support.repos import account_admin
 from tests.support.web import post_form, sign_in, sign_up_admin
 
 
@@ -48,13 +49,13 @@ async def test_add_test_edit_pause_and_remove_an_account(
     created = await post_form(client, "/accounts/", _form(dovecot_user), token_from="/accounts/new")
     assert created.status_code == 200
     account_id = await _account_id(created)
-    record = await services.mail_accounts.admin.for_job(account_id)
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.credentials is not None
     assert dovecot_user.password.encode() not in record.credentials  # sealed, never plaintext
 
     # the sync the page queued, run here; then the folders and the import show
     dovecot_user.deliver([message(i) for i in range(1, 61)])
-    await services.mail_accounts.sync.run(account_id)
+    await services.sync.run(account_id)
     page = await client.get(f"/accounts/{account_id}")
     assert "INBOX" in page.text and "Importing: 0 of 60 messages" in page.text
     sidebar = await client.get(f"/accounts/{account_id}/sidebar")
@@ -63,10 +64,10 @@ async def test_add_test_edit_pause_and_remove_an_account(
     assert "Importing: 0 of 60 messages" in listing.text
     home = await client.get("/")
     assert f'hx-get="/accounts/{account_id}/sidebar"' in home.text
-    await services.mail_accounts.importer.run_page(account_id, chain=False)
+    await services.importer.run_page(account_id, chain=False)
     progress = await client.get(f"/accounts/{account_id}/progress")
     assert "Importing: 50 of 60 messages" in progress.text and 'hx-trigger="every 3s"' in progress.text
-    await services.mail_accounts.importer.run_page(account_id, chain=False)
+    await services.importer.run_page(account_id, chain=False)
     progress = await client.get(f"/accounts/{account_id}/progress")
     assert "All mail is in: 60 messages" in progress.text and "hx-trigger" not in progress.text
 
@@ -74,7 +75,7 @@ async def test_add_test_edit_pause_and_remove_an_account(
     edited = await post_form(client, f"/accounts/{account_id}", _form(dovecot_user, password="", name="Job"),
                              token_from=f"/accounts/{account_id}")
     assert edited.status_code == 200
-    after = await services.mail_accounts.admin.for_job(account_id)
+    after = await account_admin(services).for_job(account_id)
     assert after is not None and after.name == "Job" and after.credentials == record.credentials
     tested = await post_form(client, f"/accounts/{account_id}/test", _form(dovecot_user, password=""),
                              token_from=f"/accounts/{account_id}")
@@ -86,11 +87,11 @@ async def test_add_test_edit_pause_and_remove_an_account(
     await post_form(client, f"/accounts/{account_id}/folders/{inbox}", {}, token_from=f"/accounts/{account_id}")
     assert not await services.db.fetchval("SELECT is_sync_enabled FROM mailbox WHERE id = $1", inbox)
     await post_form(client, f"/accounts/{account_id}/active", {}, token_from=f"/accounts/{account_id}")
-    paused = await services.mail_accounts.admin.for_job(account_id)
+    paused = await account_admin(services).for_job(account_id)
     assert paused is not None and not paused.is_active
-    assert await services.mail_accounts.sync.run(account_id) == []
+    assert await services.sync.run(account_id) == []
     await post_form(client, f"/accounts/{account_id}/active", {"enabled": "on"}, token_from=f"/accounts/{account_id}")
-    resumed = await services.mail_accounts.admin.for_job(account_id)
+    resumed = await account_admin(services).for_job(account_id)
     assert resumed is not None and resumed.is_active
 
     listing = await client.get("/accounts")
@@ -107,7 +108,7 @@ async def test_a_failed_sign_in_shows_why_and_other_users_see_nothing(
     await sign_up_admin(client)
     created = await post_form(client, "/accounts/", _form(dovecot_user), token_from="/accounts/new")
     account_id = await _account_id(created)
-    await services.mail_accounts.admin.set_status(account_id, AccountStatus.AUTH_FAILED,
+    await account_admin(services).set_status(account_id, AccountStatus.AUTH_FAILED,
                                                   "127.0.0.1 refused the sign-in for u1: [AUTHENTICATIONFAILED]")
     page = await client.get(f"/accounts/{account_id}")
     assert "Sign-in failed; plmail stopped trying" in page.text and "AUTHENTICATIONFAILED" in page.text
@@ -122,4 +123,4 @@ async def test_a_failed_sign_in_shows_why_and_other_users_see_nothing(
     assert (await client.get(f"/accounts/{account_id}/progress")).status_code == 404
     forbidden = await post_form(client, f"/accounts/{account_id}/delete", {}, token_from="/accounts")
     assert forbidden.status_code == 404
-    assert await services.mail_accounts.admin.for_job(account_id) is not None
+    assert await account_admin(services).for_job(account_id) is not None

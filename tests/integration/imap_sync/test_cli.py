@@ -8,8 +8,10 @@ import subprocess
 import sys
 
 from plmail.config import Settings
+from plmail.providers.imap.session import ImapConnector
 from plmail.services import Services
 from tests.support.dovecot import DovecotUser
+from tests.support.repos import account_admin
 
 
 def _run(settings: Settings, database_url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -38,8 +40,8 @@ async def test_account_add_imap_checks_the_password_and_seals_it(
     assert row is not None and f"added account {row['id']}" in added.stdout
     assert row["email"] == "me@example.org" and row["username"] == dovecot_user.name
     assert dovecot_user.password.encode() not in row["credentials"]
-    record = await services.mail_accounts.admin.for_job(row["id"])
-    assert record is not None and services.mail_accounts.connector.password(record) == dovecot_user.password
+    record = await account_admin(services).for_job(row["id"])
+    assert record is not None and services.providers.get(ImapConnector).password(record) == dovecot_user.password
 
     queued = _run(settings, database_url, "sync", "--account", str(row["id"]))
     assert queued.returncode == 0 and "queued" in queued.stdout

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from plmail.accounts.service import ImapAccountInput
 from plmail.domain.enums import AccountStatus
 from plmail.providers.imap import ImapAuthError, ImapConnectionError
+from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.session import ImapConnector
 from tests.integration.imap_sync.conftest import ImapSetup, add_account
 from tests.support.dovecot import DovecotUser
 from tests.support.imap_mail import message
 from tests.support.imap_proxy import imap_proxy
+from tests.support.repos import account_admin
 
 POISON = """
     CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -34,7 +36,7 @@ async def test_a_message_that_will_not_store_costs_only_itself_and_is_noted_afte
                                          imap.account_id)
     assert [r["source_ref"] for r in skips] == ["INBOX:30"]
     assert skips[0]["reason"].startswith("gave up after 5 attempts") and "cannot be stored" in skips[0]["reason"]
-    assert not (await imap.services.mail_accounts.importer.progress(imap.account_id)).importing  # type: ignore[union-attr]
+    assert not (await imap.services.importer.progress(imap.account_id)).importing  # type: ignore[union-attr]
 
     # new mail behaves the same: the rest arrives at once, "new" waits at the failing one, then moves past it
     imap.mail.append([message(70), message(71, subject="poison"), message(72)])
@@ -58,27 +60,27 @@ async def test_a_wrong_password_marks_the_account_and_stops_all_retries(imap: Im
         assert await imap.count() == 5
         # the password changes (at the provider, say): the next sign-in is refused
         await imap.services.db.execute("UPDATE account SET credentials = $2, updated_at = now() WHERE id = $1",
-                                       imap.account_id, imap.services.mail_accounts.connector.seal("wrong"))
+                                       imap.account_id, imap.services.providers.get(ImapConnector).seal("wrong"))
         await imap.services.operations.set_seen(imap.user.id, True, message_ids=[
             await imap.message_id_of("seq-1@plmail.test")])
         await imap.sync()
-        record = await imap.services.mail_accounts.admin.for_job(imap.account_id)
+        record = await account_admin(imap.services).for_job(imap.account_id)
         assert record is not None and record.status is AccountStatus.AUTH_FAILED
         assert imap.mail.name in record.status_detail
         sent = len(proxy.client_bytes)
         # nothing tries again: not the sync, the import, the fallback poll, nor propagation (its change waits)
         assert await imap.sync() == []
         assert (await imap.import_page()).page.stored == 0
-        assert await imap.services.mail_accounts.sync.request_all() == 0
-        assert not await imap.services.mail_accounts.importer.ensure_running(imap.account_id)
+        assert await imap.services.sync.request_all() == 0
+        assert not await imap.services.importer.ensure_running(imap.account_id)
         assert await imap.propagate() == 0
         assert len(proxy.client_bytes) == sent
         # the user fixes the password: the account syncs again, and the waiting change reaches the server
         server = imap.mail.imap()
-        await imap.services.mail_accounts.imap.update(imap.user.id, imap.account_id, ImapAccountInput(
+        await imap.services.providers.get(ImapAccountService).update(imap.user.id, imap.account_id, ImapAccountInput(
             email=f"{imap.mail.name}@example.org", host=server.host, port=server.port, tls="none",
             username=imap.mail.name, password=imap.mail.password))
-    record = await imap.services.mail_accounts.admin.for_job(imap.account_id)
+    record = await account_admin(imap.services).for_job(imap.account_id)
     assert record is not None and record.status is AccountStatus.OK and record.status_detail == ""
     assert await imap.propagate() == 1
     with imap.mail.peer() as peer:
@@ -91,7 +93,7 @@ async def test_adding_an_account_with_a_wrong_password_saves_nothing(imap: ImapS
                                                                     dovecot_user: DovecotUser) -> None:
     server = dovecot_user.imap()
     with pytest.raises(ImapAuthError):
-        await imap.services.mail_accounts.imap.add(imap.user.id, ImapAccountInput(
+        await imap.services.providers.get(ImapAccountService).add(imap.user.id, ImapAccountInput(
             email="x@example.org", host=server.host, port=server.port, tls="none", username=dovecot_user.name,
             password="not it"))
     assert len(await imap.services.accounts.for_user(imap.user.id)) == 1

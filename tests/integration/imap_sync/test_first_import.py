@@ -36,7 +36,7 @@ async def test_first_import_matches_the_server_and_new_mail_shows_during_it(imap
         await imap.import_page()
     imap.mail.append([message(9001, subject="arrived during the import")])
     await imap.sync()
-    progress = await imap.services.mail_accounts.importer.progress(imap.account_id)
+    progress = await imap.services.importer.progress(imap.account_id)
     assert progress is not None and progress.importing and 0 < progress.done < progress.total
     assert "seq-9001@plmail.test" in (await imap.stored_ids())["INBOX"]
 
@@ -67,12 +67,12 @@ async def test_pages_of_several_accounts_take_turns(services: Services, dovecot:
         mail.deliver([message(n * 1000 + i) for i in range(1, 301)])
         accounts.append(await add_account(services, user, mail, name=f"account {n}"))
     for account_id in accounts:
-        await services.mail_accounts.sync.run(account_id)  # first contact, and the import chain is enqueued
+        await services.sync.run(account_id)  # first contact, and the import chain is enqueued
     workers = WorkerSupervisor(services, default_catalog(), [QueueName.INGEST_BACKLOG], grace_seconds=2)
     workers.start()
     try:
         deadline = time.monotonic() + 60
-        while any([(await services.mail_accounts.importer.progress(a)).importing for a in accounts]):  # type: ignore[union-attr]
+        while any([(await services.importer.progress(a)).importing for a in accounts]):  # type: ignore[union-attr]
             assert time.monotonic() < deadline, "the imports did not finish"
             await asyncio.sleep(0.1)
     finally:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from plmail.app import create_app
 from plmail.config import Settings
 from plmail.domain.enums import QueueName
+from plmail.providers.imap.watch import IdleSupervisor
 from tests.conftest import running_lifespan
 from tests.integration.imap_sync.conftest import ImapSetup
 from tests.support.imap_mail import message
@@ -29,7 +30,7 @@ async def test_new_mail_arrives_by_idle_within_seconds(imap: ImapSetup, settings
     services = imap.services
     app = create_app(settings, database_url, worker_queues=(QueueName.INGEST, QueueName.INGEST_BACKLOG),
                      services=services)
-    idle = services.mail_accounts.idle
+    idle = services.providers.get(IdleSupervisor)
     async with running_lifespan(app):
         # the sync queued when the account was added runs, finds the folders, and the inbox gets watched
         async def watching() -> bool:

@@ -151,9 +151,9 @@ async def test_two_accounts_of_one_user_sync_apart(imap: ImapSetup, dovecot_user
     other_mail.deliver([message(i) for i in range(500, 505)])
     other = await add_account(imap.services, imap.user, other_mail)
     await _setup(imap)
-    await imap.services.mail_accounts.sync.run(other)
-    while (await imap.services.mail_accounts.importer.progress(other)).importing:  # type: ignore[union-attr]
-        await imap.services.mail_accounts.importer.run_page(other, chain=False)
+    await imap.services.sync.run(other)
+    while (await imap.services.importer.progress(other)).importing:  # type: ignore[union-attr]
+        await imap.services.importer.run_page(other, chain=False)
     # one user, two accounts: both Inbox folders bind to the one Inbox label
     bindings = await imap.services.db.fetchval(
         """SELECT count(DISTINCT b.account_id) FROM label_binding b JOIN label l ON l.id = b.label_id

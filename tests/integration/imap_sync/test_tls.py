@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from plmail.accounts.service import ImapAccountInput
 from plmail.config import Settings
 from plmail.providers.imap import ImapTlsError, TlsMode
+from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.services import Services
 from tests.integration.imap_sync.test_cli import _run
 from tests.support.dovecot import DovecotUser
@@ -28,14 +28,14 @@ async def test_starttls_account_from_the_command_line_syncs(
                  "--ca-file", str(server.ca_file), "--password-stdin", stdin=dovecot_tls_user.password + "\n")
     assert added.returncode == 0, added.stderr
     account_id = int(added.stdout.split()[2].rstrip(";"))
-    final = await services.mail_accounts.sync.run_until_done(account_id)
+    final = await services.sync.run_until_done(account_id)
     assert final is not None and final.done == 30
 
 
 async def test_implicit_tls_and_the_loopback_rule(services: Services, dovecot_tls_user: DovecotUser) -> None:
     user = await services.users.create_user("tls2@example.org", "correct horse")
     server = dovecot_tls_user.imap(TlsMode.IMPLICIT)
-    imap = services.mail_accounts.imap
+    imap = services.providers.get(ImapAccountService)
     base = ImapAccountInput(email="me@example.org", host="localhost", port=server.port, tls="implicit",
                             username=dovecot_tls_user.name, password=dovecot_tls_user.password)
     with pytest.raises(ImapTlsError):  # the system store does not know the test CA

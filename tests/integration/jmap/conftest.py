@@ -18,6 +18,7 @@ from plmail.domain.models import User
 from plmail.mail.ingest import IngestedMessage, parse_message
 from plmail.mail.steps import PostIngestResult
 from plmail.services import Services
+from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess
 
 CORE = "urn:ietf:params:jmap:core"
@@ -83,7 +84,7 @@ class JmapBox:
 
 async def make_box(services: Services, http: httpx.AsyncClient, email: str = "reader@example.org") -> JmapBox:
     user = await services.users.create_user(email, "correct horse", display_name="Rea Der")
-    account_id = await services.accounts.create(
+    account_id = await account_rows(services).create(
         user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Archive", email=email,
         settings={"aliases": [f"alias.{email}"]},
     )

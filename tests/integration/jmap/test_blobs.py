@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from plmail.domain.enums import LabelRole, ProviderKind
 from tests.integration.jmap.conftest import JmapBox
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 RAW_WITH_PARTS = (
@@ -98,7 +99,7 @@ async def test_upload_then_import_through_the_pipeline(box: JmapBox) -> None:
 
 
 async def test_import_into_a_provider_account_is_refused(box: JmapBox) -> None:
-    imap = await box.services.accounts.create(user_id=box.user.id, provider_kind=ProviderKind.IMAP, name="Work",
+    imap = await account_rows(box.services).create(user_id=box.user.id, provider_kind=ProviderKind.IMAP, name="Work",
                                               email="work@example.org")
     upload = (await box.http.post(f"/jmap/upload/{imap}", content=make_message(message_id="i@x"),
                                   headers={**box.headers, "Content-Type": "message/rfc822"})).json()

@@ -7,6 +7,7 @@ from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
 from tests.integration.jmap.conftest import JmapBox
 from tests.support.mail import make_message
+from tests.support.repos import account_rows
 from tests.support.web import sign_in
 
 
@@ -97,7 +98,7 @@ async def test_if_in_state_and_create_refused(box: JmapBox) -> None:
 
 
 async def test_an_email_of_another_account_of_the_same_user_is_not_found_here(box: JmapBox) -> None:
-    second_account = await box.services.accounts.create(user_id=box.user.id, provider_kind=ProviderKind.LOCAL,
+    second_account = await account_rows(box.services).create(user_id=box.user.id, provider_kind=ProviderKind.LOCAL,
                                                         name="B", email="b@example.org")
     stored = await box.services.pipeline.ingest([parse_message(make_message(message_id="o@x"),
                                                                account_id=second_account,

@@ -12,6 +12,7 @@ import httpx
 from plmail.config import Settings
 from plmail.domain.enums import ProviderKind
 from tests.integration.jmap.conftest import JmapBox
+from tests.support.repos import account_rows
 from tests.support.web import sign_in
 
 
@@ -48,7 +49,7 @@ async def test_session_state_changes_when_accounts_change(box: JmapBox) -> None:
     before = (await box.http.get("/jmap/session", headers=box.headers)).json()
     api = (await box.request([["Core/echo", {"hello": True}, "e"]])).json()
     assert api["sessionState"] == before["state"]
-    await box.services.accounts.create(user_id=box.user.id, provider_kind=ProviderKind.LOCAL, name="Second",
+    await account_rows(box.services).create(user_id=box.user.id, provider_kind=ProviderKind.LOCAL, name="Second",
                                        email="second@example.org")
     after = (await box.http.get("/jmap/session", headers=box.headers)).json()
     assert after["state"] != before["state"]

@@ -9,6 +9,7 @@ from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.models import User
 from plmail.mail.ingest import IngestedMessage, parse_message
 from plmail.services import Services
+from tests.support.repos import account_rows
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Mailbox:
         return parse_message(raw, account_id=account_id or self.account_id, **facts)
 
     async def new_account(self, name: str) -> int:
-        return await self.services.accounts.create(
+        return await account_rows(self.services).create(
             user_id=self.user.id, provider_kind=ProviderKind.LOCAL, name=name, email=self.user.email
         )
 
@@ -51,7 +52,7 @@ def loads(value: object) -> object:
 @pytest.fixture
 async def mailbox(services: Services) -> Mailbox:
     user = await services.users.create_user("reader@example.org", "correct horse", time_zone="Europe/Berlin")
-    account_id = await services.accounts.create(
+    account_id = await account_rows(services).create(
         user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Archive", email="reader@example.org",
         settings={"aliases": ["me@reader.example"]},
     )

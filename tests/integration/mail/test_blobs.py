@@ -11,6 +11,7 @@ import pytest
 from plmail.db.repos.blobs import STATEMENT_BYTES
 from plmail.domain.errors import CorruptBlobError, NotFoundError
 from plmail.mail.blobs import BlobStore
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services
 from tests.integration.mail.conftest import Mailbox
 from tests.support.mail import make_message
@@ -116,7 +117,7 @@ async def test_the_sweep_removes_only_bytes_nothing_names_and_spares_recent_ones
     await services.pipeline.ingest([mailbox.message(shared, account_id=other, source_ref="1")])
     upload = await services.blobs.put(b"uploaded and never imported")
     stray = await services.blobs.put(b"written a moment ago, its row not yet committed")
-    await services.mail_accounts.imap.remove(mailbox.user.id, mailbox.account_id)
+    await services.providers.get(ImapAccountService).remove(mailbox.user.id, mailbox.account_id)
     # Everything but the stray bytes was written long ago; the stray ones are within the grace period.
     await services.db.execute("UPDATE blob SET created_at = now() - interval '2 hours' WHERE digest <> $1", stray)
     assert await services.blobs.sweep() == 2  # the removed account's own mail, and the bytes nobody uploaded

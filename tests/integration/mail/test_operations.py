@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plmail.db.repos.operations import PendingChange
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ValidationError
+from plmail.domain.providers import PendingChange, PropagationOutcome
 from plmail.jobs.context import SERVICES_KEY
 from plmail.jobs.mail import propagate_stranded_changes
 from plmail.mail.labels import BindingHandle, LabelManager, LabelResolver
-from plmail.mail.propagation import PropagationError, PropagationOutcome
+from plmail.mail.propagation import PropagationError
 from tests.integration.mail.conftest import Mailbox
 from tests.support.mail import BASE_DATE, make_message
 
@@ -165,7 +165,7 @@ async def test_failed_propagation_keeps_local_state_and_pending_rows(mailbox: Ma
     thread_id, _ = await _thread(mailbox, *_conversation())
     await services.operations.archive(mailbox.user.id, thread_ids=[thread_id])
     refusing = RefusingPropagator()
-    services.propagators.register(refusing)
+    services.provider_roles.propagators.replace(refusing)
     with pytest.raises(PropagationError, match="server said no"):
         await services.propagation.run(mailbox.account_id)
     rows = await services.db.fetch("SELECT attempts, last_error, done_at FROM provider_change")
@@ -181,8 +181,8 @@ async def test_failed_propagation_keeps_local_state_and_pending_rows(mailbox: Ma
     await services.db.execute("UPDATE account SET status = 'reconnect' WHERE id = $1", mailbox.account_id)
     assert await propagate_stranded_changes({SERVICES_KEY: services}) == 0  # it waits for the user to sign in
     await services.db.execute("UPDATE account SET status = 'ok' WHERE id = $1", mailbox.account_id)
-    services.propagators.register(type("Accepting", (), {"kind": ProviderKind.LOCAL,
-                                                         "propagate": _accept_all})())
+    services.provider_roles.propagators.replace(type("Accepting", (), {"kind": ProviderKind.LOCAL,
+                                                                       "propagate": _accept_all})())
     assert await services.propagation.run(mailbox.account_id) == 2
     assert await services.db.fetchval("SELECT count(*) FROM provider_change WHERE done_at IS NULL") == 0
 

@@ -251,7 +251,7 @@ async def test_follow_up_work_goes_to_enrich_live_only_for_recent_mail_of_a_fini
     importing = await services.pipeline.ingest([mailbox.message(old), mailbox.message(fresh)])
     assert not importing.live  # an archive account is never live: doubt means "still importing"
     assert importing.recent_ids == (importing.messages[1].id,)
-    services.import_state.register(FinishedImport())
+    services.provider_roles.import_probes.replace(FinishedImport())
     live = await services.pipeline.ingest([mailbox.message(make_message(message_id="new@x", date=now))])
     assert live.live
     probes = "FROM saq_jobs WHERE convert_from(job, 'UTF8')::jsonb ->> 'function' = 'probe_queue'"  # this step's own

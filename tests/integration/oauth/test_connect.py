@@ -10,9 +10,11 @@ import httpx
 
 from plmail.domain.enums import AccountStatus, Locale, ProviderKind
 from plmail.providers.oauth import OAuthProvider
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.integration.oauth.conftest import consent, query_of, start_consent
 from tests.support.fakes import FakeServer, GmailFake, GraphFake
+from tests.support.repos import account_admin
 from tests.support.web import post_form, sign_in, sign_up_admin
 
 
@@ -43,10 +45,10 @@ async def test_connect_gmail_creates_the_account_with_sealed_tokens(
     done = await client.get(callback)
     account_id = _account_id(done)
     assert "alice@gmail.com" in done.text
-    record = await services.mail_accounts.admin.for_job(account_id)
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.provider_kind is ProviderKind.GMAIL and record.status is AccountStatus.OK
     assert record.email == "alice@gmail.com" and record.credentials is not None
-    tokens = services.mail_accounts.oauth.tokens.tokens_of(record)
+    tokens = services.providers.get(OAuthServices).tokens.tokens_of(record)
     assert tokens.access_token.encode() not in record.credentials  # sealed, never plaintext
     assert tokens.refresh_token is not None and tokens.refresh_token.encode() not in record.credentials
     assert google.app.oauth.check_access_token(tokens.access_token)[0] == "alice@gmail.com"
@@ -105,15 +107,15 @@ async def test_the_admin_sets_up_microsoft_and_a_microsoft_365_account_connects(
     # a blank secret keeps the stored one
     await post_form(client, "/admin/oauth/microsoft", {"client_id": microsoft.app.client_id, "client_secret": ""},
                     token_from="/admin")
-    client_creds = await services.mail_accounts.oauth.apps.client(OAuthProvider.MICROSOFT)
+    client_creds = await services.providers.get(OAuthServices).apps.client(OAuthProvider.MICROSOFT)
     assert client_creds is not None and client_creds.client_secret == secret
 
     done = await consent(client, "microsoft")
     account_id = _account_id(done)
-    record = await services.mail_accounts.admin.for_job(account_id)
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.provider_kind is ProviderKind.GRAPH
     assert record.email == microsoft.app.mailbox.user_principal_name.lower()
-    refreshed = await services.mail_accounts.oauth.tokens.refresh(record.account)
+    refreshed = await services.providers.get(OAuthServices).tokens.refresh(record.account)
     assert microsoft.app.oauth.check_access_token(refreshed)[0] is not None
 
 
@@ -123,24 +125,24 @@ async def test_a_withdrawn_grant_asks_for_a_reconnect_which_keeps_the_account(
     await sign_up_admin(client)
     account_id = _account_id(await consent(client, "google"))
     google.app.oauth.revoke_user("alice@gmail.com")
-    await services.mail_accounts.sync.run(account_id)  # the sync meets the revoked grant
-    record = await services.mail_accounts.admin.for_job(account_id)
+    await services.sync.run(account_id)  # the sync meets the revoked grant
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.status is AccountStatus.RECONNECT
     assert "Connect the account again" in record.status_detail
-    assert account_id not in await services.mail_accounts.admin.syncable_ids()
-    assert not await services.mail_accounts.importer.ensure_running(account_id)
+    assert account_id not in await account_admin(services).syncable_ids()
+    assert not await services.importer.ensure_running(account_id)
     page = await client.get(f"/accounts/{account_id}")
     assert "Access was withdrawn" in page.text and "Connect again" in page.text
     calls = len(google.app.calls)
-    assert await services.mail_accounts.sync.run(account_id) == []
+    assert await services.sync.run(account_id) == []
     assert len(google.app.calls) == calls  # its jobs stop: nothing is asked of Gmail
 
     started = await start_consent(client, "google", account_id=account_id, page=f"/accounts/{account_id}")
     assert query_of(started.headers["location"])["login_hint"] == "alice@gmail.com"
     back = await consent(client, "google", account_id=account_id)
     assert _account_id(back) == account_id
-    record = await services.mail_accounts.admin.for_job(account_id)
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.status is AccountStatus.OK and record.status_detail == ""
-    await services.mail_accounts.sync.run(account_id)
-    record = await services.mail_accounts.admin.for_job(account_id)
+    await services.sync.run(account_id)
+    record = await account_admin(services).for_job(account_id)
     assert record is not None and record.status is AccountStatus.OK and "gmail" in record.sync_state

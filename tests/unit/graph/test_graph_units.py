@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from plmail.db.repos.graph_messages import FolderLabel, PlacedMessage
-from plmail.db.repos.operations import PendingChange
 from plmail.domain.enums import LabelRole
+from plmail.domain.providers import PendingChange
 from plmail.providers.graph.convert import MEETING_HEADER, ingested
 from plmail.providers.graph.models import remote_message
 from plmail.providers.graph.propagator import Folders, choose_folder

@@ -13,7 +13,7 @@ from plmail.config import Settings
 from plmail.domain.errors import PlmailError
 
 if TYPE_CHECKING:
-    from plmail.providers.base import ImportProgress
+    from plmail.domain.providers import ImportProgress
 
 # The command line is parsed before anything heavy is imported; these mirror TlsMode's values.
 _TLS_MODES = ("implicit", "starttls", "none")
@@ -44,8 +44,8 @@ def add_account_commands(sub: Any) -> None:
 
 
 def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.accounts.service import ImapAccountInput
     from plmail.cli import database
+    from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 
     if not args.password_stdin:
         raise PlmailError(
@@ -62,7 +62,7 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
         services = await open_services(settings, dsn)
         try:
             user = await services.users.by_email(args.user)
-            return await services.mail_accounts.imap.add(user.id, ImapAccountInput(
+            return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
                 email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
                 password=password, name=args.name or "", ca_file=ca_file,
             ))
@@ -122,13 +122,13 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         services = await open_services(settings, dsn)
         line = _ProgressLine()
         try:
-            if await services.mail_accounts.admin.for_job(args.account) is None:
+            if not await services.accounts.exists(args.account):
                 raise PlmailError(f"There is no account {args.account}.")
             if not args.wait:
-                await services.mail_accounts.sync.request(args.account)
+                await services.sync.request(args.account)
                 return f"sync of account {args.account} queued"
             started = time.monotonic()
-            final = await services.mail_accounts.sync.run_until_done(args.account, progress=line)
+            final = await services.sync.run_until_done(args.account, progress=line)
             seconds = time.monotonic() - started
         finally:
             line.finish()

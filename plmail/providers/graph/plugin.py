@@ -1,4 +1,5 @@
-"""The Graph services of one process, built once around one API client."""
+"""Microsoft Graph as a provider: the syncer, history importer, label propagator, import-state probe and raw
+fetcher, built once around one API client (OAuth shared with Gmail)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES, SYNC_ACCOUNT
 from plmail.domain.ports import Enqueuer
+from plmail.domain.registry import ProviderRegistry
 from plmail.mail.labels import LabelResolver
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.graph.client import GraphClient, TokenSource
@@ -17,6 +19,9 @@ from plmail.providers.graph.propagator import GraphLabelPropagator
 from plmail.providers.graph.raw import GraphRawFetcher
 from plmail.providers.graph.store import GraphIngest
 from plmail.providers.graph.syncer import GraphAccountSyncer
+from plmail.providers.oauth import OAuthProvider
+from plmail.providers.oauth_accounts import shared_oauth
+from plmail.providers.plugins import PluginHost
 
 
 @dataclass(slots=True)
@@ -30,6 +35,14 @@ class GraphServices:
 
     async def close(self) -> None:
         await self.client.close()
+
+    def install_roles(self, providers: ProviderRegistry) -> None:
+        providers.syncers.add(self.syncer)
+        providers.importers.add(self.importer)
+        providers.import_probes.add(self.probe)
+        providers.propagators.add(self.propagator)
+        providers.raw_fetchers.add(self.raw)
+        providers.closers.append(self.close)
 
     @classmethod
     def build(cls, db: Database, accounts: AccountAdminRepository, tokens: TokenSource, api_base: str,
@@ -55,3 +68,11 @@ class GraphServices:
             probe=GraphImportProbe(db),
             raw=GraphRawFetcher(db, accounts, client),
         )
+
+
+def install(host: PluginHost) -> None:
+    oauth = shared_oauth(host)
+    graph = GraphServices.build(host.db, AccountAdminRepository(host.db), oauth.tokens,
+                                oauth.http.config[OAuthProvider.MICROSOFT].api_base, host.pipeline, host.queues)
+    graph.install_roles(host.providers)
+    host.offer(graph)

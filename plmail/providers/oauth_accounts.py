@@ -31,6 +31,7 @@ from plmail.providers.oauth import (
     OAuthTokens,
     kind_for,
 )
+from plmail.providers.plugins import PluginHost
 
 
 class OAuthIdentityMismatch(OAuthError):
@@ -119,3 +120,15 @@ class OAuthServices:
         tokens = OAuthTokens(accounts, box, http)
         return cls(apps=apps, http=http, flow=OAuthFlow(http), tokens=tokens,
                    connect=OAuthAccountService(accounts, tokens, resume))
+
+
+def shared_oauth(host: PluginHost) -> OAuthServices:
+    """The OAuth machinery Gmail and Graph share: built by whichever plugin asks first, closed once."""
+
+    def build() -> OAuthServices:
+        oauth = OAuthServices.build(host.db, host.keys.credentials, host.settings, resume=host.sync.resume)
+        host.providers.closers.append(oauth.close)
+        host.offer(oauth)
+        return oauth
+
+    return host.shared(OAuthServices, build)

@@ -1,102 +1,27 @@
-"""What every provider plugs into: a syncer for new mail, an importer for history, found by registry.
-
-The sync job and the import job know no provider. A syncer says whether it claims an account and syncs
-it, returning the mailbox ids it touched so callers can start per-folder follow-up work; an importer reads
-one page of an account's history per call. `MailImporter` runs those pages as a chain of jobs on
-`ingest_backlog`, one page per job, each enqueueing the next.
+"""First imports: each provider's history importer (found in the registry by the account's kind) reads one
+page per call; `MailImporter` runs those pages as a chain of jobs on `ingest_backlog`, one page per job,
+each enqueueing the next. The import job knows no provider.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from plmail.db.repos.account_admin import IMPORT_LOCK, AccountAdminRepository
-from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.enums import AccountStatus
 from plmail.domain.errors import is_retryable
 from plmail.domain.jobs import IMPORT_MAIL_PAGE
-from plmail.domain.models import Account
 from plmail.domain.moments import parse_moment
 from plmail.domain.ports import Enqueuer
+from plmail.domain.providers import ImportPage, ImportProgress, PageRun
+from plmail.domain.registry import ProviderRegistry
 
 log = logging.getLogger(__name__)
 
 IMPORT_SILENCE = timedelta(minutes=5)
 _STATE_KEY = "import"
-
-
-class AccountSyncer(Protocol):
-    def supports(self, account: Account) -> bool: ...
-
-    async def sync(self, account: Account) -> list[int]:
-        """Make new mail, flags and deletions visible; returns the mailbox ids touched."""
-        ...
-
-
-class SyncerRegistry:
-    """The first syncer that claims an account syncs it; an account nobody claims (a local archive) has
-    nothing to sync."""
-
-    def __init__(self, syncers: Iterable[AccountSyncer] = ()) -> None:
-        self._syncers: list[AccountSyncer] = list(syncers)
-
-    def register(self, syncer: AccountSyncer) -> None:
-        self._syncers.append(syncer)
-
-    def for_account(self, account: Account) -> AccountSyncer | None:
-        for syncer in self._syncers:
-            if syncer.supports(account):
-                return syncer
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class ImportPage:
-    stored: int = 0  # messages stored (or matched to rows already there) by this page
-    failed: int = 0  # messages that would not store and are tried again
-    folder: str | None = None
-    more: bool = False  # another page has work
-    wait_until: datetime | None = None  # the next page may run only then (a provider's quota is spent)
-
-
-@dataclass(frozen=True, slots=True)
-class ImportProgress:
-    importing: bool
-    done: int
-    total: int
-    started_at: datetime | None
-    eta_seconds: float | None
-
-    @property
-    def percent(self) -> int:
-        if not self.importing:
-            return 100
-        return min(99, int(100 * self.done / self.total)) if self.total else 0
-
-
-@dataclass(frozen=True, slots=True)
-class PageRun:
-    ran: bool  # False: another worker holds this account's import right now
-    page: ImportPage
-
-
-class HistoryImporter(Protocol):
-    """One provider's first import, one page per call."""
-
-    kind: ProviderKind
-
-    async def has_history(self, account_id: int) -> bool:
-        """History remains to be imported (known from the provider's own cursors)."""
-        ...
-
-    async def counts(self, account_id: int) -> tuple[int, int]:
-        """(messages stored, messages the provider reported) for the progress bar."""
-        ...
-
-    async def import_page(self, account: Account) -> ImportPage: ...
 
 
 def _stamp(moment: datetime) -> str:
@@ -107,19 +32,11 @@ class MailImporter:
     """Runs first imports as chains of one-page jobs, so pages of several accounts take turns in the queue
     and every account has a usable inbox before any has its archive."""
 
-    def __init__(self, accounts: AccountAdminRepository, queues: Enqueuer | None,
-                 importers: Iterable[HistoryImporter] = ()) -> None:
+    def __init__(self, accounts: AccountAdminRepository, queues: Enqueuer | None, providers: ProviderRegistry
+                 ) -> None:
         self.accounts = accounts
         self.queues = queues
-        self._by_kind: dict[ProviderKind, HistoryImporter] = {}
-        for importer in importers:
-            self.register(importer)
-
-    def register(self, importer: HistoryImporter) -> None:
-        self._by_kind[importer.kind] = importer
-
-    def _importer(self, kind: ProviderKind) -> HistoryImporter | None:
-        return self._by_kind.get(kind)
+        self.importers = providers.importers
 
     async def ensure_running(self, account_id: int, *, now: datetime | None = None) -> bool:
         """Start an import that has work and has been silent for five minutes: that starts a new account's
@@ -127,7 +44,7 @@ class MailImporter:
         record = await self.accounts.for_job(account_id)
         if record is None or not record.is_active or record.status is not AccountStatus.OK:
             return False
-        importer = self._importer(record.provider_kind)
+        importer = self.importers.get(record.provider_kind)
         if importer is None:
             return False
         moment = now or datetime.now(UTC)
@@ -160,7 +77,7 @@ class MailImporter:
         record = await self.accounts.for_job(account_id)
         if record is None or not record.is_active or record.status is not AccountStatus.OK:
             return PageRun(True, ImportPage())
-        importer = self._importer(record.provider_kind)
+        importer = self.importers.get(record.provider_kind)
         if importer is None:
             return PageRun(True, ImportPage())
         async with self.accounts.session_lock(IMPORT_LOCK, account_id) as lock:
@@ -186,7 +103,7 @@ class MailImporter:
         record = await self.accounts.for_job(account_id)
         if record is None:
             return None
-        importer = self._importer(record.provider_kind)
+        importer = self.importers.get(record.provider_kind)
         if importer is None:
             return None
         # Before the first sync has even listed the folders there is nothing to count yet, and that is not

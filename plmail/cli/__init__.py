@@ -1,4 +1,5 @@
-"""The `plmail` command: serve, worker, migrate, user."""
+"""The `plmail` command: serve, worker, migrate, user, import, backfill, extract, app passwords; the account
+and Gmail commands live beside this module. Commands call services only."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from pathlib import Path
 from types import FrameType
 
 from plmail import __version__
-from plmail.accounts.commands import add_account_commands
+from plmail.cli.accounts import add_account_commands
+from plmail.cli.gmail import add_gmail_commands
 from plmail.config import Settings
 from plmail.datadir import DataDirLock
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
-from plmail.providers.gmail.commands import add_gmail_commands
 
 log = logging.getLogger("plmail")
 
@@ -160,12 +161,12 @@ async def _run_workers(settings: Settings, dsn: str, queues: Sequence[QueueName]
         loop.add_signal_handler(signum, stop.set)
     supervisor.start()
     if QueueName.INGEST in queues:
-        services.mail_accounts.idle.start()  # IMAP IDLE lives with the workers that sync
+        services.start_watchers()  # IMAP IDLE lives with the workers that sync
     log.info("worker running for queues: %s", ", ".join(q.value for q in queues))
     try:
         await stop.wait()
     finally:
-        await services.mail_accounts.idle.stop()
+        await services.stop_watchers()
         await supervisor.stop()
         await services.close()
 

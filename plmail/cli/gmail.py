@@ -23,16 +23,17 @@ def cmd_gmail_skipped(settings: Settings, args: argparse.Namespace) -> int:
     from plmail.cli import database
 
     async def run(dsn: str) -> list[str]:
+        from plmail.providers.gmail.plugin import GmailServices
         from plmail.services import open_services
 
         services = await open_services(settings, dsn)
         try:
-            gmail = services.mail_accounts.gmail
+            gmail = services.providers.get(GmailServices)
             if args.forget is not None:
                 forgotten = await gmail.forget_skipped(args.forget)
                 return [f"forgot {forgotten} skipped message(s) of account {args.forget}; "
                         f"its next listing asks Gmail about them again"]
-            rows = await gmail.messages.skipped_summary(args.account)
+            rows = await gmail.skipped_summary(args.account)
             if not rows:
                 return ["no skipped Gmail messages"]
             lines: list[str] = []

@@ -1,15 +1,17 @@
-"""Gmail's syncer, importer, probe, propagator and raw fetcher, wired once per process."""
+"""Gmail as a provider: the syncer, history importer, import-state probe, label propagator, raw fetcher and
+fetch-batch job, built around one API client and one quota pacer (OAuth shared with Graph)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from plmail.accounts.oauth import OAuthServices
 from plmail.db.database import Database
-from plmail.db.queues import QueueSet
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.gmail_messages import GmailMessageRepository
+from plmail.db.repos.gmail_messages import GmailMessageRepository, SkippedSummary
 from plmail.db.repos.gmail_quota import GmailQuotaRepository
+from plmail.domain.ports import Enqueuer
+from plmail.domain.registry import ProviderRegistry
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.gmail.client import GmailApi
 from plmail.providers.gmail.importer import GmailBackfillState, GmailHistoryImporter, GmailImportProbe
@@ -18,8 +20,10 @@ from plmail.providers.gmail.labels import GmailLabelSyncer
 from plmail.providers.gmail.pacer import GmailQuotaPacer, GmailTime, SystemTime
 from plmail.providers.gmail.propagator import GmailLabelPropagator
 from plmail.providers.gmail.raw import GmailRawFetcher
-from plmail.providers.gmail.syncer import GmailAccountSyncer
+from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH, GmailAccountSyncer
 from plmail.providers.oauth import OAuthProvider
+from plmail.providers.oauth_accounts import OAuthServices, shared_oauth
+from plmail.providers.plugins import PluginHost
 
 
 @dataclass(slots=True)
@@ -45,8 +49,25 @@ class GmailServices:
             await self.backfill.request(account_id, total=0, reason="skipped messages forgotten")
         return forgotten
 
+    async def skipped_summary(self, account_id: int | None = None) -> list[SkippedSummary]:
+        """Messages looked at and not stored, by account and kind (`plmail gmail skipped`)."""
+        return await self.messages.skipped_summary(account_id)
+
+    def install_roles(self, providers: ProviderRegistry) -> None:
+        providers.syncers.add(self.syncer)
+        providers.importers.add(self.importer)
+        providers.import_probes.add(self.probe)
+        providers.propagators.add(self.propagator)
+        providers.raw_fetchers.add(self.raw)
+
+        async def fetch_batch(ctx: dict[str, Any], *, account_id: int, ids: list[str]) -> int:
+            return await self.syncer.fetch_batch(int(account_id), [str(i) for i in ids])
+
+        providers.jobs.append((GMAIL_FETCH_BATCH, fetch_batch))
+        providers.closers.append(self.close)
+
     @classmethod
-    def build(cls, db: Database, queues: QueueSet | None, pipeline: PostIngestPipeline, oauth: OAuthServices,
+    def build(cls, db: Database, queues: Enqueuer | None, pipeline: PostIngestPipeline, oauth: OAuthServices,
               *, time: GmailTime | None = None) -> GmailServices:
         clock: GmailTime = time or SystemTime()
         admin = AccountAdminRepository(db)
@@ -63,3 +84,9 @@ class GmailServices:
             raw=GmailRawFetcher(admin, api),
             messages=GmailMessageRepository(db),
         )
+
+
+def install(host: PluginHost) -> None:
+    gmail = GmailServices.build(host.db, host.queues, host.pipeline, shared_oauth(host))
+    gmail.install_roles(host.providers)
+    host.offer(gmail)

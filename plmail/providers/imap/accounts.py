@@ -1,0 +1,172 @@
+"""Adding, editing, pausing and removing IMAP accounts, and choosing which folders sync.
+
+The password is checked against the server before anything is saved, and stored only sealed with the
+installation key. Every call is for one user and touches only that user's accounts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from plmail.accounts.importing import MailImporter
+from plmail.accounts.sync import AccountSyncService
+from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
+from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
+from plmail.domain.enums import ProviderKind
+from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.providers import ImportProgress
+from plmail.providers.imap.folders import import_rank
+from plmail.providers.imap.models import TlsMode
+from plmail.providers.imap.presets import preset_for
+from plmail.providers.imap.session import ConnectionReport, ImapConnector, ImapSettings, try_login
+
+TEST_TIMEOUT = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class ImapAccountInput:
+    """What the form or the command line gives; a blank password when editing keeps the stored one."""
+
+    email: str
+    host: str
+    port: int
+    tls: str
+    username: str = ""
+    password: str = ""
+    name: str = ""
+    ca_file: str | None = None  # None keeps what was stored (the web form has no such field)
+
+    def settings(self, keep: ImapSettings | None = None) -> ImapSettings:
+        host = self.host.strip()
+        if not host:
+            raise ValidationError("Enter the IMAP server's name.")
+        if not 0 < self.port < 65536:
+            raise ValidationError("The port must be between 1 and 65535.")
+        try:
+            tls = TlsMode(self.tls)
+        except ValueError:
+            raise ValidationError("Choose implicit TLS, STARTTLS or no encryption.") from None
+        ignored = keep.ignore_capabilities if keep is not None else frozenset()
+        ca_file = self.ca_file if self.ca_file is not None else (keep.ca_file if keep is not None else None)
+        return ImapSettings(host, self.port, tls, ignored, ca_file or None)
+
+    @property
+    def login(self) -> str:
+        return self.username.strip() or self.email.strip()
+
+    def checked_email(self) -> str:
+        email = self.email.strip().lower()
+        if "@" not in email or email.startswith("@") or email.endswith("@"):
+            raise ValidationError("Enter the account's email address.")
+        return email
+
+
+@dataclass(frozen=True, slots=True)
+class AccountOverview:
+    account: AccountRecord
+    settings: ImapSettings | None
+    folders: list[MailboxRow]
+    progress: ImportProgress | None
+
+
+class ImapAccountService:
+    def __init__(self, accounts: AccountAdminRepository, mailboxes: MailboxRepository, connector: ImapConnector,
+                 sync: AccountSyncService, importer: MailImporter, *, changed: Callable[[], None] | None = None
+                 ) -> None:
+        self.accounts = accounts
+        self.mailboxes = mailboxes
+        self.connector = connector
+        self.sync = sync
+        self.importer = importer
+        self.changed = changed or (lambda: None)
+
+    async def test(self, data: ImapAccountInput, *, password: str | None = None,
+                   keep: ImapSettings | None = None) -> ConnectionReport:
+        """Connect and sign in once; raises the IMAP client's error, whose message is meant for the user."""
+        server = data.settings(keep).server(timeout=TEST_TIMEOUT)
+        secret = password if password is not None else data.password
+        if not secret:
+            raise ValidationError("Enter the password.")
+        return await try_login(server, data.login, secret)
+
+    async def test_existing(self, user_id: int, account_id: int, data: ImapAccountInput) -> ConnectionReport:
+        """Test edited settings; a blank password means the stored one."""
+        record = await self._owned(user_id, account_id)
+        keep = ImapSettings.from_json(record.imap) if record.imap else None
+        return await self.test(data, password=data.password or self.connector.password(record), keep=keep)
+
+    async def add(self, user_id: int, data: ImapAccountInput) -> int:
+        email = data.checked_email()
+        settings = data.settings()
+        await self.test(data)
+        account_id = await self.accounts.create(
+            user_id=user_id, provider_kind=ProviderKind.IMAP, name=data.name.strip() or email, email=email,
+            username=data.login, credentials=self.connector.seal(data.password), settings={"imap": settings.as_json()},
+        )
+        await self.sync.request(account_id)
+        self.changed()
+        return account_id
+
+    async def update(self, user_id: int, account_id: int, data: ImapAccountInput) -> None:
+        """New settings are tested before they are saved; saving gives a failed account another chance."""
+        record = await self._owned(user_id, account_id)
+        email = data.checked_email()
+        keep = ImapSettings.from_json(record.imap) if record.imap else None
+        settings = data.settings(keep)
+        password = data.password or self.connector.password(record)
+        await self.test(data, password=password, keep=keep)
+        await self.accounts.update_connection(
+            user_id, account_id, name=data.name.strip() or email, email=email, username=data.login,
+            settings={"imap": settings.as_json()},
+            credentials=self.connector.seal(data.password) if data.password else None,
+        )
+        await self.sync.resume(account_id)
+        self.changed()
+
+    async def set_active(self, user_id: int, account_id: int, active: bool) -> None:
+        if not await self.accounts.set_active(user_id, account_id, active):
+            raise NotFoundError("No such account.")
+        if active:
+            await self.sync.resume(account_id)
+        self.changed()
+
+    async def remove(self, user_id: int, account_id: int) -> None:
+        """The account goes, and its mail, threads and folders with it; the user's labels stay."""
+        if not await self.accounts.delete(user_id, account_id):
+            raise NotFoundError("No such account.")
+        self.changed()
+
+    async def set_folder_sync(self, user_id: int, account_id: int, mailbox_id: int, enabled: bool) -> None:
+        if not await self.mailboxes.set_sync_enabled(user_id, account_id, mailbox_id, enabled):
+            raise NotFoundError("No such folder.")
+        if enabled:
+            await self.sync.request(account_id)
+        self.changed()
+
+    async def overview(self, user_id: int, account_id: int) -> AccountOverview:
+        record = await self._owned(user_id, account_id)
+        folders = sorted(await self.mailboxes.owned(user_id, account_id), key=import_rank)
+        settings = ImapSettings.from_json(record.imap) if record.imap else None
+        return AccountOverview(record, settings, folders, await self.importer.progress(account_id))
+
+    async def progress(self, user_id: int, account_id: int) -> ImportProgress | None:
+        await self._owned(user_id, account_id)
+        return await self.importer.progress(account_id)
+
+    async def request_sync(self, user_id: int, account_id: int) -> None:
+        await self._owned(user_id, account_id)
+        await self.sync.request(account_id)
+
+    async def _owned(self, user_id: int, account_id: int) -> AccountRecord:
+        record = await self.accounts.owned(user_id, account_id)
+        if record is None:
+            raise NotFoundError("No such account.")
+        return record
+
+    @staticmethod
+    def suggest(email: str) -> ImapAccountInput | None:
+        preset = preset_for(email)
+        if preset is None:
+            return None
+        return ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value, username=email)

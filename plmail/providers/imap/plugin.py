@@ -1,0 +1,47 @@
+"""IMAP as a provider: the syncer, history importer, label propagator, import-state probe and IDLE watcher,
+built around one connector that parks signed-in connections, plus the account form's service."""
+
+from __future__ import annotations
+
+from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.db.repos.mailboxes import MailboxRepository
+from plmail.mail.labels import LabelResolver
+from plmail.providers.imap.accounts import ImapAccountService
+from plmail.providers.imap.folders import MailboxSyncer
+from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
+from plmail.providers.imap.ingest import FolderIngest
+from plmail.providers.imap.messages import MessageSyncer
+from plmail.providers.imap.propagator import ImapLabelPropagator
+from plmail.providers.imap.session import ImapConnector
+from plmail.providers.imap.syncer import ImapAccountSyncer
+from plmail.providers.imap.watch import IdleSupervisor
+from plmail.providers.plugins import PluginHost
+
+
+def install(host: PluginHost) -> None:
+    db, providers = host.db, host.providers
+    admin = AccountAdminRepository(db)
+    mailboxes = MailboxRepository(db)
+    connector = ImapConnector(admin, host.keys.credentials)
+    ingest = FolderIngest(db, host.pipeline)
+    messages = MessageSyncer(db, mailboxes, ingest)
+    history = ImapHistoryImporter(db, admin, connector, ingest, messages)
+    providers.syncers.add(ImapAccountSyncer(db, admin, connector, MailboxSyncer(db, mailboxes, LabelResolver(db)),
+                                            messages))
+    providers.importers.add(history)
+    providers.propagators.add(ImapLabelPropagator(db, admin, connector))
+    providers.import_probes.add(ImapImportProbe(mailboxes))
+    idle = IdleSupervisor(admin, mailboxes, connector, host.sync.request)
+    host.sync.on_synced(lambda _account_id: idle.poke())
+    providers.watchers.append(idle)
+    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, changed=idle.poke))
+    host.offer(connector)
+    host.offer(history)
+    host.offer(idle)
+
+    async def close() -> None:
+        await idle.stop()
+        await history.close()
+        await connector.close()
+
+    providers.closers.append(close)

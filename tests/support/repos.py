@@ -1,0 +1,15 @@
+"""Repositories for test set-up and checks: the app's services expose services only."""
+
+from __future__ import annotations
+
+from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.db.repos.accounts import AccountRepository
+from plmail.services import Services
+
+
+def account_admin(services: Services) -> AccountAdminRepository:
+    return AccountAdminRepository(services.db)
+
+
+def account_rows(services: Services) -> AccountRepository:
+    return AccountRepository(services.db)
