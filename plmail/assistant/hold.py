@@ -8,11 +8,10 @@ tab) — but only then.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from plmail.assistant.settings import AssistantSettingsStore
-from plmail.mail.categorizer import CategoryVerdict
+from plmail.domain.ingest import HoldQuestion
 
 
 class NoHold(StrEnum):
@@ -24,17 +23,7 @@ class NoHold(StrEnum):
     ALREADY_DECIDED = "already_decided"  # a Gmail label or a known correspondent settles it
 
 
-@dataclass(frozen=True, slots=True)
-class HoldFacts:
-    holding_enabled: bool
-    user_sorts_by_rules: bool
-    live: bool
-    recent: bool
-    own_sent_copy: bool
-    verdict: CategoryVerdict
-
-
-def reasons_not_to_hold(facts: HoldFacts) -> list[NoHold]:
+def reasons_not_to_hold(facts: HoldQuestion) -> list[NoHold]:
     reasons: list[NoHold] = []
     if not facts.holding_enabled:
         reasons.append(NoHold.SWITCHED_OFF)
@@ -46,20 +35,20 @@ def reasons_not_to_hold(facts: HoldFacts) -> list[NoHold]:
         reasons.append(NoHold.OLD)
     if facts.own_sent_copy:
         reasons.append(NoHold.OWN_SENT_COPY)
-    if not facts.verdict.verdict_could_decide:
+    if not facts.verdict_could_decide:
         reasons.append(NoHold.ALREADY_DECIDED)
     return reasons
 
 
-def should_hold(facts: HoldFacts) -> bool:
-    return not reasons_not_to_hold(facts)
-
-
 class ClassificationHold:
-    """Whether holding is switched on right now (a model is set up and holding is not off on the admin page)."""
+    """The pipeline's hold (the `IngestHold` port): whether holding is switched on right now (a model is set up
+    and holding is not off on the admin page), and whether one message waits."""
 
     def __init__(self, settings: AssistantSettingsStore) -> None:
         self.settings = settings
 
     async def enabled(self) -> bool:
         return (await self.settings.load()).holding
+
+    def should_hold(self, question: HoldQuestion) -> bool:
+        return not reasons_not_to_hold(question)

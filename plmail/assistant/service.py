@@ -21,13 +21,14 @@ from plmail.assistant.priority import LiveMailPriority
 from plmail.assistant.release import HeldMailReleaser
 from plmail.assistant.settings import AssistantSettings, AssistantSettingsStore
 from plmail.db.database import Database
-from plmail.db.repos.accounts import AccountFacts, AccountRepository
+from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.assistant import AssistantRepository, HoldStats, MessageForModel
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.contacts import ContactRepository
 from plmail.db.repos.queues import QueueStatsRepository
 from plmail.db.repos.threads import CategoryMove
 from plmail.domain.enums import Category, QueueName
+from plmail.domain.ingest import AccountFacts
 from plmail.domain.jobs import CLASSIFY_MESSAGES
 from plmail.domain.ports import Enqueuer
 from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from plmail.assistant.service import CLASSIFY_BATCH
 from plmail.assistant.settings import AssistantSettingsStore
+from plmail.domain.ingest import PostIngestResult
 from plmail.domain.jobs import CLASSIFY_MESSAGES, RELEASE_HELD
 from plmail.domain.ports import Enqueuer
-from plmail.mail.steps import EnrichmentRouter, PostIngestResult
+from plmail.mail.steps import EnrichmentRouter
 
 
 class ClassifyMailStep:

@@ -6,11 +6,15 @@ the hook runs on the worker that holds a provider connection; any of that here w
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
+from plmail.domain.ingest import PostIngestResult
 from plmail.domain.jobs import EXTRACT_EVENTS
+from plmail.domain.messages import ParsedMessage
 from plmail.domain.ports import Enqueuer
-from plmail.mail.steps import EnrichmentRouter, PostIngestResult
+from plmail.mail.headers import names_a_meeting
+from plmail.mail.steps import EnrichmentRouter
 
 JOB_BATCH = 200
 
@@ -29,12 +33,22 @@ class ExtractEventsStep:
             account = result.accounts.get(message.account_id)
             if message.id not in recent or message.is_draft or account is None:
                 continue
-            if message.has_calendar_part or message.has_structured_data or message.has_meeting_headers:
+            if may_carry_events(message.parsed):
                 flagged.setdefault(account.user_id, []).append(message.id)
         queue = self.router.queue_for(result)
         for user_id, ids in flagged.items():
             for chunk in _chunks(sorted(set(ids)), JOB_BATCH):
                 await self.queues.enqueue(EXTRACT_EVENTS, queue=queue, user_id=user_id, message_ids=chunk)
+
+
+def may_carry_events(parsed: ParsedMessage) -> bool:
+    """A calendar part, schema.org markup, or (Graph keeps no part for an invitation) meeting headers."""
+    if any(part.is_calendar for part in parsed.parts):
+        return True
+    html = (parsed.body_html or "").lower()
+    if "application/ld+json" in html or "schema.org" in html:
+        return True
+    return names_a_meeting(json.dumps(parsed.headers))
 
 
 def _chunks(ids: Sequence[int], size: int) -> list[list[int]]:

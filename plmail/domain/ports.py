@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from plmail.domain.enums import ProviderKind, QueueName
+from plmail.domain.ingest import HoldQuestion, PostIngestResult
 from plmail.domain.jobs import JobSpec
 from plmail.domain.models import Account
 from plmail.domain.providers import ImportPage, PendingChange, PropagationOutcome
@@ -92,3 +93,24 @@ class SyncWatcher(Protocol):
     def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+# --- the pipeline -----------------------------------------------------------------------------------------------
+
+class PostIngestStep(Protocol):
+    """Follow-up work for a committed batch. `after_commit` runs once, after the last commit, so it never sees a
+    half-finished batch; it enqueues and does not work (it runs on the worker holding a provider connection)."""
+
+    name: str
+
+    async def after_commit(self, result: PostIngestResult) -> None: ...
+
+
+class IngestHold(Protocol):
+    """Whether new mail waits, in no tab, for the assistant's verdict; the assistant implements it."""
+
+    async def enabled(self) -> bool:
+        """Holding is switched on right now (asked once per batch)."""
+        ...
+
+    def should_hold(self, question: HoldQuestion) -> bool: ...

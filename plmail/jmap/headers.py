@@ -13,8 +13,9 @@ from datetime import UTC
 from email.utils import getaddresses
 from typing import Any
 
+from plmail.domain.messages import HeaderValue
 from plmail.jmap.errors import invalid_arguments
-from plmail.mail.headers import HeaderValue, decode_words
+from plmail.mail.headers import decode_words
 from plmail.mail.mime import message_ids, parse_date
 
 _ADDRESS_FIELDS = {"from", "sender", "reply-to", "to", "cc", "bcc", "resent-from", "resent-sender",

@@ -20,13 +20,14 @@ from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ValidationError
+from plmail.domain.ingest import IngestedMessage
+from plmail.domain.messages import ParsedMessage
 from plmail.domain.models import User
 from plmail.mail.batching import bounded_runs
 from plmail.mail.changes import MailChangeRecorder, StateManager
-from plmail.mail.ingest import IngestedMessage
 from plmail.mail.labels import LabelResolver
 from plmail.mail.mailfiles import ArchivedMessage, archive_size, is_maildir, read_maildir, read_mbox
-from plmail.mail.mime import ParsedMessage, parse_mime
+from plmail.mail.mime import parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
 
 DEFAULT_ACCOUNT_NAME = "Imported mail"
@@ -177,7 +178,7 @@ class ArchiveImporter:
             starred=bool(item.starred),
             is_draft="Drafts" in item.gmail_labels,
             label_ids=tuple(dict.fromkeys(label_ids)),
-            gmail_label_ids=tuple(categories) if item.gmail_labels else None,
+            provider_labels=tuple(categories) if item.gmail_labels else None,
             source_ref=item.source_ref,
         )
 

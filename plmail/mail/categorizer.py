@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from plmail.domain.enums import Category
-from plmail.mail.headers import RawHeaders, has_header, header
+from plmail.domain.messages import RawHeaders
+from plmail.mail.headers import has_header, header
 
 # Small and high-signal on purpose: a miss lands in Updates or General, a false hit hides mail.
 SOCIAL_DOMAINS = frozenset({

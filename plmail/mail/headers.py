@@ -7,11 +7,9 @@ names case-insensitively.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from email.header import decode_header, make_header
 
-HeaderValue = str | list[str]
-RawHeaders = Mapping[str, HeaderValue]
+from plmail.domain.messages import RawHeaders
 
 # Marks by which a message without a calendar part may still be a meeting (Graph, Exchange): a coarse
 # match over the headers as stored (names and values), which the ICS extractor's own check confirms later.

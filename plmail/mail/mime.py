@@ -12,14 +12,14 @@ import email
 import hashlib
 import html
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses, parsedate_to_datetime
 
+from plmail.domain.messages import Address, HeaderValue, ParsedMessage, PartData
 from plmail.mail.charsets import decode_text, repair_surrogates, storable
-from plmail.mail.headers import HeaderValue, decode_words, header
+from plmail.mail.headers import decode_words, header
 
 MAX_PARTS = 500
 MAX_DEPTH = 40
@@ -33,52 +33,6 @@ _TAGS = re.compile(r"<[^>]*>")
 _SCRIPTS = re.compile(r"<(script|style|head|title)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
-
-
-@dataclass(frozen=True, slots=True)
-class Address:
-    name: str
-    address: str
-
-    def as_json(self) -> dict[str, str]:
-        return {"name": self.name, "address": self.address}
-
-
-@dataclass(frozen=True, slots=True)
-class PartData:
-    path: str
-    content_type: str
-    charset: str | None
-    filename: str | None
-    content_id: str | None
-    disposition: str  # "attachment" | "inline"
-    data: bytes
-    is_inline: bool
-    is_calendar: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedMessage:
-    headers: dict[str, HeaderValue]
-    subject: str
-    from_address: str | None
-    from_name: str | None
-    to: tuple[Address, ...]
-    cc: tuple[Address, ...]
-    bcc: tuple[Address, ...]
-    reply_to: tuple[Address, ...]
-    sent_at: datetime | None
-    message_id: str | None
-    in_reply_to: tuple[str, ...]
-    references: tuple[str, ...]
-    body_text: str | None
-    body_html: str | None
-    parts: tuple[PartData, ...]
-    has_attachments: bool
-    size: int
-    content_hash: str
-    preview: str
-    defects: tuple[str, ...]
 
 
 def message_ids(value: str | None) -> tuple[str, ...]:

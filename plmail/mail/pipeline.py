@@ -19,31 +19,30 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from plmail.assistant.hold import ClassificationHold, HoldFacts, should_hold
 from plmail.db.database import Database
-from plmail.db.repos.accounts import AccountFacts, AccountRepository
+from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.contacts import ContactRepository, ContactSighting
-from plmail.db.repos.ingest import IngestRepository
+from plmail.db.repos.ingest import IngestRepository, ref_columns
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
+from plmail.domain.ingest import (
+    AccountFacts,
+    HoldQuestion,
+    IngestedMessage,
+    PostIngestResult,
+    SkippedMessage,
+    StoredMessage,
+)
+from plmail.domain.ports import IngestHold
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
-from plmail.mail.headers import names_a_meeting
-from plmail.mail.ingest import IngestedMessage
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sanitizer import sanitize_html
-from plmail.mail.steps import (
-    InitialImportState,
-    PostIngestResult,
-    RecentMailPolicy,
-    SkippedMessage,
-    StepRegistry,
-    StoredMessage,
-)
+from plmail.mail.steps import InitialImportState, RecentMailPolicy, StepRegistry
 from plmail.mail.threader import SUBJECT_FALLBACK_WINDOW, ThreadCandidate, has_reply_prefix, plan_threads
 
 log = logging.getLogger(__name__)
@@ -59,7 +58,6 @@ class _Prepared:
     record: tuple[Any, ...]
     raw_digest: str | None
     part_digests: tuple[str, ...]  # SHA-256 of each of the parsed message's parts, in order
-    meeting_headers: bool
 
     def blobs(self) -> list[tuple[str, bytes]]:
         """(SHA-256, bytes) of the original, if it was handed over, and of every part."""
@@ -79,7 +77,7 @@ class PostIngestPipeline:
         recent: RecentMailPolicy | None = None,
         categorizer: MessageCategorizer | None = None,
         rules: MailRuleEngine | None = None,
-        hold: ClassificationHold | None = None,
+        hold: IngestHold | None = None,
     ) -> None:
         self.db = db
         self.blobs = blobs
@@ -224,10 +222,8 @@ class PostIngestPipeline:
                 thread_id=threading.thread_of.get(p.message_id),
                 occurred_at=p.source.occurred_at,
                 category=p.category.value,
-                has_calendar_part=any(part.is_calendar for part in p.source.parsed.parts),
-                has_structured_data=_has_structured_data(p.source.parsed.body_html),
                 is_draft=p.source.is_draft,
-                has_meeting_headers=p.meeting_headers,
+                parsed=p.source.parsed,
                 held=p.held,
                 ask_assistant=p.ask_assistant,
             )
@@ -237,17 +233,15 @@ class PostIngestPipeline:
 
     async def _drop_known(self, account: AccountFacts, prepared: Sequence[_Prepared]) -> list[_Prepared]:
         """Leave out what is stored already, or twice in this batch, under its provider id."""
-        known = await self.repo.already_stored(account.id, [
-            (p.message_id, p.source.gmail_id, p.source.graph_id, p.source.mailbox_id, p.source.imap_uid)
-            for p in prepared
-        ])
+        known = await self.repo.already_stored(account.id, [(p.message_id, p.source.ref) for p in prepared])
         fresh: list[_Prepared] = []
-        keys: set[tuple[str, object]] = set()
+        keys: set[tuple[object, ...]] = set()
         for p in prepared:
-            own = _provider_keys(p.source)
-            if p.message_id in known or own & keys:
+            own = p.source.ref.identity()
+            if p.message_id in known or (own is not None and own in keys):
                 continue
-            keys |= own
+            if own is not None:
+                keys.add(own)
             fresh.append(p)
         return fresh
 
@@ -274,7 +268,7 @@ class PostIngestPipeline:
         parsed = message.parsed
         safe = sanitize_html(parsed.body_html, message_id=message_id).html if parsed.body_html else None
         verdict = self.categorizer.explain(
-            CategoryFacts(parsed.from_address, parsed.headers, message.gmail_label_ids),
+            CategoryFacts(parsed.from_address, parsed.headers, message.provider_labels),
             correspondents=correspondents,
             disabled={Category(c) for c in account.disabled_categories if c in Category._value2member_map_},
         )
@@ -283,18 +277,18 @@ class PostIngestPipeline:
         ask_assistant = (not own_copy and not message.is_draft and not account.sorts_by_rules
                          and verdict.verdict_could_decide)
         # Held before threading, so a new thread is created without a tab instead of jumping between two.
-        held = ask_assistant and should_hold(HoldFacts(
+        held = ask_assistant and self.hold is not None and self.hold.should_hold(HoldQuestion(
             holding_enabled=holding, user_sorts_by_rules=account.sorts_by_rules, live=live,
-            recent=self.recent.is_recent(message.occurred_at), own_sent_copy=own_copy, verdict=verdict,
+            recent=self.recent.is_recent(message.occurred_at), own_sent_copy=own_copy,
+            verdict_could_decide=verdict.verdict_could_decide,
         ))
         now = datetime.now(UTC)
         raw_digest = hashlib.sha256(message.raw).hexdigest() if message.raw is not None else None
         part_digests = tuple(hashlib.sha256(part.data).hexdigest() for part in parsed.parts)
         stored_headers = json.dumps(parsed.headers)
         record = (
-            message_id, account.id, message.mailbox_id, message.imap_uid, parsed.message_id, message.gmail_id,
-            message.graph_id, message.provider_thread_key,
-            json.dumps(list(message.gmail_label_ids)) if message.gmail_label_ids is not None else None,
+            message_id, account.id, *ref_columns(message.ref), parsed.message_id, message.provider_thread_key,
+            json.dumps(list(message.provider_labels)) if message.provider_labels is not None else None,
             stored_headers, parsed.subject, parsed.from_address, parsed.from_name,
             json.dumps([a.as_json() for a in parsed.to]), json.dumps([a.as_json() for a in parsed.cc]),
             json.dumps([a.as_json() for a in parsed.bcc]), json.dumps([a.as_json() for a in parsed.reply_to]),
@@ -305,8 +299,7 @@ class PostIngestPipeline:
             parsed.body_text, parsed.body_html, safe, parsed.preview,
             category.value, parsed.content_hash, raw_digest, now, now if held else None,
         )
-        return _Prepared(message, message_id, category, held, ask_assistant, record,
-                         raw_digest, part_digests, names_a_meeting(stored_headers))
+        return _Prepared(message, message_id, category, held, ask_assistant, record, raw_digest, part_digests)
 
     async def _insert(
         self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,
@@ -438,22 +431,3 @@ def _candidate(index: int, prepared: _Prepared) -> ThreadCandidate:
         participants=frozenset(participants),
         occurred_at=prepared.source.occurred_at,
     )
-
-
-def _provider_keys(source: IngestedMessage) -> set[tuple[str, object]]:
-    keys: set[tuple[str, object]] = set()
-    if source.gmail_id is not None:
-        keys.add(("gmail", source.gmail_id))
-    if source.graph_id is not None:
-        keys.add(("graph", source.graph_id))
-    if source.mailbox_id is not None and source.imap_uid is not None:
-        keys.add(("imap", (source.mailbox_id, source.imap_uid)))
-    return keys
-
-
-def _has_structured_data(body_html: str | None) -> bool:
-    if not body_html:
-        return False
-    lowered = body_html.lower()
-    return "application/ld+json" in lowered or "schema.org" in lowered
-

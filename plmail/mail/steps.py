@@ -8,65 +8,17 @@ provider connection, and every parse or HTTP call made there slows every sync on
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
 
 from plmail.domain.enums import ProviderKind, QueueName
+from plmail.domain.ingest import PostIngestResult, StoredMessage
+from plmail.domain.ports import PostIngestStep
 from plmail.domain.registry import ProviderRegistry
-
-if TYPE_CHECKING:
-    from plmail.db.repos.accounts import AccountFacts
 
 log = logging.getLogger(__name__)
 
 ENRICH_RECENT_DAYS = 30
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    """A message the batch stored, as steps see it."""
-
-    id: int
-    account_id: int
-    thread_id: int | None
-    occurred_at: datetime | None
-    category: str | None
-    has_calendar_part: bool
-    has_structured_data: bool
-    is_draft: bool
-    has_meeting_headers: bool = False  # Graph keeps no part for an invitation; only its headers say so
-    held: bool = False  # waiting for the assistant: in no tab until released
-    ask_assistant: bool = False  # the assistant's verdict could still change this message's tab
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedMessage:
-    account_id: int
-    source_ref: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PostIngestResult:
-    messages: tuple[StoredMessage, ...]  # in ingest order
-    accounts: Mapping[int, AccountFacts]
-    threads_by_account: Mapping[int, tuple[int, ...]]
-    live: bool  # every account of the batch finished its first import: follow-up work may go on enrich_live
-    duplicates: int = 0
-    skipped: tuple[SkippedMessage, ...] = ()
-    recent_ids: tuple[int, ...] = field(default=())
-
-    @property
-    def stored(self) -> int:
-        return len(self.messages)
-
-
-class PostIngestStep(Protocol):
-    name: str
-
-    async def after_commit(self, result: PostIngestResult) -> None: ...
 
 
 class RecentMailPolicy:

@@ -14,7 +14,8 @@ from plmail.calendar.proposals.proposer import Proposal, ProposalInput, has_sche
 from plmail.calendar.timezones import zone
 from plmail.db.repos.calendar_proposals import ProposalSource
 from plmail.domain.enums import Category, Locale
-from plmail.mail.headers import RawHeaders, header_values
+from plmail.domain.messages import RawHeaders
+from plmail.mail.headers import header_values
 
 
 def _never(_key_hash: str) -> bool:

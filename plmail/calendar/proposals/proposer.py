@@ -19,7 +19,8 @@ from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.text import strip_quoted
 from plmail.calendar.suppression import suppression_hash
 from plmail.domain.enums import Category, Locale
-from plmail.mail.headers import RawHeaders, has_header, header
+from plmail.domain.messages import RawHeaders
+from plmail.mail.headers import has_header, header
 
 HORIZON_DAYS = 365
 # Bump with any change to dedup_key(): keys (and the user's suppressions, hashed from them) made the old

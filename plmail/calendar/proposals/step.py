@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from plmail.calendar.step import JOB_BATCH
 from plmail.db.repos.assistant import ReleasedMessage
 from plmail.domain.enums import QueueName
+from plmail.domain.ingest import PostIngestResult
 from plmail.domain.jobs import PROPOSE_EVENTS
 from plmail.domain.ports import Enqueuer
-from plmail.mail.steps import EnrichmentRouter, PostIngestResult
+from plmail.mail.steps import EnrichmentRouter
 
 
 class ProposeEventsStep:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.ingest import AccountFacts
 from plmail.domain.models import Account
 
 _COLUMNS = "id, user_id, provider_kind, name, email, status, is_active, last_synced_at"
@@ -25,18 +25,6 @@ def _account(row: asyncpg.Record) -> Account:
         is_active=row["is_active"],
         last_synced_at=row["last_synced_at"],
     )
-
-
-@dataclass(frozen=True, slots=True)
-class AccountFacts:
-    """What the pipeline needs to know about the account a batch belongs to."""
-
-    id: int
-    user_id: int
-    provider_kind: ProviderKind
-    addresses: frozenset[str]  # the account's own address and its aliases, lower-cased
-    disabled_categories: frozenset[str]
-    sorts_by_rules: bool = False  # the user chose the rule cascade over the assistant
 
 
 class AccountRepository:

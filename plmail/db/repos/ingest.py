@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from plmail.db.database import Database
+from plmail.domain.ingest import ProviderRef
 
 # Every column a stored message is written with, and its type for the array it travels in.
 _MESSAGE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
-    ("id", "bigint"), ("account_id", "int"), ("mailbox_id", "int"), ("imap_uid", "bigint"),
-    ("rfc_message_id", "text"), ("gmail_id", "text"), ("graph_id", "text"), ("provider_thread_key", "text"),
+    ("id", "bigint"), ("account_id", "int"), ("mailbox_id", "int"), ("imap_uid", "bigint"), ("gmail_id", "text"),
+    ("graph_id", "text"), ("rfc_message_id", "text"), ("provider_thread_key", "text"),
     ("gmail_label_ids", "jsonb"), ("headers", "jsonb"), ("subject", "text"), ("from_address", "text"),
     ("from_name", "text"), ("to_addresses", "jsonb"), ("cc_addresses", "jsonb"), ("bcc_addresses", "jsonb"),
     ("reply_to", "jsonb"), ("sent_at", "timestamptz"), ("received_at", "timestamptz"), ("seen_at", "timestamptz"),
@@ -39,6 +40,12 @@ _INSERT_MESSAGES = (
 )
 
 
+def ref_columns(ref: ProviderRef) -> tuple[int | None, int | None, str | None, str | None]:
+    """A provider reference as the message row keeps it: each id in the column indexed for it (the third to sixth
+    of MESSAGE_COLUMNS)."""
+    return ref.mailbox_id, ref.imap_uid, ref.gmail_id, ref.graph_id
+
+
 class IngestRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -58,10 +65,9 @@ class IngestRepository:
         rows = await self.db.fetch(_INSERT_MESSAGES, *columns)
         return {r["id"] for r in rows}
 
-    async def already_stored(
-        self, account_id: int, keys: Sequence[tuple[int, str | None, str | None, int | None, int | None]]
-    ) -> set[int]:
-        """Which of (our id, gmail id, graph id, mailbox id, uid) the account already holds under its provider id."""
+    async def already_stored(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
+        """Which of (our id, provider reference) the account already holds under its provider id."""
+        keys = [(i, r.gmail_id, r.graph_id, r.mailbox_id, r.imap_uid) for i, r in refs]
         keyed = [k for k in keys if k[1] is not None or k[2] is not None or (k[3] is not None and k[4] is not None)]
         if not keyed:
             return set()

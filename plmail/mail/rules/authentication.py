@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from plmail.mail.headers import RawHeaders, header_values
+from plmail.domain.messages import RawHeaders
+from plmail.mail.headers import header_values
 
 _RESULT = re.compile(r"\b(dmarc|dkim|spf)\s*=\s*(\w+)([^;]*)", re.IGNORECASE)
 _DKIM_DOMAIN = re.compile(r"header\.(?:d|i)\s*=\s*@?([\w.-]+)", re.IGNORECASE)

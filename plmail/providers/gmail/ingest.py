@@ -26,17 +26,18 @@ from datetime import datetime
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
-from plmail.db.repos.accounts import AccountFacts, AccountRepository
+from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository, Sibling, SkippedNote, StoredGmailMessage
 from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import Category
+from plmail.domain.ingest import AccountFacts, IngestedMessage, ProviderRef
 from plmail.mail.batching import BoundedRun
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.headers import header_values
-from plmail.mail.ingest import IngestedMessage, parse_message
+from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.changes import settle_deleted
 from plmail.providers.gmail.client import FetchedGmail, GmailSession
@@ -151,7 +152,7 @@ class GmailMessageIngest:
         stored, refused_refs = await self.pipeline.ingest_isolating_failures(batch)
         refused = {ref.removeprefix("gmail:") for ref in refused_refs}
         failed |= refused
-        kept = [m.gmail_id for m in batch if m.gmail_id and m.gmail_id not in refused]
+        kept = [g for m in batch if (g := m.ref.gmail_id) and g not in refused]
         async with self.db.transaction():
             await self.repo.note_skipped(record.id, notes)
             await self.repo.forget_skipped(record.id, kept)
@@ -162,9 +163,9 @@ class GmailMessageIngest:
         assert fetched.raw is not None
         gmail_labels = fetched.label_ids
         return parse_message(
-            fetched.raw, account_id=record.id, gmail_id=fetched.id, provider_thread_key=fetched.thread_id,
-            gmail_label_ids=gmail_labels, received_at=fetched.internal_date, seen="UNREAD" not in gmail_labels,
-            starred="STARRED" in gmail_labels, is_draft="DRAFT" in gmail_labels,
+            fetched.raw, account_id=record.id, ref=ProviderRef(gmail_id=fetched.id),
+            provider_thread_key=fetched.thread_id, provider_labels=gmail_labels, received_at=fetched.internal_date,
+            seen="UNREAD" not in gmail_labels, starred="STARRED" in gmail_labels, is_draft="DRAFT" in gmail_labels,
             label_ids=labels.labels_for(gmail_labels), source_ref=source_ref(fetched.id),
         )
 
@@ -193,7 +194,7 @@ class GmailMessageIngest:
             return batch, []
         candidates: dict[str, list[Sibling]] = {}
         for message in batch:
-            labels = set(message.gmail_label_ids or ())
+            labels = set(message.provider_labels or ())
             rfc_id = message.parsed.message_id
             if not rfc_id or labels & {"SENT", "DRAFT"}:
                 continue  # what this mailbox sent or drafts is Gmail's, whoever it was sent as
@@ -213,8 +214,8 @@ class GmailMessageIngest:
             rfc_id = message.parsed.message_id
             holder = holders.get(rfc_id) if rfc_id in candidates else None
             if holder is not None and any(s.id == holder for s in candidates[rfc_id or ""]):
-                fetched = FetchedGmail(message.gmail_id or "", message.provider_thread_key or "",
-                                       message.gmail_label_ids or (), message.received_at, None)
+                fetched = FetchedGmail(message.ref.gmail_id or "", message.provider_thread_key or "",
+                                       message.provider_labels or (), message.received_at, None)
                 notes.append(self._note(fetched, "gmailify", message,
                                         detail=f"account {holder} holds this message (Gmailify)"))
             else:

@@ -13,10 +13,11 @@ import json
 from datetime import datetime
 from email.utils import format_datetime, formataddr
 
+from plmail.domain.ingest import IngestedMessage, ProviderRef
+from plmail.domain.messages import Address, HeaderValue, ParsedMessage
 from plmail.mail.charsets import storable
-from plmail.mail.headers import HeaderValue
-from plmail.mail.ingest import IngestedMessage, parse_message
-from plmail.mail.mime import MAX_BODY_CHARS, Address, ParsedMessage, html_to_text, make_preview, message_ids
+from plmail.mail.ingest import parse_message
+from plmail.mail.mime import MAX_BODY_CHARS, html_to_text, make_preview, message_ids
 from plmail.providers.graph.models import Recipient, RemoteMessage
 
 MEETING_HEADER = "X-Meeting-Message-Type"  # what the ICS extractor looks for when no calendar part is stored
@@ -89,12 +90,12 @@ def ingested(account_id: int, message: RemoteMessage, *, label_ids: tuple[int, .
     received_at = message.received_at or received_fallback
     if raw is not None:
         return parse_message(
-            raw, account_id=account_id, received_at=received_at, graph_id=message.id,
+            raw, account_id=account_id, received_at=received_at, ref=ProviderRef(graph_id=message.id),
             provider_thread_key=message.conversation_id, seen=message.is_read, starred=message.flagged,
             is_draft=message.is_draft, label_ids=label_ids, source_ref=source_ref(message.id),
         )
     return IngestedMessage(
         account_id=account_id, parsed=parsed_from_json(message), raw=None, received_at=received_at,
-        graph_id=message.id, provider_thread_key=message.conversation_id, seen=message.is_read,
+        ref=ProviderRef(graph_id=message.id), provider_thread_key=message.conversation_id, seen=message.is_read,
         starred=message.flagged, is_draft=message.is_draft, label_ids=label_ids, source_ref=source_ref(message.id),
     )

@@ -23,7 +23,7 @@ from plmail.db.repos.graph_messages import GraphMessageRepository, KnownMessage
 from plmail.db.repos.graph_state import GraphStateRepository
 from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import DeletedMessage, ThreadRepository
-from plmail.mail.ingest import IngestedMessage
+from plmail.domain.ingest import IngestedMessage
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.mime import message_ids
 from plmail.mail.pipeline import PostIngestPipeline
@@ -201,11 +201,11 @@ class GraphIngest:
                 raw = await self._mime(record, message) if message.is_meeting else None
                 batch.append(ingested(record.id, message, label_ids=labels, raw=raw))
             count, refused_refs = await self.pipeline.ingest_isolating_failures(batch)
-            by_ref = {m.source_ref: m.graph_id for m in batch}
+            by_ref = {m.source_ref: m.ref.graph_id for m in batch}
             refused = {g for ref in refused_refs if (g := by_ref.get(ref)) is not None}
             stored += count
             failed |= refused
-            placed = [m.graph_id for m in batch if m.graph_id is not None and m.graph_id not in refused]
+            placed = [g for m in batch if (g := m.ref.graph_id) is not None and g not in refused]
             await self.repo.place(record.id, placed, [folder.id] * len(placed))
         return stored, failed
 

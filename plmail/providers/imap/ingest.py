@@ -18,7 +18,8 @@ from plmail.db.database import Database
 from plmail.db.repos.imap_messages import AdoptionCandidate, ImapMessageRepository, ServerFlags
 from plmail.db.repos.mailboxes import MailboxRow
 from plmail.db.repos.threads import ThreadRepository
-from plmail.mail.ingest import IngestedMessage, parse_message
+from plmail.domain.ingest import IngestedMessage, ProviderRef
+from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.changes import announce
 from plmail.providers.imap.models import FetchedMessage
@@ -100,7 +101,7 @@ class FolderIngest:
     def _parse(self, account_id: int, folder: MailboxRow, message: FetchedMessage) -> IngestedMessage:
         flags = tuple(sorted(message.flags))
         return parse_message(
-            message.raw, account_id=account_id, mailbox_id=folder.id, imap_uid=message.uid,
+            message.raw, account_id=account_id, ref=ProviderRef(mailbox_id=folder.id, imap_uid=message.uid),
             received_at=message.internaldate, flags=flags, seen="\\Seen" in message.flags,
             starred="\\Flagged" in message.flags, is_draft="\\Draft" in message.flags,
             label_ids=(folder.label_id,) if folder.label_id is not None else (),

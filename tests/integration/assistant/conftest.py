@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from plmail.domain.enums import Category, LabelRole, ProviderKind, QueueName
+from plmail.domain.ingest import StoredMessage
 from plmail.domain.models import User
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.mail.ingest import parse_message
-from plmail.mail.steps import StoredMessage
 from plmail.services import Services
 from tests.support.fakes.model import ModelFake
 from tests.support.fakes.server import FakeServer

@@ -12,7 +12,7 @@ from typing import Any
 from plmail.calendar.service import ReplaySource
 from plmail.config import Settings
 from plmail.domain.enums import QueueName
-from plmail.mail.ingest import IngestedMessage
+from plmail.domain.ingest import IngestedMessage
 from plmail.mail.mime import parse_mime
 from tests.integration.calendar.conftest import Diary, invitation, invite, utc
 from tests.support.mail import make_message

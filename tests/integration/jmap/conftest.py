@@ -14,9 +14,9 @@ import pytest
 
 from plmail.config import Settings
 from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.domain.ingest import IngestedMessage, PostIngestResult
 from plmail.domain.models import User
-from plmail.mail.ingest import IngestedMessage, parse_message
-from plmail.mail.steps import PostIngestResult
+from plmail.mail.ingest import parse_message
 from plmail.services import Services
 from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 import pytest
 
 from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.domain.ingest import IngestedMessage
 from plmail.domain.models import User
-from plmail.mail.ingest import IngestedMessage, parse_message
+from plmail.mail.ingest import parse_message
 from plmail.services import Services
 from tests.support.repos import account_rows
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plmail.mail.ingest import IngestedMessage
+from plmail.domain.ingest import IngestedMessage
 from tests.integration.mail.conftest import Mailbox
 from tests.support.mail import corpus_message_files, spamassassin
 

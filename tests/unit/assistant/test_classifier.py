@@ -6,10 +6,11 @@ import httpx
 import pytest
 
 from plmail.assistant.classifier import Classifier, MailForModel, parse_verdict
-from plmail.assistant.hold import HoldFacts, NoHold, reasons_not_to_hold
+from plmail.assistant.hold import NoHold, reasons_not_to_hold
 from plmail.assistant.model import ModelError
 from plmail.assistant.settings import AssistantSettings, ModelHost
 from plmail.domain.enums import Category
+from plmail.domain.ingest import HoldQuestion
 from plmail.mail.categorizer import CategoryVerdict, Stage
 from tests.support.fakes.model import Behaviour, ModelFake
 from tests.support.fakes.server import FakeServer
@@ -87,12 +88,14 @@ async def test_failures_have_a_kind(behaviour: Behaviour, kind: str, api: str) -
     assert caught.value.kind == ("garbage" if (api, kind) == ("ollama", "refused") else kind)
 
 
-def _facts(**changes: object) -> HoldFacts:
+def _facts(**changes: object) -> HoldQuestion:
     general = CategoryVerdict(Category.GENERAL, Stage.DEFAULT, None)
     values: dict[str, object] = dict(holding_enabled=True, user_sorts_by_rules=False, live=True, recent=True,
                                      own_sent_copy=False, verdict=general)
     values.update(changes)
-    return HoldFacts(**values)  # type: ignore[arg-type]
+    verdict = values.pop("verdict")
+    assert isinstance(verdict, CategoryVerdict)
+    return HoldQuestion(**values, verdict_could_decide=verdict.verdict_could_decide)  # type: ignore[arg-type]
 
 
 def test_the_reasons_not_to_hold() -> None:

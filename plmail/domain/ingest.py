@@ -1,0 +1,124 @@
+"""What flows through the post-ingest pipeline: the messages a provider hands over, and what the steps are
+told after the batch is committed.
+
+The pipeline knows no provider: where a message lives at its provider is one opaque `ProviderRef`, built
+by the provider's own code and read only by it (and by storage, which keeps each id in its own column).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from plmail.domain.enums import ProviderKind
+from plmail.domain.messages import ParsedMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRef:
+    """Where the provider keeps a message, in the provider's terms; the pipeline never reads the parts."""
+
+    mailbox_id: int | None = None  # IMAP: the folder row, with the UID within it
+    imap_uid: int | None = None
+    gmail_id: str | None = None
+    graph_id: str | None = None
+
+    def identity(self) -> tuple[object, ...] | None:
+        """The one key two copies of the same provider message share; None when the provider gave no id."""
+        if self.gmail_id is not None:
+            return ("gmail", self.gmail_id)
+        if self.graph_id is not None:
+            return ("graph", self.graph_id)
+        if self.mailbox_id is not None and self.imap_uid is not None:
+            return ("imap", self.mailbox_id, self.imap_uid)
+        return None
+
+
+NO_REF = ProviderRef()
+
+
+@dataclass(frozen=True, slots=True)
+class IngestedMessage:
+    """One parsed message plus what its provider knows about it."""
+
+    account_id: int
+    parsed: ParsedMessage
+    raw: bytes | None  # None for providers that fetch the original lazily (Gmail, Graph)
+    received_at: datetime | None = None  # the provider's arrival time (IMAP INTERNALDATE, Gmail internalDate)
+    ref: ProviderRef = NO_REF
+    provider_thread_key: str | None = None  # the provider's own conversation id, threading's first stage
+    provider_labels: tuple[str, ...] | None = None  # labels the provider set (Gmail's categories are read from them)
+    flags: tuple[str, ...] = ()
+    seen: bool = False
+    starred: bool = False
+    is_draft: bool = False
+    label_ids: tuple[int, ...] = ()  # where the message lives, already resolved to the user's labels
+    source_ref: str = ""  # where it came from, for skip records ("INBOX:4711", "takeout.mbox@1234")
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def occurred_at(self) -> datetime | None:
+        return self.received_at or self.parsed.sent_at
+
+
+@dataclass(frozen=True, slots=True)
+class AccountFacts:
+    """What the pipeline needs to know about the account a batch belongs to."""
+
+    id: int
+    user_id: int
+    provider_kind: ProviderKind
+    addresses: frozenset[str]  # the account's own address and its aliases, lower-cased
+    disabled_categories: frozenset[str]
+    sorts_by_rules: bool = False  # the user chose the rule cascade over the assistant
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A message the batch stored, as steps see it; `parsed` is the parse the batch made, for steps that look
+    at content (calendar parts, markup, meeting headers) without reading the row back."""
+
+    id: int
+    account_id: int
+    thread_id: int | None
+    occurred_at: datetime | None
+    category: str | None
+    is_draft: bool
+    parsed: ParsedMessage = field(repr=False, compare=False)
+    held: bool = False  # waiting for the assistant: in no tab until released
+    ask_assistant: bool = False  # the assistant's verdict could still change this message's tab
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedMessage:
+    account_id: int
+    source_ref: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PostIngestResult:
+    messages: tuple[StoredMessage, ...]  # in ingest order
+    accounts: Mapping[int, AccountFacts]
+    threads_by_account: Mapping[int, tuple[int, ...]]
+    live: bool  # every account of the batch finished its first import: follow-up work may go on enrich_live
+    duplicates: int = 0
+    skipped: tuple[SkippedMessage, ...] = ()
+    recent_ids: tuple[int, ...] = field(default=())
+
+    @property
+    def stored(self) -> int:
+        return len(self.messages)
+
+
+@dataclass(frozen=True, slots=True)
+class HoldQuestion:
+    """What decides whether one new message waits, in no tab, for the assistant's verdict."""
+
+    holding_enabled: bool
+    user_sorts_by_rules: bool
+    live: bool
+    recent: bool
+    own_sent_copy: bool
+    verdict_could_decide: bool  # False when a provider label or a known correspondent settled the tab

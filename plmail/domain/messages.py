@@ -1,0 +1,56 @@
+"""A message as parsed from its RFC 822 bytes: the DTO every reader of mail shares (`mail/mime.py` builds it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+HeaderValue = str | list[str]
+RawHeaders = Mapping[str, HeaderValue]
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    name: str
+    address: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "address": self.address}
+
+
+@dataclass(frozen=True, slots=True)
+class PartData:
+    path: str
+    content_type: str
+    charset: str | None
+    filename: str | None
+    content_id: str | None
+    disposition: str  # "attachment" | "inline"
+    data: bytes
+    is_inline: bool
+    is_calendar: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMessage:
+    headers: dict[str, HeaderValue]
+    subject: str
+    from_address: str | None
+    from_name: str | None
+    to: tuple[Address, ...]
+    cc: tuple[Address, ...]
+    bcc: tuple[Address, ...]
+    reply_to: tuple[Address, ...]
+    sent_at: datetime | None
+    message_id: str | None
+    in_reply_to: tuple[str, ...]
+    references: tuple[str, ...]
+    body_text: str | None
+    body_html: str | None
+    parts: tuple[PartData, ...]
+    has_attachments: bool
+    size: int
+    content_hash: str
+    preview: str
+    defects: tuple[str, ...]
