@@ -36,6 +36,7 @@ MAX_TITLE = 200
 _SHORT_TITLE = 80
 _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+")
+_JUST_AFTER = re.compile(r"[\s,]*")
 _APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
 
 
@@ -177,8 +178,7 @@ class DeterministicDateDetector:
         mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past)
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):
             return []
-        clock_mentions = [c for c in find_clocks(sentence)
-                          if not (c.adjacent_only and any(_overlap(_span(d), _span(c)) for d in mentions))]
+        clock_mentions = [c for c in find_clocks(sentence) if self._clock_stands(sentence, c, mentions)]
         mentions = [d for d in mentions if not any(_overlap(_span(d), _span(c)) for c in clock_mentions)]
         if not mentions:
             return []
@@ -189,7 +189,7 @@ class DeterministicDateDetector:
         tokens = _Tokens(sentence)
         self._pair(days, clocks, tokens)
         # A sentence that writes a time we did not join to its day is not an all-day matter.
-        any_clock = any(c.paired or not c.mention.adjacent_only for c in clocks)
+        any_clock = any(c.paired or not _needs_its_day(c.mention) for c in clocks)
         parts = find_parts(sentence)
         durations = find_durations(sentence)
         candidates: list[ProposalCandidate] = []
@@ -225,12 +225,30 @@ class DeterministicDateDetector:
         return candidates
 
     @staticmethod
+    def _clock_stands(sentence: str, clock: ClockMention, days: list[DayMention]) -> bool:
+        """Whether a time stays when it overlaps a day: the ISO day's own "T14:30" is the day's, and a shape
+        that is a time only after its day ("6. August 11.05", "12 Nov 1115") yields to a date it overlaps,
+        unless it follows a calendar date directly, where it is the time of that date."""
+        overlapping = [d for d in days if _overlap(_span(d), _span(clock))]
+        if any(d.clock is not None for d in overlapping):
+            return False
+        if not overlapping or not _needs_its_day(clock):
+            return True
+        return clock.adjacent_only and any(
+            d.kind is DayKind.EXPLICIT and d.day is not None and _JUST_AFTER.fullmatch(sentence, d.end, clock.start)
+            for d in days if d.end <= clock.start
+        )
+
+    @staticmethod
     def _day_usable(
         sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention]
     ) -> bool:
         if day.day is None or cues.bound_before(sentence, day.start):
             return False
-        if cues.looks_like_a_number(sentence, day.start, day.end) or cues.in_a_span(sentence, day.start, day.end):
+        time_follows = any(_JUST_AFTER.fullmatch(sentence, day.end, c.start) for c in clocks if c.start >= day.end)
+        if cues.looks_like_a_number(sentence, day.start, day.end, time_follows=time_follows) or cues.in_a_span(
+            sentence, day.start, day.end
+        ):
             return False
         number = cues.number_right_before(sentence, day.start)
         if number is not None and not any(_overlap(number, _span(c)) for c in clocks):
@@ -277,9 +295,9 @@ class DeterministicDateDetector:
                 distance = tokens.between(_span(day.mention), _span(clock.mention))
                 if distance > MAX_JOIN_TOKENS:
                     continue
-                if clock.mention.adjacent_only and (
-                    distance or day.mention.start > clock.mention.start or day.mention.kind is not DayKind.EXPLICIT
-                ):
+                if _needs_its_day(clock.mention) and (distance or day.mention.start > clock.mention.start):
+                    continue
+                if clock.mention.adjacent_only and day.mention.kind is not DayKind.EXPLICIT:
                     continue
                 key = (distance, 0 if day.mention.start < clock.mention.start else 1)
                 if best_key is None or key < best_key:
@@ -330,6 +348,10 @@ class DeterministicDateDetector:
         end = (start.astimezone(UTC) + length).astimezone(start.tzinfo)
         title = guess_title(request.subject, sentence)
         return ProposalCandidate(start, end, False, request.time_zone, confidence, sentence, title)
+
+
+def _needs_its_day(clock: ClockMention) -> bool:
+    return clock.adjacent_only or clock.adjacent_any_day
 
 
 def _overlap(first: tuple[int, int], second: tuple[int, int]) -> bool:
