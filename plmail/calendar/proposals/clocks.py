@@ -39,6 +39,8 @@ class ClockMention:
     adjacent_only: bool = False  # a bare dotted "11.05" is a time only right after its day, else a number
     morning_default: bool = True  # without a part of day, 7 to 12 may be read as written (not after "at 8")
     adjacent_any_day: bool = False  # a bare "noon" or "1430" is a time only right after a day of any kind
+    uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
+    minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,8 @@ class _Read:
     fixed: bool
     explicit: bool  # a colon, "Uhr"/"h"/"o'clock" or am/pm: the digits are a time whatever stands before
     meridiem: str
+    uhr: bool = False
+    minutes_written: bool = False
 
 
 def _clock(tag: str) -> str:
@@ -133,11 +137,12 @@ _PHRASE_CLOCK = re.compile(
     re.IGNORECASE,
 )
 _PHRASE_MINUTES = {"fünf": 5, "five": 5, "zehn": 10, "ten": 10, "zwanzig": 20, "twenty": 20}
-# "8 tonight", "9 tomorrow morning": a bare hour right before a day that carries its part of the day.
-_BEFORE_PART_DAY = re.compile(
-    r"\s+(?:tonight|(?:today|tomorrow)\s+(?:morning|afternoon|evening|night)|this\s+(?:morning|afternoon|evening))\b",
+# "8 tonight", "9 tomorrow morning", "see you 9 tomorrow": a bare hour opening its clause right before its day.
+_BEFORE_DAY_WORD = re.compile(
+    r"\s+(?:tonight|today|tomorrow|this\s+(?:morning|afternoon|evening))\b",
     re.IGNORECASE,
 )
+_CLAUSE_START = re.compile(r"(?:^|[,;:(\-–—]|\bsee\s+you)\s*$", re.IGNORECASE)  # not "building 4"
 # "ca. 12", "gg 9", "around 7 tonight": an approximate bare hour ends its clause or touches a day or part word.
 _APPROX_BARE_END = re.compile(
     rf"\s*(?:[,;!?)]|\.(?!\d)|$)|\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)}|tonight|today|tomorrow"
@@ -273,13 +278,16 @@ def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | Non
     if hour > 23:
         return None
     fixed = hour >= 13 or hour == 0 or (len(hour_text) == 2 and hour_text.startswith("0"))
-    return _Read(hour, minute, fixed, explicit, "")
+    minutes_written = bool(m[f"{tag}m"] or m[f"{tag}m2"])
+    return _Read(hour, minute, fixed, explicit, "", suffix in ("uhr", "h"), minutes_written)
 
 
 def _range(a: _Read, b: _Read) -> tuple[int, int, bool, timedelta] | None:
     """Carry am/pm from the end to the start ("2-4pm", "8-9am"); the length survives a later shift."""
     hour, fixed = a.hour, a.fixed
-    if not a.fixed and b.meridiem == "pm" and a.hour < 12:
+    if not a.fixed and b.fixed and not b.meridiem and a.hour < b.hour < a.hour + 12:
+        fixed = True  # "6:10 - 13:35", "9-17 Uhr": a start twelve hours later would come after the end
+    elif not a.fixed and b.meridiem == "pm" and a.hour < 12:
         hour = a.hour + 12 if a.hour + 12 <= b.hour else a.hour
         fixed = True
     elif not a.fixed and b.meridiem == "am" and a.hour <= b.hour:
@@ -308,6 +316,13 @@ def _meridiem(m: re.Match[str], sentence: str, prefix: str) -> str:
     if meridiem == "am" and (prefix in ("um", "gegen", "ab") or _GERMAN_AM_FOLLOWER.match(sentence, m.end("mer"))):
         return ""
     return meridiem
+
+
+def _text_end(sentence: str, m: re.Match[str], group: str, kept: str) -> int:
+    """Where the time's text ends: a German "am" read as a preposition ("um 3 am Montag") is not part of it."""
+    if m[group] and not kept:
+        return len(sentence[: m.start(group)].rstrip())
+    return m.end()
 
 
 def _deadline_before(sentence: str, start: int) -> bool:
@@ -349,7 +364,7 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
         hour -= back
         if hour == 0 and back and not fixed:
             hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
-        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
                            refused=refused, morning_default=prefix not in ("at", "@"))
@@ -362,24 +377,28 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
         if a is None or b is None:
             continue
-        adjacent_only = False
+        adjacent_only = adjacent_any = False
         if not (a.explicit or b.explicit):
             if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
             elif m["asep"] == "." and m["bsep"] == ".":
                 adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
+            elif a.fixed and b.fixed:
+                adjacent_any = True  # "27.10.2017 20-21": two 24-hour hours right after their day
             else:
                 continue
         resolved = _range(a, b)
         window = bool(m["win"]) or m["conn"].lower() in ("and", "und")
-        zone, end = _zone_after(sentence, m.end(), bool(m["amer"] or m["bmer"]))
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
-            yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only)
+            yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
+                               adjacent_any_day=adjacent_any)
             continue
         hour, minute, fixed, length = resolved
         refused = (window or zone.unknown or _deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
-        yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only)
+        yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
+                           adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written)
 
 
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -417,7 +436,7 @@ def _compact_singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cl
         written = bool(m["suf"] or meridiem)
         if not written and (_YEARLIKE.fullmatch(m["h"] + m["m"]) or _AMOUNT_AFTER.match(sentence, m.end())):
             continue  # "Sunday 2015" is a year as often as a time
-        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour, minute, True, None, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
@@ -434,7 +453,7 @@ def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockM
         hour = HOUR_WORDS[m["h"].lower()]
         if meridiem:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour, 0, bool(meridiem), None, zone.zone, zone.region, refused)
 
@@ -457,15 +476,16 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
         elif not read.explicit:
             bare = written_prefix in _BARE_PREFIXES and not _AMOUNT_AFTER.match(sentence, m.end())
             approximate = not written_prefix and approx and _APPROX_BARE_END.match(sentence, m.end())
-            before_day = not (written_prefix or approx) and _BEFORE_PART_DAY.match(sentence, m.end())
+            before_day = (not (written_prefix or approx) and _BEFORE_DAY_WORD.match(sentence, m.end())
+                          and _CLAUSE_START.search(sentence, 0, m.start()))
             if not (bare or approximate or before_day):
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
         morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX)
-        zone, end = _zone_after(sentence, m.end(), bool(m["amer"] or m["amer1"]))
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
-        yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone,
-                           zone.region, refused, adjacent_only, morning_default)
+        yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
+                           adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written)
 
 
 def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -514,12 +534,15 @@ def find_durations(sentence: str) -> list[DurationMention]:
     return found
 
 
-def resolve_hour(clock: ClockMention, part: DayPart | None) -> int | None:
+def resolve_hour(clock: ClockMention, part: DayPart | None, *, german: bool = False) -> int | None:
     """The 24-hour hour, or None when the writing leaves it open ("um 3" is 03:00 or 15:00).
 
     Without a part of day, 7 to 12 read as written (the 24-hour convention of German mail, and English
     "9:00" or "10 o'clock"); 1 to 6 are as likely afternoon as night, so they need a part or am/pm, and so
-    does a bare English "at 8", which is a dinner as often as a meeting.
+    does a bare English "at 8", which is a dinner as often as a meeting. One exception: a clock reading
+    of 5 or 6 written the German way ("6:30 Uhr", or "6:38" in German mail) is the morning, since an
+    evening there is written 17 or 18 and 05:xx-06:xx is when early trains, flights and shifts leave;
+    a 3 or 4 at night is no time for an appointment, so "um 3:30" may mean the afternoon and stays open.
     """
     hour = clock.hour
     if clock.fixed:
@@ -533,7 +556,8 @@ def resolve_hour(clock: ClockMention, part: DayPart | None) -> int | None:
         }[part]
         return hour if consistent else None
     if part is None:
-        return hour if 7 <= hour <= 12 and (clock.morning_default or hour == 12) else None
+        early = hour in (5, 6) and (clock.uhr or (german and clock.minutes_written))
+        return hour if (7 <= hour <= 12 or early) and (clock.morning_default or hour == 12) else None
     if part is DayPart.MORNING:
         return hour if hour <= 11 else None
     if part is DayPart.NOON:

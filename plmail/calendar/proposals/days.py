@@ -85,7 +85,7 @@ _SLASH = re.compile(
     re.IGNORECASE,
 )
 _DAY_MONTH = re.compile(
-    rf"(?<![\w.,])(?:the\s+)?(?:(?P<d>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*|(?P<dw>{_ORD})\s+)(?:of\s+)?"
+    rf"(?<![\w.,])(?<!\d:)(?:the\s+)?(?:(?P<d>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*|(?P<dw>{_ORD})\s+)(?:of\s+)?"
     rf"(?P<mon>{_MONTH}){_NOT_LETTER}\.?"
     + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
     re.IGNORECASE,
@@ -295,7 +295,8 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
             start, weekday, bare = _weekday_before(sentence, m.start())
             resolved = _resolve(m["y"], month, _day_number(m), reference, weekday, past_tense)
-            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved))
+            # "October fifth" spelled out is spoken more than written: a date only beside a time.
+            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=m["dw"] is not None))
     for m in _SLASH.finditer(sentence):
         if f"{m['a']}/{m['b']}" in _SLASH_IDIOMS and not m["y"]:
             continue  # "9/11", "24/7", "50/50" are names and ratios

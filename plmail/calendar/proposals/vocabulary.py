@@ -99,3 +99,28 @@ ORDINAL_WORDS: dict[str, int] = {
     "thirtieth": 30, "thirty first": 31, "thirty-first": 31,
     **{f"twenty{joint}{word}": 20 + value for word, value in _ORDINAL_UNITS.items() for joint in (" ", "-")},
 }  # fmt: skip
+
+# What names a place an appointment can be at, as a whole word ("office", "Büro", "Kantine") or, in German, as
+# the head of a compound ("Besprechungsraum", "Hauptbahnhof", "Zahnarztpraxis").
+PLACE_WORDS = frozenset({
+    "office", "room", "lobby", "reception", "cafe", "café", "restaurant", "bar", "pub", "hotel", "station",
+    "airport", "terminal", "building", "bldg", "floor", "hall", "auditorium", "library", "museum", "theater",
+    "theatre", "cinema", "park", "school", "university", "campus", "clinic", "hospital", "church", "gym", "studio",
+    "lab", "kitchen", "place", "cafeteria", "canteen", "boardroom", "garden", "mall", "store", "shop", "bakery",
+    "plaza",
+    "raum", "zimmer", "büro", "saal", "halle", "foyer", "empfang", "eingang", "kantine", "mensa", "bistro", "kneipe",
+    "bahnhof", "bahnsteig", "gleis", "flughafen", "praxis", "klinik", "apotheke", "friseur", "salon", "atelier",
+    "werkstatt", "labor", "gebäude", "etage", "stockwerk", "kirche", "schule", "kita", "kindergarten", "uni",
+    "universität", "bibliothek", "kino", "stadion", "garten", "platz", "laden", "geschäft", "filiale", "zentrale",
+    "küche", "terrasse", "wohnung", "arzt", "ärztin",
+})  # fmt: skip
+PLACE_HEADS = (
+    "raum", "zimmer", "büro", "saal", "halle", "kantine", "café", "cafe", "restaurant", "bahnhof", "praxis",
+    "klinik", "haus", "kirche", "schule", "garten", "platz", "gebäude", "arzt", "ärztin", "laden", "hotel",
+    "straße", "strasse", "allee", "gasse", "markt", "park", "stube",
+)  # fmt: skip
+# Compounds with a place's head that name no place: "im Zeitraum", "im Traum", "auf dem Arbeitsmarkt".
+NOT_PLACE_COMPOUNDS = frozenset({
+    "zeitraum", "spielraum", "freiraum", "traum", "alptraum", "albtraum", "lebensraum", "arbeitsmarkt",
+    "haushalt", "vorhaus",
+})  # fmt: skip
