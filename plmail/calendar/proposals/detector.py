@@ -142,9 +142,11 @@ class DeterministicDateDetector:
     """Rules over German and English sentences, precision first: an unclear reading is no reading.
 
     A wrong proposal costs more than a missed one, so ambiguity refuses: an hour from 1 to 6 without
-    am/pm or a part of the day, "next Thursday" inside the current week, a D/M date that is impossible
-    in the user's order, two times competing for one day, a date next to a price or a phone number.
-    A relative day or a weekday alone names no appointment ("Angebot endet Freitag!"); it needs a time.
+    am/pm or a part of the day (a German "6:30 Uhr" excepted), "next Thursday" inside the current week,
+    a D/M date that is impossible in the user's order, two times competing for one day, a window
+    ("zwischen 14 und 16 Uhr"), a date next to a price or a phone number. A relative day or a weekday
+    alone names no appointment ("Angebot endet Freitag!"); it needs a time. What the sentence writes
+    beside its start is kept: the end of a range or a length, and the place it names.
     """
 
     name = "deterministic"
@@ -406,7 +408,7 @@ class DeterministicDateDetector:
     ) -> ProposalCandidate:
         if length is None and len(durations) == 1:
             length = durations[0].length
-        end = (start.astimezone(UTC) + (length or DEFAULT_LENGTH)).astimezone(start.tzinfo)
+        end = (start.astimezone(UTC) + (DEFAULT_LENGTH if length is None else length)).astimezone(start.tzinfo)
         title = guess_title(request.subject, sentence)
         stated_end = end if length is not None else None
         return ProposalCandidate(start, end, False, request.time_zone, confidence, sentence, title, stated_end)
