@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
+    HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
@@ -36,6 +38,9 @@ class ClockMention:
     refused: bool = False  # read, but not as an event start: a deadline, a window, a zone we cannot resolve
     adjacent_only: bool = False  # a bare dotted "11.05" is a time only right after its day, else a number
     morning_default: bool = True  # without a part of day, 7 to 12 may be read as written (not after "at 8")
+    adjacent_any_day: bool = False  # a bare "noon" or "1430" is a time only right after a day of any kind
+    uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
+    minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +64,15 @@ class _Read:
     fixed: bool
     explicit: bool  # a colon, "Uhr"/"h"/"o'clock" or am/pm: the digits are a time whatever stands before
     meridiem: str
+    uhr: bool = False
+    minutes_written: bool = False
 
 
 def _clock(tag: str) -> str:
     return (
         rf"(?P<{tag}h>\d{{1,2}})(?:(?P<{tag}sep>[:.])(?P<{tag}m>\d{{2}})(?::(?P<{tag}s>\d{{2}}))?)?"
         rf"(?:(?P<{tag}suf>\s?uhr|\s?o'?clock|\s?h(?![{LETTER}]))(?:\s?(?P<{tag}m2>\d{{2}})(?![\d.:]))?)?"
-        rf"(?:\s?(?P<{tag}mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}]))?"
+        rf"(?:\s?(?P<{tag}mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}])|(?P<{tag}mer1>[ap])(?![{LETTER}\d]))?"
     )
 
 
@@ -77,8 +84,9 @@ _SINGLE = re.compile(
     re.IGNORECASE,
 )
 _RANGE = re.compile(
-    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?:von|from|vom)\s+)?(?:{_APPROX}\s+)?"
-    rf"{_clock('a')}\s*(?P<conn>-|–|—|bis|to|until|till|and|und)\s*(?:{_APPROX}\s+)?{_clock('b')}{_NOT_AN_AMOUNT}",
+    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+)?(?:{_APPROX}\s+)?"
+    rf"{_clock('a')}\s*(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und)\s*(?:{_APPROX}\s+)?{_clock('b')}"
+    rf"{_NOT_AN_AMOUNT}",
     re.IGNORECASE,
 )
 _BARE_PREFIXES = frozenset({"um", "gegen", "at", "@"})
@@ -90,6 +98,58 @@ _GERMAN_AM_FOLLOWER = re.compile(
 # What _read is told instead of a written prefix: a range side, or a dotted time right after its day.
 _SYNTHETIC_PREFIXES = frozenset({"range", "adjacent"})
 _NOON = re.compile(r"\b(?:at|um)\s+noon\b|\b12\s+noon\b", re.IGNORECASE)
+# "Friday noon", "tomorrow noon": without "at" a noon is read only right after its day.
+_BARE_NOON = re.compile(rf"(?<![{LETTER}])noon(?![{LETTER}])", re.IGNORECASE)
+_SPAN_CONNECTORS = frozenset({"-", "–", "—", "bis", "to", "until", "untill", "till", "til"})
+# Four digits are a 24-hour time ("1430 Uhr", "0935-1101", "12 Nov 1115"), three only with am/pm ("830am").
+_COMPACT_RANGE = re.compile(
+    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<pre>von|from|vom|at|um|@)\s*)?"
+    r"(?P<ah>[01]\d|2[0-3])(?P<am>[0-5]\d)\s*(?P<conn>-|–|—|bis|to|until|till|til)\s*"
+    r"(?P<bh>[01]\d|2[0-3])(?P<bm>[0-5]\d)(?:\s?\+\s?1)?"
+    rf"(?:\s?(?P<suf>uhr|h(?![{LETTER}])))?(?![\d{LETTER}]|[.:,]\d)",
+    re.IGNORECASE,
+)
+_COMPACT_SINGLE = re.compile(
+    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{_APPROX})\s*)?{_EDGE}"
+    r"(?P<h>[01]?\d|2[0-3])(?P<m>[0-5]\d)"
+    rf"(?:\s?(?P<suf>uhr|h(?![{LETTER}]))|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}]))?"
+    rf"(?![\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))",
+    re.IGNORECASE,
+)
+_YEARLIKE = re.compile(r"(?:19|20)\d\d")
+_HOUR = rf"(?:\d{{1,2}}|{alternation(HOUR_WORDS)})"
+# "um acht Uhr", "at six pm": an hour word is a time only with its "Uhr", "o'clock" or am/pm.
+_WORD_CLOCK = re.compile(
+    rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
+    rf"(?P<h>{alternation(HOUR_WORDS)})"
+    rf"(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))(?![{LETTER}])",
+    re.IGNORECASE,
+)
+# "halb vier" (3:30), "Viertel nach 3", "dreiviertel 8", "quarter to 5", "half past ten", "20 minutes to 2pm".
+_PHRASE_CLOCK = re.compile(
+    rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
+    r"(?:(?P<half>halb)|(?P<qpast>viertel\s+nach|(?:a\s+)?quarter\s+(?:past|after))"
+    r"|(?P<qto>viertel\s+vor|dreiviertel|drei\s*viertel|(?:a\s+)?quarter\s+(?:to|of|before))|(?P<hpast>half\s+past)"
+    r"|(?P<n>\d{1,2}|fünf|zehn|zwanzig|five|ten|twenty)\s+(?P<unit>(?:minuten|minutes|mins?)\s+)?"
+    r"(?P<dir>nach|vor|past|after|to|before))"
+    rf"\s+(?P<h>{_HOUR})(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))?"
+    rf"(?![{LETTER}\d]|[.:,]\d)",
+    re.IGNORECASE,
+)
+_PHRASE_MINUTES = {"fünf": 5, "five": 5, "zehn": 10, "ten": 10, "zwanzig": 20, "twenty": 20}
+# "8 tonight", "9 tomorrow morning", "see you 9 tomorrow": a bare hour opening its clause right before its day.
+_BEFORE_DAY_WORD = re.compile(
+    r"\s+(?:tonight|today|tomorrow|this\s+(?:morning|afternoon|evening))\b",
+    re.IGNORECASE,
+)
+_CLAUSE_START = re.compile(r"(?:^|[,;:(\-–—]|\bsee\s+you)\s*$", re.IGNORECASE)  # not "building 4"
+# "ca. 12", "gg 9", "around 7 tonight": an approximate bare hour ends its clause or touches a day or part word.
+_APPROX_BARE_END = re.compile(
+    rf"\s*(?:[,;!?)]|\.(?!\d)|$)|\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)}|tonight|today|tomorrow"
+    rf"|heute|morgen|übermorgen)(?![{LETTER}])",
+    re.IGNORECASE,
+)
+_ENGLISH_APPROX = frozenset({"around", "about", "approx", "approx.", "approximately"})
 _PART = re.compile(
     rf"(?<![{LETTER}])(?<!guten\s)(?<!gute\s)(?<!good\s)(?:(?:am|in\s+the|at)\s+)?"
     rf"(?P<word>{alternation(DAY_PART_WORDS)})(?![{LETTER}])",
@@ -201,6 +261,10 @@ def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | Non
     german_am = prefix in ("um", "gegen", "ab") or _GERMAN_AM_FOLLOWER.match(sentence, m.end(f"{tag}mer"))
     if meridiem == "am" and german_am:
         meridiem = ""
+    if m[f"{tag}mer1"]:
+        if prefix not in ("at", "@", "from", "range"):
+            return None  # "Zimmer 12a" is a room; "at 9a" and "9a to 11a" are times
+        meridiem = m[f"{tag}mer1"].lower() + "m"
     if sep == "." and not (suffix or meridiem or prefix):
         return None
     if minute > 59:
@@ -214,13 +278,16 @@ def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | Non
     if hour > 23:
         return None
     fixed = hour >= 13 or hour == 0 or (len(hour_text) == 2 and hour_text.startswith("0"))
-    return _Read(hour, minute, fixed, explicit, "")
+    minutes_written = bool(m[f"{tag}m"] or m[f"{tag}m2"])
+    return _Read(hour, minute, fixed, explicit, "", suffix in ("uhr", "h"), minutes_written)
 
 
 def _range(a: _Read, b: _Read) -> tuple[int, int, bool, timedelta] | None:
     """Carry am/pm from the end to the start ("2-4pm", "8-9am"); the length survives a later shift."""
     hour, fixed = a.hour, a.fixed
-    if not a.fixed and b.meridiem == "pm" and a.hour < 12:
+    if not a.fixed and b.fixed and not b.meridiem and a.hour < b.hour < a.hour + 12:
+        fixed = True  # "6:10 - 13:35", "9-17 Uhr": a start twelve hours later would come after the end
+    elif not a.fixed and b.meridiem == "pm" and a.hour < 12:
         hour = a.hour + 12 if a.hour + 12 <= b.hour else a.hour
         fixed = True
     elif not a.fixed and b.meridiem == "am" and a.hour <= b.hour:
@@ -243,54 +310,205 @@ def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
     return any(start < t_end and t_start < end for t_start, t_end in taken)
 
 
-def find_clocks(sentence: str) -> list[ClockMention]:
-    """Every time the sentence writes, ranges first; refused ones stay so their digits are not re-read."""
-    clocks: list[ClockMention] = []
-    taken: list[tuple[int, int]] = []
-    for m in _RANGE.finditer(sentence):
-        a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
-        if a is None or b is None or not (a.explicit or b.explicit):
+def _meridiem(m: re.Match[str], sentence: str, prefix: str) -> str:
+    """ "am" or "pm" as written, or "" (German "am" is a preposition after "um" or before a day: "um 3 am Montag")."""
+    meridiem = (m["mer"] or "").lower().replace(".", "").replace(" ", "")
+    if meridiem == "am" and (prefix in ("um", "gegen", "ab") or _GERMAN_AM_FOLLOWER.match(sentence, m.end("mer"))):
+        return ""
+    return meridiem
+
+
+def _text_end(sentence: str, m: re.Match[str], group: str, kept: str) -> int:
+    """Where the time's text ends: a German "am" read as a preposition ("um 3 am Montag") is not part of it."""
+    if m[group] and not kept:
+        return len(sentence[: m.start(group)].rstrip())
+    return m.end()
+
+
+def _deadline_before(sentence: str, start: int) -> bool:
+    return _DEADLINE_BEFORE.search(sentence, 0, start) is not None
+
+
+def _refused(sentence: str, m: re.Match[str], zone: _Zone) -> bool:
+    """A zone we cannot resolve, a deadline ("bis 15 Uhr") or the first of two choices ("um 9 oder 10 Uhr")."""
+    alternative = _ALTERNATIVE_AFTER.match(sentence, m.end()) is not None
+    return zone.unknown or alternative or _deadline_before(sentence, m.start())
+
+
+def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "halb vier" is 3:30, "Viertel vor 8" 7:45, "quarter past ten" 10:15, "20 minutes to 2pm" 13:40."""
+    for m in _PHRASE_CLOCK.finditer(sentence):
+        prefix = (m["pre"] or "").lower()
+        if _overlaps(m.start(), m.end(), taken) or (m["n"] and not (m["unit"] or prefix)):
+            continue  # "5 vor 12" is an idiom; "um 5 vor 12" and "5 Minuten vor 12" are times
+        text = m["h"].lower()
+        hour = int(text) if text.isdigit() else HOUR_WORDS[text]
+        meridiem = _meridiem(m, sentence, prefix)
+        if meridiem:
+            if not 1 <= hour <= 12:
+                continue
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        elif hour > 23:
             continue
+        fixed = bool(meridiem) or hour >= 13
+        if m["half"] or m["qto"]:
+            back, minute = 1, 30 if m["half"] else 45
+        elif m["qpast"] or m["hpast"]:
+            back, minute = 0, 15 if m["qpast"] else 30
+        else:
+            count = int(m["n"]) if m["n"].isdigit() else _PHRASE_MINUTES[m["n"].lower()]
+            if not 0 < count < 60:
+                continue
+            forward = m["dir"].lower() in ("nach", "past", "after")
+            back, minute = (0, count) if forward else (1, 60 - count)
+        hour -= back
+        if hour == 0 and back and not fixed:
+            hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        refused = _refused(sentence, m, zone)
+        yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
+                           refused=refused, morning_default=prefix not in ("at", "@"))
+
+
+def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    for m in _RANGE.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
+        if a is None or b is None:
+            continue
+        adjacent_only = adjacent_any = False
+        if not (a.explicit or b.explicit):
+            if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
+                pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
+            elif m["asep"] == "." and m["bsep"] == ".":
+                adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
+            elif a.fixed and b.fixed:
+                adjacent_any = True  # "27.10.2017 20-21": two 24-hour hours right after their day
+            else:
+                continue
         resolved = _range(a, b)
         window = bool(m["win"]) or m["conn"].lower() in ("and", "und")
-        zone, end = _zone_after(sentence, m.end(), bool(m["amer"] or m["bmer"]))
-        taken.append((m.start(), end))
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
-            clocks.append(ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True))
+            yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
+                               adjacent_any_day=adjacent_any)
             continue
         hour, minute, fixed, length = resolved
-        refused = (window or zone.unknown or bool(_DEADLINE_BEFORE.search(sentence, 0, m.start()))
+        refused = (window or zone.unknown or _deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
-        clocks.append(ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused))
-    for m in _SINGLE.finditer(sentence):
+        yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
+                           adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written)
+
+
+def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "0935-1101", "1845-1955 Uhr": without "Uhr" or "at" only right after a day (else they may be years)."""
+    for m in _COMPACT_RANGE.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        hour, minute = int(m["ah"]), int(m["am"])
+        first, last = hour * 60 + minute, int(m["bh"]) * 60 + int(m["bm"])
+        length = timedelta(minutes=(last - first) % _DAY)  # "2205-0455" runs past midnight
+        written = bool(m["suf"]) or (m["pre"] or "").lower() in ("at", "um", "@")
+        zone, end = _zone_after(sentence, m.end(), False)
+        if not MIN_DURATION <= length <= MAX_DURATION:
+            yield ClockMention(m.start(), end, hour, minute, True, refused=True, adjacent_any_day=not written)
+            continue
+        refused = bool(m["win"]) or zone.unknown or _deadline_before(sentence, m.start())
+        yield ClockMention(m.start(), end, hour, minute, True, length, zone.zone, zone.region, refused,
+                           adjacent_any_day=not written)
+
+
+def _compact_singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "1430 Uhr", "0845am", "830am", and a bare "1115" right after its day ("12 Nov 1115")."""
+    for m in _COMPACT_SINGLE.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
         prefix = (m["pre"] or m["apx"] or "").lower()
-        read = _read(m, "a", sentence, prefix)
+        hour, minute = int(m["h"]), int(m["m"])
+        meridiem = _meridiem(m, sentence, prefix)
+        if meridiem and 1 <= hour <= 12:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        elif meridiem and not (hour >= 13 and meridiem == "pm"):
+            continue  # "1515pm" says 15:15 twice; "1430am" contradicts itself
+        elif not meridiem and len(m["h"]) == 1:
+            continue  # three digits are a time only with am/pm
+        written = bool(m["suf"] or meridiem)
+        if not written and (_YEARLIKE.fullmatch(m["h"] + m["m"]) or _AMOUNT_AFTER.match(sentence, m.end())):
+            continue  # "Sunday 2015" is a year as often as a time
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        refused = _refused(sentence, m, zone)
+        yield ClockMention(m.start(), end, hour, minute, True, None, zone.zone, zone.region, refused,
+                           adjacent_any_day=not written)
+
+
+def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    for m in _WORD_CLOCK.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        prefix = (m["pre"] or m["apx"] or "").lower()
+        meridiem = _meridiem(m, sentence, prefix)
+        if not (meridiem or m["suf"]):
+            continue
+        hour = HOUR_WORDS[m["h"].lower()]
+        if meridiem:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        refused = _refused(sentence, m, zone)
+        yield ClockMention(m.start(), end, hour, 0, bool(meridiem), None, zone.zone, zone.region, refused)
+
+
+def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    for m in _SINGLE.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        written_prefix, approx = (m["pre"] or "").lower(), (m["apx"] or "").lower()
+        read = _read(m, "a", sentence, written_prefix or approx)
         adjacent_only = False
         if read is None:
-            if m["asep"] != "." or m["asuf"] or m["amer"] or prefix or sentence.startswith(".", m.end()):
+            if m["asep"] != "." or m["asuf"] or m["amer"] or m["amer1"] or written_prefix or approx \
+                    or sentence.startswith(".", m.end()):
                 continue
             read = _read(m, "a", sentence, "adjacent")
             if read is None:
                 continue
             adjacent_only = True  # "6. August 11.05": a dotted time only right after its day
-        elif not read.explicit and ((m["pre"] or "").lower() not in _BARE_PREFIXES
-                                    or _AMOUNT_AFTER.match(sentence, m.end())):
-            continue
+        elif not read.explicit:
+            bare = written_prefix in _BARE_PREFIXES and not _AMOUNT_AFTER.match(sentence, m.end())
+            approximate = not written_prefix and approx and _APPROX_BARE_END.match(sentence, m.end())
+            before_day = (not (written_prefix or approx) and _BEFORE_DAY_WORD.match(sentence, m.end())
+                          and _CLAUSE_START.search(sentence, 0, m.start()))
+            if not (bare or approximate or before_day):
+                continue
+        # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
+        morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX)
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
+        yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
+                           adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written)
 
-        # English "at 8" is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
-        morning_default = read.explicit or (m["pre"] or "").lower() not in ("at", "@")
-        alternative = _ALTERNATIVE_AFTER.match(sentence, m.end()) is not None
-        zone, end = _zone_after(sentence, m.end(), bool(m["amer"]))
-        refused = (zone.unknown or alternative or bool(_DEADLINE_BEFORE.search(sentence, 0, m.start()))
-                   or _odd_seconds(m, "a"))
-        clocks.append(ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone,
-                                   zone.region, refused, adjacent_only, morning_default))
-        taken.append((m.start(), end))
+
+def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     for m in _NOON.finditer(sentence):
         if not _overlaps(m.start(), m.end(), taken):
-            clocks.append(ClockMention(m.start(), m.end(), 12, 0, True))
+            yield ClockMention(m.start(), m.end(), 12, 0, True)
+    for m in _BARE_NOON.finditer(sentence):
+        if not _overlaps(m.start(), m.end(), taken):
+            yield ClockMention(m.start(), m.end(), 12, 0, True, refused=_deadline_before(sentence, m.start()),
+                               adjacent_any_day=True)
+
+
+_FINDERS = (_phrase_clocks, _ranges, _compact_ranges, _compact_singles, _word_clocks, _singles, _noons)
+
+
+def find_clocks(sentence: str) -> list[ClockMention]:
+    """Every time the sentence writes, phrases and ranges first; refused ones stay so their digits are not re-read."""
+    clocks: list[ClockMention] = []
+    taken: list[tuple[int, int]] = []
+    for finder in _FINDERS:
+        for mention in finder(sentence, taken):
+            clocks.append(mention)
+            taken.append((mention.start, mention.end))
     return sorted(clocks, key=lambda c: c.start)
 
 
@@ -316,12 +534,15 @@ def find_durations(sentence: str) -> list[DurationMention]:
     return found
 
 
-def resolve_hour(clock: ClockMention, part: DayPart | None) -> int | None:
+def resolve_hour(clock: ClockMention, part: DayPart | None, *, german: bool = False) -> int | None:
     """The 24-hour hour, or None when the writing leaves it open ("um 3" is 03:00 or 15:00).
 
     Without a part of day, 7 to 12 read as written (the 24-hour convention of German mail, and English
     "9:00" or "10 o'clock"); 1 to 6 are as likely afternoon as night, so they need a part or am/pm, and so
-    does a bare English "at 8", which is a dinner as often as a meeting.
+    does a bare English "at 8", which is a dinner as often as a meeting. One exception: a clock reading
+    of 5 or 6 written the German way ("6:30 Uhr", or "6:38" in German mail) is the morning, since an
+    evening there is written 17 or 18 and 05:xx-06:xx is when early trains, flights and shifts leave;
+    a 3 or 4 at night is no time for an appointment, so "um 3:30" may mean the afternoon and stays open.
     """
     hour = clock.hour
     if clock.fixed:
@@ -335,7 +556,8 @@ def resolve_hour(clock: ClockMention, part: DayPart | None) -> int | None:
         }[part]
         return hour if consistent else None
     if part is None:
-        return hour if 7 <= hour <= 12 and (clock.morning_default or hour == 12) else None
+        early = hour in (5, 6) and (clock.uhr or (german and clock.minutes_written))
+        return hour if (7 <= hour <= 12 or early) and (clock.morning_default or hour == 12) else None
     if part is DayPart.MORNING:
         return hour if hour <= 11 else None
     if part is DayPart.NOON:

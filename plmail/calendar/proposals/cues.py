@@ -84,7 +84,7 @@ _ORDINAL_WORDS = (
     r"thirtieth|twenty[- ]\w+|thirty[- ]\w+"
 )
 _RANGE_AFTER = re.compile(
-    rf"\s*{_RANGE_WORD}\s*(?:(?:the|den|zum)\s+)?(?:\d{{1,2}}(?:\.|st\b|nd\b|rd\b|th\b)|(?:{_ORDINAL_WORDS})\b)"
+    rf"\s*{_RANGE_WORD}\s*(?:(?:the|den|zum)\s+)?(?:\d{{1,2}}(?:\.(?!\d)|st\b|nd\b|rd\b|th\b)|(?:{_ORDINAL_WORDS})\b)"
     r"|\s*[-–]\s*\d{1,2}\b(?![:.]\d)"
     r"|\s*,?\s*(?:or|oder|and|und)\s+(?:\w+\s+){0,2}?(?:the\s+|den\s+)?\d{1,2}(?:st|nd|rd|th|\.)"
     r"|\s*,?\s*(?:of|in)\s+'?\d|\s+(?:nineteen|twenty|eighteen|seventeen|sixteen)\b",
@@ -175,7 +175,11 @@ def unread_digits_after(sentence: str, end: int) -> bool:
     return _DIGITS_AFTER.match(sentence, end) is not None
 
 
-def looks_like_a_number(sentence: str, start: int, end: int) -> bool:
-    """Phone numbers, prices, versions, identifiers: digits that only look like a date or a time."""
+def looks_like_a_number(sentence: str, start: int, end: int, *, time_follows: bool = False) -> bool:
+    """Phone numbers, prices, versions, identifiers: digits that only look like a date or a time.
+
+    `time_follows` says the digits after are a time read on their own ("Jun 7 1440-1825"), not more of a number."""
     before = sentence[max(0, start - 40) : start]
-    return _NUMBER_BEFORE.search(before) is not None or _NUMBER_AFTER.match(sentence, end) is not None
+    if _NUMBER_BEFORE.search(before) is not None:
+        return True
+    return not time_follows and _NUMBER_AFTER.match(sentence, end) is not None

@@ -13,6 +13,7 @@ from plmail.calendar.proposals.vocabulary import (
     MONTH_ABBREVIATIONS,
     MONTHS,
     MONTHS_NEEDING_A_NUMBER,
+    ORDINAL_WORDS,
     WEEKDAY_ABBREVIATIONS,
     WEEKDAYS,
     DayPart,
@@ -49,10 +50,17 @@ _WD_ABBR = alternation(WEEKDAY_ABBREVIATIONS)
 _MONTH = alternation(list(MONTHS) + list(MONTH_ABBREVIATIONS))
 _NOT_LETTER = rf"(?![{LETTER}])"
 _YEAR = r"(?:19|20)\d{2}(?!\d)"
+_ORD = alternation(ORDINAL_WORDS).replace("\\ ", r"\s+")
+# Capitalised, an abbreviation is a weekday before a date even without its dot: "Fri 19 May", "Mo 09.10.17".
+_CAPITALISED_ABBREVIATIONS = (
+    "Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun|MON|TUES?|WED|THU(?:RS?)?|FRI|SAT|SUN|Mo|Di|Mi|Do|Fr|Sa"
+)
 # A weekday written before a date, looked for only once a date is found (cheaper than trying it at every
 # position). An abbreviation counts only with its dot or comma: "Di. 27.09.", "Fr, 23.6." ("do 8/12").
 _WEEKDAY_BEFORE = re.compile(
-    rf"(?:\b(?P<wd>{_WD_FULL})\.?,?|\b(?P<wda>{_WD_ABBR})(?:\.,?|,))\s+(?:(?:den|dem|the|der)\s+)?$", re.IGNORECASE
+    rf"(?:\b(?P<wd>{_WD_FULL})\.?,?|\b(?P<wda>{_WD_ABBR})(?:\.,?|,)|(?-i:\b(?P<wds>{_CAPITALISED_ABBREVIATIONS})))"
+    r"\s+(?:(?:den|dem|the|der)\s+)?$",
+    re.IGNORECASE,
 )
 _PART_WORDS = "morgen|vormittag|mittag|nachmittag|abend|nacht"
 _SEPARATE_PART = (
@@ -77,13 +85,15 @@ _SLASH = re.compile(
     re.IGNORECASE,
 )
 _DAY_MONTH = re.compile(
-    rf"(?<![\w.,])(?:the\s+)?(?P<d>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?P<mon>{_MONTH}){_NOT_LETTER}\.?"
+    rf"(?<![\w.,])(?<!\d:)(?:the\s+)?(?:(?P<d>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*|(?P<dw>{_ORD})\s+)(?:of\s+)?"
+    rf"(?P<mon>{_MONTH}){_NOT_LETTER}\.?"
     + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
     re.IGNORECASE,
 )
 _MONTH_DAY = re.compile(
-    rf"(?<![\w.])(?P<mon>{_MONTH}){_NOT_LETTER}\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"(?<![\w.])(?P<mon>{_MONTH}){_NOT_LETTER}\.?\s+(?:(?P<d>\d{{1,2}})(?:st|nd|rd|th)?"
     + r"(?![\d:]|\.\d|\s?(?:uhr|h\b|%|am\b|pm\b|a\.m|p\.m))"
+    + rf"|(?P<dw>{_ORD}){_NOT_LETTER})"
     + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
     re.IGNORECASE,
 )
@@ -133,15 +143,55 @@ _LETTER_AFTER = re.compile(rf"[{LETTER}\d]", re.IGNORECASE)
 # An abbreviation only with its dot or comma, in brackets or at the end ("am 24.8. so gegen 15 Uhr" is no Sunday).
 _WEEKDAY_AFTER = re.compile(
     rf"\s*,?\s*(?:\((?:(?P<wd>{_WD_FULL})(?![\w])|(?P<wda>{_WD_ABBR})\b\.?)\)?|(?P<wd2>{_WD_FULL})(?![\w])"
-    rf"|(?P<wda2>{_WD_ABBR})(?:[.,]|\s*$))",
+    rf"|(?P<wda2>{_WD_ABBR})(?:[.,]|\s*$)|(?-i:(?P<wds>{_CAPITALISED_ABBREVIATIONS}))(?![\w]))",
     re.IGNORECASE,
 )
+
+# "Friday the 26th", "Wed 31th", "Freitag, den 26.": a weekday with a day of the month and no month.
+_ORDINAL_AFTER = re.compile(
+    rf"\s*,?\s*(?:(?:the|den|dem)\s+(?:(?P<d>\d{{1,2}})(?:st|nd|rd|th|\.)|(?P<dw>{_ORD}))|(?P<d2>\d{{1,2}})(?:st|nd|rd|th))"
+    rf"(?![\d{LETTER}]|\.\d)",
+    re.IGNORECASE,
+)
+# An abbreviated weekday is a day only before a time or a day of the month ("Thu at 8 am", "Fr um 16:25 Uhr",
+# "Wed 31th"), written with its capital where it is also a word ("Sat", "Sun", "Mon"; never German "so"), and
+# not as the end of a span ("Mo-Fr 9-17 Uhr").
+_WEEKDAY_SHORT = re.compile(
+    r"(?<![\w\-–—/])(?<!bis\s)(?<!to\s)(?:(?P<mod>[Tt]his|[Nn]ext|[Cc]oming)\s+)?"
+    rf"(?P<wd>{_CAPITALISED_ABBREVIATIONS}|tues?|wed|thu(?:rs?)?|fri)(?![\w\-–—])\.?,?(?=\s*(?:(?:at|um|@)\s*)?\d|\s+(?:the|den|dem)\s)"
+)
+# "in 3 Tagen", "in einer Woche", "heute in zwei Wochen", "in 2 weeks": counted from the message day.
+_IN_DAYS = re.compile(
+    rf"(?<![{LETTER}])(?:(?P<base>heute|morgen|today|tomorrow)\s+)?in\s+(?P<n>\d{{1,2}}|{{counts}})\s+"
+    rf"(?P<unit>tagen|tag|days?|wochen|woche|weeks?){_NOT_LETTER}",
+    re.IGNORECASE,
+)
+_COUNT_WORDS = {"einem": 1, "einer": 1, "a": 1, "one": 1, "zwei": 2, "two": 2, "drei": 3, "three": 3, "vier": 4,
+                "four": 4, "fünf": 5, "five": 5, "sechs": 6, "six": 6, "sieben": 7, "seven": 7, "acht": 8,
+                "eight": 8, "neun": 9, "nine": 9, "zehn": 10, "ten": 10, "vierzehn": 14, "fourteen": 14}  # fmt: skip
+_IN_DAYS = re.compile(_IN_DAYS.pattern.replace("{counts}", alternation(_COUNT_WORDS)), re.IGNORECASE)
+_MAX_DAYS_AHEAD = 31
 
 # Right after a day, "Morgen" and "früh" are the morning: "heute Morgen", "morgen früh", "Montagmorgen".
 _PART_BY_WORD: dict[str, DayPart] = {**DAY_PART_WORDS, "morgen": DayPart.MORNING, "früh": DayPart.MORNING,
                                      "frueh": DayPart.MORNING}  # fmt: skip
 _RELATIVE_OFFSET = {"heute": 0, "today": 0, "tonight": 0, "morgen": 1, "tomorrow": 1,
                     "übermorgen": 2, "uebermorgen": 2, "day after tomorrow": 2}  # fmt: skip
+
+
+def _day_number(m: re.Match[str]) -> int:
+    return int(m["d"]) if m["d"] else ORDINAL_WORDS[" ".join(m["dw"].lower().split())]
+
+
+def _day_of_month(day: int, weekday: int, reference: date, past_tense: bool) -> date | None:
+    """ "Friday the 26th": the next 26th from the message day on, and only if it is a Friday."""
+    if past_tense:
+        return None
+    found = _valid(reference.year, reference.month, day)
+    if found is None or found < reference:
+        year, month = (reference.year + 1, 1) if reference.month == 12 else (reference.year, reference.month + 1)
+        found = _valid(year, month, day)
+    return found if found is not None and found.weekday() == weekday else None
 
 
 def _valid(year: int, month: int, day: int) -> date | None:
@@ -151,15 +201,16 @@ def _valid(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _weekday_before(sentence: str, start: int) -> tuple[int, int | None]:
-    """Where the date really starts, and the weekday written in front of it, if any."""
+def _weekday_before(sentence: str, start: int) -> tuple[int, int | None, bool]:
+    """Where the date really starts, the weekday written in front of it, if any, and whether that weekday is
+    an abbreviation without its dot ("Fri 19 May")."""
     m = _WEEKDAY_BEFORE.search(sentence, max(0, start - 30), start)
-    return (m.start(), _weekday_of(m)) if m else (start, None)
+    return (m.start(), _weekday_of(m), m["wds"] is not None) if m else (start, None, False)
 
 
 def _weekday_of(match: re.Match[str]) -> int | None:
     groups = match.groupdict()
-    full, short = groups.get("wd") or groups.get("wd2"), groups.get("wda") or groups.get("wda2")
+    full, short = groups.get("wd") or groups.get("wd2"), groups.get("wda") or groups.get("wda2") or groups.get("wds")
     if full:
         return WEEKDAYS[full.lower()]
     if short:
@@ -227,7 +278,7 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         day, month = int(m["d"]), int(m["m"])
         if not (1 <= day <= 31 and 1 <= month <= 12) or _LETTER_AFTER.match(sentence, m.end()):
             continue  # "14.30." is a time at the end of a sentence, "2.40." and "4.2.x" versions, not dates
-        start, weekday = _weekday_before(sentence, m.start())
+        start, weekday, bare = _weekday_before(sentence, m.start())
         # "4.8." with its trailing dot is the German form whatever the language; with a year, English mail
         # may mean M.D.Y, so a date that reads both ways there is left alone.
         year = m["y"] or m["yy"]
@@ -242,14 +293,15 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
             if m["mon"].lower() in MONTHS_NEEDING_A_NUMBER and not m["mon"][0].isupper():
                 continue  # "Windows 10 may crash", "march 5 miles": the month is written with a capital
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
-            start, weekday = _weekday_before(sentence, m.start())
-            resolved = _resolve(m["y"], month, int(m["d"]), reference, weekday, past_tense)
-            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved))
+            start, weekday, bare = _weekday_before(sentence, m.start())
+            resolved = _resolve(m["y"], month, _day_number(m), reference, weekday, past_tense)
+            # "October fifth" spelled out is spoken more than written: a date only beside a time.
+            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=m["dw"] is not None))
     for m in _SLASH.finditer(sentence):
         if f"{m['a']}/{m['b']}" in _SLASH_IDIOMS and not m["y"]:
             continue  # "9/11", "24/7", "50/50" are names and ratios
         first, second = int(m["a"]), int(m["b"])
-        start, weekday = _weekday_before(sentence, m.start())
+        start, weekday, bare = _weekday_before(sentence, m.start())
         # The user's language decides the order; an impossible reading is refused, never swapped.
         day, month = (first, second) if language is Locale.DE else (second, first)
         has_context = (m["y"] is not None or weekday is not None
@@ -259,8 +311,9 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
     for m in _DOTTED_BARE.finditer(sentence):
         if not (1 <= int(m["d"]) <= 31 and 1 <= int(m["m"]) <= 12):
             continue
-        start, weekday = _weekday_before(sentence, m.start())
-        has_context = weekday is not None or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None
+        start, weekday, bare = _weekday_before(sentence, m.start())
+        # "Do 01.06" without the weekday's dot is a date beside a time only, as the gate sees it too.
+        has_context = (weekday is not None and not bare) or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None
         resolved = None if language is Locale.EN else _resolve(
             None, int(m["m"]), int(m["d"]), reference, weekday, past_tense
         )
@@ -268,21 +321,23 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
     return found
 
 
-def _weekday_day(m: re.Match[str], sentence: str, reference: date, relative_refused: bool) -> date | None:
+def _weekday_day(
+    target: int, modifier: str, next_week: bool, sentence: str, span: tuple[int, int], reference: date,
+    relative_refused: bool,
+) -> date | None:
     """The next occurrence strictly after the message day; the message's own weekday, bare, is refused.
 
     "next Thursday" said on a Tuesday is this week's for some writers and next week's for others (the
     corpora disagree too), so inside the current week it is refused; "kommenden"/"coming" is unambiguous.
     """
-    if _WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, m.start()) or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, m.end()):
+    if _WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, span[0]) or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, span[1]):
         return None
-    target = WEEKDAYS[m["wd"].lower()]
     ahead = (target - reference.weekday()) % 7 or 7
     coming = reference + timedelta(days=ahead)
-    if m["nwb"] or m["nwa"]:
+    if next_week:
         monday_next_week = reference + timedelta(days=7 - reference.weekday())
         return monday_next_week + timedelta(days=target)
-    modifier = (m["mod"] or "").lower()
+    modifier = modifier.lower()
     if modifier.startswith(("next", "nächste", "naechste")):
         return coming if target <= reference.weekday() else None
     if modifier.startswith(("this", "diese")):
@@ -296,6 +351,22 @@ def _weekday_day(m: re.Match[str], sentence: str, reference: date, relative_refu
     return None if relative_refused else coming
 
 
+def _weekday_mention(
+    target: int, m: re.Match[str], modifier: str, next_week: bool, part: DayPart | None, sentence: str,
+    reference: date, relative_refused: bool, past_tense: bool, *, abbreviated: bool,
+) -> DayMention:
+    """A weekday, or with a day of the month after it ("Friday the 26th") the date both agree on."""
+    ordinal = _ORDINAL_AFTER.match(sentence, m.end())
+    if ordinal is None:
+        day = _weekday_day(target, modifier, next_week, sentence, (m.start(), m.end()), reference, relative_refused)
+        return DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part)
+    number = int(ordinal["d2"]) if ordinal["d2"] else _day_number(ordinal)
+    past = past_tense or modifier.lower().startswith(("last", "letzte", "vergangene", "previous"))
+    day = _day_of_month(number, target, reference, past)
+    # An abbreviation is a day only beside a time: "Wed 31th" alone says too little to be an all-day matter.
+    return DayMention(m.start(), ordinal.end(), DayKind.EXPLICIT, day, part, needs_clock=abbreviated)
+
+
 def find_days(
     sentence: str, reference: date, language: Locale, *, relative_refused: bool = False, past_tense: bool = False
 ) -> list[DayMention]:
@@ -306,6 +377,15 @@ def find_days(
     `past_tense` does the same for year-less dates, whose year a report about the past leaves open."""
     mentions = _explicit(sentence, reference, language, past_tense)
     taken = [(d.start, d.end) for d in mentions]
+    for m in _IN_DAYS.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        count = int(m["n"]) if m["n"].isdigit() else _COUNT_WORDS[m["n"].lower()]
+        ahead = count * (7 if m["unit"].lower().startswith(("w", "W")) else 1)
+        base = _RELATIVE_OFFSET[m["base"].lower()] if m["base"] else 0
+        day = None if relative_refused or not 0 < ahead <= _MAX_DAYS_AHEAD else reference + timedelta(days=ahead + base)
+        mentions.append(DayMention(m.start(), m.end(), DayKind.RELATIVE, day))
+        taken.append((m.start(), m.end()))
     for m in _RELATIVE.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
@@ -325,7 +405,15 @@ def find_days(
         if _overlaps(m.start("wd"), m.end("wd"), taken):
             continue
         part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
-        day = _weekday_day(m, sentence, reference, relative_refused)
-        mentions.append(DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part))
-        taken.append((m.start(), m.end()))
+        mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", bool(m["nwb"] or m["nwa"]), part,
+                                   sentence, reference, relative_refused, past_tense, abbreviated=False)
+        mentions.append(mention)
+        taken.append((mention.start, mention.end))
+    for m in _WEEKDAY_SHORT.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", False, None, sentence,
+                                   reference, relative_refused, past_tense, abbreviated=True)
+        mentions.append(mention)
+        taken.append((mention.start, mention.end))
     return sorted(mentions, key=lambda d: d.start)

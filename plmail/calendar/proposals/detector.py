@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
+from itertools import pairwise
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -22,6 +23,7 @@ from plmail.calendar.proposals.clocks import (
 )
 from plmail.calendar.proposals.days import DayKind, DayMention, find_days
 from plmail.calendar.proposals.gate import DateShapeGate
+from plmail.calendar.proposals.places import find_place
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
 from plmail.calendar.proposals.vocabulary import DayPart
 from plmail.domain.enums import Locale
@@ -32,10 +34,18 @@ MAX_JOIN_TOKENS = 4
 # A part-of-day word must touch its time: "Guten Abend Herr Müller, morgen um 10" is not 22:00.
 MAX_PART_TOKENS = 1
 DEFAULT_LENGTH = timedelta(hours=1)
+# "vom 22.09. um 15 Uhr bis 24.09. um 11 Uhr" is a stay; one of weeks is a season, not an event to offer.
+MAX_SPAN = timedelta(days=14)
 MAX_TITLE = 200
 _SHORT_TITLE = 80
 _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+")
+_JUST_AFTER = re.compile(r"[\s,]*")
+_SPAN_OPENER = re.compile(r"\b(?:vom|von|from)\s+(?:(?:dem|den|the)\s+)?$", re.IGNORECASE)
+# Between the first day's time and the second day of a span: "15:00 Uhr bis 24.09.", "(14:00) - 30.11".
+_SPAN_BETWEEN = re.compile(
+    r"[\s,()]*(?:-|–|—|bis(?:\s+zum)?|to|till|until|untill|til|through)[\s,]*(?:(?:zum|the|den|dem)\s+)?", re.IGNORECASE
+)
 _APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
 
 
@@ -66,6 +76,8 @@ class ProposalCandidate:
     confidence: int  # 0–100, as the extractors count it
     source_sentence: str
     title: str
+    stated_end: datetime | None = None  # the end the sentence writes (a range, a length); None: `end` is a default
+    location: str | None = None  # the place the sentence names ("Café Lotte", "Besprechungsraum 3", "bei Anna")
 
 
 class ProposalDetector(Protocol):
@@ -130,9 +142,11 @@ class DeterministicDateDetector:
     """Rules over German and English sentences, precision first: an unclear reading is no reading.
 
     A wrong proposal costs more than a missed one, so ambiguity refuses: an hour from 1 to 6 without
-    am/pm or a part of the day, "next Thursday" inside the current week, a D/M date that is impossible
-    in the user's order, two times competing for one day, a date next to a price or a phone number.
-    A relative day or a weekday alone names no appointment ("Angebot endet Freitag!"); it needs a time.
+    am/pm or a part of the day (a German "6:30 Uhr" excepted), "next Thursday" inside the current week,
+    a D/M date that is impossible in the user's order, two times competing for one day, a window
+    ("zwischen 14 und 16 Uhr"), a date next to a price or a phone number. A relative day or a weekday
+    alone names no appointment ("Angebot endet Freitag!"); it needs a time. What the sentence writes
+    beside its start is kept: the end of a range or a length, and the place it names.
     """
 
     name = "deterministic"
@@ -177,8 +191,7 @@ class DeterministicDateDetector:
         mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past)
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):
             return []
-        clock_mentions = [c for c in find_clocks(sentence)
-                          if not (c.adjacent_only and any(_overlap(_span(d), _span(c)) for d in mentions))]
+        clock_mentions = [c for c in find_clocks(sentence) if self._clock_stands(sentence, c, mentions)]
         mentions = [d for d in mentions if not any(_overlap(_span(d), _span(c)) for c in clock_mentions)]
         if not mentions:
             return []
@@ -189,13 +202,18 @@ class DeterministicDateDetector:
         tokens = _Tokens(sentence)
         self._pair(days, clocks, tokens)
         # A sentence that writes a time we did not join to its day is not an all-day matter.
-        any_clock = any(c.paired or not c.mention.adjacent_only for c in clocks)
+        any_clock = any(c.paired or not _needs_its_day(c.mention) for c in clocks)
         parts = find_parts(sentence)
-        durations = find_durations(sentence)
-        candidates: list[ProposalCandidate] = []
+        # "10 Minuten nach 8" is a time, not a length.
+        durations = [d for d in find_durations(sentence)
+                     if not any(_overlap(_span(d), _span(c)) for c in clock_mentions)]
+        german = request.language is Locale.DE
+        candidates, spanned = self._spans(sentence, days, parts, tokens, zone, request)
         for day in days:
             when = day.mention.day
-            if not day.usable or when is None or len(day.clocks) > 1 or not self._agrees(day, days, sentence):
+            if id(day) in spanned or not day.usable or when is None or len(day.clocks) > 1:
+                continue
+            if not self._agrees(day, days, sentence):
                 continue
             if day.mention.clock is not None:
                 if day.clocks:
@@ -206,7 +224,7 @@ class DeterministicDateDetector:
                 clock = day.clocks[0]
                 if not clock.usable:
                     continue
-                resolved = self._resolve(when, clock.mention, day.mention, parts, tokens, zone)
+                resolved = self._resolve(when, clock.mention, day.mention, parts, tokens, zone, german=german)
                 if resolved is None:
                     continue
                 confidence = 90 if day.mention.kind is DayKind.EXPLICIT else 80
@@ -222,7 +240,65 @@ class DeterministicDateDetector:
                 end = _at(when + timedelta(days=1), time(0, 0), zone)
                 title = guess_title(request.subject, sentence)
                 candidates.append(ProposalCandidate(start, end, True, request.time_zone, 60, sentence, title))
-        return candidates
+        if not candidates:
+            return []
+        taken = [*map(_span, mentions), *map(_span, clock_mentions), *map(_span, parts), *map(_span, durations)]
+        place = find_place(sentence, taken)
+        return [replace(c, location=place) for c in candidates] if place else candidates
+
+    def _spans(
+        self,
+        sentence: str,
+        days: list[_Day],
+        parts: list[PartMention],
+        tokens: _Tokens,
+        zone: ZoneInfo,
+        request: DetectionRequest,
+    ) -> tuple[list[ProposalCandidate], set[int]]:
+        """A day with its time to another day with its time: "vom 22.09. um 15 Uhr bis 24.09. um 11 Uhr",
+        "5.8. 8 Uhr - 16.8. 13 Uhr", "Sep 7th, 9am - Sep 7th, 11pm". Both ends are written, so both are kept;
+        the days themselves are ends of a span and offer nothing on their own."""
+        found: list[ProposalCandidate] = []
+        spanned: set[int] = set()
+        german = request.language is Locale.DE
+        for first, second in pairwise(days):
+            if id(first) in spanned or len(first.clocks) != 1 or len(second.clocks) != 1:
+                continue
+            a, b = first.clocks[0], second.clocks[0]
+            if first.mention.day is None or second.mention.day is None or not (a.usable and b.usable):
+                continue
+            if a.mention.length or b.mention.length or first.mention.clock or second.mention.clock:
+                continue
+            ordered = first.mention.end <= a.mention.start and a.mention.end <= second.mention.start <= b.mention.start
+            if not ordered or not _SPAN_BETWEEN.fullmatch(sentence, a.mention.end, second.mention.start):
+                continue
+            if cues.bound_before(sentence, first.mention.start) and not _SPAN_OPENER.search(
+                sentence, 0, first.mention.start
+            ):
+                continue  # "bis Freitag 14 Uhr bis Samstag": the first day is itself a bound
+            start = self._resolve(first.mention.day, a.mention, first.mention, parts, tokens, zone, german=german)
+            end = self._resolve(second.mention.day, b.mention, second.mention, parts, tokens, zone, german=german)
+            if start is None or end is None or not timedelta(0) < end - start <= MAX_SPAN:
+                continue
+            spanned |= {id(first), id(second)}
+            title = guess_title(request.subject, sentence)
+            found.append(ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end))
+        return found, spanned
+
+    @staticmethod
+    def _clock_stands(sentence: str, clock: ClockMention, days: list[DayMention]) -> bool:
+        """Whether a time stays when it overlaps a day: the ISO day's own "T14:30" is the day's, and a shape
+        that is a time only after its day ("6. August 11.05", "12 Nov 1115") yields to a date it overlaps,
+        unless it follows a calendar date directly, where it is the time of that date."""
+        overlapping = [d for d in days if _overlap(_span(d), _span(clock))]
+        if any(d.clock is not None for d in overlapping):
+            return False
+        if not overlapping or not _needs_its_day(clock):
+            return True
+        return clock.adjacent_only and any(
+            d.kind is DayKind.EXPLICIT and d.day is not None and _JUST_AFTER.fullmatch(sentence, d.end, clock.start)
+            for d in days if d.end <= clock.start
+        )
 
     @staticmethod
     def _day_usable(
@@ -230,7 +306,10 @@ class DeterministicDateDetector:
     ) -> bool:
         if day.day is None or cues.bound_before(sentence, day.start):
             return False
-        if cues.looks_like_a_number(sentence, day.start, day.end) or cues.in_a_span(sentence, day.start, day.end):
+        time_follows = any(_JUST_AFTER.fullmatch(sentence, day.end, c.start) for c in clocks if c.start >= day.end)
+        if cues.looks_like_a_number(sentence, day.start, day.end, time_follows=time_follows) or cues.in_a_span(
+            sentence, day.start, day.end
+        ):
             return False
         number = cues.number_right_before(sentence, day.start)
         if number is not None and not any(_overlap(number, _span(c)) for c in clocks):
@@ -277,9 +356,9 @@ class DeterministicDateDetector:
                 distance = tokens.between(_span(day.mention), _span(clock.mention))
                 if distance > MAX_JOIN_TOKENS:
                     continue
-                if clock.mention.adjacent_only and (
-                    distance or day.mention.start > clock.mention.start or day.mention.kind is not DayKind.EXPLICIT
-                ):
+                if _needs_its_day(clock.mention) and (distance or day.mention.start > clock.mention.start):
+                    continue
+                if clock.mention.adjacent_only and day.mention.kind is not DayKind.EXPLICIT:
                     continue
                 key = (distance, 0 if day.mention.start < clock.mention.start else 1)
                 if best_key is None or key < best_key:
@@ -296,6 +375,8 @@ class DeterministicDateDetector:
         parts: list[PartMention],
         tokens: _Tokens,
         zone: ZoneInfo,
+        *,
+        german: bool,
     ) -> datetime | None:
         near = {p.part for p in parts if tokens.between(_span(p), _span(clock)) <= MAX_PART_TOKENS
                 and not _overlap(_span(p), _span(day))}
@@ -304,7 +385,7 @@ class DeterministicDateDetector:
         if len(near) > 1:
             return None
         part: DayPart | None = next(iter(near), None)
-        hour = resolve_hour(clock, part)
+        hour = resolve_hour(clock, part, german=german)
         if hour is None:
             return None
         if clock.zone is not None:
@@ -325,11 +406,16 @@ class DeterministicDateDetector:
         sentence: str,
         request: DetectionRequest,
     ) -> ProposalCandidate:
-        if length is None:
-            length = durations[0].length if len(durations) == 1 else DEFAULT_LENGTH
-        end = (start.astimezone(UTC) + length).astimezone(start.tzinfo)
+        if length is None and len(durations) == 1:
+            length = durations[0].length
+        end = (start.astimezone(UTC) + (DEFAULT_LENGTH if length is None else length)).astimezone(start.tzinfo)
         title = guess_title(request.subject, sentence)
-        return ProposalCandidate(start, end, False, request.time_zone, confidence, sentence, title)
+        stated_end = end if length is not None else None
+        return ProposalCandidate(start, end, False, request.time_zone, confidence, sentence, title, stated_end)
+
+
+def _needs_its_day(clock: ClockMention) -> bool:
+    return clock.adjacent_only or clock.adjacent_any_day
 
 
 def _overlap(first: tuple[int, int], second: tuple[int, int]) -> bool:

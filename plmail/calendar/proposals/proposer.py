@@ -120,6 +120,8 @@ class Proposal:
     dedup_key: str
     dedup_key_hash: str
     detector: str
+    stated_end: datetime | None = None  # the end the sentence wrote (a range, a length); None: `end` is a default
+    location: str | None = None  # the place the sentence named, as written ("Café Lotte", "bei Anna")
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +255,7 @@ class EventProposer:
                 proposals.append(Proposal(
                     owner, facts.message_id, candidate.title, candidate.start, candidate.end, candidate.all_day,
                     candidate.time_zone, candidate.confidence, candidate.source_sentence, key, key_hash, detector,
+                    candidate.stated_end, candidate.location,
                 ))  # fmt: skip
         return ProposalDecision(None, tuple(verdicts), tuple(proposals))
 

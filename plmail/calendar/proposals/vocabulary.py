@@ -81,3 +81,46 @@ DAY_PART_WORDS: dict[str, DayPart] = {
     "spätnachmittags": DayPart.AFTERNOON, "frühmorgens": DayPart.MORNING,
     "nacht": DayPart.NIGHT, "nachts": DayPart.NIGHT, "night": DayPart.NIGHT,
 }  # fmt: skip
+
+# Hours written as words: "um acht Uhr", "halb vier", "at six pm", "quarter past ten".
+HOUR_WORDS: dict[str, int] = {
+    "eins": 1, "ein": 1, "one": 1, "zwei": 2, "two": 2, "drei": 3, "three": 3, "vier": 4, "four": 4,
+    "fünf": 5, "fuenf": 5, "five": 5, "sechs": 6, "six": 6, "sieben": 7, "seven": 7, "acht": 8, "eight": 8,
+    "neun": 9, "nine": 9, "zehn": 10, "ten": 10, "elf": 11, "eleven": 11, "zwölf": 12, "zwoelf": 12, "twelve": 12,
+}  # fmt: skip
+
+_ORDINAL_UNITS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+}  # fmt: skip
+# Days of the month as English ordinal words: "march eighteenth", "monday the twenty seventh".
+ORDINAL_WORDS: dict[str, int] = {
+    **_ORDINAL_UNITS, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+    "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+    "thirtieth": 30, "thirty first": 31, "thirty-first": 31,
+    **{f"twenty{joint}{word}": 20 + value for word, value in _ORDINAL_UNITS.items() for joint in (" ", "-")},
+}  # fmt: skip
+
+# What names a place an appointment can be at, as a whole word ("office", "Büro", "Kantine") or, in German, as
+# the head of a compound ("Besprechungsraum", "Hauptbahnhof", "Zahnarztpraxis").
+PLACE_WORDS = frozenset({
+    "office", "room", "lobby", "reception", "cafe", "café", "restaurant", "bar", "pub", "hotel", "station",
+    "airport", "terminal", "building", "bldg", "floor", "hall", "auditorium", "library", "museum", "theater",
+    "theatre", "cinema", "park", "school", "university", "campus", "clinic", "hospital", "church", "gym", "studio",
+    "lab", "kitchen", "place", "cafeteria", "canteen", "boardroom", "garden", "mall", "store", "shop", "bakery",
+    "plaza",
+    "raum", "zimmer", "büro", "saal", "halle", "foyer", "empfang", "eingang", "kantine", "mensa", "bistro", "kneipe",
+    "bahnhof", "bahnsteig", "gleis", "flughafen", "praxis", "klinik", "apotheke", "friseur", "salon", "atelier",
+    "werkstatt", "labor", "gebäude", "etage", "stockwerk", "kirche", "schule", "kita", "kindergarten", "uni",
+    "universität", "bibliothek", "kino", "stadion", "garten", "platz", "laden", "geschäft", "filiale", "zentrale",
+    "küche", "terrasse", "wohnung", "arzt", "ärztin",
+})  # fmt: skip
+PLACE_HEADS = (
+    "raum", "zimmer", "büro", "saal", "halle", "kantine", "café", "cafe", "restaurant", "bahnhof", "praxis",
+    "klinik", "haus", "kirche", "schule", "garten", "platz", "gebäude", "arzt", "ärztin", "laden", "hotel",
+    "straße", "strasse", "allee", "gasse", "markt", "park", "stube",
+)  # fmt: skip
+# Compounds with a place's head that name no place: "im Zeitraum", "im Traum", "auf dem Arbeitsmarkt".
+NOT_PLACE_COMPOUNDS = frozenset({
+    "zeitraum", "spielraum", "freiraum", "traum", "alptraum", "albtraum", "lebensraum", "arbeitsmarkt",
+    "haushalt", "vorhaus",
+})  # fmt: skip

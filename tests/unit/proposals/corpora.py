@@ -78,6 +78,7 @@ class Score:
     day_gold: int = 0
     day_found: int = 0
     mistakes: list[tuple[str, str, str]] = field(default_factory=list)
+    misses: list[tuple[str, str, str]] = field(default_factory=list)  # gold day+time readings not found
 
     @property
     def precision(self) -> float:
@@ -93,7 +94,8 @@ class Score:
 
 
 def _language(code: str) -> Locale:
-    return Locale.DE if code.lower().startswith("de") else Locale.EN
+    """ "de"/"de-DE" (Duckling, ctparse) or the folder name "German" (Recognizers-Text)."""
+    return Locale.DE if code.lower().startswith(("de", "german")) else Locale.EN
 
 
 def duckling_cases() -> Iterator[Case]:
@@ -217,7 +219,7 @@ def _classify(candidate: ProposalCandidate, case: Case) -> str:
     return outcome
 
 
-def evaluate(detector: ProposalDetector, cases: list[Case], keep_mistakes: int = 0) -> Score:
+def evaluate(detector: ProposalDetector, cases: list[Case], keep_mistakes: int = 0, keep_misses: int = 0) -> Score:
     score = Score()
     for case in cases:
         score.cases += 1
@@ -247,6 +249,10 @@ def evaluate(detector: ProposalDetector, cases: list[Case], keep_mistakes: int =
             if timed:
                 score.timed_gold += 1
                 score.timed_found += hit
+                if not hit and len(score.misses) < keep_misses:
+                    expected = "; ".join(sorted(f"{r.day} {r.clock}" for r in gold.readings))
+                    read = "; ".join(sorted(f"{f.day} {f.clock}" for f in found)) or "nothing"
+                    score.misses.append((case.text, read, expected))
             else:
                 score.day_gold += 1
                 score.day_found += hit
