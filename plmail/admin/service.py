@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from plmail.db.database import Database
+from plmail.db.repos.health import HealthRepository
 from plmail.db.repos.probes import QueueProbeRepository
 from plmail.db.repos.queues import QueueStatsRepository
 from plmail.domain.enums import QueueName
@@ -75,7 +76,7 @@ class HealthReport:
 
 async def database_health(db: Database, limit_seconds: float = 3.0) -> str:
     try:
-        value = await asyncio.wait_for(db.fetchval("SELECT 1"), limit_seconds)
+        value = await asyncio.wait_for(HealthRepository(db).ping(), limit_seconds)
     except (TimeoutError, OSError) as exc:
         return f"unreachable: {type(exc).__name__}"
     except Exception as exc:  # any driver error means "not healthy", reported rather than raised

@@ -67,6 +67,14 @@ class ValidationError(PlmailError):
     """Input was rejected; the message says what to change."""
 
 
+class FilterError(ValidationError):
+    """A message filter cannot be run; `kind` says how (unsupportedFilter or invalidArguments, as JMAP names them)."""
+
+    def __init__(self, message: str, kind: str = "unsupportedFilter") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class AuthenticationError(PlmailError):
     """Email or password did not match."""
 

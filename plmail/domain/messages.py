@@ -9,6 +9,13 @@ from datetime import datetime
 HeaderValue = str | list[str]
 RawHeaders = Mapping[str, HeaderValue]
 
+# Marks by which a message without a calendar part may still be a meeting (Graph, Exchange): a coarse
+# match over the headers as stored (names and values), which the ICS extractor's own check confirms later.
+MEETING_HEADER_MARKS: tuple[str, ...] = (
+    "meetingmessagetype", "x-meeting-message-type", "x-microsoft-cdo-", "calendarmessage", "text/calendar",
+    "x-ms-exchange-calendar",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Address:

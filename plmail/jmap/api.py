@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from plmail.domain.errors import FilterError
 from plmail.jmap.auth import Principal
 from plmail.jmap.capabilities import LIMITS, SUPPORTED, Limits
 from plmail.jmap.errors import MethodError, RequestError
@@ -21,7 +22,6 @@ from plmail.jmap.refs import resolve_references
 from plmail.jmap.registry import Call, MethodRegistry, RequestContext
 from plmail.jmap.session import session_state
 from plmail.jmap.state import StateReader
-from plmail.mail.filters import FilterError
 
 if TYPE_CHECKING:
     from plmail.jmap.service import JmapService

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.db.database import Database
+from plmail.db.repos.filter_sql import JMAP_VOCABULARY, FilterCompiler, Params
 from plmail.db.repos.jmap_changes import JmapChangeRepository
 from plmail.db.repos.jmap_email import JmapEmailRepository
 from plmail.db.repos.jmap_query import SORT_EXPRESSIONS, EmailQuery, JmapQueryRepository, order_by
 from plmail.domain.enums import JmapObjectType
+from plmail.domain.errors import FilterError
 from plmail.jmap.capabilities import COLLATIONS
 from plmail.jmap.errors import MethodError, invalid_arguments
 from plmail.jmap.query_cache import ResultCache, ScanState
-from plmail.mail.filters import JMAP_VOCABULARY, FilterCompiler, FilterError, Params
 
 _CHUNK = 256
 _THREAD_CONDITIONS = frozenset({"allInThreadHaveKeyword", "someInThreadHaveKeyword", "noneInThreadHaveKeyword",

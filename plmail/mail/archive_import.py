@@ -137,19 +137,12 @@ class ArchiveImporter:
         state = StateManager(ChangeLogRepository(self.db))
         recorder = MailChangeRecorder(state)
         async with self.db.transaction():
-            added = await self.db.fetch(
-                """INSERT INTO message_label (message_id, label_id)
-                   SELECT m, $2 FROM unnest($1::bigint[]) AS m ON CONFLICT DO NOTHING RETURNING message_id""",
-                ids, label_id,
-            )
+            added = await self.ingest_repo.add_label_where_missing(ids, label_id)
             if not added:
                 return
-            rows = await self.db.fetch(
-                "SELECT id, thread_id FROM message WHERE id = ANY($1::bigint[])", [r["message_id"] for r in added]
-            )
-            for row in rows:
-                recorder.email_changed(account_id, row["id"], thread_id=row["thread_id"])
-            await self.threads.sync_labels([r["thread_id"] for r in rows if r["thread_id"] is not None])
+            for message_id, thread_id in added:
+                recorder.email_changed(account_id, message_id, thread_id=thread_id)
+            await self.threads.sync_labels([t for _, t in added if t is not None])
             await state.write()
             await state.announce()
 

@@ -6,11 +6,11 @@ category actually changes are written, and those threads are announced to JMAP c
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
+from plmail.db.repos.categories import CategoryRepository
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.contacts import ContactRepository
 from plmail.db.repos.threads import ThreadRepository
@@ -35,14 +35,12 @@ class CategoryBackfill:
         self.accounts = AccountRepository(db)
         self.contacts = ContactRepository(db)
         self.threads = ThreadRepository(db)
+        self.repo = CategoryRepository(db)
 
     async def run(self, *, user_id: int | None = None) -> BackfillReport:
-        rows = await self.db.fetch(
-            "SELECT id FROM account WHERE ($1::int IS NULL OR user_id = $1) ORDER BY id", user_id
-        )
         seen = changed = moved = 0
-        for row in rows:
-            s, c, m = await self._account(row["id"])
+        for account_id in await self.repo.account_ids(user_id):
+            s, c, m = await self._account(account_id)
             seen, changed, moved = seen + s, changed + c, moved + m
         return BackfillReport(seen, changed, moved)
 
@@ -54,37 +52,28 @@ class CategoryBackfill:
         last_id = 0
         seen = changed = moved = 0
         while True:
-            batch = await self.db.fetch(
-                """SELECT id, thread_id, from_address, headers, gmail_label_ids, category, ai_category FROM message
-                    WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3""",
-                account_id, last_id, BATCH,
-            )
+            batch = await self.repo.signals_after(account_id, last_id, BATCH)
             if not batch:
                 return seen, changed, moved
-            last_id = batch[-1]["id"]
+            last_id = batch[-1].id
             seen += len(batch)
-            senders = sorted({r["from_address"] for r in batch if r["from_address"]})
+            senders = sorted({r.from_address for r in batch if r.from_address})
             correspondents = await self.contacts.correspondents(facts.user_id, senders)
             updates: list[tuple[int, str, int | None]] = []
             for r in batch:
-                labels = json.loads(r["gmail_label_ids"]) if r["gmail_label_ids"] is not None else None
                 verdict = self.categorizer.categorize(
-                    CategoryFacts(r["from_address"], json.loads(r["headers"]), labels,
-                                  None if facts.sorts_by_rules else r["ai_category"]),
+                    CategoryFacts(r.from_address, r.headers, r.provider_labels,
+                                  None if facts.sorts_by_rules else r.ai_category),
                     correspondents=correspondents, disabled=disabled,
                 )
-                if verdict.value != r["category"]:
-                    updates.append((r["id"], verdict.value, r["thread_id"]))
+                if verdict.value != r.category:
+                    updates.append((r.id, verdict.value, r.thread_id))
             if not updates:
                 continue
             state = StateManager(ChangeLogRepository(self.db))
             recorder = MailChangeRecorder(state)
             async with self.db.transaction():
-                await self.db.execute(
-                    """UPDATE message SET category = v.c, updated_at = now()
-                         FROM unnest($1::bigint[], $2::text[]) AS v(i, c) WHERE message.id = v.i""",
-                    [u[0] for u in updates], [u[1] for u in updates],
-                )
+                await self.repo.set_categories([(u[0], u[1]) for u in updates])
                 for message_id, _, _ in updates:
                     recorder.email_changed(account_id, message_id)
                 moves = await self.threads.refresh_categories([u[2] for u in updates if u[2] is not None])

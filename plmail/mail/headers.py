@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from email.header import decode_header, make_header
 
-from plmail.domain.messages import RawHeaders
-
-# Marks by which a message without a calendar part may still be a meeting (Graph, Exchange): a coarse
-# match over the headers as stored (names and values), which the ICS extractor's own check confirms later.
-MEETING_HEADER_MARKS: tuple[str, ...] = (
-    "meetingmessagetype", "x-meeting-message-type", "x-microsoft-cdo-", "calendarmessage", "text/calendar",
-    "x-ms-exchange-calendar",
-)
+from plmail.domain.messages import MEETING_HEADER_MARKS, RawHeaders
 
 
 def names_a_meeting(stored_headers: str) -> bool:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from plmail.domain.enums import LabelRole
+from plmail.domain.search import SearchQuery
 
 _ROLES = {
     "inbox": LabelRole.INBOX, "sent": LabelRole.SENT, "drafts": LabelRole.DRAFTS, "draft": LabelRole.DRAFTS,
@@ -27,25 +26,6 @@ _TEXT_OPERATORS = {"from": "fromWords", "to": "to", "cc": "cc", "bcc": "bcc", "s
                    "filename": "filename", "body": "body"}
 _AGE = re.compile(r"^(\d{1,4})([dwmy])$")
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d.%m.%Y")
-
-
-@dataclass(slots=True)
-class SearchQuery:
-    text: str = ""
-    conditions: list[dict[str, Any]] = field(default_factory=list)  # filter-compiler conditions, ANDed
-    labels: list[str] = field(default_factory=list)  # label:… names (paths with "/")
-    roles: list[LabelRole] = field(default_factory=list)
-    unread: bool | None = None
-    starred: bool | None = None
-
-    @property
-    def includes_trash(self) -> bool:
-        return LabelRole.TRASH in self.roles or LabelRole.SPAM in self.roles
-
-    @property
-    def empty(self) -> bool:
-        return not (self.text or self.conditions or self.labels or self.roles or self.unread is not None
-                    or self.starred is not None)
 
 
 def _tokens(query: str) -> list[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from plmail.domain.enums import ThreadingMethod
+from plmail.domain.threads import REPLY_PREFIX_PATTERN, StoredThread, ThreadLookups
 
 # Long enough for a slow conversation, short enough that a recurring subject starts a new thread
 # instead of extending a stale one.
@@ -28,10 +29,7 @@ SUBJECT_FALLBACK_WINDOW = timedelta(days=30)
 # A notification storm reusing one Message-ID must not build a 50,000-message thread.
 THREAD_MESSAGE_CAP = 1000
 # The reply and forward prefixes of the languages plmail speaks plus those common European clients write.
-REPLY_PREFIX = re.compile(
-    r"^\s*((re|fwd|fw|aw|wg|antw|sv|vs|res|rif|tr|doorst)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE
-)
-REPLY_PREFIX_SQL = r"^\s*((re|fwd|fw|aw|wg|antw|sv|vs|res|rif|tr|doorst)\s*(\[\d+\])?\s*:\s*)+"
+REPLY_PREFIX = re.compile(REPLY_PREFIX_PATTERN, re.IGNORECASE)
 
 
 def has_reply_prefix(subject: str | None) -> bool:
@@ -60,27 +58,6 @@ class ThreadCandidate:
     @property
     def normalized_subject(self) -> str:
         return normalize_subject(self.subject)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredThread:
-    id: int
-    provider_key: str | None
-    message_count: int
-    normalized_subject: str
-    last_message_at: datetime | None
-    senders: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadLookups:
-    """What the database already knows, fetched once for the whole batch."""
-
-    threads: Mapping[int, StoredThread]
-    by_provider_key: Mapping[str, int]
-    by_message_id: Mapping[str, Sequence[int]]  # Message-ID of stored mail -> its thread ids
-    replying_to: Mapping[str, Sequence[int]]  # Message-ID -> threads of stored mail that reply to it
-    by_subject: Mapping[str, Sequence[int]]  # normalised subject -> recent threads with it
 
 
 @dataclass(frozen=True, slots=True)

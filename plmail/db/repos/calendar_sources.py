@@ -12,7 +12,7 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import ProviderKind
-from plmail.mail.headers import MEETING_HEADER_MARKS
+from plmail.domain.messages import MEETING_HEADER_MARKS
 
 
 @dataclass(frozen=True, slots=True)

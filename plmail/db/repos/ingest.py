@@ -102,6 +102,17 @@ class IngestRepository:
                 [p[0] for p in pairs], [p[1] for p in pairs],
             )
 
+    async def add_label_where_missing(self, message_ids: Sequence[int], label_id: int) -> list[tuple[int, int | None]]:
+        """Give these messages the label; returns (message id, thread id) of those that did not have it yet."""
+        rows = await self.db.fetch(
+            """WITH added AS (
+                 INSERT INTO message_label (message_id, label_id)
+                 SELECT m, $2 FROM unnest($1::bigint[]) AS m ON CONFLICT DO NOTHING RETURNING message_id)
+               SELECT m.id, m.thread_id FROM message m JOIN added a ON a.message_id = m.id""",
+            message_ids, label_id,
+        )
+        return [(r["id"], r["thread_id"]) for r in rows]
+
     async def known_content_hashes(self, account_id: int, hashes: Sequence[str]) -> dict[str, int]:
         rows = await self.db.fetch(
             "SELECT content_hash, min(id) AS id FROM message WHERE account_id = $1 AND content_hash = ANY($2::text[]) "

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from plmail.db.database import Database
-from plmail.mail.threader import REPLY_PREFIX_SQL, StoredThread, ThreadLookups
+from plmail.domain.threads import REPLY_PREFIX_PATTERN, StoredThread, ThreadLookups
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ UPDATE message_thread t
        user_category = s.newest_rule_category,
        subject = s.first_subject,
        normalized_subject = lower(btrim(regexp_replace(
-           regexp_replace(coalesce(s.first_subject, ''), '{REPLY_PREFIX_SQL}', '', 'i'), '\\s+', ' ', 'g'))),
+           regexp_replace(coalesce(s.first_subject, ''), '{REPLY_PREFIX_PATTERN}', '', 'i'), '\\s+', ' ', 'g'))),
        updated_at = now()
   FROM stats s, old o
  WHERE t.id = s.thread_id AND o.id = t.id

@@ -15,8 +15,8 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
-from plmail.mail.filters import RULE_VOCABULARY, FilterCompiler, Params
-from plmail.mail.search import SearchQuery
+from plmail.db.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
+from plmail.domain.search import SearchQuery
 
 
 @dataclass(frozen=True, slots=True)

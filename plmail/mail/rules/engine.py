@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plmail.db.database import Database
+from plmail.db.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
 from plmail.db.repos.rules import RuleRepository, RuleRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole
-from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.errors import FilterError, NotFoundError, ValidationError
 from plmail.domain.jobs import APPLY_RULE_TO_EXISTING
-from plmail.mail.filters import RULE_VOCABULARY, FilterCompiler, FilterError, Params
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.rules.authentication import sender_authenticated
 from plmail.mail.rules.model import RuleDraft, validate_actions, validate_conditions

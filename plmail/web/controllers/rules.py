@@ -10,8 +10,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
-from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.mail.filters import FilterError
+from plmail.domain.errors import FilterError, NotFoundError, ValidationError
 from plmail.mail.rules.describe import describe_rule
 from plmail.mail.rules.engine import PREVIEW_CAP
 from plmail.mail.rules.model import PLAIN_ACTIONS, RuleDraft

@@ -7,14 +7,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from plmail.domain.enums import ThreadingMethod
-from plmail.mail.threader import (
-    StoredThread,
-    ThreadCandidate,
-    ThreadLookups,
-    has_reply_prefix,
-    normalize_subject,
-    plan_threads,
-)
+from plmail.domain.threads import StoredThread, ThreadLookups
+from plmail.mail.threader import ThreadCandidate, has_reply_prefix, normalize_subject, plan_threads
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 EMPTY = ThreadLookups({}, {}, {}, {}, {})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from plmail.domain.errors import ValidationError
+from plmail.domain.errors import FilterError
 
 MAX_DEPTH = 10
 MAX_CONDITIONS = 100
@@ -25,14 +25,6 @@ _KEYWORDS = {
 }
 _WORDS = re.compile(r"[\w.@+-]+")
 _TEXT_PROPERTIES = {"from", "to", "cc", "bcc", "subject", "body", "text", "listId", "filename"}
-
-
-class FilterError(ValidationError):
-    """The filter cannot be run; `kind` is the JMAP error type (unsupportedFilter or invalidArguments)."""
-
-    def __init__(self, message: str, kind: str = "unsupportedFilter") -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(slots=True)
