@@ -87,7 +87,7 @@ async def fill(settings: Settings, dsn: str, count: int) -> tuple[str, int]:
         await db.execute("SELECT setval('message_thread_id_seq', $1)", threads)
         async with db.connection() as conn:
             await conn.execute("VACUUM ANALYZE")
-        token = (await services.jmap.auth.create(user.id, "Benchmark")).token
+        token = (await services.app_passwords.create(user.id, "Benchmark")).token
         return token, account
     finally:
         await services.close()

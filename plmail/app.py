@@ -21,7 +21,6 @@ from litestar.template.config import TemplateConfig
 from plmail.config import Settings
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.jmap.devices import DevicesController
 from plmail.jmap.routes import JMAP_ROUTES
 from plmail.jobs.catalog import JobCatalog, default_catalog
 from plmail.jobs.workers import WorkerSupervisor
@@ -34,6 +33,7 @@ from plmail.web.controllers.admin import AdminController
 from plmail.web.controllers.assistant_admin import AssistantAdminController
 from plmail.web.controllers.auth import AuthController
 from plmail.web.controllers.calendar import CalendarController
+from plmail.web.controllers.devices import DevicesController
 from plmail.web.controllers.health import healthz
 from plmail.web.controllers.labels import LabelController
 from plmail.web.controllers.live import mail_events

@@ -27,19 +27,27 @@ from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.registry import ProviderRegistry
-from plmail.jmap.service import JmapService
 from plmail.keys import InstallationKeys
 from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.blobs import BlobStore, RawMessageResolver
+from plmail.mail.change_feed import ChangeFeed
+from plmail.mail.downloads import BlobService
+from plmail.mail.email_query import EmailQueryService
+from plmail.mail.email_reader import EmailReader
+from plmail.mail.email_writes import EmailWriter
+from plmail.mail.mailboxes import MailboxService
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
 from plmail.mail.reader import MailReader
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sorting import SortingService
+from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
+from plmail.users.app_passwords import AppPasswordService
 from plmail.users.service import UserService
+from plmail.users.throttle import LoginThrottle
 
 
 @dataclass(slots=True)
@@ -68,7 +76,14 @@ class Services:
     rules: MailRuleEngine
     propagation: PropagationService
     calendar: CalendarServices
-    jmap: JmapService
+    app_passwords: AppPasswordService
+    emails: EmailReader
+    email_query: EmailQueryService
+    email_writer: EmailWriter
+    mailboxes: MailboxService
+    downloads: BlobService
+    changes: ChangeLog
+    change_feed: ChangeFeed
     assistant_settings: AssistantSettingsStore
     assistant: AssistantService
     classification_catch_up: ClassificationCatchUp
@@ -86,7 +101,7 @@ class Services:
     async def close(self) -> None:
         for close in reversed(self.provider_roles.closers):
             await close()
-        await self.jmap.close()
+        await self.change_feed.close()
         await self.assistant.close()
         await self.queues.disconnect()
         await close_engine()
@@ -130,12 +145,14 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
                       sync=sync, importer=importer)
     for plugin in load_plugins(plugins):
         plugin.install(host)
+    throttle = LoginThrottle(db)
+    downloads = BlobService(db, blobs, raw_messages)
     return Services(
         settings=settings,
         keys=keys,
         db=db,
         queues=queues,
-        users=UserService(db),
+        users=UserService(db, throttle),
         probes=QueueProbeService(db, queues),
         queue_overview=QueueOverviewService(db, queues),
         accounts=AccountService(db),
@@ -155,7 +172,14 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         rules=rules,
         propagation=PropagationService(db, providers),
         calendar=calendar,
-        jmap=JmapService(db, store=blobs, raw_messages=raw_messages, operations=operations, pipeline=pipeline),
+        app_passwords=AppPasswordService(db, throttle),
+        emails=EmailReader(db, downloads),
+        email_query=EmailQueryService(db),
+        email_writer=EmailWriter(db, operations, pipeline),
+        mailboxes=MailboxService(db),
+        downloads=downloads,
+        changes=ChangeLog(db),
+        change_feed=ChangeFeed(db),
         assistant_settings=assistant_settings,
         assistant=AssistantService(db, assistant_settings, queues, releaser=releaser),
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),

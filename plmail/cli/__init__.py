@@ -326,7 +326,7 @@ def cmd_app_password(settings: Settings, args: argparse.Namespace) -> int:
 
         services = await open_services(settings, dsn)
         try:
-            auth, action = services.jmap.auth, args.app_password_command
+            auth, action = services.app_passwords, args.app_password_command
             if action == "create":
                 return [(await auth.create_for_email(args.user, args.name)).token]
             user = await services.users.by_email(args.user)

@@ -7,7 +7,8 @@ without knowing the subclasses. The tree:
 
     PlmailError
       ConfigurationError, EmbeddedDatabaseError (DataDirInUseError), SchemaError (SchemaTooNewError),
-      CredentialError, NotFoundError, CorruptBlobError, ValidationError,
+      CredentialError, NotFoundError, CorruptBlobError, ValidationError (FilterError, InvalidMessageError),
+      ForbiddenError, ConflictError, UnanswerableError, LimitError,
       AuthenticationError (LoginThrottledError), SetupAlreadyDoneError
       — beside each provider's client, its own subtree: ImapError (providers/imap/errors.py), GmailApiError
         and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py), OAuthError
@@ -64,7 +65,45 @@ class CorruptBlobError(PlmailError):
 
 
 class ValidationError(PlmailError):
-    """Input was rejected; the message says what to change."""
+    """Input was rejected; the message says what to change, `field` which input is to blame (when one is)."""
+
+    def __init__(self, message: str = "", *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class InvalidMessageError(ValidationError):
+    """The bytes are not a message plmail can store (or send), and the message says why."""
+
+
+class ForbiddenError(PlmailError):
+    """The object exists, but this change to it is never allowed (renaming a system label)."""
+
+
+class ConflictError(PlmailError):
+    """The change cannot be made in the object's present state; `reason` names which, in the words JMAP uses
+    for it (mailboxHasChild, mailboxHasEmail), so every caller can say it the same way."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class UnanswerableError(PlmailError):
+    """A read cannot be answered as asked; `reason` names why in JMAP's words (cannotCalculateChanges,
+    anchorNotFound, unsupportedSort, unsupportedFilter, tooManyChanges, requestTooLarge)."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class LimitError(PlmailError):
+    """A limit was reached; `limit` names which (maxConcurrentUpload, maxConcurrentRequests)."""
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class FilterError(ValidationError):

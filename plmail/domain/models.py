@@ -104,3 +104,39 @@ class QueueProbe:
         if self.ran_at is None:
             return None
         return (self.ran_at - self.requested_at).total_seconds() * 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class AppPasswordRow:
+    id: int
+    name: str
+    hint: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRow:
+    id: int
+    email: str
+    name: str
+    provider_kind: ProviderKind
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The user behind a request, and the mail accounts (= JMAP accounts) it may reach."""
+
+    user_id: int
+    email: str
+    display_name: str
+    password_id: int
+    accounts: tuple[AccountRow, ...]
+
+    def account(self, account_id: object) -> AccountRow | None:
+        for account in self.accounts:
+            if isinstance(account_id, str) and account_id == str(account.id):
+                return account
+        return None

@@ -14,17 +14,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from plmail.domain.errors import FilterError
-from plmail.jmap.auth import Principal
+from plmail.domain.errors import PlmailError
+from plmail.domain.models import Principal
 from plmail.jmap.capabilities import LIMITS, SUPPORTED, Limits
-from plmail.jmap.errors import MethodError, RequestError
+from plmail.jmap.errors import MethodError, RequestError, method_error
 from plmail.jmap.refs import resolve_references
 from plmail.jmap.registry import Call, MethodRegistry, RequestContext
 from plmail.jmap.session import session_state
-from plmail.jmap.state import StateReader
 
 if TYPE_CHECKING:
-    from plmail.jmap.service import JmapService
+    from plmail.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +87,9 @@ class ApiProcessor:
             if self._running[principal.user_id] <= 0:
                 del self._running[principal.user_id]
 
-    async def process(self, jmap: JmapService, principal: Principal, request: dict[str, Any]) -> dict[str, Any]:
-        ctx = RequestContext(principal=principal, jmap=jmap, using=frozenset(request["using"]),
-                             states=StateReader(jmap.changes), created_ids=dict(request.get("createdIds") or {}))
+    async def process(self, services: Services, principal: Principal, request: dict[str, Any]) -> dict[str, Any]:
+        ctx = RequestContext(principal=principal, services=services, using=frozenset(request["using"]),
+                             states=services.changes.reader(), created_ids=dict(request.get("createdIds") or {}))
         responses: list[tuple[str, Any, str]] = []
         for name, arguments, call_id in request["methodCalls"]:
             responses.append(await self._call(ctx, name, arguments, call_id, responses))
@@ -110,8 +109,12 @@ class ApiProcessor:
             return name, await spec.handler(Call(ctx, name, resolved)), call_id
         except MethodError as exc:
             return "error", exc.arguments(), call_id
-        except FilterError as exc:
-            return "error", {"type": exc.kind, "description": str(exc)}, call_id
+        except PlmailError as exc:
+            translated = method_error(exc)
+            if translated is not None:
+                return "error", translated.arguments(), call_id
+            log.exception("JMAP method %s failed for user %s", name, ctx.principal.user_id)
+            return "error", {"type": "serverFail", "description": "The server failed to answer this call."}, call_id
         except Exception:
             log.exception("JMAP method %s failed for user %s", name, ctx.principal.user_id)
             return "error", {"type": "serverFail", "description": "The server failed to answer this call."}, call_id

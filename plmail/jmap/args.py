@@ -75,11 +75,3 @@ class Args:
         if value is not None and not all(isinstance(v, dict) for v in value.values()):
             raise invalid_arguments(f"Every value of '{name}' must be an object.")
         return value
-
-
-def parse_id(value: object) -> int | None:
-    """Our ids are positive integers as strings; anything else names nothing (notFound, not an error)."""
-    if not isinstance(value, str) or not value.isdigit() or len(value) > 18:
-        return None
-    number = int(value)
-    return number if number > 0 else None

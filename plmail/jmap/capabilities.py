@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from plmail.domain.enums import Category
+from plmail.mail.downloads import MAX_CONCURRENT_UPLOADS
+from plmail.mail.email_query import COLLATIONS
 
 CORE: Final = "urn:ietf:params:jmap:core"
 MAIL: Final = "urn:ietf:params:jmap:mail"
@@ -13,14 +15,13 @@ SUBMISSION: Final = "urn:ietf:params:jmap:submission"
 CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on Email, Thread and in filters
 
 SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES})
-COLLATIONS: Final = ("i;ascii-numeric", "i;ascii-casemap", "i;unicode-casemap")
 SORT_OPTIONS: Final = ("receivedAt", "from", "to", "subject", "size")
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     max_size_upload: int = 50_000_000
-    max_concurrent_upload: int = 4
+    max_concurrent_upload: int = MAX_CONCURRENT_UPLOADS
     max_size_request: int = 10_000_000
     max_concurrent_requests: int = 4
     max_calls_in_request: int = 32

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.domain.enums import JmapObjectType
-from plmail.jmap.args import Args, parse_id
+from plmail.domain.ids import parse_id
+from plmail.jmap.args import Args
 from plmail.jmap.capabilities import LIMITS
 from plmail.jmap.errors import MethodError, invalid_arguments
 from plmail.jmap.registry import Call
@@ -104,7 +105,7 @@ def set_response(account_id: int, old_state: str, new_state: str, *, created: di
 async def ensure_bound(call: Call, account_id: int) -> None:
     """Labels created since the last request get their binding (and their Mailbox id) first."""
     if account_id not in call.ctx.bound_accounts:
-        await call.ctx.jmap.mailboxes.bind_labels(call.ctx.principal.user_id, account_id)
+        await call.ctx.services.mailboxes.bind_labels(call.ctx.principal.user_id, account_id)
         call.ctx.bound_accounts.add(account_id)
         call.ctx.states.invalidate()
 

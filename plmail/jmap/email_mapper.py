@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from plmail.jmap.bodies import BodyPart, part_json
-from plmail.jmap.emails import EmailRecord, EmailSpec
-from plmail.jmap.headers import addresses, header_value
+from plmail.jmap.headers import HeaderRequest, addresses, header_value
+from plmail.mail.bodies import BodyPart
+from plmail.mail.email_reader import EmailRecord, ReadSpec
+
+BODY_PROPERTIES = ("partId", "blobId", "size", "headers", "name", "type", "charset", "disposition", "cid",
+                   "language", "location", "subParts")
+DEFAULT_BODY_PROPERTIES = ("partId", "blobId", "size", "name", "type", "charset", "disposition", "cid",
+                           "language", "location")
+
 
 EMAIL_PROPERTIES = ("id", "blobId", "threadId", "mailboxIds", "keywords", "size", "receivedAt", "headers",
                     "messageId", "inReplyTo", "references", "sender", "from", "to", "cc", "bcc", "replyTo", "subject",
@@ -21,6 +28,20 @@ VENDOR_PROPERTIES = ("category",)
 
 # IMAP system flags and JMAP keywords that mean the same; $seen and $flagged come from their columns.
 _FLAG_KEYWORDS = {"\\draft": "$draft", "$draft": "$draft", "\\answered": "$answered", "$answered": "$answered"}
+
+
+@dataclass(frozen=True, slots=True)
+class EmailSpec:
+    """What Email/get was asked for, already validated: what to read, and how to render it."""
+
+    read: ReadSpec
+    header_requests: tuple[HeaderRequest, ...] = ()
+    body_properties: tuple[str, ...] = ()
+    body_header_requests: tuple[HeaderRequest, ...] = ()
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        return self.read.properties
 
 
 def utc(moment: datetime | None) -> str | None:
@@ -44,6 +65,32 @@ def _people(values: Iterable[dict[str, str]]) -> list[dict[str, Any]] | None:
 
 def _parts(parts: Iterable[BodyPart], spec: EmailSpec) -> list[dict[str, Any]]:
     return [part_json(p, spec.body_properties, spec.body_header_requests) for p in parts]
+
+
+def part_json(part: BodyPart, props: Iterable[str], headers: Sequence[HeaderRequest]) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "partId": part.part_id,
+        "blobId": part.blob_id,
+        "size": part.size,
+        "name": part.name,
+        "type": part.type,
+        "charset": part.charset if part.type.startswith("text/") else None,
+        "disposition": part.disposition,
+        "cid": part.cid,
+        "language": None,
+        "location": None,
+    }
+    result: dict[str, Any] = {}
+    for prop in props:
+        if prop == "headers":
+            result["headers"] = [{"name": n, "value": v} for n, v in part.headers()]
+        elif prop in values:
+            result[prop] = values[prop]
+    for request in headers:
+        result[request.property] = header_value(part.headers(), request)
+    if part.sub_parts:  # a structure without its children says nothing, whatever bodyProperties lists
+        result["subParts"] = [part_json(p, props, headers) for p in part.sub_parts]
+    return result
 
 
 def email_json(record: EmailRecord, spec: EmailSpec) -> dict[str, Any]:

@@ -6,6 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from plmail.domain.errors import (
+    ConflictError,
+    FilterError,
+    ForbiddenError,
+    InvalidMessageError,
+    NotFoundError,
+    PlmailError,
+    UnanswerableError,
+    ValidationError,
+)
+
 PROBLEM_PREFIX = "urn:ietf:params:jmap:error:"
 
 
@@ -71,3 +82,37 @@ class SetError(Exception):
 
 def invalid_properties(description: str, *properties: str) -> SetError:
     return SetError("invalidProperties", description, properties=list(properties))
+
+
+def method_error(exc: PlmailError) -> MethodError | None:
+    """The method error a service's refusal means; None for an error that is the server's own fault."""
+    if isinstance(exc, FilterError):
+        return MethodError(exc.kind, str(exc))
+    if isinstance(exc, UnanswerableError):
+        return MethodError(exc.reason, str(exc))
+    if isinstance(exc, ValidationError):
+        return MethodError("invalidArguments", str(exc))
+    return None
+
+
+def set_error(exc: PlmailError) -> SetError | None:
+    """The SetError a service's refusal of one object means; None for an error that is the server's own fault."""
+    if isinstance(exc, NotFoundError):
+        return SetError("notFound", str(exc))
+    if isinstance(exc, InvalidMessageError):
+        return SetError("invalidEmail", str(exc))
+    if isinstance(exc, ForbiddenError):
+        return SetError("forbidden", str(exc))
+    if isinstance(exc, ConflictError):
+        return SetError(exc.reason, str(exc))
+    if isinstance(exc, ValidationError):
+        return invalid_properties(str(exc), *([exc.field] if exc.field else []))
+    return None
+
+
+def refusal(exc: SetError | PlmailError) -> dict[str, Any]:
+    """The JSON of one refused object of a /set; re-raises an error that is the server's own fault."""
+    found = exc if isinstance(exc, SetError) else set_error(exc)
+    if found is None:
+        raise exc
+    return found.as_json()

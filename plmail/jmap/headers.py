@@ -7,13 +7,12 @@ form is computed here from what arrived, never from a cleaned-up copy.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import getaddresses
 from typing import Any
 
-from plmail.domain.messages import HeaderValue
 from plmail.jmap.errors import invalid_arguments
 from plmail.mail.headers import decode_words
 from plmail.mail.mime import message_ids, parse_date
@@ -64,31 +63,6 @@ def parse_header_property(prop: str) -> HeaderRequest:
     if allowed is not None and name in _KNOWN and name not in allowed:
         raise invalid_arguments(f"The header {parts[1]!r} cannot be read {rest[0]}.")
     return HeaderRequest(prop, name, form, all_values)
-
-
-def stored_headers(stored: Mapping[str, HeaderValue] | None) -> list[tuple[str, str]]:
-    """(name, raw value) in arrival order as far as it was kept: the value as the wire had it after
-    the colon (the parser dropped the leading space, which is put back)."""
-    pairs: list[tuple[str, str]] = []
-    for name, value in (stored or {}).items():
-        for item in value if isinstance(value, list) else [value]:
-            pairs.append((name, " " + str(item)))
-    return pairs
-
-
-def raw_header_pairs(block: bytes) -> list[tuple[str, str]]:
-    """(name, raw value) exactly as in the original, in order; folding kept, as asRaw asks."""
-    text = block.decode("utf-8", errors="replace")
-    end = min((i for i in (text.find("\r\n\r\n"), text.find("\n\n")) if i >= 0), default=len(text))
-    pairs: list[tuple[str, str]] = []
-    for line in re.split(r"\r?\n", text[:end]):
-        if line[:1] in (" ", "\t") and pairs:
-            name, value = pairs[-1]
-            pairs[-1] = (name, f"{value}\r\n{line}")
-        elif ":" in line:
-            name, _, value = line.partition(":")
-            pairs.append((name.strip(), value))
-    return pairs
 
 
 def _unfold(raw: str) -> str:

@@ -6,9 +6,9 @@ import base64
 from collections.abc import Iterable
 from typing import Any
 
-from plmail.db.repos.jmap_auth import AccountRow
 from plmail.domain.enums import LabelRole
-from plmail.jmap.mailboxes import USER_LABEL_SORT_ORDER, MailboxView
+from plmail.domain.models import AccountRow
+from plmail.mail.mailboxes import USER_LABEL_SORT_ORDER, MailboxView
 
 MAILBOX_PROPERTIES = ("id", "name", "parentId", "role", "sortOrder", "totalEmails", "unreadEmails", "totalThreads",
                       "unreadThreads", "myRights", "isSubscribed")

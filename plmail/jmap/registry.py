@@ -10,14 +10,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from plmail.db.repos.jmap_auth import AccountRow
+from plmail.domain.models import AccountRow, Principal
 from plmail.jmap.args import Args
-from plmail.jmap.auth import Principal
 from plmail.jmap.errors import MethodError, invalid_arguments
-from plmail.jmap.state import StateReader
+from plmail.mail.states import StateReader
 
 if TYPE_CHECKING:
-    from plmail.jmap.service import JmapService
+    from plmail.services import Services
 
 Handler = Callable[["Call"], Awaitable[dict[str, Any]]]
 
@@ -63,7 +62,7 @@ class RequestContext:
     """Shared by the method calls of one API request."""
 
     principal: Principal
-    jmap: JmapService
+    services: Services
     using: frozenset[str]
     states: StateReader
     created_ids: dict[str, str] = field(default_factory=dict)

@@ -19,13 +19,13 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
 from litestar.response.sse import ServerSentEvent, ServerSentEventMessage
 
-from plmail.domain.errors import NotFoundError
-from plmail.jmap.api import parse_request
-from plmail.jmap.auth import Principal
+from plmail.domain.errors import AuthenticationError, LimitError, LoginThrottledError, NotFoundError
+from plmail.domain.models import Principal
+from plmail.jmap.api import ApiProcessor, parse_request
 from plmail.jmap.capabilities import LIMITS
 from plmail.jmap.errors import RequestError
+from plmail.jmap.methods import build_registry
 from plmail.jmap.push import StreamOptions, state_stream
-from plmail.jmap.service import JmapService
 from plmail.jmap.session import build_session
 from plmail.web.auth import services_from
 
@@ -35,13 +35,21 @@ _SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy":
                  "Cache-Control": "private, max-age=86400"}
 
 
-def _jmap(request: Request[Any, Any, Any]) -> JmapService:
-    return services_from(request).jmap
+REALM = 'Basic realm="plmail JMAP"'
+# The process's method table and its per-user concurrency limit: JMAP's own machinery, not a service.
+API = ApiProcessor(build_registry())
 
 
 async def _principal(request: Request[Any, Any, Any]) -> Principal:
     client = request.client.host if request.client else "unknown"
-    return await _jmap(request).auth.authenticate(request.headers.get("authorization"), client=client)
+    try:
+        return await services_from(request).app_passwords.authenticate(request.headers.get("authorization"),
+                                                                       client=client)
+    except LoginThrottledError as exc:
+        raise RequestError("about:blank", f"Too many failed attempts. Try again in {exc.retry_after} seconds.",
+                           status=429, headers={"Retry-After": str(exc.retry_after)}) from None
+    except AuthenticationError as exc:
+        raise RequestError("unauthorized", str(exc), status=401, headers={"WWW-Authenticate": REALM}) from None
 
 
 def _problem(request: Request[Any, Any, Any], exc: RequestError) -> Response[Any]:
@@ -57,7 +65,12 @@ def _not_found(request: Request[Any, Any, Any], exc: NotFoundError) -> Response[
     return _problem(request, RequestError("about:blank", str(exc), status=404))
 
 
-_HANDLERS: dict[Any, Any] = {RequestError: _problem, NotFoundError: _not_found, HTTPException: _http_problem}
+def _limit(request: Request[Any, Any, Any], exc: LimitError) -> Response[Any]:
+    return _problem(request, RequestError("limit", str(exc), limit=exc.limit))
+
+
+_HANDLERS: dict[Any, Any] = {RequestError: _problem, NotFoundError: _not_found, LimitError: _limit,
+                             HTTPException: _http_problem}
 
 
 @get("/.well-known/jmap", include_in_schema=False, exception_handlers=_HANDLERS)
@@ -74,15 +87,14 @@ async def session(request: Request[Any, Any, Any]) -> Response[Any]:
 @post("/jmap/api", request_max_body_size=LIMITS.max_size_request, status_code=200, exception_handlers=_HANDLERS)
 async def api(request: Request[Any, Any, Any]) -> Response[Any]:
     principal = await _principal(request)
-    jmap = _jmap(request)
     try:
         body = await request.body()
     except RequestEntityTooLarge:
         raise RequestError("limit", f"The request is larger than {LIMITS.max_size_request} bytes.",
                            limit="maxSizeRequest") from None
     parsed = parse_request(body, request.headers.get("content-type"))
-    async with jmap.api.slot(principal):
-        result = await jmap.api.process(jmap, principal, parsed)
+    async with API.slot(principal):
+        result = await API.process(services_from(request), principal, parsed)
     return Response(result, headers={"Cache-Control": "no-store"})
 
 
@@ -93,7 +105,7 @@ async def download(request: Request[Any, Any, Any], account_id: FromPath[str], b
     account = principal.account(account_id)
     if account is None:
         raise NotFoundError("No such blob.")
-    blob = await _jmap(request).blobs.download(principal.user_id, account.id, blob_id)
+    blob = await services_from(request).downloads.download(principal.user_id, account.id, blob_id)
     wanted = (accept or "").strip().lower()
     stored = blob.content_type.split(";")[0].strip().lower()
     media = wanted if _MEDIA_TYPE.match(wanted) else stored
@@ -115,17 +127,17 @@ async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> 
     account = principal.account(account_id)
     if account is None:
         raise RequestError("about:blank", f"No account {account_id!r} is available to you.", status=404)
-    jmap = _jmap(request)
+    downloads = services_from(request).downloads
     content_type = (request.headers.get("content-type") or "application/octet-stream").split(";")[0].strip().lower()
     if not _MEDIA_TYPE.match(content_type):
         content_type = "application/octet-stream"
-    async with jmap.blobs.upload_slot(principal.user_id):
+    async with downloads.upload_slot(principal.user_id):
         try:
             data = await request.body()
         except RequestEntityTooLarge:
             raise RequestError("limit", f"Uploads are limited to {LIMITS.max_size_upload} bytes.", status=413,
                                limit="maxSizeUpload") from None
-        stored = await jmap.blobs.upload(principal.user_id, account.id, data, content_type)
+        stored = await downloads.upload(principal.user_id, account.id, data, content_type)
     return Response({"accountId": str(account.id), "blobId": f"u-{stored.sha256}", "type": stored.content_type,
                      "size": stored.size}, status_code=201)
 
@@ -135,10 +147,10 @@ async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | No
                       closeafter: FromQuery[str | None] = None, ping: FromQuery[str | None] = None
                       ) -> ServerSentEvent:
     principal = await _principal(request)
-    jmap = _jmap(request)
+    services = services_from(request)
     options = StreamOptions.parse(types, closeafter, ping)
     events: AsyncIterator[ServerSentEventMessage] = state_stream(
-        jmap.push, jmap.changes, principal, options, request.headers.get("last-event-id"))
+        services.change_feed, services.changes, principal, options, request.headers.get("last-event-id"))
     return ServerSentEvent(events, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 

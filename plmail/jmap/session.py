@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from plmail.jmap.auth import Principal
+from plmail.domain.models import Principal
 from plmail.jmap.capabilities import CATEGORIES, MAIL, SUBMISSION, account_capabilities, session_capabilities
 
 DOWNLOAD_TEMPLATE = "/jmap/download/{accountId}/{blobId}/{name}?accept={type}"

@@ -11,7 +11,9 @@ log = logging.getLogger(__name__)
 
 
 async def prune_jmap(ctx: dict[str, Any]) -> int:
-    blobs, rows = await services_of(ctx).jmap.prune()
+    services = services_of(ctx)
+    blobs = await services.downloads.prune_expired_uploads()
+    rows = await services.changes.prune_expired()
     if blobs or rows:
         log.info("pruned %d unused upload(s) and %d change-log row(s)", blobs, rows)
     return blobs + rows

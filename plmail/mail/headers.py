@@ -7,9 +7,11 @@ names case-insensitively.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from email.header import decode_header, make_header
 
-from plmail.domain.messages import MEETING_HEADER_MARKS, RawHeaders
+from plmail.domain.messages import MEETING_HEADER_MARKS, HeaderValue, RawHeaders
 
 
 def names_a_meeting(stored_headers: str) -> bool:
@@ -57,3 +59,28 @@ def decode_words(value: str | None) -> str:
     except (ValueError, LookupError, UnicodeError, AssertionError):
         return " ".join(value.split())
     return " ".join(decoded.split())
+
+
+def stored_headers(stored: Mapping[str, HeaderValue] | None) -> list[tuple[str, str]]:
+    """(name, raw value) in arrival order as far as it was kept: the value as the wire had it after
+    the colon (the parser dropped the leading space, which is put back)."""
+    pairs: list[tuple[str, str]] = []
+    for name, value in (stored or {}).items():
+        for item in value if isinstance(value, list) else [value]:
+            pairs.append((name, " " + str(item)))
+    return pairs
+
+
+def raw_header_pairs(block: bytes) -> list[tuple[str, str]]:
+    """(name, raw value) exactly as in the original, in order; folding kept, as asRaw asks."""
+    text = block.decode("utf-8", errors="replace")
+    end = min((i for i in (text.find("\r\n\r\n"), text.find("\n\n")) if i >= 0), default=len(text))
+    pairs: list[tuple[str, str]] = []
+    for line in re.split(r"\r?\n", text[:end]):
+        if line[:1] in (" ", "\t") and pairs:
+            name, value = pairs[-1]
+            pairs[-1] = (name, f"{value}\r\n{line}")
+        elif ":" in line:
+            name, _, value = line.partition(":")
+            pairs.append((name.strip(), value))
+    return pairs

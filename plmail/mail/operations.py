@@ -15,11 +15,12 @@ from datetime import datetime
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
-from plmail.db.repos.operations import OperationRepository, OwnedMessage
+from plmail.db.repos.operations import OperationRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES
+from plmail.domain.mailstore import OwnedMessage
 from plmail.domain.ports import Enqueuer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import re
 import zoneinfo
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.labels import LabelRepository
-from plmail.db.repos.users import LoginThrottleRepository, UserRepository
+from plmail.db.repos.users import UserRepository
 from plmail.domain.enums import Locale
 from plmail.domain.errors import (
     AuthenticationError,
-    LoginThrottledError,
     NotFoundError,
     SetupAlreadyDoneError,
     ValidationError,
@@ -26,20 +23,9 @@ from plmail.users.passwords import (
     needs_rehash,
     verify_password,
 )
+from plmail.users.throttle import LoginThrottle, ThrottlePolicy
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-@dataclass(frozen=True, slots=True)
-class ThrottlePolicy:
-    window_seconds: int = 15 * 60
-    email_threshold: int = 5  # failures for one address before it is locked
-    ip_threshold: int = 20  # failures from one client address, across all addresses it tries
-    base_lock_seconds: int = 30
-    max_lock_seconds: int = 15 * 60
-
-    def lock_seconds(self, failures: int, threshold: int) -> int:
-        return int(min(self.base_lock_seconds * 2 ** max(failures - threshold, 0), self.max_lock_seconds))
 
 
 def normalise_email(email: str) -> str:
@@ -65,12 +51,15 @@ def check_time_zone(name: str) -> str:
 
 
 class UserService:
-    def __init__(self, db: Database, policy: ThrottlePolicy | None = None) -> None:
+    def __init__(self, db: Database, throttle: LoginThrottle | None = None) -> None:
         self.db = db
         self.users = UserRepository(db)
         self.labels = LabelRepository(db)
-        self.throttle = LoginThrottleRepository(db)
-        self.policy = policy or ThrottlePolicy()
+        self.throttle = throttle or LoginThrottle(db)
+
+    @property
+    def policy(self) -> ThrottlePolicy:
+        return self.throttle.policy
 
     async def setup_needed(self) -> bool:
         return await self.users.count() == 0
@@ -114,27 +103,17 @@ class UserService:
         """Check a sign-in; throttled per address and per client before any hashing happens."""
         address = email.strip().lower()
         keys = [f"email:{address}", f"ip:{client}"]
-        now = datetime.now(UTC)
-        state = await self.throttle.state(keys)
-        if state.locked_until is not None and state.locked_until > now:
-            raise LoginThrottledError(max(1, int((state.locked_until - now).total_seconds() + 0.999)))
+        await self.throttle.refuse_when_locked(keys)
         credentials = await self.users.credentials_by_email(address) if len(password) <= MAX_PASSWORD_LENGTH else None
         stored_hash = credentials.password_hash if credentials else None
         if credentials is None or not await verify_password(stored_hash, password):
-            await self._record_failure(keys[0], self.policy.email_threshold)
-            await self._record_failure(keys[1], self.policy.ip_threshold)
+            await self.throttle.failed([(keys[0], self.policy.email_threshold), (keys[1], self.policy.ip_threshold)])
             raise AuthenticationError("The email address or password is wrong.")
-        await self.throttle.clear(keys[0])
+        await self.throttle.succeeded(keys[0])
         if stored_hash and needs_rehash(stored_hash):
             await self.users.set_password_hash(credentials.user.id, await hash_password(password), end_sessions=False)
         await self.users.record_login(credentials.user.id)
         return credentials.user
-
-    async def _record_failure(self, key: str, threshold: int) -> None:
-        failures = await self.throttle.record_failure(key, window_seconds=self.policy.window_seconds)
-        if failures >= threshold:
-            seconds = self.policy.lock_seconds(failures, threshold)
-            await self.throttle.lock(key, datetime.now(UTC) + timedelta(seconds=seconds))
 
     async def by_id(self, user_id: int) -> User:
         user = await self.users.by_id(user_id)
@@ -176,4 +155,4 @@ class UserService:
         )
 
     async def prune_throttle(self) -> int:
-        return await self.throttle.prune(older_than_seconds=24 * 3600)
+        return await self.throttle.prune()

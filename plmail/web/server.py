@@ -19,5 +19,5 @@ class StreamClosingServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         services = getattr(self.plmail_app.state, "services", None)
         if services is not None:
-            await services.jmap.push.close()
+            await services.change_feed.close()
         await super().shutdown(sockets)

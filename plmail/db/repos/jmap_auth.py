@@ -8,15 +8,7 @@ from datetime import datetime
 
 from plmail.db.database import Database
 from plmail.domain.enums import ProviderKind
-
-
-@dataclass(frozen=True, slots=True)
-class AppPasswordRow:
-    id: int
-    name: str
-    hint: str
-    created_at: datetime
-    last_used_at: datetime | None
+from plmail.domain.models import AccountRow, AppPasswordRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +20,6 @@ class CredentialMatch:
     user_id: int
     email: str
     display_name: str
-
-
-@dataclass(frozen=True, slots=True)
-class AccountRow:
-    id: int
-    email: str
-    name: str
-    provider_kind: ProviderKind
-    aliases: tuple[str, ...]
 
 
 class AppPasswordRepository:

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_email import PartRow
 from plmail.domain.enums import ProviderKind
-
-
-@dataclass(frozen=True, slots=True)
-class MessageSource:
-    raw_path: str | None
-    provider_kind: ProviderKind
-    subject: str
-
-
-@dataclass(frozen=True, slots=True)
-class Upload:
-    sha256: str
-    content_type: str
-    size: int
+from plmail.domain.mailstore import MessageSource, PartRow, Upload
 
 
 class JmapBlobRepository:

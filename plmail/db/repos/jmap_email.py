@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.domain.mailstore import EmailRow, PartRow
 
 _BASE = """m.id, m.thread_id, m.size, m.received_at, m.sent_at, m.created_at, m.rfc_message_id, m.in_reply_to,
            m.thread_references, m.subject, m.from_address, m.from_name, m.to_addresses, m.cc_addresses,
@@ -25,52 +24,6 @@ _BASE = """m.id, m.thread_id, m.size, m.received_at, m.sent_at, m.created_at, m.
 
 def loads(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
-
-
-@dataclass(frozen=True, slots=True)
-class EmailRow:
-    id: int
-    thread_id: int | None
-    size: int
-    received_at: datetime | None
-    sent_at: datetime | None
-    created_at: datetime
-    message_id: str | None
-    in_reply_to: tuple[str, ...]
-    references: tuple[str, ...]
-    subject: str
-    from_address: str | None
-    from_name: str | None
-    to: tuple[dict[str, str], ...]
-    cc: tuple[dict[str, str], ...]
-    bcc: tuple[dict[str, str], ...]
-    reply_to: tuple[dict[str, str], ...]
-    seen: bool
-    starred: bool
-    flags: tuple[str, ...]
-    has_attachments: bool
-    preview: str
-    category: str | None
-    raw_path: str | None
-    text_size: int | None
-    html_size: int | None
-    headers: dict[str, Any] | None  # only when asked for
-    body_text: str | None  # only when asked for
-    body_html_safe: str | None  # only when asked for; the raw body_html is never read here
-
-
-@dataclass(frozen=True, slots=True)
-class PartRow:
-    id: int
-    message_id: int
-    path: str
-    content_type: str
-    charset: str | None
-    filename: str | None
-    content_id: str | None
-    disposition: str
-    size: int
-    sha256: str | None
 
 
 def _strings(value: Any) -> tuple[str, ...]:

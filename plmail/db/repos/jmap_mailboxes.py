@@ -3,31 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from plmail.db.database import Database
+from plmail.domain.mailstore import MailboxCounts, MailboxRow
 
 _DRAFT = "(m.flags ? '\\Draft' OR m.flags ? '$draft')"
-
-
-@dataclass(frozen=True, slots=True)
-class MailboxRow:
-    binding_id: int
-    label_id: int
-    name: str
-    role: str | None
-    parent_label_id: int | None
-    parent_binding_id: int | None
-    sort_order: int | None
-    is_visible: bool
-
-
-@dataclass(frozen=True, slots=True)
-class MailboxCounts:
-    total_emails: int = 0
-    unread_emails: int = 0
-    total_threads: int = 0
-    unread_threads: int = 0
 
 
 class JmapMailboxRepository:

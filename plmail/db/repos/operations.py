@@ -7,24 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.db.database import Database
 from plmail.domain.enums import LabelRole
+from plmail.domain.mailstore import OwnedMessage
 from plmail.domain.providers import PendingChange
-
-
-@dataclass(frozen=True, slots=True)
-class OwnedMessage:
-    id: int
-    account_id: int
-    thread_id: int | None
-    mailbox_id: int | None
-    labels: frozenset[int]
-    seen: bool
-    starred: bool
-    occurred_at: datetime | None
 
 
 def _ids(value: object) -> tuple[int, ...]:

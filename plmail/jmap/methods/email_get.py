@@ -6,14 +6,21 @@ from typing import Any
 
 from plmail.domain.enums import JmapObjectType
 from plmail.jmap.args import Args
-from plmail.jmap.bodies import BODY_PROPERTIES, DEFAULT_BODY_PROPERTIES
 from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL
 from plmail.jmap.common import GET_ARGUMENTS, ensure_bound, get_ids, properties, split_ids
-from plmail.jmap.email_mapper import DEFAULT_EMAIL_PROPERTIES, EMAIL_PROPERTIES, VENDOR_PROPERTIES, email_json
-from plmail.jmap.emails import EmailSpec
+from plmail.jmap.email_mapper import (
+    BODY_PROPERTIES,
+    DEFAULT_BODY_PROPERTIES,
+    DEFAULT_EMAIL_PROPERTIES,
+    EMAIL_PROPERTIES,
+    VENDOR_PROPERTIES,
+    EmailSpec,
+    email_json,
+)
 from plmail.jmap.errors import MethodError, invalid_arguments
 from plmail.jmap.headers import parse_header_property
 from plmail.jmap.registry import Call, MethodTable
+from plmail.mail.email_reader import ReadSpec
 
 table = MethodTable()
 
@@ -29,15 +36,20 @@ def email_spec(call: Call, args: Args) -> EmailSpec:
     unknown = [p for p in body_props if p not in BODY_PROPERTIES and not p.startswith("header:")]
     if unknown:
         raise invalid_arguments(f"Unknown body properties: {', '.join(unknown)}.")
-    return EmailSpec(
+    header_requests = tuple(parse_header_property(p) for p in props if p.startswith("header:"))
+    read = ReadSpec(
         properties=tuple(p for p in props if not p.startswith("header:")),
-        header_requests=tuple(parse_header_property(p) for p in props if p.startswith("header:")),
-        body_properties=tuple(p for p in body_props if not p.startswith("header:")),
-        body_header_requests=tuple(parse_header_property(p) for p in body_props if p.startswith("header:")),
+        header_lines=bool(header_requests),
         fetch_text=args.boolean("fetchTextBodyValues"),
         fetch_html=args.boolean("fetchHTMLBodyValues"),
         fetch_all=args.boolean("fetchAllBodyValues"),
         max_body_bytes=args.integer("maxBodyValueBytes", 0, minimum=0) or 0,
+    )
+    return EmailSpec(
+        read=read,
+        header_requests=header_requests,
+        body_properties=tuple(p for p in body_props if not p.startswith("header:")),
+        body_header_requests=tuple(parse_header_property(p) for p in body_props if p.startswith("header:")),
     )
 
 
@@ -48,16 +60,16 @@ async def get(call: Call) -> dict[str, Any]:
     account = call.account(args)
     ids = get_ids(args)
     spec = email_spec(call, args)
-    jmap = call.ctx.jmap
+    services = call.ctx.services
     if "mailboxIds" in spec.properties:
         await ensure_bound(call, account.id)
     state = await call.ctx.states.state(account.id, JmapObjectType.EMAIL)
     if ids is None:
-        if await jmap.email_repo.count(account.id) > LIMITS.max_objects_in_get:
+        if await services.emails.count(account.id) > LIMITS.max_objects_in_get:
             raise MethodError("requestTooLarge", "Too many emails to return them all; ask for ids.")
-        ids = [str(i) for i in await jmap.email_repo.all_ids(account.id, LIMITS.max_objects_in_get)]
+        ids = [str(i) for i in await services.emails.all_ids(account.id, LIMITS.max_objects_in_get)]
     numeric, _ = split_ids(ids)
-    records = await jmap.emails.get(account.id, numeric, spec)
+    records = await services.emails.get(account.id, numeric, spec.read)
     found = {str(n): records[n] for n in numeric if n in records}
     return {"accountId": str(account.id), "state": state,
             "list": [email_json(found[i], spec) for i in ids if i in found],

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from plmail.domain.enums import JmapObjectType
 from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL
-from plmail.jmap.email_query import id_strings, parse_anchor
 from plmail.jmap.errors import MethodError
 from plmail.jmap.registry import Call, MethodTable
-from plmail.jmap.state import parse_state
+from plmail.mail.states import parse_state
 
 table = MethodTable()
 EMAIL, THREAD = JmapObjectType.EMAIL, JmapObjectType.THREAD
+
+
+def parse_anchor(value: str | None) -> int | None:
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise MethodError("anchorNotFound", "The anchor is not in the results.")
+    return int(value)
+
+
+def id_strings(ids: Sequence[int]) -> list[str]:
+    return [str(i) for i in ids]
 
 
 async def _states(call: Call, account_id: int, thread_dependent: bool) -> tuple[int, ...]:
@@ -27,7 +39,7 @@ async def query(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "filter", "sort", "position", "anchor", "anchorOffset", "limit", "calculateTotal",
                      "collapseThreads")
     account = call.account(args)
-    service = call.ctx.jmap.email_query
+    service = call.ctx.services.email_query
     plan = service.plan(account.id, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
                         categories=call.uses(CATEGORIES))
     requested = args.integer("limit", minimum=0)
@@ -53,14 +65,14 @@ async def query_changes(call: Call) -> dict[str, Any]:
                      "collapseThreads")
     account = call.account(args)
     since_value = args.string("sinceQueryState", required=True)
-    service = call.ctx.jmap.email_query
+    service = call.ctx.services.email_query
     plan = service.plan(account.id, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
                         categories=call.uses(CATEGORIES))
     max_changes = args.integer("maxChanges", minimum=1)
     since = parse_state(since_value)
     current = max(await _states(call, account.id, plan.thread_dependent))
     kinds = (EMAIL, THREAD) if plan.thread_dependent else (EMAIL,)
-    horizon = max([await call.ctx.jmap.changes.horizon(account.id, kind.value) for kind in kinds])
+    horizon = max([await call.ctx.states.horizon(account.id, kind) for kind in kinds])
     if since > current or since < horizon:
         raise MethodError("cannotCalculateChanges", "This query state cannot be brought up to date; query again.")
     # upToId is an optimisation a server may skip: every change is reported whatever its position.

@@ -6,11 +6,14 @@ from datetime import datetime
 from typing import Any
 
 from plmail.domain.enums import JmapObjectType
+from plmail.domain.errors import PlmailError
+from plmail.domain.ids import parse_id
 from plmail.jmap.capabilities import LIMITS, MAIL
 from plmail.jmap.common import SET_ARGUMENTS, changes_response, check_state, ensure_bound, set_request, set_response
-from plmail.jmap.email_writes import EmailChange, parse_patch
-from plmail.jmap.errors import MethodError, SetError, invalid_properties
+from plmail.jmap.email_patch import parse_patch
+from plmail.jmap.errors import MethodError, SetError, invalid_properties, refusal
 from plmail.jmap.registry import Call, MethodTable
+from plmail.mail.email_writes import EmailChange
 
 table = MethodTable()
 EMAIL = JmapObjectType.EMAIL
@@ -32,6 +35,14 @@ def _mailbox_keys(call: Call, values: dict[str, Any] | list[str]) -> dict[str, s
     return resolved
 
 
+async def _labels(call: Call, account_id: int, keys: dict[str, str]) -> dict[str, int]:
+    """Client mailbox id -> label id, for the ids that name a mailbox of this account."""
+    numeric = {key: parse_id(target) for key, target in keys.items()}
+    labels = await call.ctx.services.email_writer.resolve_mailboxes(
+        call.ctx.principal.user_id, account_id, sorted({n for n in numeric.values() if n is not None}))
+    return {key: labels[n] for key, n in numeric.items() if n is not None and n in labels}
+
+
 @table.method("Email/set", MAIL)
 async def set_(call: Call) -> dict[str, Any]:
     args = call.args(*SET_ARGUMENTS)
@@ -40,13 +51,13 @@ async def set_(call: Call) -> dict[str, Any]:
     await ensure_bound(call, account.id)
     old_state = await check_state(call, args, account.id, EMAIL)
     user_id = call.ctx.principal.user_id
-    writer = call.ctx.jmap.email_writer
+    writer = call.ctx.services.email_writer
     not_created = {cid: SetError("forbidden", "Drafts cannot be written over JMAP here; compose in the web UI.")
                    .as_json() for cid in request.create}
     ids = {raw: call.ctx.creation_id(raw) for raw in [*request.update, *request.destroy]}
     numeric = {raw: int(v) for raw, v in ids.items() if v is not None and v.isdigit() and len(v) <= 18}
     owned = await writer.messages(user_id, account.id, sorted(set(numeric.values())))
-    flags = await call.ctx.jmap.email_repo.flags(account.id, sorted(owned))
+    flags = await call.ctx.services.emails.flags(account.id, sorted(owned))
     updated: dict[str, Any] = {}
     not_updated: dict[str, Any] = {}
     planned: list[EmailChange] = []
@@ -57,12 +68,11 @@ async def set_(call: Call) -> dict[str, Any]:
                 raise SetError("notFound", f"No email {raw!r} in this account.")
             parsed = parse_patch(patch)
             keys = _mailbox_keys(call, parsed.mailboxes if parsed.mailboxes is not None else parsed.mailbox_edits)
-            resolved = await writer.resolve_mailboxes(user_id, account.id, list(keys.values()))
-            labels = {key: resolved[target] for key, target in keys.items() if target in resolved}
+            labels = await _labels(call, account.id, keys)
             planned.append(writer.plan(message, flags.get(message.id, ()), parsed, labels))
             updated[raw] = None
-        except SetError as exc:
-            not_updated[raw] = exc.as_json()
+        except (SetError, PlmailError) as exc:
+            not_updated[raw] = refusal(exc)
     await writer.apply(user_id, planned)
     destroyed = [raw for raw in request.destroy if numeric.get(raw) in owned]
     await writer.trash(user_id, [numeric[raw] for raw in destroyed])
@@ -85,7 +95,7 @@ async def import_(call: Call) -> dict[str, Any]:
         raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_set} emails per import.")
     await ensure_bound(call, account.id)
     old_state = await check_state(call, args, account.id, EMAIL)
-    jmap, user_id = call.ctx.jmap, call.ctx.principal.user_id
+    services, user_id = call.ctx.services, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
     for creation_id, values in emails.items():
@@ -94,7 +104,7 @@ async def import_(call: Call) -> dict[str, Any]:
             if unknown:
                 raise invalid_properties("These properties cannot be imported.", *unknown)
             blob_id = values.get("blobId")
-            raw = await jmap.blobs.uploaded(user_id, account.id, blob_id) if isinstance(blob_id, str) else None
+            raw = await services.downloads.uploaded(user_id, account.id, blob_id) if isinstance(blob_id, str) else None
             if raw is None:
                 raise invalid_properties("No such blob in this account.", "blobId")
             mailbox_ids = values.get("mailboxIds")
@@ -102,22 +112,22 @@ async def import_(call: Call) -> dict[str, Any]:
                                                                               mailbox_ids.values()):
                 raise invalid_properties("An imported email needs at least one mailbox.", "mailboxIds")
             keys = _mailbox_keys(call, mailbox_ids)
-            resolved = await jmap.email_writer.resolve_mailboxes(user_id, account.id, list(keys.values()))
-            if len(resolved) != len(set(keys.values())):
+            resolved = await _labels(call, account.id, keys)
+            if len(resolved) != len(keys):
                 raise invalid_properties("No such mailbox.", "mailboxIds")
             keywords = values.get("keywords") or {}
             if not isinstance(keywords, dict) or not all(v is True for v in keywords.values()):
                 raise invalid_properties("'keywords' maps keywords to true.", "keywords")
             received = _instant(values.get("receivedAt"))
-            imported = await jmap.email_writer.import_email(
+            imported = await services.email_writer.import_email(
                 account.id, account.provider_kind, raw, sorted(set(resolved.values())),
                 {str(k).lower() for k in keywords}, received)
             call.ctx.created_ids[creation_id] = str(imported.id)
             created[creation_id] = {"id": str(imported.id), "blobId": f"m-{imported.id}",
                                     "threadId": str(imported.thread_id) if imported.thread_id else None,
                                     "size": imported.size}
-        except SetError as exc:
-            not_created[creation_id] = exc.as_json()
+        except (SetError, PlmailError) as exc:
+            not_created[creation_id] = refusal(exc)
     call.ctx.states.invalidate()
     new_state = await call.ctx.states.state(account.id, EMAIL)
     return {"accountId": str(account.id), "oldState": old_state, "newState": new_state,

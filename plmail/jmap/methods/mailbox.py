@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from plmail.db.repos.jmap_mailboxes import MailboxRow
 from plmail.domain.enums import JmapObjectType
-from plmail.jmap.args import Args, parse_id
+from plmail.domain.errors import PlmailError
+from plmail.domain.ids import parse_id
+from plmail.domain.mailstore import MailboxRow
+from plmail.jmap.args import Args
 from plmail.jmap.capabilities import MAIL
 from plmail.jmap.common import (
     CHANGES_ARGUMENTS,
@@ -22,10 +24,10 @@ from plmail.jmap.common import (
     set_request,
     set_response,
 )
-from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties
-from plmail.jmap.mailboxes import USER_LABEL_SORT_ORDER, MailboxView
+from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties, refusal
 from plmail.jmap.mappers import COUNT_PROPERTIES, MAILBOX_PROPERTIES, mailbox_json, mailbox_rights, mailbox_role
 from plmail.jmap.registry import Call, MethodTable
+from plmail.mail.mailboxes import USER_LABEL_SORT_ORDER, MailboxView
 
 table = MethodTable()
 MAILBOX = JmapObjectType.MAILBOX
@@ -44,7 +46,7 @@ async def get(call: Call) -> dict[str, Any]:
     counts_at = (await call.ctx.states.sequence(account.id, JmapObjectType.EMAIL),
                  await call.ctx.states.sequence(account.id, MAILBOX)) \
         if COUNT_PROPERTIES & set(props) and ids != [] else None
-    views = await call.ctx.jmap.mailboxes.views(call.ctx.principal.user_id, account.id, counts_at=counts_at,
+    views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, account.id, counts_at=counts_at,
                                                 only=set(ids) if ids is not None else None)
     by_id = {str(v.row.binding_id): v for v in views}
     wanted = ids if ids is not None else list(by_id)
@@ -130,7 +132,7 @@ async def query(call: Call) -> dict[str, Any]:
     account = call.account(args)
     await ensure_bound(call, account.id)
     state = await call.ctx.states.state(account.id, MAILBOX)
-    views = await call.ctx.jmap.mailboxes.views(call.ctx.principal.user_id, account.id)
+    views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, account.id)
     key = _sort_key(args)
     node = args.raw("filter")
     matching = {v.row.binding_id for v in views if node is None or _filter(v, node)}
@@ -178,7 +180,7 @@ async def set_(call: Call) -> dict[str, Any]:
     request = set_request(args)
     await ensure_bound(call, account.id)
     old_state = await check_state(call, args, account.id, MAILBOX)
-    service, user_id = call.ctx.jmap.mailboxes, call.ctx.principal.user_id
+    service, user_id = call.ctx.services.mailboxes, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
     for creation_id, values in request.create.items():
@@ -198,16 +200,16 @@ async def set_(call: Call) -> dict[str, Any]:
             created[creation_id] = {"id": str(binding_id), "role": None, "sortOrder": USER_LABEL_SORT_ORDER,
                                     "totalEmails": 0, "unreadEmails": 0, "totalThreads": 0, "unreadThreads": 0,
                                     "myRights": mailbox_rights(system=False)}
-        except SetError as exc:
-            not_created[creation_id] = exc.as_json()
+        except (SetError, PlmailError) as exc:
+            not_created[creation_id] = refusal(exc)
     updated: dict[str, Any] = {}
     not_updated: dict[str, Any] = {}
     for raw_id, patch in request.update.items():
         try:
             await _update(call, account.id, raw_id, patch)
             updated[raw_id] = None
-        except SetError as exc:
-            not_updated[raw_id] = exc.as_json()
+        except (SetError, PlmailError) as exc:
+            not_updated[raw_id] = refusal(exc)
     destroyed: list[str] = []
     not_destroyed: dict[str, Any] = {}
     for raw_id in request.destroy:
@@ -215,8 +217,8 @@ async def set_(call: Call) -> dict[str, Any]:
             mailbox = await _mailbox(call, account.id, raw_id)
             await service.destroy(user_id, mailbox, remove_emails=args.boolean("onDestroyRemoveEmails"))
             destroyed.append(raw_id)
-        except SetError as exc:
-            not_destroyed[raw_id] = exc.as_json()
+        except (SetError, PlmailError) as exc:
+            not_destroyed[raw_id] = refusal(exc)
     call.ctx.states.invalidate()
     new_state = await call.ctx.states.state(account.id, MAILBOX)
     return set_response(account.id, old_state, new_state, created=created, updated=updated, destroyed=destroyed,
@@ -226,7 +228,7 @@ async def set_(call: Call) -> dict[str, Any]:
 async def _mailbox(call: Call, account_id: int, raw_id: str) -> MailboxRow:
     resolved = call.ctx.creation_id(raw_id)
     binding_id = parse_id(resolved)
-    found = await call.ctx.jmap.mailboxes.by_binding(call.ctx.principal.user_id, account_id, binding_id) \
+    found = await call.ctx.services.mailboxes.by_binding(call.ctx.principal.user_id, account_id, binding_id) \
         if binding_id else None
     if found is None:
         raise SetError("notFound", f"No mailbox {raw_id!r} in this account.")
@@ -258,6 +260,6 @@ async def _update(call: Call, account_id: int, raw_id: str, patch: dict[str, Any
         raise invalid_properties("'isSubscribed' is true or false.", "isSubscribed")
     parent = await _parent(call, account_id, patch.get("parentId")) if "parentId" in patch else None
     move = "parentId" in patch and (parent.label_id if parent else None) != mailbox.parent_label_id
-    await call.ctx.jmap.mailboxes.update(call.ctx.principal.user_id, mailbox,
+    await call.ctx.services.mailboxes.update(call.ctx.principal.user_id, mailbox,
                                          name=name if name != mailbox.name else None, move=move, parent=parent,
                                          visible=visible)

@@ -7,12 +7,12 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from plmail.db.repos.jmap_query import MARK_END, MARK_START
 from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL, SUBMISSION
 from plmail.jmap.common import GET_ARGUMENTS, properties, split_ids
 from plmail.jmap.errors import MethodError
 from plmail.jmap.mappers import IDENTITY_PROPERTIES, identities
 from plmail.jmap.registry import Call, MethodTable
+from plmail.mail.email_query import MARK_END, MARK_START
 
 table = MethodTable()
 
@@ -50,14 +50,14 @@ async def snippets(call: Call) -> dict[str, Any]:
     if len(email_ids) > LIMITS.max_objects_in_get:
         raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_get} emails per call.")
     tree = args.raw("filter")
-    jmap = call.ctx.jmap
+    services = call.ctx.services
     # The filter must be one Email/query accepts: compiling it refuses what the query would refuse.
-    jmap.email_query.plan(account.id, tree, None, collapse=False, categories=call.uses(CATEGORIES))
+    services.email_query.plan(account.id, tree, None, collapse=False, categories=call.uses(CATEGORIES))
     subject_terms: list[str] = []
     body_terms: list[str] = []
     _terms(tree, subject_terms, body_terms)
     numeric, _ = split_ids(email_ids)
-    found = await jmap.email_query.repo.snippets(account.id, numeric, " or ".join(subject_terms),
+    found = await services.email_query.snippets(account.id, numeric, " or ".join(subject_terms),
                                                  " or ".join(body_terms))
     by_id = {str(k): v for k, v in found.items()}
     return {"accountId": str(account.id),

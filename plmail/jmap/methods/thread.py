@@ -26,7 +26,7 @@ async def get(call: Call) -> dict[str, Any]:
     known = ("id", "emailIds", *(("category",) if categories else ()))
     props = properties(args, known, known)
     ids = get_ids(args)
-    repo = call.ctx.jmap.email_repo
+    repo = call.ctx.services.emails
     state = await call.ctx.states.state(account.id, THREAD)
     if ids is None:
         thread_ids = await repo.thread_ids(account.id, LIMITS.max_objects_in_get + 1)

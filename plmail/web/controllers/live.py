@@ -28,7 +28,7 @@ async def mail_events(request: Request[Any, Any, Any]) -> ServerSentEvent:
     user = signed_in_user(request)
     services = services_from(request)
     accounts = [a.id for a in await services.accounts.for_user(user.id)]
-    hub = services.jmap.push
+    hub = services.change_feed
 
     async def stream() -> AsyncIterator[ServerSentEventMessage]:
         loop = asyncio.get_running_loop()

@@ -88,7 +88,7 @@ async def make_box(services: Services, http: httpx.AsyncClient, email: str = "re
         user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Archive", email=email,
         settings={"aliases": [f"alias.{email}"]},
     )
-    token = (await services.jmap.auth.create(user.id, "Phone")).token
+    token = (await services.app_passwords.create(user.id, "Phone")).token
     return JmapBox(services, http, user, account_id, token, await services.labels.role_ids(user.id))
 
 

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+from plmail.jmap import routes
 from plmail.jmap.api import ApiProcessor
 from plmail.jmap.methods import core
 from plmail.jmap.registry import MethodRegistry, MethodTable
+from plmail.jmap.routes import API
 from tests.integration.jmap.conftest import CORE, MAIL, USING, JmapBox, make_box
 from tests.support.mail import make_message
 
@@ -56,10 +58,10 @@ async def test_limits_calls_size_and_concurrency(box: JmapBox) -> None:
     assert (await box.request(calls[:32])).status_code == 200
     huge = json.dumps({"using": [CORE], "methodCalls": [["Core/echo", {"pad": "x" * 10_000_001}, "a"]]}).encode()
     assert _problem(await _raw(box, huge), "limit")["limit"] == "maxSizeRequest"
-    principal = await box.services.jmap.auth.authenticate(box.headers["Authorization"], client="test")
+    principal = await box.services.app_passwords.authenticate(box.headers["Authorization"], client="test")
     async with AsyncExitStack() as stack:
         for _ in range(4):
-            await stack.enter_async_context(box.services.jmap.api.slot(principal))
+            await stack.enter_async_context(API.slot(principal))
         assert _problem(await box.request([["Core/echo", {}, "a"]]), "limit")["limit"] == "maxConcurrentRequests"
     assert (await box.request([["Core/echo", {}, "a"]])).status_code == 200
 
@@ -162,13 +164,12 @@ async def test_a_failing_method_is_server_fail_and_the_next_call_still_runs(box:
     async def fail(call: Any) -> dict[str, Any]:
         raise RuntimeError("bug")
 
-    jmap = box.services.jmap
-    original = jmap.api
-    jmap.api = ApiProcessor(MethodRegistry([broken, core.table]))
+    original = routes.API
+    routes.API = ApiProcessor(MethodRegistry([broken, core.table]))
     try:
         response = await box.request([["Broken/get", {}, "a"], ["Core/echo", {"still": "here"}, "b"]])
     finally:
-        jmap.api = original
+        routes.API = original
     assert response.status_code == 200
     assert response.json()["methodResponses"][0][:1] == ["error"]
     assert response.json()["methodResponses"][0][1]["type"] == "serverFail"

@@ -125,8 +125,8 @@ async def test_uploads_expire_after_a_week_and_unused_bytes_go(box: JmapBox) -> 
     blob = (await box.http.post(f"/jmap/upload/{box.account}", content=raw, headers=box.headers)).json()
     digest = blob["blobId"][2:]
     assert await box.services.blobs.exists(digest)
-    blobs, _ = await box.services.jmap.prune(datetime.now(UTC) + timedelta(days=6))
+    blobs = await box.services.downloads.prune_expired_uploads(datetime.now(UTC) + timedelta(days=6))
     assert blobs == 0 and await box.services.blobs.exists(digest)
-    await box.services.jmap.prune(datetime.now(UTC) + timedelta(days=8))
+    await box.services.downloads.prune_expired_uploads(datetime.now(UTC) + timedelta(days=8))
     assert not await box.services.blobs.exists(digest)
     assert (await box.http.get(_url(box, blob["blobId"], "x"), headers=box.headers)).status_code == 404

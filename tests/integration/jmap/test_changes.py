@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from plmail.domain.enums import LabelRole
-from plmail.jmap.state import fold
+from plmail.mail.states import fold
 from tests.integration.jmap.conftest import JmapBox
 from tests.support.mail import BASE_DATE, make_message
 
@@ -89,7 +89,7 @@ async def test_states_come_from_the_log_and_survive_pruning(box: JmapBox) -> Non
     assert state == str(await box.services.db.fetchval(
         "SELECT max(sequence) FROM jmap_change_log WHERE account_id = $1 AND object_type = 'Email'", box.account_id))
     later = await box.ingest(make_message(message_id="p2@x"))
-    removed = await box.services.jmap.changes.prune(datetime.now(UTC) + timedelta(seconds=1))
+    removed = await box.services.changes.prune(datetime.now(UTC) + timedelta(seconds=1))
     assert removed > 0
     assert await box.state("Email") == str(await box.services.db.fetchval(
         "SELECT pruned_through FROM jmap_change_horizon WHERE account_id = $1 AND object_type = 'Email'",

@@ -47,7 +47,7 @@ async def test_devices_page_speaks_german(box: JmapBox) -> None:
 
 async def test_someone_elses_device_cannot_be_revoked(box: JmapBox) -> None:
     other = await box.services.users.create_user("other@example.org", "correct horse")
-    theirs = await box.services.jmap.auth.create(other.id, "Their phone")
+    theirs = await box.services.app_passwords.create(other.id, "Their phone")
     assert (await sign_in(box.http, box.user.email, "correct horse")).status_code == 200
     response = await post_form(box.http, f"/settings/devices/{theirs.id}/revoke", {},
                                token_from="/settings/devices")

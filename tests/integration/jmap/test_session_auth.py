@@ -86,10 +86,10 @@ async def test_the_web_session_cookie_is_not_a_jmap_credential(box: JmapBox) -> 
 
 
 async def test_a_revoked_app_password_stops_working(box: JmapBox) -> None:
-    listed = await box.services.jmap.auth.active(box.user.id)
-    await box.services.jmap.auth.revoke(box.user.id, listed[0].id)
+    listed = await box.services.app_passwords.active(box.user.id)
+    await box.services.app_passwords.revoke(box.user.id, listed[0].id)
     assert (await box.http.get("/jmap/session", headers=box.headers)).status_code == 401
-    assert await box.services.jmap.auth.active(box.user.id) == []
+    assert await box.services.app_passwords.active(box.user.id) == []
 
 
 async def test_failures_are_throttled_with_retry_after(box: JmapBox) -> None:

@@ -1,4 +1,4 @@
-"""State tokens and /changes, read from the change log.
+"""State tokens and what changed since one, read from the change log (JMAP's /changes and push use them).
 
 A state is the newest change-log sequence of (account, object type) — the log is written in the
 same transaction as the change it describes, so a state can never run ahead of the data. Threads
@@ -10,10 +10,12 @@ every message in it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
+from plmail.db.database import Database
 from plmail.db.repos.jmap_changes import JmapChangeRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
-from plmail.jmap.errors import MethodError
+from plmail.domain.errors import UnanswerableError
 
 _CHUNK = 2000
 
@@ -28,10 +30,30 @@ class ChangeSet:
     destroyed: list[str]
 
 
+CHANGE_LOG_LIFETIME = timedelta(days=90)  # a phone away longer than this starts over (cannotCalculateChanges)
+
+
+class ChangeLog:
+    """The change log as readers see it: a StateReader per request, and pruning what no client can still ask for."""
+
+    def __init__(self, db: Database) -> None:
+        self.repo = JmapChangeRepository(db)
+
+    def reader(self) -> StateReader:
+        return StateReader(self.repo)
+
+    async def prune(self, before: datetime) -> int:
+        """Rows older than `before`; the states stay where they were (the horizon remembers them)."""
+        return await self.repo.prune(before)
+
+    async def prune_expired(self, now: datetime | None = None) -> int:
+        return await self.prune((now or datetime.now(UTC)) - CHANGE_LOG_LIFETIME)
+
+
 def parse_state(value: object) -> int:
     """A state we handed out: a decimal sequence. Anything else cannot be answered from the log."""
     if not isinstance(value, str) or not value.isdigit() or len(value) > 18:
-        raise MethodError("cannotCalculateChanges", "This state was not issued by this server.")
+        raise UnanswerableError("This state was not issued by this server.", reason="cannotCalculateChanges")
     return int(value)
 
 
@@ -62,6 +84,10 @@ class StateReader:
             self._cache.update(await self.repo.watermarks([key]))
         return self._cache[key]
 
+    async def horizon(self, account_id: int, kind: JmapObjectType) -> int:
+        """The newest sequence pruned from the log: changes since an older state cannot be told."""
+        return await self.repo.horizon(account_id, kind.value)
+
     async def state(self, account_id: int, kind: JmapObjectType) -> str:
         return str(await self.sequence(account_id, kind))
 
@@ -75,9 +101,10 @@ class StateReader:
         since = parse_state(since_state)
         current = await self.sequence(account_id, kind)
         if since > current:
-            raise MethodError("cannotCalculateChanges", "This state is newer than the server's.")
+            raise UnanswerableError("This state is newer than the server's.", reason="cannotCalculateChanges")
         if since < await self.repo.horizon(account_id, kind.value):
-            raise MethodError("cannotCalculateChanges", "Changes this old are no longer kept; fetch everything again.")
+            raise UnanswerableError("Changes this old are no longer kept; fetch everything again.",
+                                    reason="cannotCalculateChanges")
         status: dict[str, str] = {}
         has_more = False
         cursor = last = since

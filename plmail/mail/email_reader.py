@@ -1,4 +1,4 @@
-"""Reading Emails for Email/get: rows, their mailboxes, parts and body values, in few queries."""
+"""Reading emails (JMAP's Email/get): rows, their mailboxes, parts and body values, in few queries."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_email import EmailRow, JmapEmailRepository, PartRow
+from plmail.db.repos.jmap_email import JmapEmailRepository
 from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
-from plmail.jmap.blobs import BlobService
-from plmail.jmap.bodies import BodyPart, EmailBody, email_body, truncate
-from plmail.jmap.headers import HeaderRequest, raw_header_pairs, stored_headers
+from plmail.domain.mailstore import EmailRow, PartRow
+from plmail.mail.bodies import BodyPart, EmailBody, email_body, truncate
 from plmail.mail.charsets import decode_text
+from plmail.mail.downloads import BlobService
+from plmail.mail.headers import raw_header_pairs, stored_headers
 from plmail.mail.sanitizer import sanitize_html
 
 PART_PROPERTIES = frozenset({"bodyStructure", "textBody", "htmlBody", "attachments", "bodyValues"})
@@ -20,13 +21,11 @@ HEADER_PROPERTIES = frozenset({"headers", "sender"})
 
 
 @dataclass(frozen=True, slots=True)
-class EmailSpec:
-    """What Email/get was asked for, already validated."""
+class ReadSpec:
+    """What to read of each email, already validated by the caller."""
 
     properties: tuple[str, ...]
-    header_requests: tuple[HeaderRequest, ...] = ()
-    body_properties: tuple[str, ...] = ()
-    body_header_requests: tuple[HeaderRequest, ...] = ()
+    header_lines: bool = False  # some header is wanted beyond the properties (a header:… form)
     fetch_text: bool = False
     fetch_html: bool = False
     fetch_all: bool = False
@@ -34,7 +33,7 @@ class EmailSpec:
 
     @property
     def wants_headers(self) -> bool:
-        return bool(HEADER_PROPERTIES & set(self.properties)) or bool(self.header_requests)
+        return bool(HEADER_PROPERTIES & set(self.properties)) or self.header_lines
 
     @property
     def wants_parts(self) -> bool:
@@ -66,7 +65,25 @@ class EmailReader:
         self.mailboxes = JmapMailboxRepository(db)
         self.blobs = blobs
 
-    async def get(self, account_id: int, ids: Sequence[int], spec: EmailSpec) -> dict[int, EmailRecord]:
+    async def count(self, account_id: int) -> int:
+        return await self.repo.count(account_id)
+
+    async def all_ids(self, account_id: int, limit: int) -> list[int]:
+        return await self.repo.all_ids(account_id, limit)
+
+    async def flags(self, account_id: int, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        """The provider flags stored on each email (the keywords beyond seen and flagged come from them)."""
+        return await self.repo.flags(account_id, ids)
+
+    async def thread_ids(self, account_id: int, limit: int) -> list[int]:
+        return await self.repo.thread_ids(account_id, limit)
+
+    async def thread_emails(self, account_id: int, thread_ids: Sequence[int]
+                            ) -> dict[int, tuple[list[int], str | None]]:
+        """thread id -> (email ids oldest first, the thread's category)."""
+        return await self.repo.thread_emails(account_id, thread_ids)
+
+    async def get(self, account_id: int, ids: Sequence[int], spec: ReadSpec) -> dict[int, EmailRecord]:
         rows = await self.repo.emails(account_id, ids, headers=spec.wants_headers, bodies=spec.wants_values)
         found = [r.id for r in rows]
         mailboxes: dict[int, list[int]] = {}
@@ -93,7 +110,7 @@ class EmailReader:
         block = await self.blobs.header_block(row.raw_path) if row.raw_path else None
         return raw_header_pairs(block) if block else stored_headers(row.headers)
 
-    async def _values(self, account_id: int, row: EmailRow, body: EmailBody, spec: EmailSpec
+    async def _values(self, account_id: int, row: EmailRow, body: EmailBody, spec: ReadSpec
                       ) -> dict[str, BodyValue]:
         wanted: list[BodyPart] = []
         if spec.fetch_text or spec.fetch_all:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
-from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository, MailboxCounts, MailboxRow
+from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
-from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.jmap.errors import SetError, invalid_properties
+from plmail.domain.errors import ConflictError, ForbiddenError, NotFoundError, ValidationError
+from plmail.domain.mailstore import MailboxCounts, MailboxRow
 from plmail.mail.changes import Change, StateManager
 from plmail.mail.labels import LabelManager, LabelResolver
 
@@ -75,9 +75,9 @@ class MailboxService:
                 if not visible:
                     await self.manager.update(user_id, label_id, visible=False)
             except NotFoundError as exc:
-                raise invalid_properties(str(exc), "parentId") from None
+                raise ValidationError(str(exc), field="parentId") from None
             except ValidationError as exc:
-                raise invalid_properties(str(exc), "name") from None
+                raise ValidationError(str(exc), field="name") from None
             binding_id = await LabelResolver(self.db).bind(label_id, account_id)
             await self._record(account_id, [binding_id], ChangeType.CREATED)
         return binding_id
@@ -85,22 +85,21 @@ class MailboxService:
     async def update(self, user_id: int, mailbox: MailboxRow, *, name: str | None, move: bool,
                      parent: MailboxRow | None, visible: bool | None) -> None:
         if mailbox.role is not None and ((name is not None and name != mailbox.name) or move):
-            raise SetError("forbidden", "System mailboxes cannot be renamed or moved.")
+            raise ForbiddenError("System mailboxes cannot be renamed or moved.")
         try:
             await self.manager.update(user_id, mailbox.label_id, name=name, visible=visible, move=move,
                                       parent_id=parent.label_id if parent else None)
-        except NotFoundError as exc:
-            raise SetError("notFound", str(exc)) from None
         except ValidationError as exc:
-            raise invalid_properties(str(exc), "parentId" if move else "name") from None
+            raise ValidationError(str(exc), field="parentId" if move else "name") from None
 
     async def destroy(self, user_id: int, mailbox: MailboxRow, *, remove_emails: bool) -> None:
         if mailbox.role is not None:
-            raise SetError("forbidden", "System mailboxes cannot be destroyed.")
+            raise ForbiddenError("System mailboxes cannot be destroyed.")
         if await self.repo.has_children(user_id, mailbox.label_id):
-            raise SetError("mailboxHasChild", "Destroy or move the mailboxes inside it first.")
+            raise ConflictError("Destroy or move the mailboxes inside it first.", reason="mailboxHasChild")
         if not remove_emails and await self.repo.has_mail(user_id, mailbox.label_id):
-            raise SetError("mailboxHasEmail", "The mailbox still holds email; set onDestroyRemoveEmails to remove it.")
+            raise ConflictError("The mailbox still holds email; set onDestroyRemoveEmails to remove it.",
+                                reason="mailboxHasEmail")
         async with self.db.transaction():
             bindings = await self.repo.bindings_of_tree(user_id, mailbox.label_id)
             # Mail left with no label moves to Archive (never deleted): the LabelManager's rule.

@@ -1,8 +1,8 @@
-"""App passwords: how a phone proves who it is, and what it may then reach.
+"""App passwords: how a phone (a JMAP client) proves who it is, and what it may then reach.
 
 A secret is 256 random bits, so a fast SHA-256 is the right hash (argon2 protects guessable
-passwords; nobody guesses 2^256). Failures count against the same throttle as web sign-in, under
-keys of their own, so a phone with a revoked password cannot lock its owner out of the web UI.
+passwords; nobody guesses 2^256). Failures count against the one sign-in throttle, under keys of their
+own, so a phone with a revoked password cannot lock its owner out of the web UI.
 """
 
 from __future__ import annotations
@@ -18,33 +18,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_auth import AccountRow, AppPasswordRepository, AppPasswordRow
-from plmail.db.repos.users import LoginThrottleRepository, UserRepository
-from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.jmap.errors import RequestError
-from plmail.users.service import ThrottlePolicy
+from plmail.db.repos.jmap_auth import AppPasswordRepository
+from plmail.db.repos.users import UserRepository
+from plmail.domain.errors import AuthenticationError, NotFoundError, ValidationError
+from plmail.domain.models import AppPasswordRow, Principal
+from plmail.users.throttle import LoginThrottle
 
 CREDENTIAL_PREFIX: Final = "plmail_"
-REALM: Final = 'Basic realm="plmail JMAP"'
 TOUCH_INTERVAL_SECONDS: Final = 300
 _SECRET = re.compile(r"^[0-9a-f]{64}$")
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """The user behind a request, and the mail accounts (= JMAP accounts) it may reach."""
-
-    user_id: int
-    email: str
-    display_name: str
-    password_id: int
-    accounts: tuple[AccountRow, ...]
-
-    def account(self, account_id: object) -> AccountRow | None:
-        for account in self.accounts:
-            if isinstance(account_id, str) and account_id == str(account.id):
-                return account
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +34,6 @@ class NewAppPassword:
     id: int
     name: str
     token: str  # shown once; only its hash is stored
-
-
-def unauthorized(detail: str) -> RequestError:
-    return RequestError("unauthorized", detail, status=401, headers={"WWW-Authenticate": REALM})
 
 
 def _hash(secret: str) -> str:
@@ -68,11 +46,10 @@ def _secret_of(value: str) -> str | None:
 
 
 class AppPasswordService:
-    def __init__(self, db: Database, policy: ThrottlePolicy | None = None) -> None:
+    def __init__(self, db: Database, throttle: LoginThrottle | None = None) -> None:
         self.repo = AppPasswordRepository(db)
         self.users = UserRepository(db)
-        self.throttle = LoginThrottleRepository(db)
-        self.policy = policy or ThrottlePolicy()
+        self.throttle = throttle or LoginThrottle(db)
 
     async def create(self, user_id: int, name: str) -> NewAppPassword:
         clean = " ".join(name.split())[:100]
@@ -96,11 +73,12 @@ class AppPasswordService:
             raise NotFoundError("No such app password.")
 
     async def authenticate(self, authorization: str | None, *, client: str) -> Principal:
-        """Bearer plmail_<secret>, or Basic email:secret whose email must be the owner's."""
+        """Bearer plmail_<secret>, or Basic email:secret whose email must be the owner's. Raises
+        AuthenticationError (LoginThrottledError while the client or the address is locked)."""
         scheme, _, credentials = (authorization or "").strip().partition(" ")
         scheme = scheme.lower()
         if scheme not in ("bearer", "basic") or not credentials.strip():
-            raise unauthorized("Send an app password as Bearer or Basic credentials.")
+            raise AuthenticationError("Send an app password as Bearer or Basic credentials.")
         username: str | None = None
         secret: str | None
         if scheme == "bearer":
@@ -114,31 +92,17 @@ class AppPasswordService:
             username = user_part.strip().lower()
             secret = _secret_of(password_part.strip())
         keys = [f"jmap:ip:{client}"] + ([f"jmap:email:{username}"] if username else [])
-        await self._refuse_when_locked(keys)
+        await self.throttle.refuse_when_locked(keys)
         match = await self.repo.match(_hash(secret)) if secret else None
         if match is None or (username is not None and not hmac.compare_digest(username, match.email)):
-            await self._record_failure(keys)
-            raise unauthorized("The app password is wrong, revoked, or belongs to someone else.")
+            policy = self.throttle.policy
+            # the client's key, then the address's if one was named
+            await self.throttle.failed(list(zip(keys, [policy.ip_threshold, policy.email_threshold], strict=False)))
+            raise AuthenticationError("The app password is wrong, revoked, or belongs to someone else.")
         if username:
-            await self.throttle.clear(keys[1])
+            await self.throttle.succeeded(keys[1])
         if match.last_used_at is None or datetime.now(UTC) - match.last_used_at > timedelta(
                 seconds=TOUCH_INTERVAL_SECONDS):
             await self.repo.touch(match.password_id, TOUCH_INTERVAL_SECONDS)
         accounts = await self.repo.accounts(match.user_id)
         return Principal(match.user_id, match.email, match.display_name, match.password_id, tuple(accounts))
-
-    async def _refuse_when_locked(self, keys: list[str]) -> None:
-        state = await self.throttle.state(keys)
-        now = datetime.now(UTC)
-        if state.locked_until is not None and state.locked_until > now:
-            retry = max(1, int((state.locked_until - now).total_seconds() + 0.999))
-            raise RequestError("about:blank", f"Too many failed attempts. Try again in {retry} seconds.",
-                               status=429, headers={"Retry-After": str(retry)})
-
-    async def _record_failure(self, keys: list[str]) -> None:
-        thresholds = [self.policy.ip_threshold, self.policy.email_threshold]
-        for key, threshold in zip(keys, thresholds, strict=False):  # the ip key, then the email key if any
-            failures = await self.throttle.record_failure(key, window_seconds=self.policy.window_seconds)
-            if failures >= threshold:
-                until = datetime.now(UTC) + timedelta(seconds=self.policy.lock_seconds(failures, threshold))
-                await self.throttle.lock(key, until)

@@ -27,7 +27,7 @@ class DevicesController(Controller):
 
     async def _page(self, request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
         user = signed_in_user(request)
-        passwords = await services_from(request).jmap.auth.active(user.id)
+        passwords = await services_from(request).app_passwords.active(user.id)
         server = str(request.base_url).rstrip("/")
         return await render(request, "settings_devices.html", status_code=status_code, passwords=passwords,
                             server=server, **context)
@@ -40,7 +40,7 @@ class DevicesController(Controller):
     async def create(self, request: Request[Any, Any, Any], data: Annotated[DeviceForm, URLENCODED]) -> Template:
         user = signed_in_user(request)
         try:
-            created = await services_from(request).jmap.auth.create(user.id, data.name)
+            created = await services_from(request).app_passwords.create(user.id, data.name)
         except ValidationError as exc:
             return await self._page(request, status_code=400, error=translate(str(exc), user.locale))
         return await self._page(request, created=created)
@@ -49,7 +49,7 @@ class DevicesController(Controller):
     async def revoke(self, request: Request[Any, Any, Any], password_id: FromPath[int]) -> Template:
         user = signed_in_user(request)
         try:
-            await services_from(request).jmap.auth.revoke(user.id, password_id)
+            await services_from(request).app_passwords.revoke(user.id, password_id)
         except NotFoundError:
             raise NotFoundException() from None
         return await self._page(request, notice="The device can no longer sign in.")

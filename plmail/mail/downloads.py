@@ -1,4 +1,4 @@
-"""Blobs: what a blob id names, and uploads.
+"""Blobs: what a blob id names (for JMAP's download and for the web's attachments), and uploads.
 
 `m-<message>` is the original message, `p-<part>` a stored part, `t-`/`h-<message>` the plain and the
 sanitised HTML body, `u-<sha256>` an upload. Every lookup goes through the account, and the account
@@ -14,22 +14,22 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from email.message import Message
 from email.policy import compat32
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_blobs import JmapBlobRepository, Upload
-from plmail.db.repos.jmap_email import PartRow
-from plmail.domain.errors import NotFoundError
-from plmail.jmap.args import parse_id
-from plmail.jmap.capabilities import LIMITS
-from plmail.jmap.errors import RequestError
+from plmail.db.repos.jmap_blobs import JmapBlobRepository
+from plmail.domain.errors import LimitError, NotFoundError
+from plmail.domain.ids import parse_id
+from plmail.domain.mailstore import PartRow, Upload
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 
 log = logging.getLogger(__name__)
 
 HEADER_BLOCK_LIMIT = 256 * 1024
+MAX_CONCURRENT_UPLOADS = 4  # per user and process
+UPLOAD_LIFETIME = timedelta(days=7)  # an upload no email names by then is removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +126,8 @@ class BlobService:
 
     @asynccontextmanager
     async def upload_slot(self, user_id: int) -> AsyncIterator[None]:
-        if self._uploading[user_id] >= LIMITS.max_concurrent_upload:
-            raise RequestError("limit", "Too many uploads at once.", limit="maxConcurrentUpload")
+        if self._uploading[user_id] >= MAX_CONCURRENT_UPLOADS:
+            raise LimitError("Too many uploads at once.", limit="maxConcurrentUpload")
         self._uploading[user_id] += 1
         try:
             yield
@@ -151,3 +151,6 @@ class BlobService:
 
     async def prune_uploads(self, older_than: datetime) -> int:
         return await self.store.discard(await self.repo.prune_uploads(older_than))
+
+    async def prune_expired_uploads(self, now: datetime | None = None) -> int:
+        return await self.prune_uploads((now or datetime.now(UTC)) - UPLOAD_LIFETIME)

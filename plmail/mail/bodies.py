@@ -1,4 +1,4 @@
-"""Body parts of an Email: the plain and HTML bodies as stored, plus the message's other parts.
+"""Body parts of a stored email: the plain and HTML bodies as stored, plus the message's other parts.
 
 The bodies are synthesised parts "text" and "html" over the stored body_text and body_html_safe:
 HTML goes out only as the sanitised copy, never the raw body_html (which is kept for the event
@@ -8,17 +8,10 @@ MIME tree stays available as the raw message (`m-<id>`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from plmail.db.repos.jmap_email import EmailRow, PartRow
-from plmail.jmap.headers import HeaderRequest, header_value
-
-BODY_PROPERTIES = ("partId", "blobId", "size", "headers", "name", "type", "charset", "disposition", "cid",
-                   "language", "location", "subParts")
-DEFAULT_BODY_PROPERTIES = ("partId", "blobId", "size", "name", "type", "charset", "disposition", "cid",
-                           "language", "location")
+from plmail.domain.mailstore import EmailRow, PartRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,32 +73,6 @@ def email_body(row: EmailRow, parts: Sequence[PartRow]) -> EmailBody:
     html_body = tuple(p for p in (html or text,) if p)
     by_id = {p.part_id: p for p in (text, html, *attachments) if p is not None and p.part_id is not None}
     return EmailBody(structure, text_body, html_body, tuple(attachments), by_id)
-
-
-def part_json(part: BodyPart, props: Iterable[str], headers: Sequence[HeaderRequest]) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        "partId": part.part_id,
-        "blobId": part.blob_id,
-        "size": part.size,
-        "name": part.name,
-        "type": part.type,
-        "charset": part.charset if part.type.startswith("text/") else None,
-        "disposition": part.disposition,
-        "cid": part.cid,
-        "language": None,
-        "location": None,
-    }
-    result: dict[str, Any] = {}
-    for prop in props:
-        if prop == "headers":
-            result["headers"] = [{"name": n, "value": v} for n, v in part.headers()]
-        elif prop in values:
-            result[prop] = values[prop]
-    for request in headers:
-        result[request.property] = header_value(part.headers(), request)
-    if part.sub_parts:  # a structure without its children says nothing, whatever bodyProperties lists
-        result["subParts"] = [part_json(p, props, headers) for p in part.sub_parts]
-    return result
 
 
 def truncate(value: str, max_bytes: int, *, html: bool) -> tuple[str, bool]:

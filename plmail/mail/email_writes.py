@@ -1,4 +1,4 @@
-"""Email/set and Email/import: what a phone may change, handed to the services the web UI uses.
+"""Changing and importing emails (JMAP's Email/set and Email/import), handed to the services the web UI uses.
 
 Keywords and mailboxes become ThreadOperations calls (which record the change log and queue
 provider propagation); destroying an Email moves it to Trash and never deletes it; an import goes
@@ -7,27 +7,23 @@ through the ingest pipeline like any other arriving mail.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from plmail.db.database import Database
 from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
-from plmail.db.repos.operations import OperationRepository, OwnedMessage
+from plmail.db.repos.operations import OperationRepository
 from plmail.domain.enums import ProviderKind
-from plmail.jmap.args import parse_id
-from plmail.jmap.errors import SetError, invalid_properties
+from plmail.domain.errors import ForbiddenError, InvalidMessageError, ValidationError
+from plmail.domain.mailstore import OwnedMessage
 from plmail.mail.ingest import parse_message
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
 
 SETTABLE_KEYWORDS = ("$seen", "$flagged")
 _FLAG_KEYWORDS = {"\\draft": "$draft", "$draft": "$draft", "\\answered": "$answered", "$answered": "$answered"}
-_KEYWORD = re.compile(r"^[\x21-\x7e]{1,255}$")
-_FORBIDDEN_KEYWORD_CHARS = set('()"{]%*\\')
 
 
 @dataclass(slots=True)
@@ -49,50 +45,13 @@ class Imported:
 
 
 @dataclass(slots=True)
-class _Patch:
+class EmailPatch:
+    """A parsed Email/set update: the keywords or mailboxes as a whole, or edits to some of them."""
+
     keywords: dict[str, bool] | None = None
     keyword_edits: dict[str, bool] = field(default_factory=dict)
     mailboxes: list[str] | None = None
     mailbox_edits: dict[str, bool] = field(default_factory=dict)
-
-
-def _keyword(value: str) -> str:
-    lowered = value.lower()
-    if not _KEYWORD.match(lowered) or _FORBIDDEN_KEYWORD_CHARS & set(lowered):
-        raise invalid_properties(f"{value!r} is not a keyword.", "keywords")
-    return lowered
-
-
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def parse_patch(patch: Mapping[str, Any]) -> _Patch:
-    result = _Patch()
-    for path, value in patch.items():
-        head, _, rest = path.partition("/")
-        if head == "keywords" and not rest:
-            if not isinstance(value, dict) or not all(v is True for v in value.values()):
-                raise invalid_properties("'keywords' maps keywords to true.", "keywords")
-            result.keywords = {_keyword(k): True for k in value}
-        elif head == "keywords" and "/" not in rest:
-            if value not in (True, None):
-                raise invalid_properties("A keyword patch is true or null.", path)
-            result.keyword_edits[_keyword(_unescape(rest))] = value is True
-        elif head == "mailboxIds" and not rest:
-            if not isinstance(value, dict) or not all(v is True for v in value.values()):
-                raise invalid_properties("'mailboxIds' maps mailbox ids to true.", "mailboxIds")
-            result.mailboxes = list(value)
-        elif head == "mailboxIds" and "/" not in rest:
-            if value not in (True, None):
-                raise invalid_properties("A mailbox patch is true or null.", path)
-            result.mailbox_edits[_unescape(rest)] = value is True
-        else:
-            raise invalid_properties("Only keywords and mailboxIds can be changed.", path)
-    if (result.keywords is not None and result.keyword_edits) or (result.mailboxes is not None
-                                                                   and result.mailbox_edits):
-        raise SetError("invalidPatch", "A property and a path inside it cannot both be patched.")
-    return result
 
 
 def current_keywords(message: OwnedMessage, flags: Sequence[str]) -> set[str]:
@@ -110,14 +69,11 @@ class EmailWriter:
     async def messages(self, user_id: int, account_id: int, ids: Sequence[int]) -> dict[int, OwnedMessage]:
         return {m.id: m for m in await self.owned.messages(user_id, ids) if m.account_id == account_id}
 
-    async def resolve_mailboxes(self, user_id: int, account_id: int, mailbox_ids: Sequence[str]) -> dict[str, int]:
-        """Mailbox id (already free of creation ids) -> label id; unknown ids are left out."""
-        numeric = {m: parse_id(m) for m in mailbox_ids}
-        labels = await self.mailboxes.labels_of_bindings(user_id, account_id,
-                                                         [n for n in numeric.values() if n is not None])
-        return {m: labels[n] for m, n in numeric.items() if n is not None and n in labels}
+    async def resolve_mailboxes(self, user_id: int, account_id: int, binding_ids: Sequence[int]) -> dict[int, int]:
+        """Mailbox (label binding) id -> label id; unknown ids are left out."""
+        return await self.mailboxes.labels_of_bindings(user_id, account_id, list(binding_ids))
 
-    def plan(self, message: OwnedMessage, flags: Sequence[str], patch: _Patch, labels: Mapping[str, int]
+    def plan(self, message: OwnedMessage, flags: Sequence[str], patch: EmailPatch, labels: Mapping[str, int]
              ) -> EmailChange:
         change = EmailChange(message.id)
         have = current_keywords(message, flags)
@@ -127,7 +83,7 @@ class EmailWriter:
             want = {k for k in have if patch.keyword_edits.get(k, True)} | {k for k, on in patch.keyword_edits.items()
                                                                             if on}
         if (want ^ have) - set(SETTABLE_KEYWORDS):
-            raise invalid_properties("Only $seen and $flagged can be changed here.", "keywords")
+            raise ValidationError("Only $seen and $flagged can be changed here.", field="keywords")
         if ("$seen" in want) != message.seen:
             change.seen = "$seen" in want
         if ("$flagged" in want) != message.starred:
@@ -136,7 +92,7 @@ class EmailWriter:
             requested = patch.mailboxes if patch.mailboxes is not None else list(patch.mailbox_edits)
             unknown = [m for m in requested if m not in labels]
             if unknown and (patch.mailboxes is not None or any(patch.mailbox_edits[m] for m in unknown)):
-                raise invalid_properties(f"No such mailbox: {', '.join(unknown)}.", "mailboxIds")
+                raise ValidationError(f"No such mailbox: {', '.join(unknown)}.", field="mailboxIds")
             if patch.mailboxes is not None:
                 target = {labels[m] for m in patch.mailboxes}
             else:
@@ -145,7 +101,7 @@ class EmailWriter:
                     if mailbox in labels:
                         (target.add if on else target.discard)(labels[mailbox])
             if not target:
-                raise invalid_properties("An email must stay in at least one mailbox.", "mailboxIds")
+                raise ValidationError("An email must stay in at least one mailbox.", field="mailboxIds")
             change.add = frozenset(target - message.labels)
             change.remove = frozenset(message.labels - target)
         return change
@@ -177,8 +133,8 @@ class EmailWriter:
     async def import_email(self, account_id: int, provider: ProviderKind, raw: bytes, labels: Sequence[int],
                            keywords: set[str], received_at: datetime | None) -> Imported:
         if provider is not ProviderKind.LOCAL:
-            raise SetError("forbidden", "Only local archive accounts take imports: a provider account's server "
-                                        "would never see the message.")
+            raise ForbiddenError("Only local archive accounts take imports: a provider account's server would never "
+                                 "see the message.")
         flags = tuple(k for k in ("$draft", "$answered") if k in keywords)
         message = parse_message(raw, account_id=account_id, label_ids=tuple(labels), seen="$seen" in keywords,
                                 starred="$flagged" in keywords, flags=flags, is_draft="$draft" in keywords,
@@ -186,6 +142,6 @@ class EmailWriter:
         result = await self.pipeline.ingest([message])
         if not result.messages:
             reason = result.skipped[0].reason if result.skipped else "it is already stored"
-            raise SetError("invalidEmail", f"The message could not be stored: {reason}.")
+            raise InvalidMessageError(f"The message could not be stored: {reason}.")
         stored = result.messages[0]
         return Imported(stored.id, stored.thread_id, len(raw))

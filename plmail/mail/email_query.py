@@ -1,4 +1,4 @@
-"""Email/query and Email/queryChanges over the shared filter compiler.
+"""Querying an account's emails (JMAP's Email/query and /queryChanges) over the shared filter compiler.
 
 The filter is the one compiler the user's rules use too (FilterCompiler with JMAP's vocabulary), so
 a rule and a phone's query can never disagree about what a condition means.
@@ -14,13 +14,15 @@ from plmail.db.database import Database
 from plmail.db.repos.filter_sql import JMAP_VOCABULARY, FilterCompiler, Params
 from plmail.db.repos.jmap_changes import JmapChangeRepository
 from plmail.db.repos.jmap_email import JmapEmailRepository
-from plmail.db.repos.jmap_query import SORT_EXPRESSIONS, EmailQuery, JmapQueryRepository, order_by
+from plmail.db.repos.jmap_query import MARK_END, MARK_START, SORT_EXPRESSIONS, EmailQuery, JmapQueryRepository, order_by
 from plmail.domain.enums import JmapObjectType
-from plmail.domain.errors import FilterError
-from plmail.jmap.capabilities import COLLATIONS
-from plmail.jmap.errors import MethodError, invalid_arguments
-from plmail.jmap.query_cache import ResultCache, ScanState
+from plmail.domain.errors import UnanswerableError, ValidationError
+from plmail.mail.query_cache import ResultCache, ScanState
 
+__all__ = ["COLLATIONS", "MARK_END", "MARK_START", "EmailQueryService", "QueryDelta", "QueryPage", "QueryPlan",
+           "sort_comparators"]
+
+COLLATIONS = ("i;ascii-numeric", "i;ascii-casemap", "i;unicode-casemap")
 _CHUNK = 256
 _THREAD_CONDITIONS = frozenset({"allInThreadHaveKeyword", "someInThreadHaveKeyword", "noneInThreadHaveKeyword",
                                 "threadCategory"})
@@ -63,19 +65,19 @@ def sort_comparators(value: Any) -> list[tuple[str, bool]]:
     if value is None:
         return [("receivedAt", False)]
     if not isinstance(value, list):
-        raise invalid_arguments("'sort' must be a list of comparators.")
+        raise ValidationError("'sort' must be a list of comparators.", field="sort")
     comparators = []
     for comparator in value:
         if not isinstance(comparator, dict) or not isinstance(comparator.get("property"), str):
-            raise invalid_arguments("A comparator is an object with a 'property'.")
+            raise ValidationError("A comparator is an object with a 'property'.", field="sort")
         if comparator["property"] not in SORT_EXPRESSIONS:
-            raise MethodError("unsupportedSort", f"Emails cannot be sorted by {comparator['property']!r}.")
+            raise UnanswerableError(f"Emails cannot be sorted by {comparator['property']!r}.", reason="unsupportedSort")
         collation = comparator.get("collation")
         if collation is not None and collation not in COLLATIONS:
-            raise MethodError("unsupportedSort", f"Unknown collation {collation!r}.")
+            raise UnanswerableError(f"Unknown collation {collation!r}.", reason="unsupportedSort")
         ascending = comparator.get("isAscending", True)
         if not isinstance(ascending, bool):
-            raise invalid_arguments("'isAscending' is true or false.")
+            raise ValidationError("'isAscending' is true or false.", field="sort")
         comparators.append((comparator["property"], ascending))
     return comparators or [("receivedAt", False)]
 
@@ -88,12 +90,18 @@ class EmailQueryService:
         self.compiler = FilterCompiler(JMAP_VOCABULARY)
         self.results = ResultCache()
 
+    async def snippets(self, account_id: int, ids: Sequence[int], subject_terms: str, body_terms: str
+                       ) -> dict[int, tuple[str | None, str | None]]:
+        """(subject, preview) with the matches between MARK_START and MARK_END; None where nothing is looked for."""
+        return await self.repo.snippets(account_id, ids, subject_terms, body_terms)
+
     def plan(self, account_id: int, tree: Any, sort: Any, *, collapse: bool, categories: bool) -> QueryPlan:
         if tree is not None and not isinstance(tree, Mapping):
-            raise invalid_arguments("'filter' must be an object.")
+            raise ValidationError("'filter' must be an object.", field="filter")
         used = _conditions(tree)
         if "threadCategory" in used and not categories:
-            raise MethodError("unsupportedFilter", f"'threadCategory' needs the {'categories'} capability in 'using'.")
+            raise UnanswerableError("'threadCategory' needs the categories capability in 'using'.",
+                                    reason="unsupportedFilter")
         params = Params()
         params.add(account_id)  # $1 in every statement built from the plan
         where = self.compiler.compile(tree, params)
@@ -126,7 +134,7 @@ class EmailQueryService:
             if anchor is not None:
                 await self._scan(plan, scan, anchor=anchor)
                 if anchor not in scan.index:
-                    raise MethodError("anchorNotFound", "The anchor is not in the results.")
+                    raise UnanswerableError("The anchor is not in the results.", reason="anchorNotFound")
                 position = max(scan.index[anchor] + anchor_offset, 0)
             elif position < 0:
                 assert scan.total is not None
@@ -153,26 +161,10 @@ class EmailQueryService:
             threads |= set(await self.emails.threads_of_emails(account_id, sorted(changed)))
             changed |= set(await self.emails.emails_of_threads(account_id, sorted(threads)))
         if len(changed) > MAX_QUERY_CHANGES:
-            raise MethodError("cannotCalculateChanges", "Too much has changed; run the query again.")
+            raise UnanswerableError("Too much has changed; run the query again.", reason="cannotCalculateChanges")
         positions = await self.repo.positions(plan.query, sorted(changed), collapse=plan.collapse)
         added = sorted(positions.items(), key=lambda item: item[1])
         if max_changes is not None and len(changed) + len(added) > max_changes:
-            raise MethodError("tooManyChanges", f"More than {max_changes} changes.")
+            raise UnanswerableError(f"More than {max_changes} changes.", reason="tooManyChanges")
         total = await self.repo.total(plan.query, collapse=plan.collapse) if want_total else None
         return QueryDelta(sorted(changed), added, total)
-
-
-def filter_error(exc: FilterError) -> MethodError:
-    return MethodError(exc.kind, str(exc))
-
-
-def parse_anchor(value: str | None) -> int | None:
-    if value is None:
-        return None
-    if not value.isdigit():
-        raise MethodError("anchorNotFound", "The anchor is not in the results.")
-    return int(value)
-
-
-def id_strings(ids: Sequence[int]) -> list[str]:
-    return [str(i) for i in ids]
