@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.service import AccountService
 from plmail.accounts.sync import AccountSyncService
-from plmail.admin.service import QueueOverviewService, QueueProbeService
+from plmail.admin.service import HealthService, QueueOverviewService, QueueProbeService
 from plmail.assistant.hold import ClassificationHold
 from plmail.assistant.release import HeldMailReleaser
 from plmail.assistant.service import AssistantService, ClassificationCatchUp
@@ -23,18 +23,19 @@ from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrate import migrate
 from plmail.db.queues import QueueSet
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.registry import ProviderRegistry
 from plmail.keys import InstallationKeys
 from plmail.mail.archive_import import ArchiveImporter
+from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
 from plmail.mail.downloads import BlobService
 from plmail.mail.email_query import EmailQueryService
 from plmail.mail.email_reader import EmailReader
 from plmail.mail.email_writes import EmailWriter
+from plmail.mail.labels import LabelManager
 from plmail.mail.mailboxes import MailboxService
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
@@ -59,12 +60,13 @@ class Services:
     users: UserService
     probes: QueueProbeService
     queue_overview: QueueOverviewService
+    health: HealthService
     accounts: AccountService
     sync: AccountSyncService
     importer: MailImporter
     provider_roles: ProviderRegistry
     providers: OfferedServices
-    labels: LabelRepository
+    labels: LabelManager
     blobs: BlobStore
     steps: StepRegistry
     import_state: InitialImportState
@@ -88,6 +90,7 @@ class Services:
     assistant: AssistantService
     classification_catch_up: ClassificationCatchUp
     sorting: SortingService
+    category_backfill: CategoryBackfill
 
     def start_watchers(self) -> None:
         """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
@@ -155,12 +158,13 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         users=UserService(db, throttle),
         probes=QueueProbeService(db, queues),
         queue_overview=QueueOverviewService(db, queues),
+        health=HealthService(db),
         accounts=AccountService(db),
         sync=sync,
         importer=importer,
         provider_roles=providers,
         providers=host.offered(),
-        labels=LabelRepository(db),
+        labels=LabelManager(db),
         blobs=blobs,
         steps=steps,
         import_state=import_state,
@@ -184,4 +188,15 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         assistant=AssistantService(db, assistant_settings, queues, releaser=releaser),
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),
         sorting=SortingService(UserRepository(db), queues),
+        category_backfill=CategoryBackfill(db),
     )
+
+
+async def migrate_database(dsn: str) -> int:
+    """Bring the schema up to date without building the services; returns how many migrations ran."""
+    engine = await open_engine(dsn, max_size=2)
+    try:
+        report = await migrate(Database(engine))
+    finally:
+        await close_engine()
+    return len(report.applied)

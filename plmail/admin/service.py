@@ -74,9 +74,19 @@ class HealthReport:
         return self.database == "ok" and all(state == "running" for state in self.workers.values())
 
 
-async def database_health(db: Database, limit_seconds: float = 3.0) -> str:
+class HealthService:
+    """What /healthz reports of the database (the workers' states come from the process that runs them)."""
+
+    def __init__(self, db: Database) -> None:
+        self.repo = HealthRepository(db)
+
+    async def database(self, limit_seconds: float = 3.0) -> str:
+        return await database_health(self.repo, limit_seconds)
+
+
+async def database_health(repo: HealthRepository, limit_seconds: float = 3.0) -> str:
     try:
-        value = await asyncio.wait_for(HealthRepository(db).ping(), limit_seconds)
+        value = await asyncio.wait_for(repo.ping(), limit_seconds)
     except (TimeoutError, OSError) as exc:
         return f"unreachable: {type(exc).__name__}"
     except Exception as exc:  # any driver error means "not healthy", reported rather than raised

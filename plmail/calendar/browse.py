@@ -14,9 +14,10 @@ from enum import StrEnum
 from plmail.calendar.display import covered_days, reader_zone
 from plmail.calendar.resolver import DEFAULT_NAME
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow, RangeEntry, StoredEvent
+from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow, RangeEntry
 from plmail.db.repos.calendar_links import EventSourceLinkRepository, ProvenanceRow
 from plmail.db.repos.calendar_store import CalendarRepository, CalendarRow
+from plmail.domain.calendar import StoredEvent
 from plmail.domain.errors import NotFoundError
 
 MAX_ENTRIES = 2_000

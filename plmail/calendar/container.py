@@ -31,9 +31,6 @@ from plmail.mail.blobs import BlobStore, RawMessageResolver
 
 @dataclass(frozen=True, slots=True)
 class CalendarServices:
-    calendars: CalendarRepository
-    events: CalendarEventRepository
-    sources: CalendarSourceRepository
     resolver: ExtractedEventCalendarResolver
     writer: CalendarEventWriter
     suppressor: EventSuppressor
@@ -62,7 +59,7 @@ class CalendarServices:
         proposal_rows = ProposalRepository(db)
         proposals = ProposalService(db, proposal_rows, events, suppressor, writer, resolver)
         return cls(
-            calendars=calendars, events=events, sources=sources, resolver=resolver, writer=writer,
+            resolver=resolver, writer=writer,
             suppressor=suppressor, reconciler=reconciler, extraction=extraction,
             backfill=EventBackfill(sources, extraction), invites=InviteReader(events, links),
             browser=CalendarBrowser(calendars, events, links, AccountRepository(db)),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
-from typing import TypeAlias, Union
 
-JsonValue: TypeAlias = Union[str, int, float, bool, list["JsonValue"], dict[str, "JsonValue"], None]  # noqa: UP007
-JsonObject: TypeAlias = dict[str, JsonValue]
+from plmail.domain.calendar import JsonObject, JsonValue
+
+__all__ = ["JsonObject", "JsonValue", "format_duration", "local_datetime", "parse_duration", "parse_local_datetime"]
 
 _LOCAL_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})")
 _DURATION = re.compile(r"P(?:(\d{1,6})W)?(?:(\d{1,6})D)?(?:T(?:(\d{1,6})H)?(?:(\d{1,6})M)?(?:(\d{1,6})S)?)?")

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from plmail.calendar.extraction.claims import DEDUP_KEY_VERSION, EventKind, EventStatus, nominal_end
+from plmail.calendar.extraction.claims import DEDUP_KEY_VERSION, nominal_end
 from plmail.calendar.jscalendar import JsonObject, local_datetime, parse_local_datetime
 from plmail.calendar.occurrences import DEFAULT_LIMIT, materialise_occurrences
 from plmail.calendar.sources import EventSource
 from plmail.calendar.timezones import zone
-from plmail.db.repos.calendar_events import CalendarEventRepository, EventValues, OccurrenceRow, StoredEvent
+from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow
+from plmail.domain.calendar import EventKind, EventStatus, EventValues, StoredEvent
 from plmail.domain.errors import NotFoundError, ValidationError
 
 RULES = "recurrenceRules"
@@ -145,6 +146,9 @@ class CalendarEventWriter:
 
     def __init__(self, events: CalendarEventRepository) -> None:
         self.events = events
+
+    async def owned(self, user_id: int, event_id: int) -> StoredEvent | None:
+        return await self.events.owned(user_id, event_id)
 
     async def create(
         self, calendar_id: int, user_id: int, draft: EventDraft, *, user_zone: str, reference: datetime

@@ -116,17 +116,11 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _migrate(dsn: str) -> None:
-    from plmail.db.database import Database
-    from plmail.db.engine import close_engine, open_engine
-    from plmail.db.migrate import migrate
+    from plmail.services import migrate_database
 
-    engine = await open_engine(dsn, max_size=2)
-    try:
-        report = await migrate(Database(engine))
-        if report.applied:
-            log.info("applied %d migration(s)", len(report.applied))
-    finally:
-        await close_engine()
+    applied = await migrate_database(dsn)
+    if applied:
+        log.info("applied %d migration(s)", applied)
 
 
 def _parse_queues(raw: str) -> list[QueueName]:
@@ -252,13 +246,12 @@ def cmd_import_mbox(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_backfill_category(settings: Settings, args: argparse.Namespace) -> int:
     async def run(dsn: str) -> str:
-        from plmail.mail.backfill import CategoryBackfill
         from plmail.services import open_services
 
         services = await open_services(settings, dsn)
         try:
             user_id = (await services.users.by_email(args.user)).id if args.user else None
-            report = await CategoryBackfill(services.db).run(user_id=user_id)
+            report = await services.category_backfill.run(user_id=user_id)
         finally:
             await services.close()
         return f"messages re-sorted {report.messages_changed}, threads moved {report.threads_moved}"

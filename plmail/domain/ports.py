@@ -8,8 +8,9 @@ implementation it gets. The DTOs the ports exchange live beside them in `plmail.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from plmail.domain.calendar import DetectionRequest, ExtractedEvent, ExtractionContext, ProposalCandidate
 from plmail.domain.enums import ProviderKind, QueueName
 from plmail.domain.ingest import HoldQuestion, PostIngestResult
 from plmail.domain.jobs import JobSpec
@@ -114,3 +115,41 @@ class IngestHold(Protocol):
         ...
 
     def should_hold(self, question: HoldQuestion) -> bool: ...
+
+
+# --- the calendar --------------------------------------------------------------------------------------------
+
+@runtime_checkable
+class EventExtractor(Protocol):
+    """Reads one kind of machine-made event data out of a message; adding one is writing a class."""
+
+    @property
+    def name(self) -> str:
+        """Stable identifier, stored on every source link the extractor's claims produce."""
+        ...
+
+    def supports(self, ctx: ExtractionContext) -> bool:
+        """Cheap enough to call for every message; anything expensive belongs in ``extract``."""
+        ...
+
+    async def extract(self, ctx: ExtractionContext) -> list[ExtractedEvent]: ...
+
+    def stops_cascade(self) -> bool:
+        """Whether claims from this extractor make lower-priority extractors pointless for the message."""
+        ...
+
+    def priority(self) -> int: ...
+
+
+class ProposalDetector(Protocol):
+    """Reads candidates out of a message; never decides whether one may be offered.
+
+    The deterministic detector is the only implementation so far. The stage after it is a model, which
+    will be another implementation consulted only for what the deterministic one could not read; the
+    noise rules stay in EventProposer, so adding it changes nothing about what counts as noise.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def detect(self, request: DetectionRequest) -> Sequence[ProposalCandidate]: ...

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plmail.jobs.context import services_of
-from plmail.mail.backfill import CategoryBackfill
 
 
 async def propagate_provider_changes(ctx: dict[str, Any], *, account_id: int) -> int:
@@ -27,5 +26,5 @@ async def wake_snoozed(ctx: dict[str, Any]) -> int:
 
 async def resort_mail(ctx: dict[str, Any], *, user_id: int) -> dict[str, int]:
     """Re-sort a user's stored mail after a sorting preference changed."""
-    report = await CategoryBackfill(services_of(ctx).db).run(user_id=int(user_id))
+    report = await services_of(ctx).category_backfill.run(user_id=int(user_id))
     return {"changed": report.messages_changed, "threads_moved": report.threads_moved}

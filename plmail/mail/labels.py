@@ -17,6 +17,7 @@ from plmail.db.repos.label_admin import LabelAdminRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.domain.enums import LabelRole
 from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.models import LabelInfo, SidebarLabel
 from plmail.mail.changes import MailChangeRecorder, StateManager
 
 COLOURS = ("gray", "red", "orange", "amber", "green", "teal", "blue", "violet", "pink")
@@ -93,13 +94,33 @@ class LabelResolver:
 
 
 class LabelManager:
-    """Creating, renaming, colouring, nesting, hiding and deleting the user's own labels."""
+    """The user's labels: listing them (the sidebar, the labels page), and creating, renaming, colouring,
+    nesting, hiding and deleting the user's own."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.repo = LabelAdminRepository(db)
         self.labels = LabelRepository(db)
         self.change_log = ChangeLogRepository(db)
+
+    async def sidebar(self, user_id: int) -> list[SidebarLabel]:
+        return await self.labels.sidebar(user_id)
+
+    async def all_for_user(self, user_id: int) -> list[LabelInfo]:
+        return await self.labels.all_for_user(user_id)
+
+    async def owned(self, user_id: int, label_id: int) -> SidebarLabel | None:
+        return await self.labels.owned(user_id, label_id)
+
+    async def role_ids(self, user_id: int) -> dict[LabelRole, int]:
+        """The system labels' ids by role (Inbox, Sent, Trash, ...)."""
+        return await self.labels.role_ids(user_id)
+
+    async def find_path(self, user_id: int, path: str) -> int | None:
+        return await self.labels.find_path(user_id, path)
+
+    async def find_or_create(self, user_id: int, name: str, parent_id: int | None = None) -> int:
+        return await self.labels.find_or_create(user_id, name, parent_id)
 
     async def create(self, user_id: int, name: str, *, parent_id: int | None = None, color: str | None = None) -> int:
         clean = _clean_name(name)

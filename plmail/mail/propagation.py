@@ -31,6 +31,10 @@ class PropagationService:
         self.repo = OperationRepository(db)
         self.accounts = AccountRepository(db)
 
+    async def failing_changes(self, limit: int = 50) -> list[tuple[int, int, str, int, str]]:
+        """(change id, account id, kind, attempts, last error) of changes that keep failing, for the admin page."""
+        return await self.repo.failing_changes(limit)
+
     async def run(self, account_id: int) -> int:
         """Push every pending change of the account; returns how many were done. Raises when some failed."""
         facts = await self.accounts.facts(account_id)

@@ -7,7 +7,7 @@ from typing import Any
 
 from plmail.calendar.display import reader_zone, span_label
 from plmail.calendar.proposals.facts import event_times
-from plmail.db.repos.calendar_proposals import StoredProposal
+from plmail.domain.calendar import StoredProposal
 from plmail.domain.models import User
 from plmail.web.i18n import translate
 

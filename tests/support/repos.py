@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.accounts import AccountRepository
+from plmail.db.repos.calendar_events import CalendarEventRepository
+from plmail.db.repos.calendar_store import CalendarRepository
 from plmail.services import Services
 
 
@@ -13,3 +15,11 @@ def account_admin(services: Services) -> AccountAdminRepository:
 
 def account_rows(services: Services) -> AccountRepository:
     return AccountRepository(services.db)
+
+
+def calendar_rows(services: Services) -> CalendarRepository:
+    return CalendarRepository(services.db)
+
+
+def event_rows(services: Services) -> CalendarEventRepository:
+    return CalendarEventRepository(services.db)

@@ -5,23 +5,13 @@ across extractors ordered by priority; whether a claim becomes a calendar row is
 by the reconciler.
 """
 
-from plmail.calendar.extraction.claims import (
-    DEDUP_KEY_VERSION,
-    EventKind,
-    EventStatus,
-    ExtractedEvent,
-    ItipMethod,
-    Participant,
-    anchored,
-    nominal_end,
-    override_key,
-)
-from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES, CalendarPart, ExtractionContext, RawMimeLoader
+from plmail.calendar.extraction.claims import DEDUP_KEY_VERSION, anchored, nominal_end, override_key
+from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES
 from plmail.calendar.extraction.domains import registrable_domain
 from plmail.calendar.extraction.ics import IcsEventExtractor, is_meeting_message
 from plmail.calendar.extraction.ics_parse import ICS_EXTRACTOR, IcsParseResult, ics_dedup_key, parse_ics
 from plmail.calendar.extraction.mime import calendar_parts_from_mime, context_from_mime
-from plmail.calendar.extraction.protocol import DuplicateExtractorError, EventExtractor, ExtractorRegistry
+from plmail.calendar.extraction.protocol import DuplicateExtractorError, ExtractorRegistry
 from plmail.calendar.extraction.registry import default_extractors, default_registry
 from plmail.calendar.extraction.runner import EventExtractionRunner, ExtractionResult, ExtractorFailure
 from plmail.calendar.extraction.structured import (
@@ -31,6 +21,17 @@ from plmail.calendar.extraction.structured import (
     structured_dedup_key,
     structured_events,
 )
+from plmail.domain.calendar import (
+    CalendarPart,
+    EventKind,
+    EventStatus,
+    ExtractedEvent,
+    ExtractionContext,
+    ItipMethod,
+    Participant,
+    RawMimeLoader,
+)
+from plmail.domain.ports import EventExtractor
 
 __all__ = [
     "CALENDAR_CONTENT_TYPES",

@@ -7,134 +7,44 @@ and disagree without any of them writing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
-from enum import StrEnum
 
 from plmail.calendar.jscalendar import JsonObject, JsonValue, format_duration, local_datetime
 from plmail.calendar.timezones import zone
+from plmail.domain.calendar import ExtractedEvent, Participant
 
 # Bump when an extractor changes how it derives dedup keys: stored links carry the version they were keyed with.
 DEDUP_KEY_VERSION = 1
 NOMINAL_LENGTH = timedelta(hours=1)
 
 
-class EventStatus(StrEnum):
-    CONFIRMED = "confirmed"
-    TENTATIVE = "tentative"
-    CANCELLED = "cancelled"
-
-
-class EventKind(StrEnum):
-    MEETING = "meeting"
-    EVENT = "event"
-    DELIVERY = "delivery"
-    FLIGHT = "flight"
-    TRAIN = "train"
-    BUS = "bus"
-    LODGING = "lodging"
-    DINING = "dining"
-    RENTAL = "rental"
-    TICKET = "ticket"
-    ORDER = "order"
-
-
-class ItipMethod(StrEnum):
-    """The iTIP method of the calendar object a claim came from (RFC 5546)."""
-
-    PUBLISH = "PUBLISH"
-    REQUEST = "REQUEST"
-    CANCEL = "CANCEL"
-    # An attendee's answer to the organiser: it carries participation only and never creates or moves an event.
-    REPLY = "REPLY"
-
-
-@dataclass(frozen=True, slots=True)
-class Participant:
-    email: str | None
-    name: str | None
-    partstat: str | None = None  # lower-case iCalendar PARTSTAT: needs-action, accepted, declined, tentative …
-    role: str | None = None  # lower-case iCalendar ROLE: chair, req-participant, opt-participant …
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractedEvent:
-    """One extractor's claim about one event in one message.
-
-    Times: ``start``/``end`` are aware UTC datetimes, or dates for all-day events (``end``
-    exclusive), or naive datetimes for floating times that named neither zone nor offset — those
-    are anchored in the user's zone by whoever writes them (see :func:`anchored`). ``start`` is
-    None only for a cancellation or a reply that did not repeat the time. ``time_zone`` is the
-    IANA zone the sender named, never one derived from an offset.
-
-    ``recurrence_rules`` and ``recurrence_overrides`` are JSCalendar ``recurrenceRules`` and
-    ``recurrenceOverrides`` (keys are LocalDateTimes in ``time_zone``, else UTC, else floating);
-    ``raw_rrule`` keeps a rule the converter refused, and then the event appears once.
-    ``instance_only`` marks a message that carried only changed instances of a series it did not
-    include: the reconciler applies the overrides to the series it has, and never lets the
-    instance's own status speak for the whole series.
-    """
-
-    uid: str
-    dedup_key: str
-    extractor: str
-    confidence: int
-    kind: EventKind
-    status: EventStatus
-    start: datetime | date | None
-    end: datetime | date | None
-    all_day: bool
-    title: str | None = None
-    description: str | None = None
-    location: str | None = None
-    time_zone: str | None = None
-    sequence: int = 0
-    method: ItipMethod | None = None
-    recurrence_rules: tuple[JsonObject, ...] = ()
-    recurrence_overrides: Mapping[str, JsonObject] = field(default_factory=dict)
-    excluded_dates: tuple[datetime | date, ...] = ()
-    raw_rrule: str | None = None
-    instance_only: bool = False
-    organizer: Participant | None = None
-    attendees: tuple[Participant, ...] = ()
-    source_payload: JsonObject = field(default_factory=dict)
-    part_id: int | None = None
-
-    @property
-    def is_floating(self) -> bool:
-        return isinstance(self.start, datetime) and self.start.tzinfo is None
-
-    @property
-    def is_recurring(self) -> bool:
-        return bool(self.recurrence_rules)
-
-    def jscalendar(self) -> JsonObject:
-        """The event as a JSCalendar Event object (RFC 8984), the canonical stored form."""
-        event: JsonObject = {"@type": "Event", "uid": self.uid, "sequence": self.sequence, "status": self.status.value}
-        if self.title is not None:
-            event["title"] = self.title
-        if self.description is not None:
-            event["description"] = self.description
-        if self.location is not None:
-            event["locations"] = {"1": {"@type": "Location", "name": self.location}}
-        if self.start is not None:
-            event.update(_timing(self))
-        if self.recurrence_rules:
-            event["recurrenceRules"] = list(self.recurrence_rules)
-        overrides: dict[str, JsonValue] = dict(self.recurrence_overrides)
-        for excluded in self.excluded_dates:
-            overrides[override_key(excluded, self.time_zone)] = {"excluded": True}
-        if overrides:
-            event["recurrenceOverrides"] = overrides
-        if self.raw_rrule is not None:
-            event["plmail:rrule"] = self.raw_rrule  # only ever the fallback for a rule the converter refused
-        if self.method is not None:
-            event["method"] = self.method.value.lower()
-        people = _participants(self)
-        if people:
-            event["participants"] = people
-        return event
+def jscalendar(claim: ExtractedEvent) -> JsonObject:
+    """The claim as a JSCalendar Event object (RFC 8984), the canonical stored form."""
+    event: JsonObject = {"@type": "Event", "uid": claim.uid, "sequence": claim.sequence, "status": claim.status.value}
+    if claim.title is not None:
+        event["title"] = claim.title
+    if claim.description is not None:
+        event["description"] = claim.description
+    if claim.location is not None:
+        event["locations"] = {"1": {"@type": "Location", "name": claim.location}}
+    if claim.start is not None:
+        event.update(_timing(claim))
+    if claim.recurrence_rules:
+        event["recurrenceRules"] = list(claim.recurrence_rules)
+    overrides: dict[str, JsonValue] = dict(claim.recurrence_overrides)
+    for excluded in claim.excluded_dates:
+        overrides[override_key(excluded, claim.time_zone)] = {"excluded": True}
+    if overrides:
+        event["recurrenceOverrides"] = overrides
+    if claim.raw_rrule is not None:
+        event["plmail:rrule"] = claim.raw_rrule  # only ever the fallback for a rule the converter refused
+    if claim.method is not None:
+        event["method"] = claim.method.value.lower()
+    people = _participants(claim)
+    if people:
+        event["participants"] = people
+    return event
 
 
 def nominal_end(start: datetime | date, end: datetime | date | None) -> datetime | date:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 from typing import ClassVar
 
-from plmail.calendar.extraction.claims import ExtractedEvent
-from plmail.calendar.extraction.context import ExtractionContext
 from plmail.calendar.extraction.ics_parse import ICS_CONFIDENCE, ICS_EXTRACTOR, parse_ics
 from plmail.calendar.extraction.mime import calendar_parts_from_mime
+from plmail.domain.calendar import ExtractedEvent, ExtractionContext
 
 log = logging.getLogger(__name__)
 

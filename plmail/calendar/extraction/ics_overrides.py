@@ -12,10 +12,11 @@ from datetime import date, datetime, timedelta
 from icalendar import Component
 from icalendar.prop import vBroken, vDDDTypes
 
-from plmail.calendar.extraction.claims import EventStatus, nominal_end, override_key
+from plmail.calendar.extraction.claims import nominal_end, override_key
 from plmail.calendar.extraction.ics_time import IcsClock, Moment
 from plmail.calendar.extraction.text import clean_block, clean_line
 from plmail.calendar.jscalendar import JsonObject, format_duration
+from plmail.domain.calendar import EventStatus
 
 MAX_OVERRIDES = 1_000
 _TEXTS = (

@@ -18,12 +18,12 @@ from icalendar import Calendar, Component
 from icalendar.error import GloballyUniqueTZIDGuessed
 from icalendar.prop import vBroken, vCalAddress, vRecur
 
-from plmail.calendar.extraction.claims import EventKind, EventStatus, ExtractedEvent, ItipMethod, Participant
 from plmail.calendar.extraction.ics_overrides import component_end, component_status, instance_patches, override_key
 from plmail.calendar.extraction.ics_time import IcsClock, Moment
 from plmail.calendar.extraction.text import clean_block, clean_line, decode_bytes
 from plmail.calendar.jscalendar import JsonObject, format_duration
 from plmail.calendar.recurrence import rrule_to_jscalendar
+from plmail.domain.calendar import EventKind, EventStatus, ExtractedEvent, ItipMethod, Participant
 
 log = logging.getLogger(__name__)
 

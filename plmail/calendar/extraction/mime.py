@@ -17,13 +17,9 @@ from datetime import datetime
 from email.message import Message
 from email.utils import getaddresses, parsedate_to_datetime
 
-from plmail.calendar.extraction.context import (
-    CALENDAR_CONTENT_TYPES,
-    CalendarPart,
-    ExtractionContext,
-    RawMimeLoader,
-)
+from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES
 from plmail.calendar.extraction.text import decode_bytes
+from plmail.domain.calendar import CalendarPart, ExtractionContext, RawMimeLoader
 
 MAX_PARTS = 500
 MAX_DEPTH = 40

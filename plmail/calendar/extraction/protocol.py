@@ -3,32 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol, runtime_checkable
 
-from plmail.calendar.extraction.claims import ExtractedEvent
-from plmail.calendar.extraction.context import ExtractionContext
-
-
-@runtime_checkable
-class EventExtractor(Protocol):
-    """Reads one kind of machine-made event data out of a message; adding one is writing a class."""
-
-    @property
-    def name(self) -> str:
-        """Stable identifier, stored on every source link the extractor's claims produce."""
-        ...
-
-    def supports(self, ctx: ExtractionContext) -> bool:
-        """Cheap enough to call for every message; anything expensive belongs in ``extract``."""
-        ...
-
-    async def extract(self, ctx: ExtractionContext) -> list[ExtractedEvent]: ...
-
-    def stops_cascade(self) -> bool:
-        """Whether claims from this extractor make lower-priority extractors pointless for the message."""
-        ...
-
-    def priority(self) -> int: ...
+from plmail.domain.ports import EventExtractor
 
 
 class DuplicateExtractorError(ValueError):

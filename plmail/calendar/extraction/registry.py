@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from plmail.calendar.extraction.ics import IcsEventExtractor
-from plmail.calendar.extraction.protocol import EventExtractor, ExtractorRegistry
+from plmail.calendar.extraction.protocol import ExtractorRegistry
 from plmail.calendar.extraction.structured import StructuredDataEventExtractor
+from plmail.domain.ports import EventExtractor
 
 
 def default_extractors() -> tuple[EventExtractor, ...]:

@@ -6,9 +6,9 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from plmail.calendar.extraction.claims import ExtractedEvent
-from plmail.calendar.extraction.context import ExtractionContext
-from plmail.calendar.extraction.protocol import EventExtractor, ExtractorRegistry
+from plmail.calendar.extraction.protocol import ExtractorRegistry
+from plmail.domain.calendar import ExtractedEvent, ExtractionContext
+from plmail.domain.ports import EventExtractor
 
 log = logging.getLogger(__name__)
 

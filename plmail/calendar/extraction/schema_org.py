@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from plmail.calendar.extraction.claims import EventKind, EventStatus
 from plmail.calendar.extraction.schema_values import (
     Node,
     child,
@@ -20,6 +19,7 @@ from plmail.calendar.extraction.schema_values import (
     written_date,
 )
 from plmail.calendar.extraction.text import clean_block
+from plmail.domain.calendar import EventKind, EventStatus
 
 MAX_TITLE = 200
 MAX_LOCATION = 300

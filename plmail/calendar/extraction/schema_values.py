@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeAlias
 
-from plmail.calendar.extraction.claims import EventStatus
 from plmail.calendar.extraction.text import clean_line
+from plmail.domain.calendar import EventStatus
 
 Node: TypeAlias = Mapping[str, object]
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
-from plmail.calendar.extraction.claims import ExtractedEvent, nominal_end
-from plmail.calendar.extraction.context import ExtractionContext
+from plmail.calendar.extraction.claims import nominal_end
 from plmail.calendar.extraction.domains import registrable_domain
 from plmail.calendar.extraction.markup import read_markup
 from plmail.calendar.extraction.schema_org import MAPPERS, Draft, drafts
 from plmail.calendar.extraction.schema_values import Node, types_of
 from plmail.calendar.jscalendar import JsonObject, JsonValue
+from plmail.domain.calendar import ExtractedEvent, ExtractionContext
 
 log = logging.getLogger(__name__)
 

@@ -5,12 +5,7 @@ a deterministic detector that reads German and English sentences, and the propos
 noise rule. A proposal is not an event; nothing here writes or reads a calendar.
 """
 
-from plmail.calendar.proposals.detector import (
-    DetectionRequest,
-    DeterministicDateDetector,
-    ProposalCandidate,
-    ProposalDetector,
-)
+from plmail.calendar.proposals.detector import DeterministicDateDetector
 from plmail.calendar.proposals.gate import DateShapeGate, GateAnswer
 from plmail.calendar.proposals.proposer import (
     BULK_HEADERS,
@@ -28,6 +23,8 @@ from plmail.calendar.proposals.proposer import (
     suppressed_among,
 )
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
+from plmail.domain.calendar import DetectionRequest, ProposalCandidate
+from plmail.domain.ports import ProposalDetector
 
 __all__ = [
     "BULK_HEADERS",

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import pairwise
-from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from plmail.calendar.proposals import cues
@@ -26,6 +24,7 @@ from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
 from plmail.calendar.proposals.vocabulary import DayPart
+from plmail.domain.calendar import DetectionRequest, ProposalCandidate
 from plmail.domain.enums import Locale
 
 # A date and a time with more words than this between them are not read as one moment: "Am Montag ist
@@ -47,51 +46,6 @@ _SPAN_BETWEEN = re.compile(
     r"[\s,()]*(?:-|–|—|bis(?:\s+zum)?|to|till|until|untill|til|through)[\s,]*(?:(?:zum|the|den|dem)\s+)?", re.IGNORECASE
 )
 _APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class DetectionRequest:
-    """What a detector reads. Dates are relative to `message_date` in `time_zone`, never to now."""
-
-    text: str
-    subject: str
-    message_date: datetime  # timezone-aware, ideally with the Date header's own offset (the writer's)
-    time_zone: str  # the user's IANA zone
-    language: Locale  # the user's language; it orders 4/8 as D/M (de) or M/D (en)
-    quotes_removed: bool = False  # the caller already applied strip_quoted() (the proposer does, for its gate)
-
-    def __post_init__(self) -> None:
-        if self.message_date.utcoffset() is None:
-            raise ValueError("message_date must be timezone-aware: a naive one would be read in the server's zone")
-
-
-@dataclass(frozen=True, slots=True)
-class ProposalCandidate:
-    """A reading of one sentence. All-day candidates run from local midnight to the next."""
-
-    start: datetime
-    end: datetime
-    all_day: bool
-    time_zone: str
-    confidence: int  # 0–100, as the extractors count it
-    source_sentence: str
-    title: str
-    stated_end: datetime | None = None  # the end the sentence writes (a range, a length); None: `end` is a default
-    location: str | None = None  # the place the sentence names ("Café Lotte", "Besprechungsraum 3", "bei Anna")
-
-
-class ProposalDetector(Protocol):
-    """Reads candidates out of a message; never decides whether one may be offered.
-
-    The deterministic detector is the only implementation so far. The stage after it is a model, which
-    will be another implementation consulted only for what the deterministic one could not read; the
-    noise rules stay in EventProposer, so adding it changes nothing about what counts as noise.
-    """
-
-    @property
-    def name(self) -> str: ...
-
-    def detect(self, request: DetectionRequest) -> Sequence[ProposalCandidate]: ...
 
 
 def guess_title(subject: str, sentence: str) -> str:

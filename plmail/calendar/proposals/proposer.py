@@ -9,17 +9,14 @@ from datetime import UTC, datetime, timedelta
 from email.utils import getaddresses
 from enum import StrEnum
 
-from plmail.calendar.proposals.detector import (
-    DetectionRequest,
-    DeterministicDateDetector,
-    ProposalCandidate,
-    ProposalDetector,
-)
+from plmail.calendar.proposals.detector import DeterministicDateDetector
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.text import strip_quoted
 from plmail.calendar.suppression import suppression_hash
+from plmail.domain.calendar import DetectionRequest, ProposalCandidate
 from plmail.domain.enums import Category, Locale
 from plmail.domain.messages import RawHeaders
+from plmail.domain.ports import ProposalDetector
 from plmail.mail.headers import has_header, header
 
 HORIZON_DAYS = 365

@@ -18,7 +18,8 @@ from plmail.calendar.suppression import EventSuppressor, accepted_uid
 from plmail.calendar.writer import CalendarEventWriter, EventDraft
 from plmail.db.database import Database
 from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_proposals import ProposalRepository, ProposalRow, ProposalSource, StoredProposal
+from plmail.db.repos.calendar_proposals import ProposalRepository, ProposalRow, ProposalSource
+from plmail.domain.calendar import StoredProposal
 from plmail.domain.errors import NotFoundError
 
 log = logging.getLogger(__name__)

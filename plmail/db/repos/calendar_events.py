@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.domain.calendar import EventValues, StoredEvent
 
 _EVENT_COLUMNS = (
     "calendar_id", "user_id", "uid", "sequence", "starts_at", "ends_at", "time_zone", "is_all_day", "is_floating",
@@ -27,66 +28,6 @@ _TYPES = {
     "my_participation": "text", "organizer": "jsonb", "attendees": "jsonb",
 }
 _SELECT = "SELECT id, is_user_edited, created_at, updated_at, " + ", ".join(_EVENT_COLUMNS) + " FROM calendar_event"
-
-
-@dataclass(frozen=True, slots=True)
-class EventValues:
-    """Every column a write sets; the writer builds these, the repository only stores them."""
-
-    calendar_id: int
-    user_id: int
-    uid: str
-    sequence: int
-    starts_at: datetime
-    ends_at: datetime
-    time_zone: str | None
-    is_all_day: bool
-    is_floating: bool
-    title: str | None
-    location: str | None
-    description: str | None
-    status: str
-    kind: str | None
-    source: str
-    confidence: int
-    recurrence: dict[str, Any]
-    raw_rrule: str | None
-    dedup_key_version: int
-    my_participation: str | None
-    organizer: dict[str, Any] | None
-    attendees: list[dict[str, Any]]
-
-    def row(self) -> list[Any]:
-        values = []
-        for column in _EVENT_COLUMNS:
-            value = getattr(self, column)
-            values.append(json.dumps(value) if column in _JSON_COLUMNS else value)
-        return values
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    id: int
-    values: EventValues
-    is_user_edited: bool
-    created_at: datetime
-    updated_at: datetime
-
-    @property
-    def calendar_id(self) -> int:
-        return self.values.calendar_id
-
-    @property
-    def user_id(self) -> int:
-        return self.values.user_id
-
-    @property
-    def uid(self) -> str:
-        return self.values.uid
-
-    @property
-    def sequence(self) -> int:
-        return self.values.sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +66,15 @@ def _event(row: asyncpg.Record) -> StoredEvent:
     return StoredEvent(row["id"], EventValues(**fields), row["is_user_edited"], row["created_at"], row["updated_at"])
 
 
+def _event_row(values: EventValues) -> list[Any]:
+    """Every column a write sets, in _EVENT_COLUMNS order, JSON columns serialised."""
+    row = []
+    for column in _EVENT_COLUMNS:
+        value = getattr(values, column)
+        row.append(json.dumps(value) if column in _JSON_COLUMNS else value)
+    return row
+
+
 class CalendarEventRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -156,7 +106,7 @@ class CalendarEventRepository:
                 SELECT {placeholders}, false, now(), now()
                  WHERE EXISTS (SELECT 1 FROM calendar c WHERE c.id = $1 AND c.user_id = $2)
                 ON CONFLICT (calendar_id, uid) DO NOTHING RETURNING id""",
-            *values.row(),
+            *_event_row(values),
         )
         return int(created) if created is not None else None
 
@@ -164,7 +114,7 @@ class CalendarEventRepository:
         """Rewrites what mail or a person said; the calendar and the owner never change."""
         writable = [c for c in _EVENT_COLUMNS if c not in ("calendar_id", "user_id")]
         sets = ", ".join(f"{column} = ${i}::{_TYPES[column]}" for i, column in enumerate(writable, 3))
-        row = values.row()
+        row = _event_row(values)
         await self.db.execute(
             f"UPDATE calendar_event SET {sets}, updated_at = now() WHERE id = $1 AND user_id = $2",
             event_id, values.user_id, *row[2:],

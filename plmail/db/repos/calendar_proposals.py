@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.domain.calendar import StoredProposal
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,25 +61,6 @@ class ProposalRow:
     source_sentence: str
     dedup_key_hash: str
     detector: str
-
-
-@dataclass(frozen=True, slots=True)
-class StoredProposal:
-    id: int
-    user_id: int
-    message_id: int
-    account_id: int
-    thread_id: int | None
-    title: str
-    starts_at: datetime
-    ends_at: datetime
-    is_all_day: bool
-    time_zone: str
-    confidence: int
-    source_sentence: str
-    dedup_key_hash: str
-    detector: str
-    created_at: datetime
 
 
 def _loads(value: object) -> Any:

@@ -124,6 +124,16 @@ class MailRuleEngine:
 
     # -- the rule editor ------------------------------------------------------------------------------
 
+    async def for_user(self, user_id: int) -> list[RuleRow]:
+        return await self.repo.for_user(user_id)
+
+    async def owned(self, user_id: int, rule_id: int) -> RuleRow | None:
+        return await self.repo.owned(user_id, rule_id)
+
+    async def delete(self, user_id: int, rule_id: int) -> None:
+        if not await self.repo.delete(user_id, rule_id):
+            raise NotFoundError("No such rule.")
+
     async def preview(self, user_id: int, conditions: dict[str, Any], account_id: int | None) -> int:
         """How many stored messages the conditions match, capped: a live count while the user types."""
         validate_conditions(conditions)

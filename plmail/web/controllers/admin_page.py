@@ -22,7 +22,7 @@ async def queue_context(request: Request[Any, Any, Any]) -> dict[str, Any]:
         "counts": await services.queue_overview.counts(),
         "probes": {p.queue: p for p in await services.probes.latest()},
         "failures": await services.queue_overview.failures(),
-        "provider_failures": await services.operations.repo.failing_changes(),
+        "provider_failures": await services.propagation.failing_changes(),
         "local_workers": supervisor.status() if supervisor is not None else {},
     }
 

@@ -29,7 +29,7 @@ from plmail.calendar.display import (
 )
 from plmail.calendar.invites import EventCard
 from plmail.calendar.writer import EventEdit
-from plmail.db.repos.calendar_events import EventValues
+from plmail.domain.calendar import EventValues
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.models import User
 from plmail.web.auth import safe_next, services_from
@@ -236,7 +236,7 @@ class CalendarController(Controller):
     ) -> Template | Redirect:
         user = signed_in_user(request)
         calendar = services_from(request).calendar
-        event = await calendar.events.owned(user.id, event_id)
+        event = await calendar.writer.owned(user.id, event_id)
         if event is None:
             raise NotFoundException()
         try:

@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Request, get
 from litestar.response import Response
 
-from plmail.admin.service import HealthReport, database_health
+from plmail.admin.service import HealthReport
 from plmail.web.auth import services_from
 
 
@@ -16,7 +16,7 @@ async def healthz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     services = services_from(request)
     supervisor = request.app.state.get("supervisor")
     report = HealthReport(
-        database=await database_health(services.db),
+        database=await services.health.database(),
         workers=supervisor.status() if supervisor is not None else {},
     )
     body = {"status": "ok" if report.ok else "degraded", "database": report.database, "workers": report.workers}

@@ -10,7 +10,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.mail.labels import COLOURS, LabelManager
+from plmail.mail.labels import COLOURS
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.pages import render, signed_in_user
@@ -47,7 +47,7 @@ class LabelController(Controller):
                      ) -> Template | Redirect:
         user = signed_in_user(request)
         try:
-            await LabelManager(services_from(request).db).create(user.id, data.name, parent_id=_parent(data.parent_id),
+            await services_from(request).labels.create(user.id, data.name, parent_id=_parent(data.parent_id),
                                                                  color=data.color or None)
         except (ValidationError, NotFoundError) as exc:
             return await self._page(request, status_code=400, error=str(exc))
@@ -57,8 +57,8 @@ class LabelController(Controller):
     async def update(self, request: Request[Any, Any, Any], label_id: FromPath[int],
                      data: Annotated[LabelForm, URLENCODED]) -> Template | Redirect:
         user = signed_in_user(request)
-        manager = LabelManager(services_from(request).db)
-        label = await services_from(request).labels.owned(user.id, label_id)
+        manager = services_from(request).labels
+        label = await manager.owned(user.id, label_id)
         try:
             await manager.update(
                 user.id, label_id,
@@ -76,7 +76,7 @@ class LabelController(Controller):
     async def delete(self, request: Request[Any, Any, Any], label_id: FromPath[int]) -> Template | Redirect:
         user = signed_in_user(request)
         try:
-            await LabelManager(services_from(request).db).delete(user.id, label_id)
+            await services_from(request).labels.delete(user.id, label_id)
         except (ValidationError, NotFoundError) as exc:
             return await self._page(request, status_code=400 if isinstance(exc, ValidationError) else 404,
                                     error=str(exc))

@@ -94,7 +94,7 @@ class RuleController(Controller):
     @get("/")
     async def page(self, request: Request[Any, Any, Any]) -> Template:
         user = signed_in_user(request)
-        rules = await services_from(request).rules.repo.for_user(user.id)
+        rules = await services_from(request).rules.for_user(user.id)
         labels, accounts = await self._names(request)
         described = [(r, describe_rule(r.conditions, r.actions, locale_for(request), labels, accounts)) for r in rules]
         return await render(request, "rules.html", rules=described)
@@ -106,7 +106,7 @@ class RuleController(Controller):
     @get("/{rule_id:int}")
     async def edit(self, request: Request[Any, Any, Any], rule_id: FromPath[int]) -> Template:
         user = signed_in_user(request)
-        rule = await services_from(request).rules.repo.owned(user.id, rule_id)
+        rule = await services_from(request).rules.owned(user.id, rule_id)
         if rule is None:
             raise NotFoundException()
         labels, _ = await self._names(request)
@@ -176,8 +176,10 @@ class RuleController(Controller):
     @post("/{rule_id:int}/delete")
     async def delete(self, request: Request[Any, Any, Any], rule_id: FromPath[int]) -> Redirect:
         user = signed_in_user(request)
-        if not await services_from(request).rules.repo.delete(user.id, rule_id):
-            raise NotFoundException()
+        try:
+            await services_from(request).rules.delete(user.id, rule_id)
+        except NotFoundError:
+            raise NotFoundException() from None
         return Redirect("/rules")
 
 

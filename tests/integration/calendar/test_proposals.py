@@ -24,6 +24,7 @@ from plmail.jobs.calendar import propose_events
 from plmail.jobs.context import SERVICES_KEY
 from tests.integration.calendar.conftest import Diary, utc
 from tests.support.mail import make_message
+from tests.support.repos import event_rows
 from tests.support.web import csrf_token, sign_in
 
 SENT = utc(2022, 3, 1, 8)  # a Tuesday, 09:00 in Berlin, the reader's zone
@@ -157,7 +158,7 @@ async def test_a_proposal_is_no_occurrence_until_accepted_then_it_is_on_the_cale
     await run_job(diary, ids)
     (proposal,) = await proposals(diary)
     assert await counts(diary) == (1, 0, 0)
-    assert await diary.services.calendar.events.between(diary.user_id, utc(2022, 3, 1), utc(2022, 4, 1),
+    assert await event_rows(diary.services).between(diary.user_id, utc(2022, 3, 1), utc(2022, 4, 1),
                                                         limit=100) == []
     assert (await sign_in(client, "reader@example.org", "correct horse")).status_code == 200
     before = await client.get("/calendar?view=week&day=2022-03-10")

@@ -10,6 +10,7 @@ from plmail.calendar.sources import EventSource
 from plmail.calendar.suppression import suppression_hash
 from plmail.calendar.writer import EventDraft, EventEdit
 from tests.integration.calendar.conftest import Diary, calendar_mail, invite, utc
+from tests.support.repos import calendar_rows
 
 T0 = utc(2026, 3, 20, 8)
 
@@ -83,7 +84,7 @@ async def test_an_event_the_user_edited_is_never_overwritten(diary: Diary) -> No
 
 
 async def test_an_event_mail_does_not_own_is_never_rewritten_by_mail(diary: Diary) -> None:
-    calendar_id = await diary.services.calendar.calendars.ensure_default(diary.user_id, "Calendar")
+    calendar_id = await calendar_rows(diary.services).ensure_default(diary.user_id, "Calendar")
     manual = await diary.services.calendar.writer.create(
         calendar_id, diary.user_id,
         EventDraft(uid="typed@x", start=utc(2026, 4, 1, 9), end=utc(2026, 4, 1, 10), title="Typed by me",
@@ -153,7 +154,7 @@ async def test_a_reply_changes_participation_and_never_moves_or_creates(diary: D
 
 
 async def test_account_override_is_validated_and_falls_back_silently(diary: Diary) -> None:
-    calendars = diary.services.calendar.calendars
+    calendars = calendar_rows(diary.services)
     box = diary.box
     target = await calendars.ensure_for_account(diary.user_id, box.account_id, "Archive")
     assert target is not None

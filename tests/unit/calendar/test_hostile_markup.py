@@ -19,6 +19,7 @@ from plmail.calendar.extraction import (
     default_registry,
     structured_events,
 )
+from plmail.calendar.extraction.claims import jscalendar
 from plmail.calendar.extraction.structured import MAX_EVENTS
 
 SECONDS = 2.0
@@ -64,7 +65,7 @@ def read(html: str) -> StructuredResult:
         result = structured_events(html, sender="attacker@evil.example")
     for event in result.events:
         json.dumps(event.source_payload, allow_nan=False)
-        json.dumps(event.jscalendar(), allow_nan=False)
+        json.dumps(jscalendar(event), allow_nan=False)
     return result
 
 

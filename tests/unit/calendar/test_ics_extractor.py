@@ -16,6 +16,7 @@ from plmail.calendar.extraction import (
     ics_dedup_key,
     parse_ics,
 )
+from plmail.calendar.extraction.claims import jscalendar
 from plmail.calendar.recurrence import materialise_occurrences
 from tests.unit.calendar.corpus import KHAL
 
@@ -76,7 +77,7 @@ def test_duration_is_used_when_there_is_no_dtend() -> None:
 def test_all_day_event_without_end_lasts_one_day() -> None:
     event = one(calendar("UID:a\r\nDTSTART;VALUE=DATE:20240301\r\nSUMMARY:Holiday"))
     assert (event.start, event.end, event.all_day, event.time_zone) == (date(2024, 3, 1), date(2024, 3, 2), True, None)
-    assert event.jscalendar()["showWithoutTime"] is True and event.jscalendar()["duration"] == "P1D"
+    assert jscalendar(event)["showWithoutTime"] is True and jscalendar(event)["duration"] == "P1D"
 
 
 def test_khal_all_day_and_no_end_files() -> None:
@@ -167,7 +168,7 @@ def test_status_sequence_and_participants() -> None:
         ("eve@example.org", "Eve", "declined", "opt-participant"),
         ("bob@example.org", None, "tentative", None),
     ]
-    people = event.jscalendar()["participants"]
+    people = jscalendar(event)["participants"]
     assert isinstance(people, dict) and people["attendee-1"] == {
         "@type": "Participant",
         "roles": {"attendee": True, "optional": True},
@@ -258,7 +259,7 @@ def test_refused_rule_is_kept_verbatim_and_the_event_appears_once(rule: str) -> 
         event.start or REFERENCE, event.end, rules=event.recurrence_rules, reference=REFERENCE
     )
     assert [o.start for o in occurrences] == [utc(2024, 3, 1, 9)]
-    assert event.jscalendar()["plmail:rrule"] == event.raw_rrule
+    assert jscalendar(event)["plmail:rrule"] == event.raw_rrule
 
 
 def test_one_refused_rule_refuses_all_rules_of_the_event() -> None:

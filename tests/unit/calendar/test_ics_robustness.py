@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from plmail.calendar.extraction import CalendarPart, ExtractionContext, IcsEventExtractor, parse_ics
+from plmail.calendar.extraction.claims import jscalendar
 from plmail.calendar.recurrence import materialise_occurrences
 from tests.unit.calendar.corpus import ICS_CORPORA, ics_files
 
@@ -42,7 +43,7 @@ async def test_every_calendar_file_is_read_or_skipped_with_a_reason(corpus: str)
         reasons.update(reason.split(":")[0] for reason in result.skipped)
         for event in result.events:
             json.dumps(event.source_payload)
-            json.dumps(event.jscalendar())
+            json.dumps(jscalendar(event))
             counts["refused rules"] += event.raw_rrule is not None
             if event.start is not None:
                 occurrences = materialise_occurrences(

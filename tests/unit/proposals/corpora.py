@@ -20,8 +20,9 @@ from datetime import date, datetime, time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from plmail.calendar.proposals.detector import DetectionRequest, ProposalCandidate, ProposalDetector
+from plmail.domain.calendar import DetectionRequest, ProposalCandidate
 from plmail.domain.enums import Locale
+from plmail.domain.ports import ProposalDetector
 
 CORPUS_ROOT = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 DUCKLING = CORPUS_ROOT / "duckling-time-corpus" / "duckling_time_en_de.jsonl"
