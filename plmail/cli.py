@@ -17,7 +17,7 @@ from plmail import __version__
 from plmail.accounts.commands import add_account_commands
 from plmail.config import Settings
 from plmail.datadir import DataDirLock
-from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
+from plmail.db.embedded import embedded_for
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
 from plmail.providers.gmail.commands import add_gmail_commands
@@ -36,10 +36,6 @@ def _configure_logging(level: str) -> None:
         logging.getLogger("saq").setLevel(logging.WARNING)
 
 
-def _embedded(settings: Settings) -> EmbeddedPostgres:
-    return EmbeddedPostgres(settings.data_dir, find_pg_binaries(settings.pg_bin), resolve_run_as(settings.pg_run_as))
-
-
 @contextmanager
 def database(settings: Settings, *, own: bool, may_start: bool = True) -> Iterator[str]:
     """Yield the DSN to use.
@@ -56,7 +52,7 @@ def database(settings: Settings, *, own: bool, may_start: bool = True) -> Iterat
         if settings.database_url is not None:
             yield settings.database_url
             return
-        pg = _embedded(settings)
+        pg = embedded_for(settings)
         if not own and lock.is_held_elsewhere():
             if not pg.is_running():
                 raise EmbeddedDatabaseError(
