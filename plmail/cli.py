@@ -20,20 +20,10 @@ from plmail.datadir import DataDirLock
 from plmail.db.embedded import embedded_for
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
+from plmail.ops.logs import configure_logging
 from plmail.providers.gmail.commands import add_gmail_commands
 
 log = logging.getLogger("plmail")
-
-
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level, logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if level != "DEBUG":
-        # saq logs every job at INFO; that drowns everything else on a busy installation.
-        logging.getLogger("saq").setLevel(logging.WARNING)
 
 
 @contextmanager
@@ -414,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
-        _configure_logging(settings.log_level)
+        configure_logging(settings.log_level, settings.log_format)
         code: int = args.handler(settings, args)
         return code
     except PlmailError as exc:
