@@ -1,4 +1,4 @@
-"""The `plmail` command: serve, worker, migrate, user."""
+"""The `plmail` command: serve, worker, migrate, user, and (plmail/ops) backup, restore, doctor."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from plmail.datadir import DataDirLock
 from plmail.db.embedded import embedded_for
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
+from plmail.ops.commands import add_ops_commands
 from plmail.ops.logs import configure_logging
 from plmail.providers.gmail.commands import add_gmail_commands
 
@@ -74,12 +75,14 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
     from plmail.app import create_app
+    from plmail.ops.backup import backup_before_migration
     from plmail.web.server import StreamClosingServer
 
     queues = _parse_queues(args.queues) if args.queues is not None else list(QueueName)
     signal.signal(signal.SIGTERM, _ignore_signal)
     signal.signal(signal.SIGINT, _ignore_signal)
     with database(settings, own=True) as dsn:
+        backup_before_migration(settings, dsn)
         asyncio.run(_migrate(dsn))
         app = create_app(settings, dsn, worker_queues=queues)
         config = uvicorn.Config(
@@ -157,7 +160,10 @@ async def _run_workers(settings: Settings, dsn: str, queues: Sequence[QueueName]
 
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    from plmail.ops.backup import backup_before_migration
+
     with database(settings, own=False) as dsn:
+        backup_before_migration(settings, dsn)
         asyncio.run(_migrate(dsn))
     print("database schema is up to date")
     return 0
@@ -377,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_account_commands(sub)
     add_gmail_commands(sub)
+    add_ops_commands(sub)
 
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")
