@@ -102,19 +102,11 @@ class BackupReport:
     size: int
 
 
-def _run_tool_sync(args: list[str], what: str) -> None:
+def _run_tool(args: list[str], what: str) -> None:
     result = subprocess.run(args, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip()
         raise BackupError(f"{what} failed (exit {result.returncode}):\n{detail[-3000:]}")
-
-
-async def _run_tool(args: list[str], what: str) -> None:
-    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await proc.communicate()
-    if proc.returncode != 0:
-        detail = (err or out).decode(errors="replace").strip()
-        raise BackupError(f"{what} failed (exit {proc.returncode}):\n{detail[-3000:]}")
 
 
 async def _dump_binaries(settings: Settings, db: Database) -> PgBinaries:
@@ -146,11 +138,10 @@ async def _dump(settings: Settings, dsn: str, dump: str) -> _Dumped:
         binaries = await _dump_binaries(settings, db)
         applied = sorted(await applied_migration_ids(db))
         async with InstallationRepository(db).snapshot() as snap:
-            await _run_tool(
-                [binaries.tool("pg_dump"), "--format=custom", f"--snapshot={snap.id}", f"--file={dump}",
-                 f"--dbname={dsn}"],
-                "pg_dump",
-            )
+            # In a thread: the snapshot's transaction must stay open on this loop until pg_dump is done.
+            dump_args = [binaries.tool("pg_dump"), "--format=custom", f"--snapshot={snap.id}", f"--file={dump}",
+                         f"--dbname={dsn}"]
+            await asyncio.to_thread(_run_tool, dump_args, "pg_dump")
     return _Dumped(snap.counts, snap.server_version, applied[-1] if applied else None, binaries.major_version)
 
 
@@ -275,7 +266,7 @@ def _data_dir_entries(data_dir: Path) -> list[str]:
 
 
 def _restore_dump(binaries: PgBinaries, dsn: str, dump: Path) -> None:
-    _run_tool_sync(
+    _run_tool(
         [binaries.tool("pg_restore"), "--exit-on-error", "--single-transaction", "--no-owner", "--no-privileges",
          f"--dbname={dsn}", str(dump)],
         "pg_restore",
