@@ -14,6 +14,7 @@ from litestar.exceptions import HTTPException, NotFoundException, PermissionDeni
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.plugins.prometheus import PrometheusConfig
 from litestar.response import Response, Template
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
@@ -25,6 +26,7 @@ from plmail.jmap.routes import JMAP_ROUTES
 from plmail.jobs.catalog import JobCatalog, default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.keys import InstallationKeys
+from plmail.ops.metrics import HTTP_PREFIX
 from plmail.services import Services, open_services
 from plmail.web.auth import RequireSignIn
 from plmail.web.controllers.accounts import AccountController
@@ -38,6 +40,7 @@ from plmail.web.controllers.health import healthz
 from plmail.web.controllers.labels import LabelController
 from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
+from plmail.web.controllers.metrics import metrics
 from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
 from plmail.web.controllers.rules import RuleController
 from plmail.web.controllers.settings import SettingsController
@@ -47,11 +50,11 @@ log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).parent
 SESSION_MAX_AGE = 30 * 24 * 3600
-_CSRF_EXEMPT = ["^/healthz", "^/jmap", "^/.well-known/"]
+_CSRF_EXEMPT = ["^/healthz", "^/metrics", "^/jmap", "^/.well-known/"]
 
 
 def _error_page(request: Request[Any, Any, Any], status: int, title: str, message: str) -> Response[Any]:
-    if request.url.path.startswith(("/healthz", "/jmap", "/.well-known")):
+    if request.url.path.startswith(("/healthz", "/metrics", "/jmap", "/.well-known")):
         return Response({"status": status, "detail": message}, status_code=status)
     return Template(
         template_name="error.html",
@@ -123,7 +126,7 @@ def create_app(
         secure=settings.secure_cookies,
         httponly=True,
         samesite="lax",
-        exclude=["^/static/", "^/healthz", "^/jmap", "^/.well-known/"],
+        exclude=["^/static/", "^/healthz", "^/metrics", "^/jmap", "^/.well-known/"],
     )
     csrf = CSRFConfig(
         secret=keys.csrf_secret,
@@ -132,6 +135,10 @@ def create_app(
         cookie_samesite="strict",
         exclude=_CSRF_EXEMPT,
     )
+    # With metrics off there is neither the route nor the timing of every request.
+    observed = bool(settings.metrics_token)
+    timing = PrometheusConfig(app_name="plmail", prefix=HTTP_PREFIX, group_path=True,
+                              exclude=["^/static/", "^/metrics"])
     templates = TemplateConfig(
         directory=PACKAGE_DIR / "templates", engine=JinjaTemplateEngine, engine_callback=configure_jinja
     )
@@ -153,9 +160,10 @@ def create_app(
             OAuthAdminController,
             mail_events,
             healthz,
+            *([metrics] if observed else []),
             create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),
         ],
-        middleware=[session.middleware, RequireSignIn()],
+        middleware=[*([timing.middleware] if observed else []), session.middleware, RequireSignIn()],
         csrf_config=csrf,
         template_config=templates,
         plugins=[HTMXPlugin()],

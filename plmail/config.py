@@ -50,6 +50,20 @@ def _flag(environ: Mapping[str, str], key: str, default: bool) -> bool:
     raise ConfigurationError(f"{key} must be true or false, got {raw!r}")
 
 
+def _choice(environ: Mapping[str, str], key: str, default: str, allowed: tuple[str, ...]) -> str:
+    raw = (environ.get(key) or default).strip().lower()
+    if raw not in allowed:
+        raise ConfigurationError(f"{key} must be one of {', '.join(allowed)}, got {raw!r}")
+    return raw
+
+
+def _path_list(raw: str | None) -> tuple[str, ...] | None:
+    """A ':'-separated list; set but empty still means 'look nowhere', unlike unset."""
+    if raw is None:
+        return None
+    return tuple(part for part in raw.split(os.pathsep) if part)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     data_dir: Path
@@ -70,6 +84,10 @@ class Settings:
     microsoft_client_secret: str | None = None
     google_base_url: str | None = None
     microsoft_base_url: str | None = None
+    # where the system's PostgreSQL binaries are looked for (None: pg_config, then /usr/lib/postgresql/*/bin)
+    pg_system_dirs: tuple[str, ...] | None = None
+    metrics_token: str | None = None
+    log_format: str = "text"
 
     @property
     def embedded_database(self) -> bool:
@@ -106,4 +124,7 @@ class Settings:
             microsoft_client_secret=env.get("PLMAIL_MICROSOFT_CLIENT_SECRET") or None,
             google_base_url=env.get("PLMAIL_GOOGLE_BASE_URL") or None,
             microsoft_base_url=env.get("PLMAIL_MICROSOFT_BASE_URL") or None,
+            pg_system_dirs=_path_list(env.get("PLMAIL_PG_SYSTEM_DIRS")),
+            metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
+            log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
         )

@@ -45,6 +45,7 @@ from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
+from plmail.ops.metrics import MetricsService
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.app_passwords import AppPasswordService
 from plmail.users.service import UserService
@@ -91,6 +92,7 @@ class Services:
     classification_catch_up: ClassificationCatchUp
     sorting: SortingService
     category_backfill: CategoryBackfill
+    metrics: MetricsService
 
     def start_watchers(self) -> None:
         """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
@@ -150,6 +152,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         plugin.install(host)
     throttle = LoginThrottle(db)
     downloads = BlobService(db, blobs, raw_messages)
+    queue_overview = QueueOverviewService(db, queues)
     return Services(
         settings=settings,
         keys=keys,
@@ -157,7 +160,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         queues=queues,
         users=UserService(db, throttle),
         probes=QueueProbeService(db, queues),
-        queue_overview=QueueOverviewService(db, queues),
+        queue_overview=queue_overview,
         health=HealthService(db),
         accounts=AccountService(db),
         sync=sync,
@@ -189,6 +192,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),
         sorting=SortingService(UserRepository(db), queues),
         category_backfill=CategoryBackfill(db),
+        metrics=MetricsService(db, queue_overview, importer),
     )
 
 

@@ -1,5 +1,5 @@
-"""The `plmail` command: serve, worker, migrate, user, import, backfill, extract, app passwords; the account
-and Gmail commands live beside this module. Commands call services only."""
+"""The `plmail` command: serve, worker, migrate, user, import, backfill, extract, app passwords; the account,
+Gmail and operations (backup, restore, doctor) commands live beside this module. Commands call services only."""
 
 from __future__ import annotations
 
@@ -17,28 +17,15 @@ from types import FrameType
 from plmail import __version__
 from plmail.cli.accounts import add_account_commands
 from plmail.cli.gmail import add_gmail_commands
+from plmail.cli.ops import add_ops_commands
 from plmail.config import Settings
 from plmail.datadir import DataDirLock
-from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
+from plmail.db.embedded import embedded_for
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
+from plmail.ops.logs import configure_logging
 
 log = logging.getLogger("plmail")
-
-
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level, logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if level != "DEBUG":
-        # saq logs every job at INFO; that drowns everything else on a busy installation.
-        logging.getLogger("saq").setLevel(logging.WARNING)
-
-
-def _embedded(settings: Settings) -> EmbeddedPostgres:
-    return EmbeddedPostgres(settings.data_dir, find_pg_binaries(settings.pg_bin), resolve_run_as(settings.pg_run_as))
 
 
 @contextmanager
@@ -57,7 +44,7 @@ def database(settings: Settings, *, own: bool, may_start: bool = True) -> Iterat
         if settings.database_url is not None:
             yield settings.database_url
             return
-        pg = _embedded(settings)
+        pg = embedded_for(settings)
         if not own and lock.is_held_elsewhere():
             if not pg.is_running():
                 raise EmbeddedDatabaseError(
@@ -89,12 +76,14 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
     from plmail.app import create_app
+    from plmail.ops.backup import backup_before_migration
     from plmail.web.server import StreamClosingServer
 
     queues = _parse_queues(args.queues) if args.queues is not None else list(QueueName)
     signal.signal(signal.SIGTERM, _ignore_signal)
     signal.signal(signal.SIGINT, _ignore_signal)
     with database(settings, own=True) as dsn:
+        backup_before_migration(settings, dsn)
         asyncio.run(_migrate(dsn))
         app = create_app(settings, dsn, worker_queues=queues)
         config = uvicorn.Config(
@@ -166,7 +155,10 @@ async def _run_workers(settings: Settings, dsn: str, queues: Sequence[QueueName]
 
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    from plmail.ops.backup import backup_before_migration
+
     with database(settings, own=False) as dsn:
+        backup_before_migration(settings, dsn)
         asyncio.run(_migrate(dsn))
     print("database schema is up to date")
     return 0
@@ -385,6 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_account_commands(sub)
     add_gmail_commands(sub)
+    add_ops_commands(sub)
 
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")
@@ -412,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
-        _configure_logging(settings.log_level)
+        configure_logging(settings.log_level, settings.log_format)
         code: int = args.handler(settings, args)
         return code
     except PlmailError as exc:

