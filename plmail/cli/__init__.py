@@ -9,62 +9,25 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from plmail import __version__
 from plmail.cli.accounts import add_account_commands
 from plmail.cli.gmail import add_gmail_commands
 from plmail.cli.ops import add_ops_commands
+from plmail.cli.runtime import database, with_services
 from plmail.config import Settings
-from plmail.datadir import DataDirLock
-from plmail.db.embedded import embedded_for
 from plmail.domain.enums import QueueName
-from plmail.domain.errors import EmbeddedDatabaseError, PlmailError
+from plmail.domain.errors import PlmailError
 from plmail.ops.logs import configure_logging
 
+if TYPE_CHECKING:
+    from plmail.services import Services
+
 log = logging.getLogger("plmail")
-
-
-@contextmanager
-def database(settings: Settings, *, own: bool, may_start: bool = True) -> Iterator[str]:
-    """Yield the DSN to use.
-
-    With PLMAIL_DATABASE_URL that is the URL. Otherwise the embedded cluster: started here when no
-    other plmail process owns the data directory, or reached through its socket when one does.
-    With `own`, this process must be the owner (that is `plmail serve`); without `may_start`, it
-    must not become one (a worker that held the data directory would keep `plmail serve` out).
-    """
-    lock = DataDirLock(settings.data_dir)
-    if own:
-        lock.acquire()
-    try:
-        if settings.database_url is not None:
-            yield settings.database_url
-            return
-        pg = embedded_for(settings)
-        if not own and lock.is_held_elsewhere():
-            if not pg.is_running():
-                raise EmbeddedDatabaseError(
-                    f"The plmail process that owns {settings.data_dir} has not started its database yet; try again."
-                )
-            yield pg.dsn
-            return
-        if not own:
-            if not may_start:
-                raise EmbeddedDatabaseError(
-                    f"No plmail serve is running on {settings.data_dir}, and this command uses its database. "
-                    f"Start 'plmail serve' first, or set PLMAIL_DATABASE_URL to a shared PostgreSQL server."
-                )
-            lock.acquire()
-        try:
-            yield pg.start()
-        finally:
-            pg.stop()
-    finally:
-        lock.release()
 
 
 def _ignore_signal(signum: int, frame: FrameType | None) -> None:
@@ -171,21 +134,12 @@ def cmd_user_add(settings: Settings, args: argparse.Namespace) -> int:
         )
     password = sys.stdin.readline().rstrip("\r\n")
 
-    async def create(dsn: str) -> str:
-        from plmail.services import open_services
-
-        services = await open_services(settings, dsn)
-        try:
-            user = await services.users.create_user(
-                args.email, password, display_name=args.name or "", is_admin=args.admin
-            )
-        finally:
-            await services.close()
+    async def create(services: Services) -> str:
+        user = await services.users.create_user(args.email, password, display_name=args.name or "",
+                                                is_admin=args.admin)
         return user.email
 
-    with database(settings, own=False) as dsn:
-        email = asyncio.run(create(dsn))
-    print(f"created user {email}")
+    print(f"created user {with_services(settings, create)}")
     return 0
 
 
@@ -215,10 +169,7 @@ class _ProgressBar:
 def cmd_import_mbox(settings: Settings, args: argparse.Namespace) -> int:
     path = Path(args.path).expanduser()
 
-    async def run(dsn: str) -> str:
-        from plmail.services import open_services
-
-        services = await open_services(settings, dsn)
+    async def run(services: Services) -> str:
         bar = _ProgressBar()
         try:
             user = await services.users.by_email(args.user)
@@ -227,65 +178,43 @@ def cmd_import_mbox(settings: Settings, args: argparse.Namespace) -> int:
             )
         finally:
             bar.finish()
-            await services.close()
         return (f"imported {report.imported}, duplicates {report.duplicates}, skipped {report.skipped} "
                 f"({report.read} read in {report.seconds:.1f} s)")
 
-    with database(settings, own=False) as dsn:
-        print(asyncio.run(run(dsn)))
+    print(with_services(settings, run))
     return 0
 
 
 def cmd_backfill_category(settings: Settings, args: argparse.Namespace) -> int:
-    async def run(dsn: str) -> str:
-        from plmail.services import open_services
-
-        services = await open_services(settings, dsn)
-        try:
-            user_id = (await services.users.by_email(args.user)).id if args.user else None
-            report = await services.category_backfill.run(user_id=user_id)
-        finally:
-            await services.close()
+    async def run(services: Services) -> str:
+        user_id = (await services.users.by_email(args.user)).id if args.user else None
+        report = await services.category_backfill.run(user_id=user_id)
         return f"messages re-sorted {report.messages_changed}, threads moved {report.threads_moved}"
 
-    with database(settings, own=False) as dsn:
-        print(asyncio.run(run(dsn)))
+    print(with_services(settings, run))
     return 0
 
 
 def cmd_backfill_events(settings: Settings, args: argparse.Namespace) -> int:
-    async def run(dsn: str) -> str:
-        from plmail.calendar.service import ReplaySource
-        from plmail.services import open_services
+    from plmail.calendar.service import ReplaySource
 
-        services = await open_services(settings, dsn)
-        try:
-            report = await services.calendar.backfill.run(email=args.user, source=ReplaySource(args.source))
-        finally:
-            await services.close()
+    async def run(services: Services) -> str:
+        report = await services.calendar.backfill.run(email=args.user, source=ReplaySource(args.source))
         counts = ", ".join(f"{name} {count}" for name, count in sorted(report.run.outcomes.items()))
         return (f"users {report.users}, messages {report.run.messages}, claims {report.run.claims}, "
                 f"failed {len(report.run.failed)}" + (f"; {counts}" if counts else ""))
 
-    with database(settings, own=False) as dsn:
-        print(asyncio.run(run(dsn)))
+    print(with_services(settings, run))
     return 0
 
 
 def cmd_backfill_proposals(settings: Settings, args: argparse.Namespace) -> int:
-    async def run(dsn: str) -> str:
-        from plmail.services import open_services
-
-        services = await open_services(settings, dsn)
-        try:
-            report = await services.calendar.proposal_backfill.run(email=args.user)
-        finally:
-            await services.close()
+    async def run(services: Services) -> str:
+        report = await services.calendar.proposal_backfill.run(email=args.user)
         return (f"users {report.users}, messages {report.run.messages}, offered {report.run.offered}, "
                 f"stored {report.run.stored}, failed {len(report.run.failed)}")
 
-    with database(settings, own=False) as dsn:
-        print(asyncio.run(run(dsn)))
+    print(with_services(settings, run))
     return 0
 
 
@@ -306,25 +235,18 @@ def cmd_extract(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_app_password(settings: Settings, args: argparse.Namespace) -> int:
     """create prints the secret once (only its hash is kept); list shows devices; revoke ends one."""
 
-    async def run(dsn: str) -> list[str]:
-        from plmail.services import open_services
+    async def run(services: Services) -> list[str]:
+        auth, action = services.app_passwords, args.app_password_command
+        if action == "create":
+            return [(await auth.create_for_email(args.user, args.name)).token]
+        user = await services.users.by_email(args.user)
+        if action == "revoke":
+            await auth.revoke(user.id, args.id)
+            return [f"revoked app password {args.id}"]
+        return [f"{p.id}\t{p.name}\t{p.hint}\tlast used {p.last_used_at or 'never'}"
+                for p in await auth.active(user.id)]
 
-        services = await open_services(settings, dsn)
-        try:
-            auth, action = services.app_passwords, args.app_password_command
-            if action == "create":
-                return [(await auth.create_for_email(args.user, args.name)).token]
-            user = await services.users.by_email(args.user)
-            if action == "revoke":
-                await auth.revoke(user.id, args.id)
-                return [f"revoked app password {args.id}"]
-            return [f"{p.id}\t{p.name}\t{p.hint}\tlast used {p.last_used_at or 'never'}"
-                    for p in await auth.active(user.id)]
-        finally:
-            await services.close()
-
-    with database(settings, own=False) as dsn:
-        print("\n".join(asyncio.run(run(dsn))))
+    print("\n".join(with_services(settings, run)))
     return 0
 
 

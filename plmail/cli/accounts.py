@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from plmail.domain.errors import PlmailError
 
 if TYPE_CHECKING:
     from plmail.domain.providers import ImportProgress
+    from plmail.services import Services
 
 # The command line is parsed before anything heavy is imported; these mirror TlsMode's values.
 _TLS_MODES = ("implicit", "starttls", "none")
@@ -44,7 +44,7 @@ def add_account_commands(sub: Any) -> None:
 
 
 def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.cli import database
+    from plmail.cli.runtime import with_services
     from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 
     if not args.password_stdin:
@@ -56,21 +56,14 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
     email = args.email or (args.username if "@" in args.username else "")
     ca_file = str(Path(args.ca_file).resolve()) if args.ca_file else None
 
-    async def run(dsn: str) -> int:
-        from plmail.services import open_services
+    async def run(services: Services) -> int:
+        user = await services.users.by_email(args.user)
+        return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
+            email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
+            password=password, name=args.name or "", ca_file=ca_file,
+        ))
 
-        services = await open_services(settings, dsn)
-        try:
-            user = await services.users.by_email(args.user)
-            return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
-                email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
-                password=password, name=args.name or "", ca_file=ca_file,
-            ))
-        finally:
-            await services.close()
-
-    with database(settings, own=False) as dsn:
-        account_id = asyncio.run(run(dsn))
+    account_id = with_services(settings, run)
     print(f"added account {account_id}; its first sync is queued (or run: plmail sync --account {account_id} --wait)")
     return 0
 
@@ -114,12 +107,9 @@ def _duration(seconds: float | None) -> str:
 
 
 def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.cli import database
+    from plmail.cli.runtime import with_services
 
-    async def run(dsn: str) -> str:
-        from plmail.services import open_services
-
-        services = await open_services(settings, dsn)
+    async def run(services: Services) -> str:
         line = _ProgressLine()
         try:
             if not await services.accounts.exists(args.account):
@@ -132,10 +122,8 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             seconds = time.monotonic() - started
         finally:
             line.finish()
-            await services.close()
         done = final.done if final is not None else 0
         return f"account {args.account} is up to date: {done:,} messages ({seconds:.1f} s)"
 
-    with database(settings, own=False) as dsn:
-        print(asyncio.run(run(dsn)))
+    print(with_services(settings, run))
     return 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plmail.config import Settings
+
+if TYPE_CHECKING:
+    from plmail.services import Services
 
 
 def add_gmail_commands(sub: Any) -> None:
@@ -20,34 +22,27 @@ def add_gmail_commands(sub: Any) -> None:
 
 
 def cmd_gmail_skipped(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.cli import database
+    from plmail.cli.runtime import with_services
+    from plmail.providers.gmail.plugin import GmailServices
 
-    async def run(dsn: str) -> list[str]:
-        from plmail.providers.gmail.plugin import GmailServices
-        from plmail.services import open_services
+    async def run(services: Services) -> list[str]:
+        gmail = services.providers.get(GmailServices)
+        if args.forget is not None:
+            forgotten = await gmail.forget_skipped(args.forget)
+            return [f"forgot {forgotten} skipped message(s) of account {args.forget}; "
+                    f"its next listing asks Gmail about them again"]
+        rows = await gmail.skipped_summary(args.account)
+        if not rows:
+            return ["no skipped Gmail messages"]
+        lines: list[str] = []
+        current: int | None = None
+        for row in rows:
+            if row.account_id != current:
+                current = row.account_id
+                lines.append(f"account {row.account_id} ({row.email})")
+            latest = row.latest.isoformat(timespec="seconds") if row.latest else "-"
+            lines.append(f"  {row.reason:<9} {row.count:>6}  latest {latest}")
+        return lines
 
-        services = await open_services(settings, dsn)
-        try:
-            gmail = services.providers.get(GmailServices)
-            if args.forget is not None:
-                forgotten = await gmail.forget_skipped(args.forget)
-                return [f"forgot {forgotten} skipped message(s) of account {args.forget}; "
-                        f"its next listing asks Gmail about them again"]
-            rows = await gmail.skipped_summary(args.account)
-            if not rows:
-                return ["no skipped Gmail messages"]
-            lines: list[str] = []
-            current: int | None = None
-            for row in rows:
-                if row.account_id != current:
-                    current = row.account_id
-                    lines.append(f"account {row.account_id} ({row.email})")
-                latest = row.latest.isoformat(timespec="seconds") if row.latest else "-"
-                lines.append(f"  {row.reason:<9} {row.count:>6}  latest {latest}")
-            return lines
-        finally:
-            await services.close()
-
-    with database(settings, own=False) as dsn:
-        print("\n".join(asyncio.run(run(dsn))))
+    print("\n".join(with_services(settings, run)))
     return 0

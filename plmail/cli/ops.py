@@ -26,7 +26,7 @@ def add_ops_commands(sub: Any) -> None:
 
 
 def cmd_backup(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.cli import database
+    from plmail.cli.runtime import database
     from plmail.ops.backup import write_backup
 
     with database(settings, own=False) as dsn:
@@ -48,7 +48,7 @@ def cmd_restore(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.cli import database
+    from plmail.cli.runtime import database
     from plmail.ops.doctor import run_doctor
 
     report = run_doctor(settings, lambda: database(settings, own=False))
