@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from plmail.db.repos.threads import thread_tab
 from plmail.domain.errors import FilterError
 
 MAX_DEPTH = 10
@@ -226,7 +227,8 @@ class FilterCompiler:
         if not isinstance(value, str):
             raise FilterError("'threadCategory' takes a category name.", "invalidArguments")
         category = params.add(value)
-        return f"EXISTS (SELECT 1 FROM message_thread tc WHERE tc.id = m.thread_id AND tc.category = {category})"
+        tab = thread_tab("tc")
+        return f"EXISTS (SELECT 1 FROM message_thread tc WHERE tc.id = m.thread_id AND {tab} = {category})"
 
 
 def _keyword(value: Any) -> str:

@@ -13,13 +13,15 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.db.repos.threads import thread_tab
 from plmail.domain.mailstore import EmailRow, PartRow
 
+# An Email's own category is the user's "file into category" verdict when a rule wrote one.
 _BASE = """m.id, m.thread_id, m.size, m.received_at, m.sent_at, m.created_at, m.rfc_message_id, m.in_reply_to,
            m.thread_references, m.subject, m.from_address, m.from_name, m.to_addresses, m.cc_addresses,
            m.bcc_addresses, m.reply_to, m.seen_at IS NOT NULL AS seen, m.starred_at IS NOT NULL AS starred, m.flags,
-           m.has_attachments, m.preview, m.category, m.raw_path, octet_length(m.body_text) AS text_size,
-           octet_length(m.body_html_safe) AS html_size"""
+           m.has_attachments, m.preview, coalesce(m.rule_category, m.category) AS category, m.raw_path,
+           octet_length(m.body_text) AS text_size, octet_length(m.body_html_safe) AS html_size"""
 
 
 def loads(value: Any) -> Any:
@@ -101,7 +103,7 @@ class JmapEmailRepository:
                             ) -> dict[int, tuple[list[int], str | None]]:
         """thread id -> (email ids oldest first, the thread's category)."""
         rows = await self.db.fetch(
-            """SELECT t.id, t.category,
+            f"""SELECT t.id, {thread_tab("t")} AS category,
                       array_agg(m.id ORDER BY coalesce(m.received_at, m.sent_at, m.created_at), m.id) AS ids
                  FROM message_thread t JOIN message m ON m.thread_id = t.id
                 WHERE t.account_id = $1 AND t.id = ANY($2::bigint[]) GROUP BY t.id""",
@@ -115,8 +117,8 @@ class JmapEmailRepository:
         return [r["id"] for r in rows]
 
     async def thread_categories(self, thread_ids: Sequence[int]) -> dict[int, str | None]:
-        rows = await self.db.fetch("SELECT id, category FROM message_thread WHERE id = ANY($1::bigint[])",
-                                   list(thread_ids))
+        rows = await self.db.fetch(f"SELECT t.id, {thread_tab('t')} AS category FROM message_thread t "
+                                   "WHERE t.id = ANY($1::bigint[])", list(thread_ids))
         return {r["id"]: r["category"] for r in rows}
 
     async def emails_of_threads(self, account_id: int, thread_ids: Sequence[int]) -> list[int]:

@@ -16,6 +16,7 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.db.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
+from plmail.db.repos.threads import thread_tab
 from plmail.domain.search import SearchQuery
 
 
@@ -73,11 +74,13 @@ class AttachmentView:
 
 
 _SEARCH_COMPILER = FilterCompiler(RULE_VOCABULARY)
-_SUMMARY = """
+_TAB = thread_tab("t")
+_SUMMARY = f"""
 SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS subject, t.last_message_at,
        t.message_count, t.unread_count, t.attachment_count > 0 AS has_attachments, t.starred_at IS NOT NULL AS starred,
-       t.category, coalesce(latest.from_name, '') AS sender_name, coalesce(latest.from_address, '') AS sender_address,
-       coalesce(latest.preview, '') AS preview, t.binned, t.snoozed_until
+       {_TAB} AS category, coalesce(latest.from_name, '') AS sender_name,
+       coalesce(latest.from_address, '') AS sender_address, coalesce(latest.preview, '') AS preview, t.binned,
+       t.snoozed_until
   FROM message_thread t
   JOIN account a ON a.id = t.account_id
   LEFT JOIN LATERAL (
@@ -107,10 +110,10 @@ class MailViewRepository:
         account_id: int | None = None, include_binned: bool = False,
     ) -> list[ThreadSummary]:
         rows = await self.db.fetch(
-            _SUMMARY + """
+            _SUMMARY + f"""
              WHERE a.user_id = $1 AND ($6 OR NOT t.binned)
                AND EXISTS (SELECT 1 FROM thread_label tl WHERE tl.thread_id = t.id AND tl.label_id = $2)
-               AND ($3::text IS NULL OR t.category = $3)
+               AND ($3::text IS NULL OR {_TAB} = $3)
                AND ($7::int IS NULL OR t.account_id = $7)
              ORDER BY t.last_message_at DESC, t.id DESC LIMIT $4 OFFSET $5""",
             user_id, label_id, category, limit, offset, include_binned, account_id,
@@ -123,10 +126,10 @@ class MailViewRepository:
     ) -> list[int]:
         """Every thread of a view, for "select all conversations in this view"."""
         rows = await self.db.fetch(
-            """SELECT t.id FROM message_thread t JOIN account a ON a.id = t.account_id
+            f"""SELECT t.id FROM message_thread t JOIN account a ON a.id = t.account_id
                 WHERE a.user_id = $1 AND ($4 OR NOT t.binned)
                   AND EXISTS (SELECT 1 FROM thread_label tl WHERE tl.thread_id = t.id AND tl.label_id = $2)
-                  AND ($3::text IS NULL OR t.category = $3) AND ($5::int IS NULL OR t.account_id = $5)
+                  AND ($3::text IS NULL OR {_TAB} = $3) AND ($5::int IS NULL OR t.account_id = $5)
                 ORDER BY t.last_message_at DESC, t.id DESC LIMIT $6""",
             user_id, label_id, category, include_binned, account_id, cap,
         )
@@ -148,11 +151,11 @@ class MailViewRepository:
 
     async def unread_by_category(self, user_id: int, label_id: int) -> dict[str, int]:
         rows = await self.db.fetch(
-            """SELECT t.category, count(*) AS n FROM message_thread t
+            f"""SELECT {_TAB} AS category, count(*) AS n FROM message_thread t
                  JOIN account a ON a.id = t.account_id
                  JOIN thread_label tl ON tl.thread_id = t.id AND tl.label_id = $2
-                WHERE a.user_id = $1 AND NOT t.binned AND t.unread_count > 0 AND t.category IS NOT NULL
-                GROUP BY t.category""",
+                WHERE a.user_id = $1 AND NOT t.binned AND t.unread_count > 0 AND {_TAB} IS NOT NULL
+                GROUP BY 1""",
             user_id, label_id,
         )
         return {r["category"]: r["n"] for r in rows}

@@ -11,6 +11,7 @@ from plmail.jobs.catalog import default_catalog
 from plmail.jobs.context import SERVICES_KEY
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.mail.ingest import parse_message
+from plmail.mail.rules.model import RuleDraft
 from tests.integration.assistant.conftest import Desk, eventually
 from tests.support.fakes.model import Behaviour
 from tests.support.mail import make_message
@@ -167,3 +168,22 @@ async def test_held_mail_gets_its_proposals_once_released_and_sorted(desk: Desk,
     await eventually(proposed, what="the proposal after the release")
     [job] = await desk.jobs(QueueName.ENRICH_LIVE, "propose_events")
     assert job["kwargs"]["message_ids"] == [stored.id]
+
+
+async def test_a_filed_message_held_for_the_assistant_is_in_no_tab_until_released_into_the_rules_tab(
+    desk: Desk,
+) -> None:
+    """The user's category resolves hold-aware, like the built-in one (seed: "pin-bewusst, Hold-bewusst")."""
+    services = desk.services
+    await desk.configure(hold_max_seconds=60)
+    desk.model.set_behaviour(Behaviour.hang())
+    labels = {r["id"] for r in await services.db.fetch("SELECT id FROM label")}
+    await services.rules.save(desk.user.id, None, RuleDraft(
+        "bank", None, {"from": "bank.example"}, [{"type": "fileIntoCategory", "category": "updates"}]),
+        labels, {desk.account_id})
+    stored = await desk.arrive(subject="Statement", sender="Bank <alerts@bank.example>", headers={
+        "Authentication-Results": "mx.example.net; dkim=pass header.d=bank.example; dmarc=pass"})
+    assert stored.held and stored.thread_id is not None
+    assert await desk.tabs_showing(stored.thread_id) == []
+    assert await services.assistant.releaser.release([stored.id]) == 1
+    assert await desk.tabs_showing(stored.thread_id) == ["updates"]

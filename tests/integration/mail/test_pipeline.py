@@ -90,6 +90,23 @@ async def test_a_reply_that_arrived_first_is_adopted_and_merges_keep_the_older_t
     assert count == 4
 
 
+async def test_a_merged_conversation_takes_its_subject_from_the_side_holding_the_replied_to_message(
+    mailbox: Mailbox,
+) -> None:
+    """Seed: "der Betreff kommt von der Seite, die die beantwortete Nachricht hält" — not from the oldest
+    message, whose date may be a replier's clock running behind."""
+    pipeline, db = mailbox.services.pipeline, mailbox.services.db
+    reply = await pipeline.ingest([mailbox.message(make_message(
+        message_id="r@x", subject="Re: Quarterly plan, second draft", in_reply_to="x@x", references=["x@x"],
+        sender="Bob <bob@example.net>", date=BASE_DATE - timedelta(minutes=2)))])
+    await pipeline.ingest([mailbox.message(make_message(message_id="x@x", subject="Quarterly plan",
+                                                        date=BASE_DATE))])
+    assert await mailbox.threads_by_message_id() == {frozenset({"r@x", "x@x"})}
+    row = await db.fetchrow("SELECT subject, normalized_subject FROM message_thread WHERE id = $1",
+                            reply.messages[0].thread_id)
+    assert (row["subject"], row["normalized_subject"]) == ("Quarterly plan", "quarterly plan")
+
+
 async def test_merges_in_one_batch_carry_star_snooze_pinned_category_and_leave_the_bin(mailbox: Mailbox) -> None:
     pipeline, db = mailbox.services.pipeline, mailbox.services.db
     for family in ("x", "y"):
