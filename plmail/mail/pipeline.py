@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
@@ -46,6 +46,25 @@ from plmail.mail.steps import InitialImportState, RecentMailPolicy, StepRegistry
 from plmail.mail.threader import SUBJECT_FALLBACK_WINDOW, ThreadCandidate, has_reply_prefix, plan_threads
 
 log = logging.getLogger(__name__)
+
+
+class _Threadable(Protocol):
+    """A message the threader plans for: its id and what its provider handed over."""
+
+    @property
+    def message_id(self) -> int: ...
+
+    @property
+    def source(self) -> IngestedMessage: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rehomed:
+    """A stored row that now belongs to another account, with the parse of its new provider's copy."""
+
+    message_id: int
+    source: IngestedMessage
+    ai_category: str | None = None
 
 
 @dataclass(slots=True)
@@ -168,6 +187,39 @@ class PostIngestPipeline:
             stored += result.stored
             refused |= {s.source_ref for s in result.skipped}
         return stored, refused
+
+    async def rehome(self, account_id: int, rows: Sequence[Rehomed], recorder: MailChangeRecorder) -> tuple[int, ...]:
+        """Rows stored once under another account that now belong to `account_id` (the Gmailify claim of IMAP):
+        categorised from their own headers and threaded there, announced there as created. Inside the caller's
+        transaction; the rows must already point at the account and at no thread. Returns the threads touched.
+
+        Not run again: rules and steps. A second run would run the user's rules over mail they may have
+        filed by hand since, and the steps' results (events, proposals) already hang on the row's id."""
+        if not rows:
+            return ()
+        account = await self.accounts.facts(account_id)
+        if account is None:
+            raise NotFoundError(f"Account {account_id} does not exist.")
+        disabled = {Category(c) for c in account.disabled_categories if c in Category._value2member_map_}
+        senders = sorted({r.source.parsed.from_address for r in rows if r.source.parsed.from_address})
+        correspondents = await self.contacts.correspondents(account.user_id, senders)
+        categories = [(r.message_id, self.categorizer.categorize(
+            CategoryFacts(r.source.parsed.from_address, r.source.parsed.headers, r.source.provider_labels,
+                          None if account.sorts_by_rules else r.ai_category),
+            correspondents=correspondents, disabled=disabled).value) for r in rows]
+        threading = await self._thread(account, rows)
+        await self.repo.set_categories_and_threads(
+            [(message_id, category, threading.thread_of.get(message_id)) for message_id, category in categories])
+        touched = sorted(set(threading.thread_of.values()) | set(threading.survivors))
+        await self.threads.recompute(touched)
+        for r in rows:
+            recorder.email_changed(account.id, r.message_id, created=True)
+        for thread_id in threading.absorbed:
+            recorder.thread_destroyed(account.id, thread_id)
+        for message_id in threading.moved:
+            recorder.email_changed(account.id, message_id)
+        recorder.threads_touched(account.id, touched)
+        return tuple(touched)
 
     async def _ingest_account(
         self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder, *,
@@ -340,7 +392,7 @@ class PostIngestPipeline:
         await self.repo.insert_parts(parts)
         await self.repo.add_labels(labels)
 
-    async def _thread(self, account: AccountFacts, fresh: Sequence[_Prepared]) -> _Threading:
+    async def _thread(self, account: AccountFacts, fresh: Sequence[_Threadable]) -> _Threading:
         if not fresh:
             return _Threading()
         try:
@@ -361,7 +413,7 @@ class PostIngestPipeline:
             thread_of={p.message_id: t for p, t in zip(fresh, ids, strict=True)}, created=tuple(ids), error=error
         )
 
-    async def _plan_and_create(self, account: AccountFacts, fresh: Sequence[_Prepared]) -> _Threading:
+    async def _plan_and_create(self, account: AccountFacts, fresh: Sequence[_Threadable]) -> _Threading:
         candidates = [_candidate(i, p) for i, p in enumerate(fresh)]
         dated = [c.occurred_at for c in candidates if c.occurred_at is not None]
         lookups = await self.threads.lookups(
@@ -415,7 +467,7 @@ class _AccountOutcome:
     propagate: set[int]  # accounts whose rules changed labels the provider must learn about
 
 
-def _candidate(index: int, prepared: _Prepared) -> ThreadCandidate:
+def _candidate(index: int, prepared: _Threadable) -> ThreadCandidate:
     parsed = prepared.source.parsed
     refs = tuple(dict.fromkeys((*parsed.in_reply_to, *reversed(parsed.references))))
     participants = {a.address for a in (*parsed.to, *parsed.cc)}

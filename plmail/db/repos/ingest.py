@@ -88,6 +88,16 @@ class IngestRepository:
         )
         return {r["i"] for r in rows}
 
+    async def set_categories_and_threads(self, rows: Sequence[tuple[int, str, int | None]]) -> None:
+        """(message id, category, thread id) of stored rows that were threaded again."""
+        if not rows:
+            return
+        await self.db.execute(
+            """UPDATE message m SET category = x.c, thread_id = x.t, thread_error = NULL, updated_at = now()
+                 FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS x(i, c, t) WHERE m.id = x.i""",
+            [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+        )
+
     async def insert_parts(self, records: Sequence[tuple[Any, ...]]) -> None:
         if records:
             async with self.db.connection() as conn:
