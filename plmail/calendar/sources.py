@@ -5,6 +5,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import assert_never
 
+from plmail.domain.calendar import EventStatus
+
+# Below every parsed source (the schema.org markup's 90, an invitation's 100): a guess never looks like a fact.
+UNTRUSTED_CONFIDENCE_CAP = 50
+
 
 class EventSource(StrEnum):
     MANUAL = "manual"
@@ -48,3 +53,15 @@ class EventSource(StrEnum):
             ):
                 return False
         assert_never(source)
+
+
+def written_status(source: EventSource, claimed: EventStatus) -> EventStatus:
+    """An untrusted source never asserts a confirmed event: it is tentative until a person confirms it."""
+    if not source.is_trusted() and claimed is EventStatus.CONFIRMED:
+        return EventStatus.TENTATIVE
+    return claimed
+
+
+def written_confidence(source: EventSource, claimed: int) -> int:
+    ceiling = 100 if source.is_trusted() else UNTRUSTED_CONFIDENCE_CAP
+    return min(max(claimed, 0), ceiling)

@@ -32,6 +32,7 @@ CALENDAR_GERMAN: dict[str, str] = {
     "Not an event": "Kein Termin",
     "Confirmed": "Bestätigt",
     "Tentative": "Vorläufig",
+    "unconfirmed": "unbestätigt",
     "Cancelled": "Abgesagt",
     "Accepted": "Zugesagt",
     "Declined": "Abgelehnt",

@@ -52,6 +52,7 @@ class RangeEntry:
     starts_at: datetime
     ends_at: datetime
     cancelled: bool  # the occurrence, or the whole event
+    source: str = "manual"
 
 
 def _json(value: object) -> Any:
@@ -188,7 +189,7 @@ class CalendarEventRepository:
         """Occurrences overlapping [start, end) in the user's calendars, through the per-calendar span index."""
         rows = await self.db.fetch(
             """SELECT e.id, e.title, e.location, e.status, e.kind, e.is_all_day, o.starts_at, o.ends_at,
-                      o.cancelled OR e.status = 'cancelled' AS cancelled
+                      o.cancelled OR e.status = 'cancelled' AS cancelled, e.source
                  FROM calendar c
                  JOIN calendar_event_occurrence o ON o.calendar_id = c.id
                  JOIN calendar_event e ON e.id = o.event_id
@@ -198,4 +199,4 @@ class CalendarEventRepository:
             user_id, start, end, limit,
         )
         return [RangeEntry(r["id"], r["title"], r["location"], r["status"], r["kind"], r["is_all_day"],
-                           r["starts_at"], r["ends_at"], r["cancelled"]) for r in rows]
+                           r["starts_at"], r["ends_at"], r["cancelled"], r["source"]) for r in rows]

@@ -28,6 +28,7 @@ from plmail.calendar.display import (
     span_label,
 )
 from plmail.calendar.invites import EventCard
+from plmail.calendar.sources import EventSource
 from plmail.calendar.writer import EventEdit
 from plmail.domain.calendar import EventValues
 from plmail.domain.errors import NotFoundError, ValidationError
@@ -101,6 +102,12 @@ async def message_cards_context(request: Request[Any, Any, Any], user: User, thr
             "message_proposals": {mid: [proposal_view(p, user) for p in found] for mid, found in proposals.items()}}
 
 
+def _unconfirmed(source: str) -> bool:
+    """An untrusted source's event is shown with an explicit "unconfirmed" marker."""
+    known = EventSource._value2member_map_.get(source)
+    return not (isinstance(known, EventSource) and known.is_trusted())
+
+
 def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
     t = _translator(user)
     where = reader_zone(user.time_zone)
@@ -118,7 +125,8 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
             else:
                 time_label = f"{clock(begin)}–{clock(entry.ends_at.astimezone(where))}"
             entries.append({"id": entry.event_id, "title": entry.title or t("(no title)"), "time": time_label,
-                            "location": entry.location, "cancelled": entry.cancelled, "kind": entry.kind})
+                            "location": entry.location, "cancelled": entry.cancelled, "kind": entry.kind,
+                            "unconfirmed": _unconfirmed(entry.source)})
         days.append({"date": cell.day.isoformat(), "label": day_label(cell.day, locale, t), "number": cell.day.day,
                      "entries": entries, "in_range": cell.in_range, "today": cell.day == today})
     if window.view is CalendarView.MONTH:
@@ -175,6 +183,7 @@ def _detail_view(detail: EventDetail, user: User) -> dict[str, Any]:
         "description": values.description, "cancelled": values.status == "cancelled",
         "status": t(STATUS_LABELS.get(values.status, values.status)), "all_day": values.is_all_day,
         "edited": detail.event.is_user_edited, "source": values.source, "sequence": values.sequence,
+        "unconfirmed": _unconfirmed(values.source),
         "calendar": detail.calendar.name if detail.calendar else "", "time_zone": values.time_zone,
         "organizer": organizer, "attendees": attendees, "start_input": start_input, "end_input": end_input,
         "occurrences": [{"when": when(o.starts_at, o.ends_at), "cancelled": o.cancelled, "moved": o.is_override}
