@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +34,8 @@ def pg() -> Iterator[PgTestCluster]:
 
 @pytest.fixture(scope="session")
 async def migrated_template(pg: PgTestCluster) -> str:
+    if os.environ.get("PLMAIL_TEST_TEMPLATE_READY"):  # tools/mutation migrated it once for every mutant
+        return TEMPLATE_DB
     dsn = pg.create_database(TEMPLATE_DB)
     engine = await open_engine(dsn, max_size=2)
     try:
