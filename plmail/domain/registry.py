@@ -37,7 +37,10 @@ class DuplicateRoleError(ValueError):
 
 
 class ByKind(Generic[R]):
-    """One role's implementations, at most one per provider kind."""
+    """One role's implementations, at most one per provider kind.
+
+    Looked up by the account's kind, never by asking each implementation whether it claims the account (the
+    seed's `supports()`): a syncer installed for one kind can never sync another kind's account."""
 
     def __init__(self, role: str) -> None:
         self.role = role

@@ -137,7 +137,8 @@ class ThreadOperations:
 
     async def trash(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                     ) -> OperationResult:
-        """Trash means: Trash on, Inbox off (and any other location: Archive, Spam)."""
+        """Trash means: Trash on, Inbox off (and any other location: Archive, Spam). The seed names only Inbox;
+        a message lives in one place, so a Trash beside Archive or Spam would be mail in two places at once."""
         return await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.TRASH],
                                        remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM])
 

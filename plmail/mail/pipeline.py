@@ -299,7 +299,8 @@ class PostIngestPipeline:
 
     async def _harvest_contacts(self, account: AccountFacts, batch: Sequence[IngestedMessage]) -> None:
         """Addresses the user wrote to become correspondents; done before categorising so a reply in the
-        same batch already counts."""
+        same batch already counts. Inside the pipeline, not a step as the seed's HarvestContactsStep: a step
+        runs after the batch is categorised, too late for the mail that made the sender a correspondent."""
         sightings: list[ContactSighting] = []
         now = datetime.now(UTC)
         for message in batch:

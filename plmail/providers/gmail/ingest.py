@@ -154,6 +154,8 @@ class GmailMessageIngest:
                             failed=frozenset(failed))
 
     def _ingested(self, record: AccountRecord, fetched: FetchedGmail, labels: LabelMap) -> IngestedMessage:
+        """The original is stored at ingest, not fetched on first use as the seed has it: format=raw brought
+        the bytes already, so keeping them costs no second API call."""
         assert fetched.raw is not None
         gmail_labels = fetched.label_ids
         return parse_message(

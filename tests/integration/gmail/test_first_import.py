@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime, timedelta
 
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.batching import RAW_BATCH_BYTES
@@ -215,3 +216,20 @@ async def test_large_mail_reaches_the_pipeline_in_batches_bounded_by_bytes(gmail
     assert sorted(r["scans"] for r in rows if r["scans"]) == [1, 2, 2]  # two scans fit the budget, a third not
     assert all(r["bytes"] <= RAW_BATCH_BYTES for r in rows)
     assert RAW_BATCH_BYTES < 3 * 12 * MB
+
+
+async def test_every_sync_restarts_an_import_that_has_work_and_has_been_silent_for_five_minutes(
+    gmail: GmailSetup,
+) -> None:
+    """Seed: "MailImporter::ensureRunning(), das einen Import startet, der Arbeit hat und seit fünf Minuten still
+    ist" — a chain that moved within the five minutes is left alone."""
+    gmail.mailbox.add_message(rfc822("history"))
+    t0 = datetime.now(UTC)
+    await gmail.sync()  # the sync itself ends in ensure_running: the new account's import is started
+    importer = gmail.importer
+    assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=4, seconds=59))
+    assert await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=5, seconds=1))  # it broke
+    assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=9))
+    assert await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=10, seconds=2))
+    await gmail.import_all()
+    assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(hours=1))  # no work left

@@ -6,6 +6,7 @@ import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 import pytest
 
 from plmail.domain.enums import LabelRole, ProviderKind, QueueName
@@ -284,6 +285,7 @@ async def test_follow_up_work_goes_to_enrich_live_only_for_recent_mail_of_a_fini
 
 
 async def test_contacts_harvested_from_sent_mail_make_later_bulk_mail_general(mailbox: Mailbox) -> None:
+    """Harvested inside the pipeline, deliberately not as a step like the seed's: the same batch counts."""
     pipeline = mailbox.services.pipeline
     newsletter = dict(sender="Shop <news@shop.example>", headers={"List-Unsubscribe": "<mailto:u@shop.example>"})
     first = await pipeline.ingest([mailbox.message(make_message(message_id="n1@x", **newsletter))])
@@ -307,3 +309,29 @@ async def test_headers_stay_raw_and_search_finds_address_parts(mailbox: Mailbox)
     for query in ("example.com", "billing.example.com", "invoice", "carol"):
         assert len((await reader.search(mailbox.user.id, query)).threads) == 1, query
     assert (await reader.search(mailbox.user.id, "nothing-like-this")).threads == []
+
+
+async def test_steps_are_told_once_per_batch_after_the_last_commit(mailbox: Mailbox, database_url: str) -> None:
+    """Seed P13: "Es gibt genau einen Haken, und er läuft nach dem letzten Flush. Ein Step sieht nie einen
+    halbfertigen Stapel" — a step reading from another connection finds the whole batch committed, threads and
+    the change log included."""
+    seen: list[tuple[int, ...]] = []
+
+    class Witness:
+        name = "witness"
+
+        async def after_commit(self, result: PostIngestResult) -> None:
+            ids = [m.id for m in result.messages]
+            async with await psycopg.AsyncConnection.connect(database_url) as other:
+                row = await (await other.execute(
+                    "SELECT count(*), count(thread_id), "
+                    "(SELECT count(*) FROM jmap_change_log WHERE object_type = 'Email' AND entity_id = ANY(%s)), "
+                    "(SELECT count(*) FROM message_label WHERE message_id = ANY(%s)) "
+                    "FROM message WHERE id = ANY(%s)", ([str(i) for i in ids], ids, ids))).fetchone()
+            assert row is not None
+            seen.append((len(ids), *(int(v) for v in row)))
+
+    mailbox.services.pipeline.steps.register(Witness())
+    await mailbox.services.pipeline.ingest([
+        mailbox.message(make_message(message_id=f"w{i}@x", subject=f"Witnessed {i}")) for i in range(3)])
+    assert seen == [(3, 3, 3, 3, 3)]  # told once: stored, threaded, announced and labelled

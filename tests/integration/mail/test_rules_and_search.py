@@ -44,10 +44,12 @@ async def test_a_rule_labels_new_mail_and_the_thread_carries_the_label(mailbox: 
     # The thread's labels are the union of its messages' labels *after* the rule ran.
     assert await _label_names(mailbox, "thread_label", "thread_id", shop.thread_id or 0) == {"Receipts"}
     assert await _label_names(mailbox, "message_label", "message_id", friend.id) == {"inbox"}
-    jobs = await mailbox.services.db.fetchval(
-        "SELECT count(*) FROM saq_jobs WHERE convert_from(job, 'UTF8')::jsonb ->> 'function' = "
+    jobs = await mailbox.services.db.fetch(
+        "SELECT queue FROM saq_jobs WHERE convert_from(job, 'UTF8')::jsonb ->> 'function' = "
         "'propagate_provider_changes'")
-    assert jobs == 1  # the provider learns about the rule's changes after commit
+    # the provider learns about the rule's changes after commit, on ingest: the deliberate difference from the
+    # seed's export queue (the ingest worker holds the provider's connection)
+    assert [r["queue"] for r in jobs] == ["ingest"]
 
 
 async def test_stop_processing_flags_and_spam_actions(mailbox: Mailbox) -> None:
@@ -163,3 +165,20 @@ async def test_search_operators_and_free_text(mailbox: Mailbox) -> None:
     assert await subjects("colour:blue pizza") == []  # unknown operator stays free text (and matches nothing)
     assert await subjects("has:attachment") == []
     assert await subjects("invoices OR pizza", ranked=True) == ["Quarterly invoices", "Lunch plans"]
+
+
+async def test_a_trash_rule_takes_every_other_place_off_the_message(mailbox: Mailbox) -> None:
+    """Deliberately more than the seed's "Papierkorb dazu, Posteingang weg": Archive and Spam go as well, so a
+    message is never in the bin and in another place at once."""
+    roles = await mailbox.services.labels.role_ids(mailbox.user.id)
+    await _rule(mailbox, {"subject": "junk"}, [{"type": "trash"}])
+    result = await mailbox.services.pipeline.ingest([
+        mailbox.message(make_message(message_id=f"t{n}@x", subject=f"junk {n}"), label_ids=(roles[role],))
+        for n, role in enumerate((LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM))])
+    for message in result.messages:
+        assert await _label_names(mailbox, "message_label", "message_id", message.id) == {"trash"}
+    operations = mailbox.services.operations
+    kept = await mailbox.services.pipeline.ingest([mailbox.message(make_message(message_id="k@x", subject="keep"),
+                                                                   label_ids=(roles[LabelRole.ARCHIVE],))])
+    await operations.trash(mailbox.user.id, message_ids=[kept.messages[0].id])
+    assert await _label_names(mailbox, "message_label", "message_id", kept.messages[0].id) == {"trash"}

@@ -181,3 +181,11 @@ def test_the_subject_rescue_within_a_batch() -> None:
     fits_after_unfit = [*skipped[:4], cand(4, "o4", subject="Topic", sender="a@x", day=0),
                         cand(5, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=1)]
     assert ((4, 5), None, ThreadingMethod.SUBJECT_FALLBACK) in _plan(fits_after_unfit)
+
+
+def test_one_provider_conversation_of_any_size_in_one_batch_is_one_thread() -> None:
+    """No provider-thread cache (the seed's, capped at 500) is needed: the batch is planned at once, so the
+    six hundredth message of a conversation finds it as surely as the second."""
+    batch = [cand(i, f"g{i}", key="T-big") for i in range(600)]
+    plans = plan_threads(batch, EMPTY)
+    assert [(len(p.members), p.provider_key, p.method) for p in plans] == [(600, "T-big", ThreadingMethod.PROVIDER)]
