@@ -233,3 +233,32 @@ async def test_every_sync_restarts_an_import_that_has_work_and_has_been_silent_f
     assert await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=10, seconds=2))
     await gmail.import_all()
     assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(hours=1))  # no work left
+
+
+POISON = """
+    CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'this message cannot be stored'; END $$;
+    CREATE TRIGGER refuse_poison BEFORE INSERT ON message FOR EACH ROW
+        WHEN (NEW.subject = 'poison') EXECUTE FUNCTION refuse_poison();"""
+
+
+async def test_a_message_that_will_not_store_is_asked_for_five_times_then_the_page_moves_past_it(
+    gmail: GmailSetup,
+) -> None:
+    """Seed: "Die Marke bleibt, wo sie ist, und die Seite wird erneut angefragt; nach fünf Versuchen rückt die
+    Marke an ihr vorbei" — for Gmail as for IMAP."""
+    await gmail.services.db.execute(POISON)
+    for n in range(3):
+        gmail.mailbox.add_message(rfc822(f"fine {n}"))
+    gmail.mailbox.add_message(rfc822("poison"))
+    await gmail.sync()
+    for _ in range(12):
+        progress = await gmail.importer.progress(gmail.account_id)
+        if progress is None or not progress.importing:
+            break
+        await gmail.import_page()
+    # five tries on the inbox page, then it moves past; the listing of everything meets it again, five more
+    assert [(run.page.folder, run.page.failed) for run in gmail.pages][:10] == [("inbox", 1)] * 5 + [("all", 1)] * 5
+    assert await gmail.count() == 3  # the rest is stored; the failing one costs only itself
+    state = BackfillState.of(await account_admin(gmail.services).for_job(gmail.account_id))  # type: ignore[arg-type]
+    assert state is not None and not state.in_pass and state.incomplete  # the pass ended, to be tried again
