@@ -10,6 +10,7 @@ from playwright.async_api import Browser, Page, expect
 
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
+from plmail.mail.rules.model import RuleDraft
 from plmail.services import Services
 from tests.support.mail import make_message
 from tests.support.repos import account_rows
@@ -80,3 +81,31 @@ async def test_toolbar_conversation_snooze_labels_and_filter_preview(serve: Serv
     await page.get_by_role("button", name="Save filter").click()
     await expect(page.get_by_role("heading", name="Filters")).to_be_visible()
     await expect(page.get_by_text("If the subject contains “train”, then archive it.")).to_be_visible()
+
+
+async def test_a_conversation_filed_by_a_rule_shows_in_that_tab(serve: ServeProcess, services: Services,
+                                                              browser: Browser) -> None:
+    """The "file into category" action, seen the way the user sees it: the conversation is under Updates."""
+    user = await services.users.create_user("eve@example.org", "correct horse", time_zone="Europe/Berlin")
+    account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
+                                                  email="eve@example.org")
+    inbox = (await services.labels.role_ids(user.id))[LabelRole.INBOX]
+    labels = {r["id"] for r in await services.db.fetch("SELECT id FROM label")}
+    await services.rules.save(user.id, None, RuleDraft("bank", None, {"from": "bank.example"},
+                                                       [{"type": "fileIntoCategory", "category": "updates"}]),
+                              labels, {account})
+    passed = "mx.example.net; dkim=pass header.d=bank.example; spf=pass smtp.mailfrom=bank.example; dmarc=pass"
+    await services.pipeline.ingest([
+        parse_message(make_message(message_id="st@bank.example", subject="Monthly statement",
+                                   sender="Bank <alerts@bank.example>", to=["eve@example.org"],
+                                   headers={"Authentication-Results": passed}), account_id=account, label_ids=(inbox,)),
+        parse_message(make_message(message_id="hi@x", subject="Hello from Ann", to=["eve@example.org"]),
+                      account_id=account, label_ids=(inbox,)),
+    ])
+    page = await browser.new_page()
+    await _sign_in(page, serve.url)
+    await expect(page.locator("li.thread")).to_have_count(1)
+    await expect(page.locator("li.thread")).to_contain_text("Hello from Ann")
+    await page.get_by_role("navigation", name="Inbox tabs").get_by_role("link", name=re.compile("^Updates")).click()
+    await expect(page.locator("li.thread")).to_have_count(1)
+    await expect(page.locator("li.thread")).to_contain_text("Monthly statement")
