@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plmail.domain.enums import LabelRole, Locale
-from plmail.domain.errors import ValidationError
+from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.mail.labels import LabelManager
 from plmail.mail.rules.describe import describe_rule
 from plmail.mail.rules.model import RuleDraft
@@ -182,3 +182,20 @@ async def test_a_trash_rule_takes_every_other_place_off_the_message(mailbox: Mai
                                                                    label_ids=(roles[LabelRole.ARCHIVE],))])
     await operations.trash(mailbox.user.id, message_ids=[kept.messages[0].id])
     assert await _label_names(mailbox, "message_label", "message_id", kept.messages[0].id) == {"trash"}
+
+
+async def test_the_rule_editor_lists_finds_and_deletes_only_the_users_own_rules(mailbox: Mailbox) -> None:
+    rules = mailbox.services.rules
+    first = await _rule(mailbox, {"subject": "a"}, [{"type": "star"}], name="First")
+    second = await _rule(mailbox, {"subject": "b"}, [{"type": "markRead"}], name="Second")
+    assert [r.id for r in await rules.for_user(mailbox.user.id)] == [first, second]
+    found = await rules.owned(mailbox.user.id, second)
+    assert found is not None and found.name == "Second"
+    stranger = await mailbox.services.users.create_user("stranger@example.org", "correct horse")
+    assert await rules.owned(stranger.id, second) is None
+    with pytest.raises(NotFoundError):
+        await rules.delete(stranger.id, second)  # another user's rule is not theirs to delete
+    await rules.delete(mailbox.user.id, first)
+    assert [r.id for r in await rules.for_user(mailbox.user.id)] == [second]
+    with pytest.raises(NotFoundError):
+        await rules.delete(mailbox.user.id, first)  # gone already
