@@ -125,6 +125,12 @@ def test_a_message_naming_itself_among_its_references_still_follows_the_others()
 def test_a_message_that_is_no_reply_is_threaded_by_nothing() -> None:
     assert _plan([cand(0, "n", subject="Order shipped")]) == [((0,), None, ThreadingMethod.NONE)]
     assert _plan([cand(0, "e", subject="Re: ")]) == [((0,), None, ThreadingMethod.NONE)]  # nothing to match
+    assert _plan([cand(0, "r", subject="Re: Topic")]) == [((0,), None, ThreadingMethod.NONE)]  # nothing found
+    undated = ThreadCandidate(0, "u", (), None, "Re: Topic", "a@x", frozenset({"a@x"}), None)
+    assert _plan([undated]) == [((0,), None, ThreadingMethod.NONE)]
+    blank = [cand(0, "x", subject="", sender="a@x", to=("b@x",)), cand(1, "y", subject="Re: ", sender="b@x",
+                                                                        to=("a@x",), day=1)]
+    assert [p[0] for p in _plan(blank)] == [(0,), (1,)]  # an empty subject matches nothing
 
 
 def test_a_long_chain_in_one_batch_is_one_conversation() -> None:
@@ -142,11 +148,14 @@ def test_the_subject_rescue_window_includes_its_edges_and_skips_unfit_threads() 
                                                               False)):
         lookups = ThreadLookups({7: _stored(7, last=last)}, {}, {}, {}, {"topic": [7]})
         assert _plan([reply], lookups)[0][1] == (7 if joined else None), last
-    # the first thread found is unfit (too old, no shared sender, undated); the next one is taken
-    lookups = ThreadLookups({1: _stored(1, last=T0 - timedelta(days=90)), 2: _stored(2, senders=("z@x",)),
-                             3: _stored(3, last=None), 4: _stored(4, last=T0 + timedelta(days=30))},
-                            {}, {}, {}, {"topic": [1, 2, 3, 4]})
-    assert _plan([reply], lookups) == [((0,), 4, ThreadingMethod.SUBJECT_FALLBACK)]
+    # each unfit thread is passed over (undated, too old, too new, no shared sender, full); the next is taken
+    day = timedelta(days=1)
+    unfit = {1: _stored(1, last=None), 2: _stored(2, last=T0), 3: _stored(3, last=T0 + 71 * day),
+             4: _stored(4, last=T0 + 30 * day, senders=("z@x",)), 5: _stored(5, last=T0 + 35 * day, count=1000)}
+    for tid in unfit:
+        order = [tid, 9]
+        lookups = ThreadLookups({**unfit, 9: _stored(9, last=T0 + 30 * day)}, {}, {}, {}, {"topic": order})
+        assert _plan([reply], lookups) == [((0,), 9, ThreadingMethod.SUBJECT_FALLBACK)], tid
 
 
 def test_the_subject_rescue_takes_the_newest_thread_and_the_lower_id_on_a_tie() -> None:
