@@ -61,3 +61,13 @@ def test_a_folder_path_is_a_label_chain_and_inbox_children_nest_under_the_inbox_
     assert _label_path(_box("inbox.Receipts", delimiter=".")) == ("Inbox", "Receipts")
     assert _label_path(_box("INBOX")) == ("INBOX",)
     assert _label_path(_box("Projects/2026", delimiter=None)) == ("Projects/2026",)
+
+
+def test_own_folders_are_ordered_by_their_lower_cased_path() -> None:
+    rows = [_row("Teams", None), _row("team_b", None), _row("Team_a", None)]
+    assert [r.full_path for r in sorted(rows, key=import_rank)] == ["Team_a", "team_b", "Teams"]
+
+
+def test_a_nested_folder_gets_no_role_by_its_name() -> None:
+    assert assign_roles([_box("Sent Items", delimiter=" ")]) == {}  # "Sent" inside "Items"? no: two levels
+    assert assign_roles([_box("Sent Items", delimiter="/")]) == {"Sent Items": "\\Sent"}
