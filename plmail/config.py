@@ -88,6 +88,7 @@ class Settings:
     pg_system_dirs: tuple[str, ...] | None = None
     metrics_token: str | None = None
     log_format: str = "text"
+    sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
 
     @property
     def embedded_database(self) -> bool:
@@ -127,4 +128,5 @@ class Settings:
             pg_system_dirs=_path_list(env.get("PLMAIL_PG_SYSTEM_DIRS")),
             metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
+            sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
         )

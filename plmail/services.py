@@ -32,12 +32,15 @@ from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
 from plmail.mail.downloads import BlobService
+from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
 from plmail.mail.email_reader import EmailReader
 from plmail.mail.email_writes import EmailWriter
+from plmail.mail.identities import IdentityService
 from plmail.mail.labels import LabelManager
 from plmail.mail.mailboxes import MailboxService
 from plmail.mail.operations import ThreadOperations
+from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
 from plmail.mail.reader import MailReader
@@ -92,6 +95,9 @@ class Services:
     classification_catch_up: ClassificationCatchUp
     sorting: SortingService
     category_backfill: CategoryBackfill
+    identities: IdentityService
+    drafts: DraftService
+    outbox: OutboxService
     metrics: MetricsService
 
     def start_watchers(self) -> None:
@@ -145,13 +151,15 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     releaser.register(calendar.proposal_release_listener(queues))
     admin = AccountAdminRepository(db)
     importer = MailImporter(admin, queues, providers)
-    sync = AccountSyncService(admin, providers, importer, queues)
+    identities = IdentityService(db, providers)
+    sync = AccountSyncService(admin, providers, importer, queues, identities=identities)
     host = PluginHost(providers=providers, db=db, keys=keys, settings=settings, pipeline=pipeline, queues=queues,
                       sync=sync, importer=importer)
     for plugin in load_plugins(plugins):
         plugin.install(host)
     throttle = LoginThrottle(db)
     downloads = BlobService(db, blobs, raw_messages)
+    drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
     queue_overview = QueueOverviewService(db, queues)
     return Services(
         settings=settings,
@@ -192,6 +200,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),
         sorting=SortingService(UserRepository(db), queues),
         category_backfill=CategoryBackfill(db),
+        identities=identities,
+        drafts=drafts,
+        outbox=OutboxService(db, blobs, identities, drafts, operations, providers, queues,
+                             sends_per_hour=settings.sends_per_hour),
         metrics=MetricsService(db, queue_overview, importer),
     )
 

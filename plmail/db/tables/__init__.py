@@ -15,6 +15,7 @@ from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
+from plmail.db.tables.sending import Identity, Submission
 from plmail.db.tables.users import AppPassword, LoginThrottle, User
 
 TABLES = [
@@ -47,6 +48,8 @@ TABLES = [
     GmailSkippedMessage,
     GmailQuotaLimit,
     GmailQuotaAccount,
+    Identity,
+    Submission,
 ]
 
 __all__ = [
@@ -65,6 +68,7 @@ __all__ = [
     "GmailQuotaAccount",
     "GmailQuotaLimit",
     "GmailSkippedMessage",
+    "Identity",
     "IngestSkip",
     "JmapChangeHorizon",
     "JmapChangeLog",
@@ -79,5 +83,6 @@ __all__ = [
     "MessageThread",
     "ProviderChange",
     "QueueProbe",
+    "Submission",
     "User",
 ]
