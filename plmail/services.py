@@ -44,6 +44,7 @@ from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
 from plmail.mail.reader import MailReader
+from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
@@ -98,6 +99,7 @@ class Services:
     identities: IdentityService
     drafts: DraftService
     outbox: OutboxService
+    replies: ReplyService
     metrics: MetricsService
 
     def start_watchers(self) -> None:
@@ -202,6 +204,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         category_backfill=CategoryBackfill(db),
         identities=identities,
         drafts=drafts,
+        replies=ReplyService(db, downloads, identities),
         outbox=OutboxService(db, blobs, identities, drafts, operations, providers, queues,
                              sends_per_hour=settings.sends_per_hour),
         metrics=MetricsService(db, queue_overview, importer),

@@ -63,6 +63,14 @@ class OutgoingAttachment:
 
 
 @dataclass(frozen=True, slots=True)
+class CalendarReply:
+    """An iCalendar object sent as the text/calendar alternative of a message (RFC 6047 §2.4)."""
+
+    method: str  # REPLY, …
+    ics: str
+
+
+@dataclass(frozen=True, slots=True)
 class DraftContent:
     """What a person writes, in structured fields; the composer (web or JMAP) fills it."""
 
@@ -77,6 +85,8 @@ class DraftContent:
     in_reply_to: tuple[str, ...] = ()  # Message-IDs without angle brackets
     references: tuple[str, ...] = ()
     reply_to: tuple[Address, ...] | None = None  # None: the identity's own reply-to
+    extra_headers: tuple[tuple[str, str], ...] = ()  # X-… and User-Agent, as a JMAP client may set them
+    calendar: CalendarReply | None = None  # an iTIP message carried beside the text (an invitation answered)
     answers: int | None = None  # the stored message this replies to or forwards
     answer_keyword: str | None = None  # "$answered" or "$forwarded", set on `answers` once sent
 
@@ -169,6 +179,12 @@ class Submission:
     updated_at: datetime
     sent_at: datetime | None
     origin: str
+    # What goes, fixed at submission: the message itself may be deleted meanwhile (JMAP's onSuccessDestroyEmail).
+    raw_path: str | None = None
+    draft_ref: ProviderRef | None = None
+    thread_key: str | None = None
+    email_id: int | None = None  # the message as submitted, kept when the message is deleted (JMAP's emailId)
+    thread_id: int | None = None
 
     @property
     def undo_status(self) -> str:
@@ -178,3 +194,25 @@ class Submission:
         if self.state is SubmissionState.CANCELED:
             return "canceled"
         return "final"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """A submission as the outbox lists it."""
+
+    submission: Submission
+    account_email: str
+    subject: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionQuery:
+    """EmailSubmission/query's filter and sort (RFC 8621 §7.3), in plmail's terms."""
+
+    identity_ids: tuple[int, ...] | None = None
+    email_ids: tuple[int, ...] | None = None
+    thread_ids: tuple[int, ...] | None = None
+    undo_status: str | None = None  # pending | final | canceled
+    before: datetime | None = None  # send_at before
+    after: datetime | None = None  # send_at at or after
+    sort: tuple[tuple[str, bool], ...] = ()  # ("emailId" | "threadId" | "sentAt", ascending)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from plmail.domain.enums import Category
 from plmail.mail.downloads import MAX_CONCURRENT_UPLOADS
 from plmail.mail.email_query import COLLATIONS
+from plmail.mail.outbox import MAX_DELAYED_SEND
+
+MAX_DELAYED_SECONDS: Final = int(MAX_DELAYED_SEND.total_seconds())
 
 CORE: Final = "urn:ietf:params:jmap:core"
 MAIL: Final = "urn:ietf:params:jmap:mail"
@@ -56,6 +60,10 @@ def session_capabilities(limits: Limits = LIMITS) -> dict[str, Any]:
     }
 
 
+def latest_release() -> str:
+    return (datetime.now(UTC) + MAX_DELAYED_SEND).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def account_capabilities() -> dict[str, Any]:
     return {
         MAIL: {
@@ -66,7 +74,8 @@ def account_capabilities() -> dict[str, Any]:
             "emailQuerySortOptions": list(SORT_OPTIONS),
             "mayCreateTopLevelMailbox": True,
         },
-        # Identities only: sending is not offered, so no delayed send and no extensions.
-        SUBMISSION: {"maxDelayedSend": 0, "submissionExtensions": {}},
+        # Sends may be held up to 30 days: FUTURERELEASE (RFC 4865) with its interval and latest release time.
+        SUBMISSION: {"maxDelayedSend": MAX_DELAYED_SECONDS, "submissionExtensions": {
+            "FUTURERELEASE": [str(MAX_DELAYED_SECONDS), latest_release()]}},
         CATEGORIES: {},
     }

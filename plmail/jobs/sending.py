@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from plmail.domain.ingest import ref_from_json
 from plmail.jobs.context import services_of
-from plmail.mail.drafts import ref_from_json
 from plmail.mail.outbox import receipt_from_json
 
 
@@ -23,10 +23,8 @@ async def send_submission(ctx: dict[str, Any], *, submission_id: int) -> str:
     return await services_of(ctx).outbox.deliver(int(submission_id))
 
 
-async def file_sent_copy(ctx: dict[str, Any], *, account_id: int, message_id: int, draft: Any = None,
-                         receipt: Any = None) -> None:
-    await services_of(ctx).outbox.file_sent_copy(int(account_id), int(message_id), ref_from_json(draft),
-                                                 receipt_from_json(receipt))
+async def file_sent_copy(ctx: dict[str, Any], *, submission_id: int, receipt: Any = None) -> None:
+    await services_of(ctx).outbox.file_sent_copy(int(submission_id), receipt_from_json(receipt))
 
 
 async def send_due(ctx: dict[str, Any]) -> int:

@@ -23,12 +23,15 @@ from email.utils import format_datetime, make_msgid
 from plmail.domain.errors import InvalidMessageError, ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent, Envelope, Identity, OutgoingAttachment
+from plmail.mail.mime import html_to_text
 
 MAX_RECIPIENTS = 100
 DEFAULT_SIZE_LIMIT = 25 * 1024 * 1024  # an account's default; a server's SMTP SIZE may be lower
 _FORBIDDEN = re.compile(r"[\r\n\x00]")
 _ADDRESS = re.compile(r"^[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+$")
 _MESSAGE_ID = re.compile(r"^[^<>\s@]+@[^<>\s@]+$")
+# Headers a writer may add beside the ones built from the fields: private ones and the client's name.
+_EXTRA_HEADER = re.compile(r"^(X-[A-Za-z0-9-]{1,70}|User-Agent)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,10 @@ def compose(identity: Identity, content: DraftContent, *, now: datetime | None =
         message["In-Reply-To"] = " ".join(f"<{i}>" for i in in_reply_to)
     if references:
         message["References"] = " ".join(f"<{i}>" for i in references)
+    for name, value in content.extra_headers:
+        if not _EXTRA_HEADER.match(name):
+            raise ValidationError(f"The header {name!r} cannot be set here.", field="headers")
+        message[name] = check_header(value, name)
     message["MIME-Version"] = "1.0"
     _body(message, content)
     policy = email.policy.SMTPUTF8 if _needs_utf8(sender, to, cc, bcc, reply_to) else email.policy.SMTP
@@ -141,18 +148,26 @@ def _needs_utf8(*groups: Address | Sequence[Address]) -> bool:
 
 
 def _body(message: EmailMessage, content: DraftContent) -> None:
-    text = content.text_body if content.text_body is not None else ""
+    # A client that gives HTML alone still sends a text part: what a plain-text reader sees.
+    if content.text_body is not None:
+        text = content.text_body
+    else:
+        text = html_to_text(content.html_body) if content.html_body is not None else ""
     inline = [a for a in content.attachments if a.content_id is not None and content.html_body is not None]
     files = [a for a in content.attachments if a not in inline]
     message.set_content(text, subtype="plain", charset="utf-8", cte=_transfer_encoding(text))
+    if content.calendar is not None:
+        # RFC 6047 §2.4: the iTIP object as an alternative of the text, its method on the Content-Type.
+        message.add_alternative(content.calendar.ics, subtype="calendar", charset="utf-8",
+                                cte=_transfer_encoding(content.calendar.ics),
+                                params={"method": check_header(content.calendar.method, "method")})
     if content.html_body is not None:
         message.add_alternative(content.html_body, subtype="html", charset="utf-8",
                                 cte=_transfer_encoding(content.html_body))
         if inline:
             payload = message.get_payload()
             assert isinstance(payload, list)
-            html_part = payload[1]
-            assert isinstance(html_part, EmailMessage)
+            html_part = next(p for p in payload if isinstance(p, EmailMessage) and p.get_content_type() == "text/html")
             for image in inline:
                 maintype, subtype = _split(image.content_type)
                 html_part.add_related(image.data, maintype=maintype, subtype=subtype, cid=f"<{image.content_id}>",

@@ -9,10 +9,10 @@ mail client does over IMAP (a message cannot change; a draft is replaced). The p
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
@@ -21,15 +21,17 @@ from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.submissions import SubmissionRepository
 from plmail.domain.enums import LabelRole
 from plmail.domain.errors import ForbiddenError, InvalidMessageError, NotFoundError
-from plmail.domain.ingest import IngestedMessage, ProviderRef
+from plmail.domain.ingest import IngestedMessage, ProviderRef, ref_json
 from plmail.domain.jobs import DISCARD_DRAFT, PUSH_DRAFT
-from plmail.domain.outgoing import DraftContent, Identity
+from plmail.domain.messages import Address
+from plmail.domain.outgoing import DraftContent, Identity, IdentityOrigin, OutgoingAttachment
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
 from plmail.mail.compose import DEFAULT_SIZE_LIMIT, ComposedMessage, compose
 from plmail.mail.identities import IdentityService
 from plmail.mail.ingest import parse_message
+from plmail.mail.mime import parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.settle import settle_deleted
 
@@ -44,22 +46,29 @@ class SavedDraft:
     thread_id: int | None
     rfc_message_id: str
     account_id: int
+    size: int = 0
 
 
-def ref_json(ref: ProviderRef | None) -> dict[str, Any] | None:
-    """A provider reference as a job argument."""
-    if ref is None or ref.identity() is None:
-        return None
-    return {"mailbox_id": ref.mailbox_id, "imap_uid": ref.imap_uid, "gmail_id": ref.gmail_id,
-            "graph_id": ref.graph_id}
+@dataclass(frozen=True, slots=True)
+class LoadedDraft:
+    message_id: int
+    thread_id: int | None
+    content: DraftContent  # without its attachments, which `files` lists
+    files: tuple[tuple[str, str, int], ...]  # (part path, file name, size)
 
 
-def ref_from_json(value: Any) -> ProviderRef | None:
-    if not isinstance(value, dict):
-        return None
-    ref = ProviderRef(mailbox_id=value.get("mailbox_id"), imap_uid=value.get("imap_uid"),
-                      gmail_id=value.get("gmail_id"), graph_id=value.get("graph_id"))
-    return ref if ref.identity() is not None else None
+def attachments_of(raw: bytes) -> list[tuple[str, OutgoingAttachment]]:
+    """The files and inline images of a stored message, by part path, ready to go into a new version."""
+    return [(p.path, OutgoingAttachment(p.filename or "", p.content_type, p.data,
+                                        content_id=p.content_id if p.is_inline else None))
+            for p in parse_mime(raw).parts if not p.is_calendar]
+
+
+def stranger(account_id: int, sender: Address) -> Identity:
+    """A From that is none of the user's identities: a draft may say it, a submission of it is refused."""
+    return Identity(id=0, account_id=account_id, email=sender.address, name=sender.name, reply_to=(), bcc=(),
+                    text_signature="", html_signature="", is_primary=False, origin=IdentityOrigin.ALIAS,
+                    updated_at=datetime.now(UTC))
 
 
 def is_draft(message: WrittenMessage, drafts_label: int | None) -> bool:
@@ -82,10 +91,15 @@ class DraftService:
         self.submissions = SubmissionRepository(db)
 
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
-                   now: datetime | None = None, keywords: frozenset[str] = frozenset()) -> SavedDraft:
-        """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow."""
+                   now: datetime | None = None, keywords: frozenset[str] | None = None,
+                   keep_parts: tuple[str, ...] = ()) -> SavedDraft:
+        """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
+        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on."""
         identity = await self.identities.sendable(user_id, content.identity_id)
         previous = await self._own_draft(user_id, replaces) if replaces is not None else None
+        if previous is not None and keep_parts and previous.raw_path is not None:
+            carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path)) if path in keep_parts]
+            content = dataclasses.replace(content, attachments=(*carried, *content.attachments))
         composed = compose(identity, content, now=now, size_limit=await self.size_limit(identity.account_id))
         saved = await self.store(user_id, identity, composed, keywords=keywords)
         if previous is not None:
@@ -94,14 +108,16 @@ class DraftService:
         return saved
 
     async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,
-                    keywords: frozenset[str] = frozenset(), label_ids: tuple[int, ...] | None = None) -> SavedDraft:
-        """A composed message stored as a draft of the identity's account (Drafts unless labels are given)."""
+                    keywords: frozenset[str] | None = None, label_ids: tuple[int, ...] | None = None) -> SavedDraft:
+        """A composed message stored in the identity's account: a read draft in Drafts, unless the keywords
+        and labels say otherwise (JMAP's Email/set create)."""
         roles = await self.labels.role_ids(user_id)
         labels = label_ids if label_ids is not None else (roles[LabelRole.DRAFTS],)
-        flags = tuple(dict.fromkeys([DRAFT_FLAG, *(k for k in keywords if k not in ("$seen", "$flagged"))]))
+        wanted = keywords if keywords is not None else frozenset({DRAFT_FLAG, "$seen"})
+        flags = tuple(sorted(k for k in wanted if k not in ("$seen", "$flagged")))
         message: IngestedMessage = parse_message(
             composed.raw, account_id=identity.account_id, received_at=datetime.now(UTC), label_ids=labels,
-            is_draft=DRAFT_FLAG in flags, flags=flags, seen=True, starred="$flagged" in keywords,
+            is_draft=DRAFT_FLAG in flags, flags=flags, seen="$seen" in wanted, starred="$flagged" in wanted,
             source_ref=f"composed:{composed.message_id}",
         )
         result = await self.pipeline.ingest([message])
@@ -109,11 +125,81 @@ class DraftService:
             reason = result.skipped[0].reason if result.skipped else "it was stored already"
             raise InvalidMessageError(f"The draft could not be stored: {reason}.")
         stored = result.messages[0]
-        return SavedDraft(stored.id, stored.thread_id, composed.message_id, identity.account_id)
+        return SavedDraft(stored.id, stored.thread_id, composed.message_id, identity.account_id, len(composed.raw))
+
+    async def write(self, user_id: int, account_id: int, sender: Address, content: DraftContent, *,
+                    keywords: frozenset[str], label_ids: tuple[int, ...], message_id: str | None = None,
+                    sent_at: datetime | None = None, local_account: bool = False) -> SavedDraft:
+        """An email written whole, as JMAP's Email/set create gives it. In a provider's account only drafts can
+        be written (its server would never see anything else); a draft reaches the provider's Drafts. The From
+        need not be an identity here: sending it is what is refused (forbiddenFrom)."""
+        roles = await self.labels.role_ids(user_id)
+        drafts = roles[LabelRole.DRAFTS]
+        if not local_account and (drafts not in label_ids or DRAFT_FLAG not in keywords):
+            raise ForbiddenError("Only drafts ($draft, in Drafts) can be created in this account: its server would "
+                                 "never see any other email written here.")
+        identity = await self.identities.for_address(user_id, sender.address)
+        if identity is None or identity.account_id != account_id:
+            identity = stranger(account_id, sender)
+        else:
+            identity = dataclasses.replace(identity, name=sender.name)
+        composed = compose(identity, dataclasses.replace(content, identity_id=identity.id), now=sent_at,
+                           message_id=message_id, size_limit=await self.size_limit(account_id))
+        saved = await self.store(user_id, identity, composed, keywords=keywords, label_ids=label_ids)
+        if drafts in label_ids and not local_account:
+            await self._push(account_id, saved.message_id, None)
+        return saved
+
+    async def load(self, user_id: int, message_id: int) -> LoadedDraft:
+        """A draft as the composer reopens it: its fields, and its attachments by part path."""
+        draft = await self._own_draft(user_id, message_id)
+        if draft.raw_path is None:
+            raise NotFoundError("The draft's text is not stored.")
+        raw = await self.blobs.get(draft.raw_path)
+        parsed = parse_mime(raw)
+        identity = await self.identities.for_address(user_id, parsed.from_address or "")
+        if identity is None or identity.account_id != draft.account_id:
+            identity = await self.identities.primary(user_id, draft.account_id)
+        if identity is None:
+            raise NotFoundError("The draft's account has no address to send from.")
+        files = attachments_of(raw)
+        content = DraftContent(
+            identity_id=identity.id, to=parsed.to, cc=parsed.cc, bcc=parsed.bcc, subject=parsed.subject,
+            text_body=parsed.body_text or "", html_body=parsed.body_html, in_reply_to=parsed.in_reply_to,
+            references=parsed.references, reply_to=parsed.reply_to or None)
+        return LoadedDraft(draft.id, draft.thread_id, content, tuple((p, a.filename, len(a.data)) for p, a in files))
 
     async def discard(self, user_id: int, message_id: int) -> None:
-        """Delete the draft here and at the provider."""
+        """Delete the draft here and at the provider; a send of it still waiting is canceled with it."""
         draft = await self._own_draft(user_id, message_id)
+        await self.submissions.cancel_pending_for(draft.id)
+        await self._discard(draft)
+
+    async def forget(self, user_id: int, message_id: int) -> None:
+        """A submitted message deleted here and its draft at the provider; its submission still sends what was
+        submitted (JMAP's onSuccessDestroyEmail)."""
+        found = await self.repo.owned(user_id, message_id)
+        if found is None:
+            raise NotFoundError("No such message.")
+        await self._discard(found)
+
+    async def restore(self, account_id: int, raw: bytes) -> int:
+        """A message that was to be sent and did not go, stored as a draft again (and at the provider)."""
+        record = await self.accounts.for_job(account_id)
+        if record is None:
+            raise NotFoundError("The account was removed.")
+        roles = await self.labels.role_ids(record.user_id)
+        message = parse_message(raw, account_id=account_id, received_at=datetime.now(UTC),
+                                label_ids=(roles[LabelRole.DRAFTS],), is_draft=True, flags=(DRAFT_FLAG,), seen=True,
+                                source_ref="restored-draft")
+        result = await self.pipeline.ingest([message])
+        if not result.messages:
+            raise InvalidMessageError("The unsent message could not be stored as a draft again.")
+        restored = result.messages[0].id
+        await self._push(account_id, restored, None)
+        return restored
+
+    async def _discard(self, draft: WrittenMessage) -> None:
         await self._delete_local(draft)
         ref = ref_json(draft.ref)
         if ref is not None and self.queues is not None:
@@ -149,6 +235,8 @@ class DraftService:
                 return
             if not await self.repo.set_ref(message_id, ref):
                 await store.discard_draft(record.account, ref)
+                return
+            await self.submissions.set_draft_ref(message_id, ref)
 
     async def discard_remote(self, account_id: int, ref: ProviderRef) -> None:
         record = await self.accounts.for_job(account_id)

@@ -21,6 +21,7 @@ from plmail.domain.outgoing import Identity, IdentityOrigin
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.changes import Change, StateManager
 from plmail.mail.compose import check_address, check_header
+from plmail.mail.sanitizer import sanitize_outgoing
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,8 @@ class IdentityService:
         async with self.db.transaction():
             await self.repo.update(identity.id, name=name.strip() if name is not None else None,
                                    reply_to=clean_reply, bcc=clean_bcc, text_signature=text_signature,
-                                   html_signature=html_signature)
+                                   html_signature=sanitize_outgoing(html_signature, remote_images=True)
+                                   if html_signature else html_signature)
             await self._record(identity.account_id, [identity.id], ChangeType.UPDATED)
         return await self.owned(user_id, identity_id)
 

@@ -9,6 +9,8 @@ the final dot is never resent blindly — the submission says "may have been sen
 
 from __future__ import annotations
 
+import email
+import email.policy
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -24,16 +26,18 @@ from plmail.db.repos.threads import ThreadRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.enums import ChangeType, JmapObjectType, LabelRole
 from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError, ValidationError
-from plmail.domain.ingest import ProviderRef
+from plmail.domain.ingest import ref_from_json, ref_json
 from plmail.domain.jobs import FILE_SENT_COPY, SEND_SUBMISSION
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import (
     Envelope,
+    OutboxEntry,
     OutgoingMessage,
     SendError,
     SendFailure,
     SendReceipt,
     Submission,
+    SubmissionQuery,
     SubmissionRefused,
     SubmissionState,
 )
@@ -42,7 +46,7 @@ from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
 from plmail.mail.changes import Change, StateManager
 from plmail.mail.compose import MAX_RECIPIENTS, check_address, envelope_of, wire_bytes
-from plmail.mail.drafts import DraftService, ref_from_json, ref_json
+from plmail.mail.drafts import DraftService
 from plmail.mail.identities import IdentityService
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.settle import announce
@@ -55,6 +59,11 @@ MAX_UNDO_SECONDS = 60
 DEFAULT_SENDS_PER_HOUR = 200
 STUCK_SENDING = timedelta(minutes=15)  # a claim nobody finished: longer than any job may run
 _ANSWER_KEYWORDS = frozenset({"$answered", "$forwarded"})
+
+
+def _message_id(raw: bytes) -> str:
+    head = email.message_from_bytes(raw.split(b"\r\n\r\n", 1)[0] + b"\r\n\r\n", policy=email.policy.compat32)
+    return str(head.get("Message-ID") or "").strip().strip("<>")
 
 
 def receipt_json(receipt: SendReceipt) -> dict[str, Any]:
@@ -136,10 +145,16 @@ class OutboxService:
                                     f"before sending more.", reason="forbiddenToSend")
         if answer_keyword is not None and answer_keyword not in _ANSWER_KEYWORDS:
             answer_keyword = None
+        if answers is None:  # a reply written elsewhere (a JMAP client): the mail its In-Reply-To names
+            answers = await self.repo.answered_by(message.id)
+            answer_keyword = "$answered" if answers is not None else None
+        thread_key = await self.threads.provider_key(message.thread_id) if message.thread_id is not None else None
         async with self.db.transaction():
             submission_id = await self.repo.create(
                 account_id=message.account_id, message_id=message.id, identity_id=identity.id, envelope=wanted,
-                send_at=when, origin=origin, answers_message_id=answers, answer_keyword=answer_keyword)
+                send_at=when, origin=origin, answers_message_id=answers, answer_keyword=answer_keyword,
+                raw_path=message.raw_path, draft_ref=message.ref if message.ref.identity() else None,
+                thread_key=thread_key or message.provider_thread_key)
             await self._record(message.account_id, [submission_id], ChangeType.CREATED)
         await self._schedule(submission_id, when, moment)
         found = await self.repo.get(submission_id)
@@ -155,10 +170,20 @@ class OutboxService:
             if not await self.repo.cancel(submission_id):
                 raise SubmissionRefused("It is on its way or sent already; it cannot be taken back.",
                                         reason="cannotUnsend")
+            await self._back_to_drafts(submission)
             await self._record(submission.account_id, [submission_id], ChangeType.UPDATED)
         canceled = await self.repo.get(submission_id)
         assert canceled is not None
         return canceled
+
+    async def forget(self, user_id: int, submission_id: int) -> None:
+        """A finished submission removed from the list (JMAP's destroy); one still waiting must be canceled
+        first, so that removing it never looks like stopping it."""
+        submission = await self.owned(user_id, submission_id)
+        async with self.db.transaction():
+            if not await self.repo.delete(submission.id):
+                raise ForbiddenError("It has not been sent yet: cancel it (undoStatus canceled) first.")
+            await self._record(submission.account_id, [submission.id], ChangeType.DESTROYED)
 
     async def owned(self, user_id: int, submission_id: int) -> Submission:
         found = await self.repo.owned(user_id, submission_id)
@@ -169,7 +194,10 @@ class OutboxService:
     async def for_accounts(self, account_ids: Sequence[int], ids: Sequence[int] | None = None) -> list[Submission]:
         return await self.repo.for_accounts(account_ids, ids=ids)
 
-    async def outbox(self, user_id: int | None) -> list[Submission]:
+    async def query(self, account_id: int, query: SubmissionQuery) -> list[int]:
+        return await self.repo.query(account_id, query)
+
+    async def outbox(self, user_id: int | None) -> list[OutboxEntry]:
         """Pending, scheduled, sending, failed and maybe-sent submissions (a user's, or all for the operator)."""
         return await self.repo.outbox(user_id)
 
@@ -181,7 +209,7 @@ class OutboxService:
         if submission is None:
             return await self._not_claimed(submission_id)
         try:
-            account, message, outgoing = await self._outgoing(submission)
+            account, outgoing = await self._outgoing(submission)
             transport = self.transports.get(account.provider_kind)
             if transport is None:
                 raise SendError("This account cannot send mail.", failure=SendFailure.PERMANENT)
@@ -193,32 +221,33 @@ class OutboxService:
             await self.repo.retry_later(submission.id, "The message could not be prepared; trying again.")
             raise
         try:
-            receipt = await transport.send(account, outgoing, draft=message.ref if message.ref.identity() else None)
+            receipt = await transport.send(account, outgoing, draft=submission.draft_ref)
         except SendError as exc:
             return await self._failed(submission, exc)
         except Exception as exc:  # a failure we cannot place: it may have gone, so it is never resent blindly
             log.exception("sending submission %s failed unexpectedly", submission.id)
             return await self._failed(submission, SendError(f"{type(exc).__name__}: {exc}",
                                                             failure=SendFailure.UNCERTAIN))
-        await self._sent(submission, message, receipt)
+        await self._sent(submission, receipt)
         return SubmissionState.SENT.value
 
-    async def file_sent_copy(self, account_id: int, message_id: int, draft: ProviderRef | None,
-                             receipt: SendReceipt) -> None:
+    async def file_sent_copy(self, submission_id: int, receipt: SendReceipt) -> None:
         """After a send, on ingest: the provider's Sent gets its copy (where it does not file one itself) and
         its Drafts loses the draft, under the account's sync lock so the next sync sees the result."""
-        record = await self.accounts.for_job(account_id)
-        store = self.stores.get(record.provider_kind) if record is not None else None
-        message = await self.messages.get(message_id)
-        if record is None or store is None or message is None or message.raw_path is None:
+        submission = await self.repo.get(submission_id)
+        if submission is None or submission.raw_path is None:
             return
-        raw = await self.blobs.get(message.raw_path)
-        async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=60.0) as lock:
+        record = await self.accounts.for_job(submission.account_id)
+        store = self.stores.get(record.provider_kind) if record is not None else None
+        if record is None or store is None:
+            return
+        raw = await self.blobs.get(submission.raw_path)
+        async with self.accounts.session_lock(SYNC_LOCK, submission.account_id, wait=60.0) as lock:
             if not lock.taken:
                 raise TimeoutError("the account is busy syncing; the Sent copy is filed later")
-            ref = await store.file_sent(record.account, raw, draft=draft, receipt=receipt)
-            if ref is not None:
-                await self.messages.set_ref(message_id, ref)
+            ref = await store.file_sent(record.account, raw, draft=submission.draft_ref, receipt=receipt)
+            if ref is not None and submission.message_id is not None:
+                await self.messages.set_ref(submission.message_id, ref)
 
     async def send_due(self) -> int:
         """The safety net, every minute: submissions whose job was lost go again, claims nobody finished become
@@ -264,21 +293,17 @@ class OutboxService:
             await self._schedule(submission_id, submission.send_at, datetime.now(UTC))
         return submission.state.value
 
-    async def _outgoing(self, submission: Submission) -> tuple[Any, WrittenMessage, OutgoingMessage]:
-        if submission.message_id is None:
-            raise SendError("The message was deleted before it went.", failure=SendFailure.PERMANENT)
-        message = await self.messages.get(submission.message_id)
+    async def _outgoing(self, submission: Submission) -> tuple[Any, OutgoingMessage]:
         record = await self.accounts.for_job(submission.account_id)
-        if message is None or message.raw_path is None:
+        if submission.raw_path is None:
             raise SendError("The message was deleted before it went.", failure=SendFailure.PERMANENT)
         if record is None or not record.is_active:
             raise SendError("The account is switched off.", failure=SendFailure.PERMANENT)
-        raw = await self.blobs.get(message.raw_path)
-        thread_key = await self.threads.provider_key(message.thread_id) if message.thread_id is not None else None
+        raw = await self.blobs.get(submission.raw_path)
         outgoing = OutgoingMessage(
-            message_id=(message.rfc_message_id or "").strip("<>"), envelope=submission.envelope,
-            wire=wire_bytes(raw), copy=raw, thread_key=thread_key or message.provider_thread_key)
-        return record.account, message, outgoing
+            message_id=_message_id(raw), envelope=submission.envelope, wire=wire_bytes(raw), copy=raw,
+            thread_key=submission.thread_key)
+        return record.account, outgoing
 
     async def _failed(self, submission: Submission, exc: SendError) -> str:
         if exc.failure is SendFailure.TEMPORARY:
@@ -301,42 +326,69 @@ class OutboxService:
                       delivery: dict[str, dict[str, str]] | None = None, to_drafts: bool = False) -> None:
         async with self.db.transaction():
             await self.repo.finish(submission.id, state, error=error, delivery=delivery)
-            if to_drafts and submission.message_id is not None:
-                await self._back_to_drafts(submission.message_id)
+            if to_drafts:
+                await self._back_to_drafts(submission)
             await self._record(submission.account_id, [submission.id], ChangeType.UPDATED)
 
-    async def _back_to_drafts(self, message_id: int) -> None:
-        message = await self.messages.get(message_id)
+    async def _back_to_drafts(self, submission: Submission) -> None:
+        """What did not go is a draft again: the message back in Drafts, or, when it was deleted after it was
+        submitted, stored anew from what was submitted."""
+        message = await self.messages.get(submission.message_id) if submission.message_id is not None else None
         if message is None:
+            if submission.raw_path is not None:
+                restored = await self.drafts.restore(submission.account_id, await self.blobs.get(submission.raw_path))
+                await self.repo.attach_message(submission.id, restored)
             return
         roles = await self.labels.role_ids(message.user_id)
         drafts, sent = roles[LabelRole.DRAFTS], roles[LabelRole.SENT]
         if drafts in message.labels and "$draft" in message.flags:
             return
-        await self.messages.become_draft(message_id, drafts_label=drafts, sent_label=sent)
+        await self.messages.become_draft(message.id, drafts_label=drafts, sent_label=sent)
         await self._relabelled(message, {drafts, sent})
 
-    async def _sent(self, submission: Submission, message: WrittenMessage, receipt: SendReceipt) -> None:
+    async def show_as_sent(self, user_id: int, submission_id: int) -> None:
+        """JMAP's usual onSuccessUpdateEmail (Drafts → Sent, no $draft), applied here only: the provider's Drafts
+        and Sent follow when the message actually went, and an undo or a failure brings it back to Drafts."""
+        submission = await self.owned(user_id, submission_id)
+        message = await self.messages.get(submission.message_id) if submission.message_id is not None else None
+        if message is None:
+            return
         roles = await self.labels.role_ids(message.user_id)
         drafts, sent = roles[LabelRole.DRAFTS], roles[LabelRole.SENT]
+        async with self.db.transaction():
+            await self.messages.become_sent(message.id, drafts_label=drafts, sent_label=sent)
+            await self._relabelled(message, {drafts, sent})
+
+    async def forget_message(self, user_id: int, submission_id: int) -> None:
+        """JMAP's onSuccessDestroyEmail: the submitted draft goes from plmail now; what was submitted still goes
+        (the submission keeps it), the provider's draft is removed once it went, and its Sent copy arrives by
+        sync. Should the send fail, the draft is stored again."""
+        submission = await self.owned(user_id, submission_id)
+        if submission.message_id is not None:
+            await self.drafts.forget(user_id, submission.message_id)
+
+    async def _sent(self, submission: Submission, receipt: SendReceipt) -> None:
+        message = await self.messages.get(submission.message_id) if submission.message_id is not None else None
         delivery = {address: {"smtpReply": reply, "delivered": "queued"} for address, reply in receipt.replies}
         answers, keyword = await self.repo.answer_of(submission.id)
         async with self.db.transaction():
             await self.repo.finish(submission.id, SubmissionState.SENT, delivery=delivery,
-                                   awaiting_copy=receipt.provider_files_copy)
-            await self.messages.become_sent(message.id, drafts_label=drafts, sent_label=sent)
-            if receipt.ref is not None:
-                await self.messages.set_ref(message.id, receipt.ref)
-            await self._relabelled(message, {drafts, sent})
+                                   awaiting_copy=receipt.provider_files_copy and message is not None)
+            if message is not None:
+                roles = await self.labels.role_ids(message.user_id)
+                drafts, sent = roles[LabelRole.DRAFTS], roles[LabelRole.SENT]
+                await self.messages.become_sent(message.id, drafts_label=drafts, sent_label=sent)
+                if receipt.ref is not None:
+                    await self.messages.set_ref(message.id, receipt.ref)
+                await self._relabelled(message, {drafts, sent})
             await self._record(submission.account_id, [submission.id], ChangeType.UPDATED)
-        if answers is not None and keyword is not None:
+        if answers is not None and keyword is not None and message is not None:
             try:
                 await self.operations.set_keyword(message.user_id, [answers], keyword, True)
             except Exception:  # the reply went; a missing $answered must not make it look failed
                 log.exception("could not mark message %s %s", answers, keyword)
         if self.queues is not None:
-            await self.queues.enqueue(FILE_SENT_COPY, account_id=message.account_id, message_id=message.id,
-                                      draft=ref_json(message.ref), receipt=receipt_json(receipt))
+            await self.queues.enqueue(FILE_SENT_COPY, submission_id=submission.id, receipt=receipt_json(receipt))
 
     async def _relabelled(self, message: WrittenMessage, labels: set[int]) -> None:
         if message.thread_id is not None:

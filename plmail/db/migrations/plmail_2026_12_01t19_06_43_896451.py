@@ -295,6 +295,111 @@ async def forwards() -> MigrationManager:
     manager.add_column(
         table_class_name="Submission",
         tablename="submission",
+        column_name="email_id",
+        db_column_name="email_id",
+        column_class_name="BigInt",
+        column_class=BigInt,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Submission",
+        tablename="submission",
+        column_name="thread_id",
+        db_column_name="thread_id",
+        column_class_name="BigInt",
+        column_class=BigInt,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Submission",
+        tablename="submission",
+        column_name="raw_path",
+        db_column_name="raw_path",
+        column_class_name="Text",
+        column_class=Text,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Submission",
+        tablename="submission",
+        column_name="draft_ref",
+        db_column_name="draft_ref",
+        column_class_name="JSONB",
+        column_class=JSONB,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Submission",
+        tablename="submission",
+        column_name="thread_key",
+        db_column_name="thread_key",
+        column_class_name="Text",
+        column_class=Text,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Submission",
+        tablename="submission",
         column_name="answers_message_id",
         db_column_name="answers_message_id",
         column_class_name="BigInt",

@@ -10,10 +10,20 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
-from plmail.domain.outgoing import Envelope, Submission, SubmissionState
+from plmail.domain.ingest import ProviderRef, ref_from_json, ref_json
+from plmail.domain.outgoing import Envelope, OutboxEntry, Submission, SubmissionQuery, SubmissionState
 
 _COLUMNS = ("s.id, s.account_id, s.message_id, s.identity_id, s.envelope, s.send_at, s.state, s.attempts, "
-            "s.last_error, s.delivery, s.created_at, s.updated_at, s.sent_at, s.origin")
+            "s.last_error, s.delivery, s.created_at, s.updated_at, s.sent_at, s.origin, s.raw_path, s.draft_ref, "
+            "s.thread_key, s.email_id, s.thread_id")
+
+
+# EmailSubmission/query's sort properties; sentAt is when it goes (or went).
+_SORT_COLUMNS = {"emailId": "s.email_id", "threadId": "s.thread_id", "sentAt": "s.send_at"}
+
+
+def _array(values: Sequence[int] | None) -> list[int] | None:
+    return list(values) if values is not None else None
 
 
 def _json(value: Any) -> Any:
@@ -38,6 +48,8 @@ def _submission(row: asyncpg.Record) -> Submission:
         envelope=_envelope(row["envelope"]), send_at=row["send_at"], state=SubmissionState(row["state"]),
         attempts=row["attempts"], last_error=row["last_error"] or "", delivery=_json(row["delivery"]) or {},
         created_at=row["created_at"], updated_at=row["updated_at"], sent_at=row["sent_at"], origin=row["origin"],
+        raw_path=row["raw_path"], draft_ref=ref_from_json(_json(row["draft_ref"])), thread_key=row["thread_key"],
+        email_id=row["email_id"], thread_id=row["thread_id"],
     )
 
 
@@ -46,18 +58,28 @@ class SubmissionRepository:
         self.db = db
 
     async def create(self, *, account_id: int, message_id: int, identity_id: int, envelope: Envelope,
-                     send_at: datetime, origin: str, answers_message_id: int | None,
-                     answer_keyword: str | None) -> int:
+                     send_at: datetime, origin: str, answers_message_id: int | None, answer_keyword: str | None,
+                     raw_path: str, draft_ref: ProviderRef | None, thread_key: str | None) -> int:
+        draft = ref_json(draft_ref)
         value = await self.db.fetchval(
             """INSERT INTO submission (account_id, message_id, identity_id, envelope, send_at, state, attempts,
                                        last_error, delivery, answers_message_id, answer_keyword, awaiting_copy,
-                                       origin, created_at, updated_at)
-               VALUES ($1, $2, $3, $4::jsonb, $5, 'pending', 0, '', '{}', $6, $7, false, $8, now(), now())
+                                       origin, raw_path, draft_ref, thread_key, email_id, thread_id, created_at,
+                                       updated_at)
+               SELECT $1, $2, $3, $4::jsonb, $5, 'pending', 0, '', '{}', $6, $7, false, $8, $9, $10::jsonb, $11,
+                      $2, m.thread_id, now(), now()
+                 FROM message m WHERE m.id = $2
                RETURNING id""",
             account_id, message_id, identity_id, envelope_json(envelope), send_at, answers_message_id, answer_keyword,
-            origin,
+            origin, raw_path, json.dumps(draft) if draft is not None else None, thread_key,
         )
         return int(value)
+
+    async def set_draft_ref(self, message_id: int, ref: ProviderRef) -> None:
+        """The provider stored the draft after it was submitted: the submission removes that one once it went."""
+        await self.db.execute(
+            "UPDATE submission SET draft_ref = $2::jsonb, updated_at = now() WHERE message_id = $1 "
+            "AND state IN ('pending', 'sending')", message_id, json.dumps(ref_json(ref)))
 
     async def owned(self, user_id: int, submission_id: int) -> Submission | None:
         row = await self.db.fetchrow(
@@ -81,16 +103,37 @@ class SubmissionRepository:
         )
         return [_submission(r) for r in rows]
 
-    async def outbox(self, user_id: int | None) -> list[Submission]:
+    async def query(self, account_id: int, query: SubmissionQuery, *, limit: int = 10_000) -> list[int]:
+        states = {"pending": ["pending"], "canceled": ["canceled"],
+                  "final": ["sending", "sent", "failed", "uncertain"]}.get(query.undo_status or "")
+        order = ", ".join(f"{_SORT_COLUMNS[name]} {'ASC' if ascending else 'DESC'} NULLS LAST"
+                          for name, ascending in query.sort) or "s.id"
+        rows = await self.db.fetch(
+            f"""SELECT s.id FROM submission s
+                 WHERE s.account_id = $1
+                   AND ($2::int[] IS NULL OR s.identity_id = ANY($2::int[]))
+                   AND ($3::bigint[] IS NULL OR s.email_id = ANY($3::bigint[]))
+                   AND ($4::bigint[] IS NULL OR s.thread_id = ANY($4::bigint[]))
+                   AND ($5::text[] IS NULL OR s.state = ANY($5::text[]))
+                   AND ($6::timestamptz IS NULL OR s.send_at < $6)
+                   AND ($7::timestamptz IS NULL OR s.send_at >= $7)
+                 ORDER BY {order}, s.id LIMIT $8""",
+            account_id, _array(query.identity_ids), _array(query.email_ids), _array(query.thread_ids), states,
+            query.before, query.after, limit,
+        )
+        return [r["id"] for r in rows]
+
+    async def outbox(self, user_id: int | None, *, limit: int = 1000) -> list[OutboxEntry]:
         """What has not gone (pending, scheduled, sending) or went wrong (failed, may have been sent), oldest send
         time first; a user's, or everyone's for the operator."""
         rows = await self.db.fetch(
-            f"""SELECT {_COLUMNS} FROM submission s JOIN account a ON a.id = s.account_id
+            f"""SELECT {_COLUMNS}, a.email AS account_email, coalesce(m.subject, '') AS subject
+                  FROM submission s JOIN account a ON a.id = s.account_id LEFT JOIN message m ON m.id = s.message_id
                  WHERE ($1::int IS NULL OR a.user_id = $1) AND s.state IN ('pending', 'sending', 'failed', 'uncertain')
-                 ORDER BY s.send_at, s.id""",
-            user_id,
+                 ORDER BY s.send_at, s.id LIMIT $2""",
+            user_id, limit,
         )
-        return [_submission(r) for r in rows]
+        return [OutboxEntry(_submission(r), r["account_email"], r["subject"]) for r in rows]
 
     async def created_since(self, user_id: int, since: datetime) -> int:
         """Submissions the user made since then (whatever became of them): the send rate limit counts these."""
@@ -124,9 +167,9 @@ class SubmissionRepository:
     async def finish(self, submission_id: int, state: SubmissionState, *, error: str = "",
                      delivery: dict[str, dict[str, str]] | None = None, awaiting_copy: bool = False) -> None:
         await self.db.execute(
-            """UPDATE submission SET state = $2, last_error = $3, delivery = coalesce($4::jsonb, delivery),
+            """UPDATE submission SET state = $2::text, last_error = $3, delivery = coalesce($4::jsonb, delivery),
                                      awaiting_copy = $5, updated_at = now(),
-                                     sent_at = CASE WHEN $2 = 'sent' THEN now() ELSE sent_at END
+                                     sent_at = CASE WHEN $2::text = 'sent' THEN now() ELSE sent_at END
                 WHERE id = $1""",
             submission_id, state.value, error[:1000], json.dumps(delivery) if delivery is not None else None,
             awaiting_copy,
@@ -157,20 +200,35 @@ class SubmissionRepository:
         return [r["id"] for r in rows]
 
     async def detach_message(self, message_id: int) -> None:
-        """A draft deleted while a finished submission still names it: the submission stays, without it."""
-        await self.db.execute("UPDATE submission SET message_id = NULL WHERE message_id = $1", message_id)
+        """A message deleted while a submission names it: the submission stays, without it and without its
+        provider draft (deleted with it)."""
+        await self.db.execute("UPDATE submission SET message_id = NULL, draft_ref = NULL WHERE message_id = $1",
+                              message_id)
 
-    async def adopt_copies(self, account_id: int, rfc_message_ids: Sequence[str]) -> dict[str, int]:
-        """rfc Message-ID -> stored message id, for sent messages of the account whose provider files its own
-        Sent copy, now that sync brought the copy; those submissions stop waiting for it."""
-        if not rfc_message_ids:
-            return {}
+    async def answered_by(self, message_id: int) -> int | None:
+        """The message of the same account that this one's In-Reply-To names."""
+        value = await self.db.fetchval(
+            """SELECT p.id FROM message m
+                 JOIN message p ON p.account_id = m.account_id AND p.rfc_message_id = m.in_reply_to ->> 0
+                WHERE m.id = $1 AND jsonb_typeof(m.in_reply_to) = 'array' AND p.id <> m.id
+                ORDER BY p.id LIMIT 1""",
+            message_id)
+        return int(value) if value is not None else None
+
+    async def delete(self, submission_id: int) -> bool:
+        """A finished submission forgotten (JMAP's destroy); one still to go cannot be."""
+        status = await self.db.execute(
+            "DELETE FROM submission WHERE id = $1 AND state NOT IN ('pending', 'sending')", submission_id)
+        return status.endswith(" 1")
+
+    async def cancel_pending_for(self, message_id: int) -> list[int]:
         rows = await self.db.fetch(
-            """UPDATE submission s SET awaiting_copy = false, updated_at = now()
-                 FROM message m
-                WHERE s.account_id = $1 AND s.awaiting_copy AND m.id = s.message_id
-                  AND m.rfc_message_id = ANY($2::text[])
-                RETURNING m.rfc_message_id, m.id""",
-            account_id, list(rfc_message_ids),
-        )
-        return {r["rfc_message_id"]: r["id"] for r in rows}
+            "UPDATE submission SET state = 'canceled', updated_at = now() WHERE message_id = $1 AND state = 'pending' "
+            "RETURNING id", message_id)
+        return [r["id"] for r in rows]
+
+    async def attach_message(self, submission_id: int, message_id: int) -> None:
+        """A restored draft: the submission (and JMAP's emailId) name it from now on."""
+        await self.db.execute(
+            "UPDATE submission s SET message_id = $2, email_id = $2, thread_id = m.thread_id FROM message m "
+            "WHERE s.id = $1 AND m.id = $2", submission_id, message_id)

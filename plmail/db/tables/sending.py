@@ -50,6 +50,13 @@ class Submission(Table, tablename="submission"):
     attempts = Integer(default=0)
     last_error = Text(default="")
     delivery = JSONB(default="{}")  # recipient address -> {"smtpReply": …, "delivered": …}
+    # JMAP's emailId and threadId, kept when the message itself is deleted (RFC 8621 §7: emailId is never null).
+    email_id = BigInt(null=True, default=None)
+    thread_id = BigInt(null=True, default=None)
+    # What goes, fixed when it was submitted: the message may be deleted meanwhile (JMAP's onSuccessDestroyEmail).
+    raw_path = Text(null=True, default=None)
+    draft_ref = JSONB(null=True, default=None)  # where the provider keeps the draft, removed once it went
+    thread_key = Text(null=True, default=None)  # the provider's conversation id of the mail it answers
     answers_message_id = BigInt(null=True, default=None)  # the message a reply or forward answers
     answer_keyword = Varchar(length=32, null=True, default=None)  # "$answered" / "$forwarded"
     awaiting_copy = Boolean(default=False)  # the provider files its own Sent copy; sync adopts it

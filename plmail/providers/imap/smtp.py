@@ -138,6 +138,7 @@ class SmtpSession:
             raise SendError(f"The SMTP server {server} refused the connection: {exc.code} {exc.message}",
                             failure=_failure(exc.code)) from exc
         try:
+            await self.client.ehlo()  # what the server offers (STARTTLS, AUTH, SIZE) is known only after EHLO
             if self.settings.tls is TlsMode.STARTTLS:
                 if not self.client.supports_extension("starttls"):
                     raise SendError(f"The SMTP server {server} does not offer STARTTLS; plmail will not send the "
