@@ -100,7 +100,7 @@ class SmtpServer:
         self.host = HOST
         self.implicit_tls = implicit_tls
         self.username = username
-        self.password = password
+        self.password = self.initial_password = password
         self.faults = Faults()
         self.received: list[Received] = []
         self.logins: list[str] = []
@@ -129,7 +129,7 @@ class SmtpServer:
         ok = login == self.username and auth_data.password.decode() == self.password
         with self.lock:
             self.logins.append(f"{mechanism}:{login}:{'ok' if ok else 'refused'}")
-        return AuthResult(success=ok)
+        return AuthResult(success=ok, handled=False)  # unhandled: aiosmtpd answers 535 itself
 
     def start(self) -> SmtpServer:
         self.controller.start()
@@ -144,6 +144,7 @@ class SmtpServer:
             self.logins.clear()
             self.faults = Faults()
             self.arrived.clear()
+            self.password = self.initial_password
 
     def wait_for(self, count: int = 1, timeout: float = 10.0) -> list[Received]:
         deadline = time.monotonic() + timeout

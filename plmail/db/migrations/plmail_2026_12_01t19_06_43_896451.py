@@ -802,4 +802,17 @@ async def forwards() -> MigrationManager:
         schema=None,
     )
 
+    # A change kind names any keyword a client may set ("keyword:" and up to 255 characters).
+    manager.alter_column(
+        table_class_name="ProviderChange",
+        tablename="provider_change",
+        column_name="kind",
+        db_column_name="kind",
+        params={"length": 300},
+        old_params={"length": 16},
+        column_class=Varchar,
+        old_column_class=Varchar,
+        schema=None,
+    )
+
     return manager

@@ -103,6 +103,8 @@ class AccountOverview:
     settings: ImapSettings | None
     folders: list[MailboxRow]
     progress: ImportProgress | None
+    smtp: SmtpSettings | None = None
+    send_problem: str | None = None  # why the last send could not sign in, until the settings change
 
 
 class ImapAccountService:
@@ -167,7 +169,7 @@ class ImapAccountService:
         password = data.password or self.connector.password(record)
         smtp_password = data.smtp_password or self.connector.smtp_password(record)
         await self.test(data, password=password, keep=keep, keep_smtp=keep_smtp, smtp_password=smtp_password)
-        stored: dict[str, Any] = {"imap": settings.as_json()}
+        stored: dict[str, Any] = {"imap": settings.as_json(), "send_problem": None}
         if smtp is not None:
             stored["smtp"] = smtp.as_json()
         await self.accounts.update_connection(
@@ -202,7 +204,9 @@ class ImapAccountService:
         record = await self._owned(user_id, account_id)
         folders = sorted(await self.mailboxes.owned(user_id, account_id), key=import_rank)
         settings = ImapSettings.from_json(record.imap) if record.imap else None
-        return AccountOverview(record, settings, folders, await self.importer.progress(account_id))
+        problem = record.settings.get("send_problem")
+        return AccountOverview(record, settings, folders, await self.importer.progress(account_id),
+                               smtp=smtp_settings(record), send_problem=str(problem) if problem else None)
 
     async def progress(self, user_id: int, account_id: int) -> ImportProgress | None:
         await self._owned(user_id, account_id)

@@ -267,12 +267,15 @@ class SmtpTransport:
             raise SendError(str(exc), failure=SendFailure.PERMANENT) from exc
         try:
             await session.open()
-            return await session.submit(message)
+            receipt = await session.submit(message)
         except SendError as exc:
             if exc.reason == "authentication":
-                await self.accounts.note_problem(account.id, f"Sending failed: {exc}")
+                await self.accounts.set_send_problem(account.id, str(exc))
             raise
         finally:
             await session.close()
+        if record.settings.get("send_problem"):
+            await self.accounts.set_send_problem(account.id, None)
+        return receipt
 
 
