@@ -382,13 +382,18 @@ class OutboxService:
                     await self.messages.set_ref(message.id, receipt.ref)
                 await self._relabelled(message, {drafts, sent})
             await self._record(submission.account_id, [submission.id], ChangeType.UPDATED)
-        if answers is not None and keyword is not None and message is not None:
+        owner = message.user_id if message is not None else await self._owner(submission.account_id)
+        if answers is not None and keyword is not None and owner is not None:
             try:
-                await self.operations.set_keyword(message.user_id, [answers], keyword, True)
+                await self.operations.set_keyword(owner, [answers], keyword, True)
             except Exception:  # the reply went; a missing $answered must not make it look failed
                 log.exception("could not mark message %s %s", answers, keyword)
         if self.queues is not None:
             await self.queues.enqueue(FILE_SENT_COPY, submission_id=submission.id, receipt=receipt_json(receipt))
+
+    async def _owner(self, account_id: int) -> int | None:
+        record = await self.accounts.for_job(account_id)
+        return record.user_id if record is not None else None
 
     async def _relabelled(self, message: WrittenMessage, labels: set[int]) -> None:
         if message.thread_id is not None:

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from litestar import Controller, Request, get, post
 from litestar.datastructures import UploadFile
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath
+from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
@@ -92,8 +92,8 @@ class ComposeController(Controller):
                             files=files, **context)
 
     @get("/")
-    async def page(self, request: Request[Any, Any, Any], draft: int | None = None, answer: int | None = None,
-                   mode: str = "reply") -> Template | Redirect:
+    async def page(self, request: Request[Any, Any, Any], draft: FromQuery[int | None] = None,
+                   answer: FromQuery[int | None] = None, mode: FromQuery[str] = "reply") -> Template | Redirect:
         """A new message; a draft reopened (?draft=ID); or an answer to a message (?answer=ID&mode=…)."""
         user = signed_in_user(request)
         services = services_from(request)
@@ -165,7 +165,7 @@ class ComposeController(Controller):
         return Redirect(f"/compose/outbox?sent={submission.id}")
 
     @get("/outbox")
-    async def outbox(self, request: Request[Any, Any, Any], sent: int | None = None) -> Template:
+    async def outbox(self, request: Request[Any, Any, Any], sent: FromQuery[int | None] = None) -> Template:
         """Sending, scheduled and failed messages, each with Undo / Cancel while it waits."""
         user = signed_in_user(request)
         entries = await services_from(request).outbox.outbox(user.id)
