@@ -58,6 +58,7 @@ DEFAULT_UNDO_SECONDS = 10
 MAX_UNDO_SECONDS = 60
 DEFAULT_SENDS_PER_HOUR = 200
 STUCK_SENDING = timedelta(minutes=15)  # a claim nobody finished: longer than any job may run
+COPY_WAIT = timedelta(hours=1)  # a provider's own Sent copy arrives within a sync or two, or not at all
 _ANSWER_KEYWORDS = frozenset({"$answered", "$forwarded"})
 
 
@@ -257,6 +258,7 @@ class OutboxService:
             if submission is not None and submission.state is SubmissionState.SENDING:
                 await self._finish(submission, SubmissionState.UNCERTAIN,
                                    error="plmail stopped while sending it; it may have been sent.")
+        await self.repo.stop_awaiting_copies(int(COPY_WAIT.total_seconds()))
         overdue = await self.repo.overdue(30)
         for submission_id in overdue:
             await self._schedule(submission_id, datetime.now(UTC), datetime.now(UTC))

@@ -199,6 +199,13 @@ class SubmissionRepository:
         )
         return [r["id"] for r in rows]
 
+    async def stop_awaiting_copies(self, older_than_seconds: int) -> int:
+        """Sent long enough ago that the provider's copy came (or never will): adoption stops looking."""
+        status = await self.db.execute(
+            "UPDATE submission SET awaiting_copy = false WHERE awaiting_copy "
+            "AND sent_at < now() - make_interval(secs => $1)", older_than_seconds)
+        return int(status.split()[-1])
+
     async def detach_message(self, message_id: int) -> None:
         """A message deleted while a submission names it: the submission stays, without it and without its
         provider draft (deleted with it)."""
