@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import email
 import email.policy
+import logging
 import ssl
 import tempfile
 import threading
@@ -29,6 +30,7 @@ from tests.support.dovecot import make_tls_files
 from tests.support.net import free_port
 
 HOST = "127.0.0.1"
+logging.getLogger("mail.log").setLevel(logging.ERROR)  # aiosmtpd warns of its own deprecations on every AUTH
 USERNAME = "sender@example.org"
 PASSWORD = "smtp secret"
 
@@ -153,6 +155,16 @@ class SmtpServer:
                 if len(self.received) >= count:
                     return list(self.received)
             time.sleep(0.02)
+        raise AssertionError(f"{len(self.received)} of {count} messages arrived at the SMTP server")
+
+    async def arrival(self, count: int = 1, timeout: float = 10.0) -> list[Received]:
+        """wait_for for code sharing the event loop with plmail's own workers."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.received) >= count:
+                    return list(self.received)
+            await asyncio.sleep(0.002)
         raise AssertionError(f"{len(self.received)} of {count} messages arrived at the SMTP server")
 
     def settings(self, **overrides: Any) -> dict[str, Any]:
