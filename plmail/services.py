@@ -17,6 +17,7 @@ from plmail.assistant.service import AssistantService, ClassificationCatchUp
 from plmail.assistant.settings import AssistantSettingsStore
 from plmail.assistant.step import ClassifyMailStep
 from plmail.calendar.container import CalendarServices
+from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
@@ -100,6 +101,7 @@ class Services:
     drafts: DraftService
     outbox: OutboxService
     replies: ReplyService
+    rsvp: RsvpService
     metrics: MetricsService
 
     def start_watchers(self) -> None:
@@ -162,6 +164,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     throttle = LoginThrottle(db)
     downloads = BlobService(db, blobs, raw_messages)
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
+    outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
+                           sends_per_hour=settings.sends_per_hour)
     queue_overview = QueueOverviewService(db, queues)
     return Services(
         settings=settings,
@@ -205,8 +209,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         identities=identities,
         drafts=drafts,
         replies=ReplyService(db, downloads, identities),
-        outbox=OutboxService(db, blobs, identities, drafts, operations, providers, queues,
-                             sends_per_hour=settings.sends_per_hour),
+        outbox=outbox,
+        rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
     )
 

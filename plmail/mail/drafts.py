@@ -92,9 +92,10 @@ class DraftService:
 
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
                    now: datetime | None = None, keywords: frozenset[str] | None = None,
-                   keep_parts: tuple[str, ...] = ()) -> SavedDraft:
+                   keep_parts: tuple[str, ...] = (), push: bool = True) -> SavedDraft:
         """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
-        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on."""
+        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on;
+        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer)."""
         identity = await self.identities.sendable(user_id, content.identity_id)
         previous = await self._own_draft(user_id, replaces) if replaces is not None else None
         if previous is not None and keep_parts and previous.raw_path is not None:
@@ -104,7 +105,8 @@ class DraftService:
         saved = await self.store(user_id, identity, composed, keywords=keywords)
         if previous is not None:
             await self._delete_local(previous)
-        await self._push(saved.account_id, saved.message_id, previous.ref if previous is not None else None)
+        if push:
+            await self._push(saved.account_id, saved.message_id, previous.ref if previous is not None else None)
         return saved
 
     async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,

@@ -99,6 +99,19 @@ class EventSourceLinkRepository:
         )
         return [r["dedup_key"] for r in rows]
 
+    async def source_account(self, user_id: int, event_id: int) -> int | None:
+        """The account of the newest message that put the event on the calendar (and still counts)."""
+        value = await self.db.fetchval(
+            """SELECT m.account_id FROM event_source_link l
+                 JOIN calendar_event e ON e.id = l.event_id
+                 JOIN message m ON m.id = l.message_id
+                 JOIN account a ON a.id = m.account_id
+                WHERE l.event_id = $1 AND e.user_id = $2 AND a.user_id = $2
+                ORDER BY l.applied DESC, coalesce(m.received_at, m.sent_at) DESC NULLS LAST, m.id DESC LIMIT 1""",
+            event_id, user_id,
+        )
+        return int(value) if value is not None else None
+
     async def provenance(self, user_id: int, event_id: int) -> list[ProvenanceRow]:
         """Every message linked to the event, applied or superseded, oldest mail first."""
         rows = await self.db.fetch(

@@ -1,0 +1,83 @@
+"""Answering an invitation from the thunderbird-calendar-invitations corpus: an iTIP REPLY (RFC 5546 §3.2.3,
+carried per RFC 6047) to the organiser, from the invited address, with the user's PARTSTAT; the answer
+recorded on the event; "answer without sending"; and a failed send that keeps the answer."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from pathlib import Path
+
+import icalendar
+
+from plmail.calendar.rsvp import RsvpAnswer
+from plmail.domain.outgoing import SubmissionState
+from tests.integration.sending.conftest import Outgoing
+from tests.support.jobs import run_queued
+
+INVITATIONS = (Path(__file__).resolve().parents[4] / "shared" / "corpus" / "thunderbird-calendar-invitations"
+               / "browser" / "invitations" / "data")
+
+
+async def invited(outgoing: Outgoing) -> int:
+    """single-event.eml delivered to the account, which also answers as the invited receiver@example.com."""
+    await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, "receiver@example.com",
+                                                 name="Receiver")
+    outgoing.mail.append([(INVITATIONS / "single-event.eml").read_bytes().replace(b"\n", b"\r\n")])
+    await outgoing.sync()
+    await run_queued(outgoing.services, ("extract_events",))
+    event_id = await outgoing.services.db.fetchval("SELECT id FROM calendar_event WHERE uid = '02e79b96'")
+    assert event_id is not None, "the invitation is on the calendar"
+    return int(event_id)
+
+
+def reply_of(data: bytes) -> icalendar.Calendar:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    parts = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
+    assert len(parts) == 1
+    assert parts[0].get_param("method") == "REPLY"  # RFC 6047 §2.4: the method on the Content-Type too
+    return icalendar.Calendar.from_ical(parts[0].get_content())
+
+
+async def test_accepting_sends_a_reply_with_partstat_accepted_to_the_organiser(outgoing: Outgoing) -> None:
+    event_id = await invited(outgoing)
+    outcome = await outgoing.services.rsvp.answer(outgoing.user.id, event_id, RsvpAnswer.ACCEPTED)
+    assert outcome.submission_id is not None and outcome.problem is None
+    await outgoing.deliver(outcome.submission_id)
+    [received] = outgoing.smtp.wait_for(1)
+    assert received.rcpt_to == ("sender@example.com",)  # the organiser
+    assert received.mail_from == "receiver@example.com"  # the address the invitation was sent to
+    calendar = reply_of(received.data)
+    assert str(calendar["method"]) == "REPLY"
+    [vevent] = calendar.walk("VEVENT")
+    assert str(vevent["uid"]) == "02e79b96" and int(vevent["sequence"]) == 0  # the request's own
+    assert str(vevent["organizer"]).lower() == "mailto:sender@example.com"
+    attendees = vevent.get("attendee")
+    assert not isinstance(attendees, list), "a REPLY names the replying attendee alone"
+    assert str(attendees).lower() == "mailto:receiver@example.com"
+    assert attendees.params["PARTSTAT"] == "ACCEPTED"
+    assert "dtstamp" in vevent
+    row = await outgoing.services.db.fetchrow("SELECT my_participation, attendees FROM calendar_event WHERE id = $1",
+                                              event_id)
+    assert row is not None and row["my_participation"] == "accepted"
+
+
+async def test_declining_without_sending_records_the_answer_only(outgoing: Outgoing) -> None:
+    event_id = await invited(outgoing)
+    outcome = await outgoing.services.rsvp.answer(outgoing.user.id, event_id, RsvpAnswer.DECLINED, send=False)
+    assert outcome.submission_id is None
+    await run_queued(outgoing.services, ("send_submission",))
+    assert outgoing.smtp.received == []
+    assert await outgoing.services.db.fetchval("SELECT my_participation FROM calendar_event WHERE id = $1",
+                                               event_id) == "declined"
+
+
+async def test_a_failed_reply_keeps_the_answer_and_says_why(outgoing: Outgoing) -> None:
+    event_id = await invited(outgoing)
+    outgoing.smtp.faults.rejected = {"sender@example.com"}
+    outcome = await outgoing.services.rsvp.answer(outgoing.user.id, event_id, RsvpAnswer.TENTATIVE)
+    assert outcome.submission_id is not None
+    submission = await outgoing.deliver(outcome.submission_id)
+    assert submission.state is SubmissionState.FAILED and "550" in submission.last_error
+    assert await outgoing.services.db.fetchval("SELECT my_participation FROM calendar_event WHERE id = $1",
+                                               event_id) == "tentative"
