@@ -124,9 +124,9 @@ class SubmissionRepository:
     async def finish(self, submission_id: int, state: SubmissionState, *, error: str = "",
                      delivery: dict[str, dict[str, str]] | None = None, awaiting_copy: bool = False) -> None:
         await self.db.execute(
-            """UPDATE submission SET state = $2, last_error = $3, delivery = coalesce($4::jsonb, delivery),
+            """UPDATE submission SET state = $2::varchar, last_error = $3, delivery = coalesce($4::jsonb, delivery),
                                      awaiting_copy = $5, updated_at = now(),
-                                     sent_at = CASE WHEN $2 = 'sent' THEN now() ELSE sent_at END
+                                     sent_at = CASE WHEN $2::varchar = 'sent' THEN now() ELSE sent_at END
                 WHERE id = $1""",
             submission_id, state.value, error[:1000], json.dumps(delivery) if delivery is not None else None,
             awaiting_copy,
