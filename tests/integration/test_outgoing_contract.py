@@ -26,6 +26,7 @@ import pytest
 
 from plmail.config import Settings
 from plmail.domain.enums import AccountStatus, ProviderKind, QueueName
+from plmail.domain.errors import ForbiddenError
 from plmail.domain.messages import Address
 from plmail.domain.models import User
 from plmail.domain.outgoing import DraftContent, Envelope, SendError, SubmissionState
@@ -306,7 +307,7 @@ async def test_identities_are_what_the_provider_lists_and_follow_it_on_sync(outg
     identities = await services.identities.for_account(user.id, outgoing.account_id)
     assert [i.email.lower() for i in identities] == [outgoing.side.address.lower()]
     assert identities[0].is_primary
-    with pytest.raises(Exception, match="decides which addresses"):  # the provider decides, not the user
+    with pytest.raises(ForbiddenError, match="decides which addresses"):  # the provider decides, not the user
         await services.identities.add_alias(user.id, outgoing.account_id, "other@example.net")
 
     outgoing.side.rename("Alex Renamed")
