@@ -586,6 +586,25 @@ async def test_gmail_sending_spends_the_documented_100_units_of_the_quota_pacer(
         assert [c.units for c in google.app.calls if c.method == "users.messages.send"] == [100]
 
 
+async def test_a_gmail_reply_whose_thread_was_deleted_at_gmail_still_goes(
+    services: Services, google: FakeServer[GmailFake],
+) -> None:
+    async with connected(services, GmailSide(google.app), google.app) as outgoing:
+        original = google.app.mailbox.add_message(rfc822("Lunch?", sender="Bob Example <bob@example.net>",
+                                                         message_id="<lunch-1@example.net>"))
+        await outgoing.settle()
+        identity_id = await outgoing.identity_id()
+        saved = await services.drafts.save(outgoing.user.id, DraftContent(
+            identity_id=identity_id, to=(bob(),), subject="Re: Lunch?", text_body="Yes.",
+            in_reply_to=("lunch-1@example.net",), references=("lunch-1@example.net",)))
+        google.app.mailbox.delete(original.id)  # deleted for good in Gmail before the sync saw it
+        submission = await services.outbox.submit(outgoing.user.id, saved.message_id, identity_id)
+        assert await services.outbox.deliver(submission.id) == "sent"
+        assert [c.status for c in google.app.calls if c.method == "users.messages.send"] == [404, 200]
+        (delivery,) = outgoing.side.deliveries()
+        assert delivery.thread_id != original.thread_id and delivery.thread_id == delivery.message_id
+
+
 async def test_gmail_granted_read_only_keeps_drafts_in_plmail_and_sending_asks_to_reconnect(
     services: Services, google: FakeServer[GmailFake],
 ) -> None:

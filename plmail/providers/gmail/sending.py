@@ -165,9 +165,14 @@ class GmailDraftStore:
         if previous is not None:
             try:
                 return await session.update_draft(previous, raw, thread_id=thread_id)
-            except GmailNotFound:  # deleted at Gmail meanwhile: the new version is a new draft
+            except GmailNotFound:  # deleted at Gmail meanwhile (or its thread): the new version is a new draft
                 await self.writes.drafts.forget(account.id, previous)
-        return await session.create_draft(raw, thread_id=thread_id)
+        try:
+            return await session.create_draft(raw, thread_id=thread_id)
+        except GmailNotFound:
+            if thread_id is None:
+                raise
+            return await session.create_draft(raw, thread_id=None)  # the thread is gone at Gmail
 
     async def discard_draft(self, account: Account, ref: ProviderRef) -> None:
         if not ref.gmail_id:
@@ -208,7 +213,13 @@ class GmailTransport:
         thread_id = message.thread_key if _referenced(message.copy) else None
         try:
             session = await self.writes.api.session(account)
-            sent = await session.send(message.copy, thread_id=thread_id)
+            try:
+                sent = await session.send(message.copy, thread_id=thread_id)
+            except GmailNotFound:
+                if thread_id is None:
+                    raise
+                # The thread was deleted at Gmail since the last sync (a 404 sends nothing): a thread of its own.
+                sent = await session.send(message.copy, thread_id=None)
         except (GmailApiError, GmailQuotaDeferred, OAuthError) as exc:
             raise await self.writes.send_error(account, exc) from exc
         return SendReceipt(ref=ProviderRef(gmail_id=sent.id))
