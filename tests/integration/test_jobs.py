@@ -92,7 +92,7 @@ async def test_a_job_on_each_queue_runs_in_the_serve_process(serve: ServeProcess
 
         async def all_answered() -> bool:
             probes = await _probes(database_url)
-            return len(probes) == 6 and all(ran for ran, _ in probes.values())
+            return len(probes) == len(QueueName) and all(ran for ran, _ in probes.values())
 
         await _wait_for(all_answered)
         probes = await _probes(database_url)
