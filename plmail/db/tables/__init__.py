@@ -9,7 +9,7 @@ from plmail.db.tables.calendar import (
     EventSourceLink,
     EventSuppression,
 )
-from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
+from plmail.db.tables.gmail import GmailDraft, GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
 from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
 from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
@@ -47,6 +47,7 @@ TABLES = [
     EventProposal,
     GmailSkippedMessage,
     GmailQuotaLimit,
+    GmailDraft,
     GmailQuotaAccount,
     Identity,
     Submission,
@@ -65,6 +66,7 @@ __all__ = [
     "EventProposal",
     "EventSourceLink",
     "EventSuppression",
+    "GmailDraft",
     "GmailQuotaAccount",
     "GmailQuotaLimit",
     "GmailSkippedMessage",
