@@ -539,8 +539,9 @@ async def test_a_message_sent_before_its_draft_reached_the_provider_leaves_no_dr
     assert idle.side.drafts() == [] and len(idle.side.deliveries()) == 1
     await idle.settle()
     stored = await idle.stored(saved.rfc_message_id)
-    # Graph's sendMail copy is a new message until the pipeline adopts provider-filed copies: no draft either way.
-    assert stored and all(labels == {"sent"} and "$draft" not in flags for _, labels, flags in stored), stored
+    # Stored once: a copy the provider filed itself (Graph's sendMail) is adopted by the pipeline, not added.
+    assert len(stored) == 1 and all(labels == {"sent"} and "$draft" not in flags for _, labels, flags in stored), \
+        stored
 
 
 # --- per provider: what only one of them does -----------------------------------------------------------------
@@ -564,6 +565,9 @@ async def test_a_draft_gone_at_microsoft_is_sent_as_mime_and_its_copy_awaited(
                  if c.method == "POST"]
         assert paths[-2:] == [("POST", "send", 404), ("POST", "sendmail", 202)]
         assert await services.db.fetchval("SELECT awaiting_copy FROM submission WHERE id = $1", submission.id)
+        await outgoing.settle()  # the next sync brings Sent Items' copy: adopted, not stored a second time
+        assert not await services.db.fetchval("SELECT awaiting_copy FROM submission WHERE id = $1", submission.id)
+        assert len(await outgoing.stored(saved.rfc_message_id)) == 1
 
 
 async def test_gmail_sending_spends_the_documented_100_units_of_the_quota_pacer(
