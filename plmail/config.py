@@ -88,6 +88,8 @@ class Settings:
     pg_system_dirs: tuple[str, ...] | None = None
     metrics_token: str | None = None
     log_format: str = "text"
+    # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
+    kitinerary: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -127,4 +129,5 @@ class Settings:
             pg_system_dirs=_path_list(env.get("PLMAIL_PG_SYSTEM_DIRS")),
             metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
+            kitinerary=env.get("PLMAIL_KITINERARY") or None,
         )

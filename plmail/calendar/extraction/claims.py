@@ -7,6 +7,7 @@ and disagree without any of them writing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
@@ -108,10 +109,15 @@ def _timing(event: ExtractedEvent) -> JsonObject:
 
 
 def _participants(event: ExtractedEvent) -> dict[str, JsonValue]:
+    return participants_object(event.organizer, event.attendees)
+
+
+def participants_object(organizer: Participant | None, attendees: Sequence[Participant]) -> dict[str, JsonValue]:
+    """JSCalendar ``participants``: the organiser as owner, each attendee with the roles iCalendar gave."""
     people: dict[str, JsonValue] = {}
-    if event.organizer is not None:
-        people["organizer"] = _participant(event.organizer, {"owner": True})
-    for index, attendee in enumerate(event.attendees, start=1):
+    if organizer is not None:
+        people["organizer"] = _participant(organizer, {"owner": True})
+    for index, attendee in enumerate(attendees, start=1):
         people[f"attendee-{index}"] = _participant(attendee, _ROLES.get(attendee.role or "", {"attendee": True}))
     return people
 
