@@ -23,12 +23,11 @@ from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_store import CalendarRepository, CalendarRow
 from plmail.domain.calendar import StoredEvent
 from plmail.domain.errors import ForbiddenError, UnanswerableError
-from plmail.mail.states import ChangeSet, fold, parse_state
+from plmail.mail.states import ChangeSet, collect_changes, parse_state
 
 CALENDAR = "Calendar"
 CALENDAR_EVENT = "CalendarEvent"
 MAX_QUERY = 5_000
-_CHUNK = 2_000
 _COLORS = {"blue": "#3465a4", "teal": "#2aa198", "green": "#4e9a06", "red": "#cc0000", "orange": "#f57900"}
 
 
@@ -136,27 +135,11 @@ class CalendarObjects:
         current = await self.changes.state(user_id, kind)
         if since > current:
             raise UnanswerableError("This state is newer than the server's.", reason="cannotCalculateChanges")
-        status: dict[str, str] = {}
-        has_more = False
-        cursor = last = since
-        while not has_more:
-            rows = await self.changes.rows(user_id, kind, cursor, current, _CHUNK)
-            for sequence, entity_id, change in rows:
-                if entity_id not in status and len(status) >= max_changes:
-                    has_more = True
-                    break
-                status[entity_id] = fold(status.get(entity_id), change)
-                last = sequence
-            if len(rows) < _CHUNK:
-                break
-            cursor = rows[-1][0]
-        new_state = last if has_more else current
 
-        def having(change: str) -> list[str]:
-            return [entity for entity, seen in status.items() if seen == change]
+        async def rows(after: int, upto: int, limit: int) -> list[tuple[int, str, str]]:
+            return await self.changes.rows(user_id, kind, after, upto, limit)
 
-        return ChangeSet(str(since), str(new_state), has_more, having("created"), having("updated"),
-                         having("destroyed"))
+        return await collect_changes(rows, since, current, max_changes)
 
     async def reply(self, user_id: int, reply: ParticipationReply) -> None:
         """Answering an invitation from a JMAP client. The one place that will send the iTIP REPLY once the

@@ -2,7 +2,7 @@
 
 Triggers rather than writes in the services: an event also disappears with its calendar or its owner
 (cascades), and JMAP's /changes and a feed's ETag must see that too. A row is written only while its
-owner exists, so deleting a user does not try to log the cascade it causes.
+owner exists, so deleting a user does not try to log the cascade it causes. Every statement may run twice.
 """
 
 from plmail.db.raw_migrations import sql_migration
@@ -12,11 +12,11 @@ VERSION = "1.38.0"
 DESCRIPTION = "calendar change log triggers, subscription and change indexes"
 
 FORWARDS_SQL = r"""
-CREATE UNIQUE INDEX uniq_calendar_subscription_selector ON calendar_subscription (selector);
-CREATE INDEX idx_calendar_change_user ON calendar_change (user_id, sequence);
-CREATE INDEX idx_calendar_change_calendar ON calendar_change (calendar_id, sequence);
+CREATE UNIQUE INDEX IF NOT EXISTS uniq_calendar_subscription_selector ON calendar_subscription (selector);
+CREATE INDEX IF NOT EXISTS idx_calendar_change_user ON calendar_change (user_id, sequence);
+CREATE INDEX IF NOT EXISTS idx_calendar_change_calendar ON calendar_change (calendar_id, sequence);
 
-CREATE FUNCTION plmail_log_calendar_change(owner integer, calendar integer, kind text, entity bigint, change text)
+CREATE OR REPLACE FUNCTION plmail_log_calendar_change(owner integer, calendar integer, kind text, entity bigint, change text)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM app_user WHERE id = owner) THEN
@@ -25,7 +25,7 @@ BEGIN
     END IF;
 END $$;
 
-CREATE FUNCTION plmail_calendar_event_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION plmail_calendar_event_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
         PERFORM plmail_log_calendar_change(OLD.user_id, OLD.calendar_id, 'CalendarEvent', OLD.id, 'destroyed');
@@ -39,7 +39,7 @@ BEGIN
     RETURN NEW;
 END $$;
 
-CREATE FUNCTION plmail_calendar_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION plmail_calendar_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
         PERFORM plmail_log_calendar_change(OLD.user_id, OLD.id, 'Calendar', OLD.id, 'destroyed');
@@ -50,9 +50,9 @@ BEGIN
     RETURN NEW;
 END $$;
 
-CREATE TRIGGER calendar_event_changed AFTER INSERT OR UPDATE OR DELETE ON calendar_event
+CREATE OR REPLACE TRIGGER calendar_event_changed AFTER INSERT OR UPDATE OR DELETE ON calendar_event
     FOR EACH ROW EXECUTE FUNCTION plmail_calendar_event_changed();
-CREATE TRIGGER calendar_changed AFTER INSERT OR UPDATE OR DELETE ON calendar
+CREATE OR REPLACE TRIGGER calendar_changed AFTER INSERT OR UPDATE OR DELETE ON calendar
     FOR EACH ROW EXECUTE FUNCTION plmail_calendar_changed();
 """
 

@@ -6,15 +6,9 @@ change log) a state is read under a SHARE lock, which waits for every writer in 
 
 from __future__ import annotations
 
-import logging
-
-import asyncpg
-
 from plmail.db.database import Database
+from plmail.db.repos.jmap_changes import under_share_lock
 
-log = logging.getLogger(__name__)
-
-_LOCK_TIMEOUT = "2s"
 _STATE = "SELECT coalesce(max(sequence), 0) FROM calendar_change WHERE user_id = $1 AND object_type = $2"
 
 
@@ -23,14 +17,8 @@ class CalendarChangeRepository:
         self.db = db
 
     async def state(self, user_id: int, object_type: str) -> int:
-        try:
-            async with self.db.transaction():
-                await self.db.execute(
-                    f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'; LOCK TABLE calendar_change IN SHARE MODE")
-                value = await self.db.fetchval(_STATE, user_id, object_type)
-        except asyncpg.LockNotAvailableError:
-            log.warning("calendar change log stayed locked for %s; reading the state without waiting", _LOCK_TIMEOUT)
-            value = await self.db.fetchval(_STATE, user_id, object_type)
+        value = await under_share_lock(self.db, "calendar_change", lambda: self.db.fetchval(_STATE, user_id,
+                                                                                           object_type))
         return int(value or 0)
 
     async def rows(self, user_id: int, object_type: str, after: int, upto: int, limit: int
