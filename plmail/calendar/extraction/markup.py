@@ -30,8 +30,8 @@ _JSON_LD_SCRIPTS = lxml.etree.XPath(
 _ITEMSCOPES = lxml.etree.XPath("//*[@itemscope]")
 _DATETIME_PROPERTIES = lxml.etree.XPath("//*[@property][@datetime][not(@content)]")
 MAX_ITEMSCOPES = 400
-# RDFa is parsed again by pyRdfa, so it is read only where the HTML shows it (and not past this size).
-_RDFA_HINT = re.compile(r"""\btypeof\s*=|\bvocab\s*=\s*["']?https?://schema\.org""", re.IGNORECASE)
+# RDFa is parsed again by pyRdfa, so it is read only where an element types itself (and not past this size).
+_TYPED = lxml.etree.XPath("//*[@typeof]")
 MAX_RDFA_CHARS = 500_000  # pyRdfa takes about a second for this much
 MAX_RDFA_NODES = 2_000
 _RDFA_DEPTH = 8
@@ -61,7 +61,7 @@ def read_markup(html: str) -> MarkupItems:
         return MarkupItems((), (), ())
     json_ld = _json_ld(tree, errors)
     microdata = _microdata(tree, errors)
-    rdfa = _rdfa(tree, errors) if _RDFA_HINT.search(html) else []
+    rdfa = _rdfa(tree, errors) if _typed(tree) else []
     return MarkupItems(tuple(json_ld), tuple(microdata), tuple(errors), tuple(rdfa))
 
 
@@ -142,6 +142,13 @@ def _drop_nodes(root: dict[str, object]) -> None:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+
+
+def _typed(tree: object) -> bool:
+    try:
+        return bool(_TYPED(tree))
+    except (lxml.etree.LxmlError, RecursionError):
+        return False
 
 
 def _rdfa(tree: object, errors: list[str]) -> list[object]:

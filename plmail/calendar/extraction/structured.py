@@ -35,7 +35,7 @@ MAX_CANDIDATES = 1_000
 MAX_VISITS = 5_000
 MAX_DEPTH = 6
 OFFLOAD_CHARS = 512_000
-_HINT = re.compile(r"ld\+json|itemscope|\btypeof\s*=", re.IGNORECASE)
+_HINT = re.compile(r"ld\+json|itemscope|typeof\s*=", re.IGNORECASE)
 _PAYLOAD_DEPTH = 12
 _PAYLOAD_NODES = 4_000
 _PAYLOAD_STRING = 4_000
