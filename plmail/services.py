@@ -148,7 +148,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     # Registered first: releasing held mail is scheduled before any other step can fail.
     steps.register(ClassifyMailStep(queues, assistant_settings))
     raw_messages = RawMessageResolver(blobs, providers)
-    calendar = CalendarServices.build(db, blobs, raw_messages)
+    calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
     releaser = HeldMailReleaser(db)

@@ -16,13 +16,14 @@ from typing import Any
 
 import icalendar
 
+from plmail.calendar.extraction.claims import participant_address
 from plmail.db.database import Database
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.calendar import StoredEvent
 from plmail.domain.enums import Locale
-from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
+from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError, ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import CalendarReply, DraftContent, Identity
 from plmail.mail.drafts import DraftService
@@ -104,6 +105,15 @@ def reply_ics(event: StoredEvent, attendee: Address, answer: RsvpAnswer, *, now:
     return str(calendar.to_ical().decode("utf-8"))
 
 
+def answer_of(participation_status: str | None) -> RsvpAnswer:
+    """A JSCalendar participationStatus a person can give (RFC 8984 §4.4.6)."""
+    try:
+        return RsvpAnswer(participation_status or "")
+    except ValueError:
+        raise ValidationError("An invitation is answered accepted, tentative or declined.",
+                              field="participationStatus") from None
+
+
 class RsvpService:
     def __init__(self, db: Database, identities: IdentityService, drafts: DraftService, outbox: OutboxService
                  ) -> None:
@@ -115,16 +125,22 @@ class RsvpService:
         self.outbox = outbox
 
     async def answer(self, user_id: int, event_id: int, answer: RsvpAnswer, *, send: bool = True,
-                     now: datetime | None = None) -> RsvpOutcome:
+                     as_address: str | None = None, now: datetime | None = None) -> RsvpOutcome:
         """Record the answer (Yes and Maybe keep the event on the calendar, No hides it) and, unless told not
-        to, send the organiser the REPLY from the identity the invitation was addressed to."""
+        to, send the organiser the REPLY from the identity the invitation was addressed to (or `as_address`,
+        which must be one of the user's)."""
         event = await self.events.owned(user_id, event_id)
         if event is None:
             raise NotFoundError("No such event.")
         organizer = _address(event.values.organizer)
         if not organizer:
             raise ValidationError("This event has no organiser to answer.", field="event")
-        identity = await self._invited_identity(user_id, event)
+        if as_address is not None:
+            identity = await self.identities.for_address(user_id, as_address)
+            if identity is None:
+                raise ForbiddenError("Only your own answer can be given: that participant is not you.")
+        else:
+            identity = await self._invited_identity(user_id, event)
         if identity is None:
             raise ValidationError("None of your addresses can answer this invitation.", field="event")
         attendees = [dict(a) for a in event.values.attendees if isinstance(a, dict)]
@@ -144,6 +160,17 @@ class RsvpService:
             log.info("the answer to event %s is recorded; its REPLY was refused: %s", event_id, exc)
             return RsvpOutcome(event_id, answer, None, problem=str(exc))
         return RsvpOutcome(event_id, answer, submission_id)
+
+    async def answer_participant(self, user_id: int, event_id: int, participant_id: str, status: str | None, *,
+                                 send: bool) -> RsvpOutcome:
+        """A JMAP client's `participants/<id>/participationStatus`: the participant must be the user."""
+        event = await self.events.owned(user_id, event_id)
+        if event is None:
+            raise NotFoundError("No such event.")
+        address = participant_address(event.values.organizer, event.values.attendees, participant_id)
+        if address is None:
+            raise ForbiddenError("Only your own answer can be given: that participant is not you.")
+        return await self.answer(user_id, event_id, answer_of(status), send=send, as_address=address)
 
     async def _send(self, user_id: int, event: StoredEvent, identity: Identity, organizer: str,
                     answer: RsvpAnswer, now: datetime) -> int:

@@ -162,3 +162,19 @@ class EventSourceLinkRepository:
             user_id, thread_id,
         )
         return [ThreadLink(r["message_id"], r["event_id"], r["extractor"], r["applied"]) for r in rows]
+
+    async def first_sources(self, user_id: int, event_ids: list[int]) -> dict[int, tuple[int, int | None]]:
+        """For each event, the earliest message that was applied to it: (message id, thread id)."""
+        if not event_ids:
+            return {}
+        rows = await self.db.fetch(
+            """SELECT DISTINCT ON (l.event_id) l.event_id, m.id AS message_id, m.thread_id
+                 FROM event_source_link l
+                 JOIN calendar_event e ON e.id = l.event_id
+                 JOIN message m ON m.id = l.message_id
+                 JOIN account a ON a.id = m.account_id
+                WHERE e.user_id = $1 AND a.user_id = $1 AND l.event_id = ANY($2::bigint[]) AND l.applied
+                ORDER BY l.event_id, coalesce(m.received_at, m.sent_at) NULLS LAST, m.id""",
+            user_id, list(dict.fromkeys(event_ids)),
+        )
+        return {int(r["event_id"]): (int(r["message_id"]), r["thread_id"]) for r in rows}

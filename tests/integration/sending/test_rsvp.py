@@ -8,12 +8,14 @@ import email
 import email.policy
 from pathlib import Path
 
+import httpx
 import icalendar
 
 from plmail.calendar.rsvp import RsvpAnswer
 from plmail.domain.outgoing import SubmissionState
 from tests.integration.sending.conftest import Outgoing
 from tests.support.jobs import run_queued
+from tests.support.web import csrf_token, sign_in
 
 INVITATIONS = (Path(__file__).resolve().parents[4] / "shared" / "corpus" / "thunderbird-calendar-invitations"
                / "browser" / "invitations" / "data")
@@ -81,3 +83,34 @@ async def test_a_failed_reply_keeps_the_answer_and_says_why(outgoing: Outgoing) 
     assert submission.state is SubmissionState.FAILED and "550" in submission.last_error
     assert await outgoing.services.db.fetchval("SELECT my_participation FROM calendar_event WHERE id = $1",
                                                event_id) == "tentative"
+
+
+async def test_the_invitation_card_answers_and_no_takes_it_off_the_calendar(
+    outgoing: Outgoing, client: httpx.AsyncClient
+) -> None:
+    event_id = await invited(outgoing)
+    assert (await sign_in(client, outgoing.user.email, "correct horse")).status_code == 200
+    thread_id = await outgoing.services.db.fetchval(
+        "SELECT m.thread_id FROM message m JOIN event_source_link l ON l.message_id = m.id WHERE l.event_id = $1",
+        event_id)
+    page = await client.get(f"/thread/{thread_id}")
+    assert f'action="/calendar/event/{event_id}/answer"' in page.text
+    assert 'value="accepted"' in page.text and 'value="declined"' in page.text
+    token = await csrf_token(client, f"/thread/{thread_id}")
+    answered = await client.post(f"/calendar/event/{event_id}/answer", data={
+        "answer": "accepted", "send": "on", "next": f"/thread/{thread_id}", "_csrf_token": token})
+    assert answered.status_code == 200 and "answered=sent" in str(answered.url)
+    assert "on its way to the organiser" in answered.text
+    await run_queued(outgoing.services, ("send_submission", "file_sent_copy"))
+    [received] = outgoing.smtp.wait_for(1)
+    assert reply_of(received.data).walk("VEVENT")[0]["attendee"].params["PARTSTAT"] == "ACCEPTED"
+    week = await client.get("/calendar?view=month&day=2022-03-16")
+    assert "Single Event" in week.text
+    # No, without sending: recorded, nothing goes, and the event leaves the calendar.
+    declined = await client.post(f"/calendar/event/{event_id}/answer", data={
+        "answer": "declined", "next": f"/thread/{thread_id}", "_csrf_token": token})
+    assert "answered=recorded" in str(declined.url)
+    await run_queued(outgoing.services, ("send_submission",))
+    assert len(outgoing.smtp.received) == 1
+    week = await client.get("/calendar?view=month&day=2022-03-16")
+    assert "Single Event" not in week.text
