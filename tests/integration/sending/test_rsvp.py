@@ -114,3 +114,31 @@ async def test_the_invitation_card_answers_and_no_takes_it_off_the_calendar(
     assert len(outgoing.smtp.received) == 1
     week = await client.get("/calendar?view=month&day=2022-03-16")
     assert "Single Event" not in week.text
+
+
+async def test_an_rsvp_from_a_jmap_client_reaches_the_organiser_as_a_reply(
+    outgoing: Outgoing, client: httpx.AsyncClient
+) -> None:
+    event_id = await invited(outgoing)
+    token = (await outgoing.services.app_passwords.create(outgoing.user.id, "Phone")).token
+    using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:calendars"]
+
+    async def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
+        response = await client.post("/jmap/api", headers={"Authorization": f"Bearer {token}"}, json={
+            "using": using, "methodCalls": [[name, {"accountId": str(outgoing.account_id), **arguments}, "0"]]})
+        assert response.status_code == 200, response.text
+        result_name, result, _ = response.json()["methodResponses"][0]
+        assert result_name == name, result
+        return dict(result)
+
+    got = await call("CalendarEvent/get", {"ids": [str(event_id)]})
+    event = got["list"][0]  # type: ignore[index]
+    me = next(key for key, p in event["participants"].items() if p.get("email") == "receiver@example.com")
+    done = await call("CalendarEvent/set", {"sendSchedulingMessages": True, "update": {
+        str(event_id): {f"participants/{me}/participationStatus": "accepted"}}})
+    assert done["updated"] == {str(event_id): None}
+    await run_queued(outgoing.services, ("send_submission", "file_sent_copy"))
+    [received] = outgoing.smtp.wait_for(1)
+    assert received.rcpt_to == ("sender@example.com",)
+    attendee = reply_of(received.data).walk("VEVENT")[0]["attendee"]
+    assert str(attendee).lower() == "mailto:receiver@example.com" and attendee.params["PARTSTAT"] == "ACCEPTED"
