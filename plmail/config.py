@@ -88,6 +88,9 @@ class Settings:
     pg_system_dirs: tuple[str, ...] | None = None
     metrics_token: str | None = None
     log_format: str = "text"
+    sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
+    # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
+    kitinerary: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -127,4 +130,6 @@ class Settings:
             pg_system_dirs=_path_list(env.get("PLMAIL_PG_SYSTEM_DIRS")),
             metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
+            sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
+            kitinerary=env.get("PLMAIL_KITINERARY") or None,
         )

@@ -25,7 +25,7 @@ from plmail.domain.ingest import IngestedMessage, ProviderRef
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline, Rehomed
-from plmail.providers.changes import announce, settle_deleted
+from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.imap.models import FetchedMessage
 
