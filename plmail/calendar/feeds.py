@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.calendar.ics_files import calendar_ics
+from plmail.calendar.sources import is_trusted_source
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_feeds import CalendarFeedRepository, SubscriptionRow
 from plmail.db.repos.calendar_store import CalendarRepository
@@ -98,5 +99,7 @@ class CalendarFeeds:
         events = await self.events.in_calendar(subscription.user_id, subscription.calendar_id,
                                                limit=MAX_FEED_EVENTS)
         await self.feeds.fetched(subscription.id)
+        # The seed: an untrusted source's event is never pushed outward; a feed is read by other calendars.
+        events = [e for e in events if is_trusted_source(e.values.source)]
         body = calendar_ics(events, name=subscription.calendar_name or "plmail", user_zone=zone_name)
         return Feed(body, version.etag, version.last_modified)

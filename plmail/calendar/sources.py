@@ -20,7 +20,8 @@ class EventSource(StrEnum):
     REMOTE_SYNC = "remote_sync"
 
     def is_trusted(self) -> bool:
-        """False means: never pushed to a connected calendar, confidence capped, shown with a confirmation.
+        """False means: never pushed outward (a connected calendar, a subscription feed), confidence capped,
+        stored tentative and shown with an explicit "unconfirmed" marker.
 
         Exhaustive on purpose: a new member must be classified here by hand, or mypy fails, instead of
         silently inheriting calendar-write permission the way a `!= LLM` comparison would grant it.
@@ -53,6 +54,12 @@ class EventSource(StrEnum):
             ):
                 return False
         assert_never(source)
+
+
+def is_trusted_source(stored: str) -> bool:
+    """A stored source string, read as `EventSource.is_trusted`; a value no member names is not trusted."""
+    known = EventSource._value2member_map_.get(stored)
+    return isinstance(known, EventSource) and known.is_trusted()
 
 
 def written_status(source: EventSource, claimed: EventStatus) -> EventStatus:

@@ -35,7 +35,7 @@ from plmail.calendar.editor import Scope
 from plmail.calendar.ics_files import MAX_IMPORT_BYTES, calendar_ics, event_ics
 from plmail.calendar.invites import CardKind, EventCard
 from plmail.calendar.rsvp import answer_of
-from plmail.calendar.sources import EventSource
+from plmail.calendar.sources import is_trusted_source
 from plmail.calendar.upcoming import SoonEntry
 from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE, EventValues
 from plmail.domain.errors import NotFoundError, ValidationError
@@ -143,8 +143,7 @@ async def message_cards_context(request: Request[Any, Any, Any], user: User, thr
 
 def _unconfirmed(source: str) -> bool:
     """An untrusted source's event is shown with an explicit "unconfirmed" marker."""
-    known = EventSource._value2member_map_.get(source)
-    return not (isinstance(known, EventSource) and known.is_trusted())
+    return not is_trusted_source(source)
 
 
 def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:

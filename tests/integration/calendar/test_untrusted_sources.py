@@ -11,12 +11,14 @@ import textwrap
 from datetime import timedelta
 
 import httpx
+from icalendar import Calendar
 
 from plmail.calendar import sources
 from plmail.calendar.sources import EventSource
 from plmail.calendar.writer import EventDraft
 from plmail.domain.calendar import EventStatus
 from tests.integration.calendar.conftest import Diary, utc
+from tests.integration.calendar.test_feeds import subscribe
 from tests.support.repos import calendar_rows
 from tests.support.web import sign_in
 
@@ -59,6 +61,26 @@ async def test_an_untrusted_source_writes_a_tentative_capped_event_shown_as_unco
     assert 'class="badge unconfirmed"' in page.text
     trusted_page = await client.get(f"/calendar/event/{written[EventSource.ICS]}")
     assert "unconfirmed" not in trusted_page.text
+
+
+async def test_a_subscription_feed_never_carries_an_untrusted_sources_event(
+    client: httpx.AsyncClient, diary: Diary,
+) -> None:
+    """The seed: an untrusted source is "nie nach außen ... geschoben"; a feed is what other calendars read."""
+    services = diary.services
+    calendar_id = await calendar_rows(services).ensure_default(diary.user_id, "Calendar")
+    start = utc(2022, 3, 16, 10)
+    for n, source in enumerate(EventSource):
+        begin = start + timedelta(hours=n)
+        draft = EventDraft(uid=f"{source.value}@x", start=begin, end=begin + timedelta(minutes=30),
+                           title=f"From {source.value}", source=source, confidence=100)
+        assert await services.calendar.writer.create(calendar_id, diary.user_id, draft, user_zone="UTC",
+                                                     reference=start) is not None
+    assert (await sign_in(client, "reader@example.org", "correct horse")).status_code == 200
+    feed = await client.get("/" + await subscribe(client, calendar_id))
+    assert feed.status_code == 200
+    uids = {str(c["uid"]) for c in Calendar.from_ical(feed.content).walk("VEVENT")}
+    assert uids == {f"{s.value}@x" for s in EventSource} - {"llm@x"}  # the seed names Llm as the one untrusted
 
 
 def test_is_trusted_is_an_exhaustive_match_without_a_default() -> None:
