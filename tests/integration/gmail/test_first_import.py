@@ -7,6 +7,8 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+import asyncpg
+
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.batching import RAW_BATCH_BYTES
 from plmail.providers.gmail.importer import BACKFILL_COOLDOWN, BackfillState
@@ -170,6 +172,29 @@ async def test_a_chat_and_a_gone_id_are_noted_and_the_import_ends_in_one_pass(gm
     remaining = await gmail.services.db.fetch(
         "SELECT gmail_id, reason FROM gmail_skipped_message WHERE account_id = $1", gmail.account_id)
     assert [(r["gmail_id"], r["reason"]) for r in remaining] == [(chat.id, "chat")]
+
+
+async def test_a_note_disappears_once_its_message_is_stored_after_all(gmail: GmailSetup, database_url: str) -> None:
+    """The seed: "Eine Zeile verschwindet, wenn ihre Nachricht doch gespeichert wird." Another worker notes the
+    id as gone (Gmail answered it 404 a moment ago) while this import's fetch of it is under way and succeeds."""
+    back = gmail.mailbox.add_message(rfc822("Back again"))
+    await gmail.sync()
+
+    async def another_worker_notes_it_gone() -> None:
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.execute(
+                """INSERT INTO gmail_skipped_message (account_id, gmail_id, reason, detail, created_at)
+                   VALUES ($1, $2, 'gone', 'listed by Gmail, but Gmail answers 404 for it', now())""",
+                gmail.account_id, back.id)
+        finally:
+            await conn.close()
+
+    gmail.fake.before_next("users.messages.get", another_worker_notes_it_gone)
+    await gmail.import_all()
+    assert await gmail.count() == 1
+    assert await gmail.services.db.fetch(
+        "SELECT gmail_id FROM gmail_skipped_message WHERE account_id = $1", gmail.account_id) == []
 
 
 async def test_a_pass_that_cannot_store_everything_waits_an_hour_and_stops_after_24(gmail: GmailSetup) -> None:

@@ -72,7 +72,8 @@ more accounts): `add_message`, `add_chat`, `add_label`, `modify`, `trash`, `untr
 `mark_gone` (listed but 404 on get), `expire_history`, `history_retention`, `messages`, `labels`,
 `history`, `add_send_as`, `drafts`, `deliveries`. Every change writes history like Gmail does.
 `fake.calls` records every API request; `fake.fail_next(method, error)` answers the next call of a method
-(`users.messages.send`, `users.drafts.create`, ...) with one of Google's documented errors instead.
+(`users.messages.send`, `users.drafts.create`, ...) with one of Google's documented errors instead;
+`fake.before_next(method, action)` awaits `action` before the next call of a method is answered.
 """
 
 from __future__ import annotations
@@ -751,6 +752,7 @@ class GmailFake(AsgiApp):
         self.calls: list[GmailCall] = []
         self.mailboxes: dict[str, GmailMailbox] = {}
         self.injected: dict[str, list[tuple[InjectedError, float]]] = {}
+        self.before: dict[str, list[Callable[[], Awaitable[None]]]] = {}
         self.mailbox = self.add_mailbox(email)
         self.oauth.consenting_user = email
         tokens = self.oauth.issue(email)
@@ -785,6 +787,12 @@ class GmailFake(AsgiApp):
         400 invalidArgument."""
         with self.lock:
             self.injected.setdefault(method, []).extend([(error, retry_after)] * count)
+
+    def before_next(self, method: str, action: Callable[[], Awaitable[None]]) -> None:
+        """Run `action` (on the server's loop) before the next call of `method` is answered: what another
+        client does while this request is under way."""
+        with self.lock:
+            self.before.setdefault(method, []).append(action)
 
     def _injected(self, method: str) -> Response | None:
         with self.lock:
@@ -869,6 +877,11 @@ class GmailFake(AsgiApp):
             if wanted != "me" and wanted.lower() != user.lower():
                 raise HttpError(google_error(403, f"Delegation denied for {user}", "forbidden"))
             mailbox = self.mailboxes[user.lower()]
+            with self.lock:
+                waiting = self.before.get(name)
+                action = waiting.pop(0) if waiting else None
+            if action is not None:
+                await action()
             units = self.quota.cost(name, request.arg("format", "full") if name == "users.messages.get" else None)
             injected = self._injected(name)
             retry_after = self.quota.charge(user, name, units) if injected is None else None
