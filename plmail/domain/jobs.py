@@ -35,7 +35,6 @@ SYNC_ACCOUNT = JobSpec("sync_account", QueueName.INGEST, timeout=1800, retries=4
 # The fallback poll, for servers without IDLE and anything IDLE missed.
 SYNC_ALL_ACCOUNTS = JobSpec("sync_all_accounts", QueueName.INGEST, cron="*/15 * * * *")
 IMPORT_MAIL_PAGE = JobSpec("import_mail_page", QueueName.INGEST_BACKLOG, timeout=900, retries=5, retry_delay=10.0)
-# Propagation runs on ingest: the provider connection it needs is the syncs' kind of work.
 # On ingest, not on a queue of its own (the seed's export): the ingest worker holds the provider's connection
 # and rate budget, and telling a provider about a change is work of that connection.
 PROPAGATE_PROVIDER_CHANGES = JobSpec("propagate_provider_changes", QueueName.INGEST, timeout=600, retries=8,
