@@ -135,7 +135,7 @@ def plan_threads(
             for thread_id in lookups.replying_to.get(c.rfc_id, ()):
                 if joinable(thread_id):
                     uf.union(node, ("t", thread_id))
-    return _components(candidates, uf, methods, lookups)
+    return _components(uf, methods, lookups)
 
 
 def _join_by_subject(
@@ -177,7 +177,6 @@ def _join_by_subject(
 
 
 def _components(
-    candidates: Sequence[ThreadCandidate],
     uf: _UnionFind,
     methods: Mapping[int, ThreadingMethod],
     lookups: ThreadLookups,
