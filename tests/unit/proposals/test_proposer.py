@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+import os
+import time
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -241,6 +243,29 @@ def test_dedup_keys() -> None:
     day = candidate(datetime(2026, 8, 7, tzinfo=BERLIN), all_day=True)
     assert dedup_key("<a@b>", day) == "prose:<a@b>|2026-08-07"
     assert len(hash_dedup_key("x")) == 64
+
+
+@pytest.fixture
+def server_in_new_york() -> Iterator[None]:
+    """The process's own time zone is not UTC, as on a server set up in its owner's zone."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@pytest.mark.usefixtures("server_in_new_york")
+def test_a_dedup_key_names_the_utc_instant_whatever_the_servers_zone() -> None:
+    """A key is about the instant: the same mail gives the same key on every server, so suppressions hold."""
+    timed = candidate(datetime(2026, 8, 7, 10, 30, tzinfo=BERLIN))
+    assert dedup_key("<a@b>", timed) == "prose:<a@b>|2026-08-07T08:30Z"
 
 
 @pytest.mark.parametrize(
