@@ -197,3 +197,28 @@ async def test_folder_discovery_binds_each_folder_once_with_its_role_and_tells_j
     assert await db.fetchval(
         "SELECT count(*) FROM label_binding b JOIN mailbox mb ON mb.id = b.mailbox_id "
         "WHERE mb.account_id = $1 AND mb.full_path = ANY($2::text[])", imap.account_id, new) == len(new)
+
+
+async def test_discovery_passes_over_a_folder_bound_already_and_announces_only_what_changed(imap: ImapSetup) -> None:
+    """A folder bound already is skipped, not the end of discovery: a new folder the server lists after it is
+    still bound. A discovery that finds nothing new tells JMAP clients nothing."""
+    db = imap.services.db
+    imap.mail.create_folder("Old")
+    await imap.sync()
+    with imap.mail.peer() as peer:  # another client; Dovecot lists the newest folder first
+        assert peer.conn.delete("Old")[0] == "OK"
+        peer.create("New")
+        peer.create("Old")  # listed before New now, and still bound from the first sync
+    await imap.sync()
+    bound = {r["full_path"] for r in await db.fetch(
+        "SELECT mb.full_path FROM mailbox mb JOIN label_binding b ON b.mailbox_id = mb.id WHERE mb.account_id = $1",
+        imap.account_id)}
+    assert {"Old", "New"} <= bound
+
+    async def mailbox_changes() -> int:
+        return int(await db.fetchval("SELECT count(*) FROM jmap_change_log WHERE account_id = $1 "
+                                     "AND object_type = 'Mailbox'", imap.account_id))
+
+    before = await mailbox_changes()
+    await imap.sync()
+    assert await mailbox_changes() == before
