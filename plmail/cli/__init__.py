@@ -178,8 +178,14 @@ def cmd_import_mbox(settings: Settings, args: argparse.Namespace) -> int:
             )
         finally:
             bar.finish()
-        return (f"imported {report.imported}, duplicates {report.duplicates}, skipped {report.skipped} "
-                f"({report.read} read in {report.seconds:.1f} s)")
+        lines = [f"imported {report.imported}, duplicates {report.duplicates}, skipped {report.skipped} "
+                 f"({report.read} read in {report.seconds:.1f} s)"]
+        if report.noted:
+            lines.append(f"{report.noted} stored with a note of what could not be read (shown with each message)")
+        lines += [f"skipped {s.source_ref}: {s.reason}" for s in report.reasons[:50]]
+        if len(report.reasons) > 50:
+            lines.append(f"… and {len(report.reasons) - 50} more (listed in the ingest_skip table)")
+        return "\n".join(lines)
 
     print(with_services(settings, run))
     return 0
