@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.service import AccountService
 from plmail.accounts.sync import AccountSyncService
@@ -59,6 +60,7 @@ class Services:
     db: Database
     queues: QueueSet
     users: UserService
+    connection_tests: ConnectionTestGate
     probes: QueueProbeService
     queue_overview: QueueOverviewService
     health: HealthService
@@ -159,6 +161,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         db=db,
         queues=queues,
         users=UserService(db, throttle),
+        connection_tests=host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db)),
         probes=QueueProbeService(db, queues),
         queue_overview=queue_overview,
         health=HealthService(db),

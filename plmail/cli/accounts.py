@@ -61,7 +61,7 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
         return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
             email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
             password=password, name=args.name or "", ca_file=ca_file,
-        ))
+        ), operator=True)
 
     account_id = with_services(settings, run)
     print(f"added account {account_id}; its first sync is queued (or run: plmail sync --account {account_id} --wait)")

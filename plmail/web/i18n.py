@@ -11,6 +11,7 @@ from plmail.web.i18n_accounts import ACCOUNTS_GERMAN
 from plmail.web.i18n_assistant import ASSISTANT_GERMAN
 from plmail.web.i18n_calendar import CALENDAR_GERMAN
 from plmail.web.i18n_oauth import OAUTH_GERMAN
+from plmail.web.i18n_security import SECURITY_GERMAN
 
 GERMAN: dict[str, str] = {
     # layout
@@ -244,6 +245,7 @@ GERMAN.update(CALENDAR_GERMAN)
 GERMAN.update(ACCOUNTS_GERMAN)
 GERMAN.update(ASSISTANT_GERMAN)
 GERMAN.update(OAUTH_GERMAN)
+GERMAN.update(SECURITY_GERMAN)
 
 
 def translate(text: str, locale: Locale | str, **values: object) -> str:

@@ -105,7 +105,7 @@ class UserRepository:
 
 
 class LoginThrottleRepository:
-    """Failure counters keyed by "email:…" or "ip:…"."""
+    """Event counters within a window, keyed by what they count (see users/throttle.py for the keys)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

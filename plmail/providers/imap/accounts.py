@@ -1,7 +1,9 @@
 """Adding, editing, pausing and removing IMAP accounts, and choosing which folders sync.
 
 The password is checked against the server before anything is saved, and stored only sealed with the
-installation key. Every call is for one user and touches only that user's accounts.
+installation key. Every call is for one user and touches only that user's accounts. A connection a user asks
+for passes the connection-test gate first (accounts/connection_tests.py: mail ports only, ten a minute), and
+what the server answered is summarised, never echoed.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
@@ -16,6 +19,7 @@ from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.providers import ImportProgress
+from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import import_rank
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import preset_for
@@ -72,8 +76,9 @@ class AccountOverview:
 
 class ImapAccountService:
     def __init__(self, accounts: AccountAdminRepository, mailboxes: MailboxRepository, connector: ImapConnector,
-                 sync: AccountSyncService, importer: MailImporter, *, changed: Callable[[], None] | None = None
-                 ) -> None:
+                 sync: AccountSyncService, importer: MailImporter, gate: ConnectionTestGate, *,
+                 changed: Callable[[], None] | None = None) -> None:
+        self.gate = gate
         self.accounts = accounts
         self.mailboxes = mailboxes
         self.connector = connector
@@ -81,25 +86,33 @@ class ImapAccountService:
         self.importer = importer
         self.changed = changed or (lambda: None)
 
-    async def test(self, data: ImapAccountInput, *, password: str | None = None,
+    async def test(self, data: ImapAccountInput, *, user_id: int | None, password: str | None = None,
                    keep: ImapSettings | None = None) -> ConnectionReport:
-        """Connect and sign in once; raises the IMAP client's error, whose message is meant for the user."""
-        server = data.settings(keep).server(timeout=TEST_TIMEOUT)
+        """Connect and sign in once for `user_id` (None: the operator at the command line, who is not limited);
+        raises the IMAP client's error in plmail's words."""
+        settings = data.settings(keep)
         secret = password if password is not None else data.password
         if not secret:
             raise ValidationError("Enter the password.")
-        return await try_login(server, data.login, secret)
+        if user_id is not None:
+            await self.gate.admit(user_id, settings.port)
+        try:
+            return await try_login(settings.server(timeout=TEST_TIMEOUT), data.login, secret)
+        except ImapError as exc:
+            raise (exc.summarised() if user_id is not None else exc) from None
 
     async def test_existing(self, user_id: int, account_id: int, data: ImapAccountInput) -> ConnectionReport:
         """Test edited settings; a blank password means the stored one."""
         record = await self._owned(user_id, account_id)
         keep = ImapSettings.from_json(record.imap) if record.imap else None
-        return await self.test(data, password=data.password or self.connector.password(record), keep=keep)
+        return await self.test(data, user_id=user_id, password=data.password or self.connector.password(record),
+                               keep=keep)
 
-    async def add(self, user_id: int, data: ImapAccountInput) -> int:
+    async def add(self, user_id: int, data: ImapAccountInput, *, operator: bool = False) -> int:
+        """With `operator` (the command line), the connection test is not limited to the mail ports."""
         email = data.checked_email()
         settings = data.settings()
-        await self.test(data)
+        await self.test(data, user_id=None if operator else user_id)
         account_id = await self.accounts.create(
             user_id=user_id, provider_kind=ProviderKind.IMAP, name=data.name.strip() or email, email=email,
             username=data.login, credentials=self.connector.seal(data.password), settings={"imap": settings.as_json()},
@@ -108,14 +121,14 @@ class ImapAccountService:
         self.changed()
         return account_id
 
-    async def update(self, user_id: int, account_id: int, data: ImapAccountInput) -> None:
+    async def update(self, user_id: int, account_id: int, data: ImapAccountInput, *, operator: bool = False) -> None:
         """New settings are tested before they are saved; saving gives a failed account another chance."""
         record = await self._owned(user_id, account_id)
         email = data.checked_email()
         keep = ImapSettings.from_json(record.imap) if record.imap else None
         settings = data.settings(keep)
         password = data.password or self.connector.password(record)
-        await self.test(data, password=password, keep=keep)
+        await self.test(data, user_id=None if operator else user_id, password=password, keep=keep)
         await self.accounts.update_connection(
             user_id, account_id, name=data.name.strip() or email, email=email, username=data.login,
             settings={"imap": settings.as_json()},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get, post
@@ -11,8 +12,13 @@ from litestar.response import Template
 from plmail.domain.errors import ValidationError
 from plmail.web.auth import admin_only, services_from
 from plmail.web.controllers.admin_page import admin_page, queue_context
-from plmail.web.controllers.forms import URLENCODED, NewUserForm
+from plmail.web.controllers.forms import URLENCODED, NewUserForm, parse_form
 from plmail.web.pages import render
+
+
+@dataclass(frozen=True)
+class ConnectionsForm:
+    any_port: str = ""
 
 
 class AdminController(Controller):
@@ -55,3 +61,10 @@ class AdminController(Controller):
         except ValidationError as exc:
             error = str(exc)
         return await admin_page(request, status_code=400 if error else 200, user_error=error, user_added=notice)
+
+    @post("/connections")
+    async def connections(self, request: Request[Any, Any, Any]) -> Template:
+        """Whether users' connection tests (and new accounts) may use any port, not only the mail ports."""
+        form = parse_form(await request.form(), ConnectionsForm)
+        await services_from(request).connection_tests.allow_any_port(form.any_port == "on")
+        return await admin_page(request, connections_notice="Saved.")
