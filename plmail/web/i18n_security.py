@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from plmail.accounts.connection_tests import PORT_REFUSED, TOO_MANY_TESTS
+from plmail.assistant.settings import KEY_FOR_OTHER_ORIGIN
 
 SECURITY_GERMAN: dict[str, str] = {
     # sign-in
@@ -81,6 +82,7 @@ SECURITY_GERMAN: dict[str, str] = {
                               .replace("An administrator can allow other ports.",
                                        "Die Administration kann andere Ports erlauben."),
     TOO_MANY_TESTS: "Zu viele Verbindungstests. Warte eine Minute und versuche es dann noch einmal.",
+    KEY_FOR_OTHER_ORIGIN: "Die URL zeigt jetzt auf einen anderen Server: Gib dessen API-Schlüssel noch einmal ein.",
     # mail
     "Part of this message could not be read:": "Ein Teil dieser Nachricht konnte nicht gelesen werden:",
 }
