@@ -15,12 +15,15 @@ from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
-from plmail.db.tables.users import AppPassword, LoginThrottle, User
+from plmail.db.tables.users import AppPassword, LoginThrottle, RecoveryCode, TrustedDevice, User, WebSession
 
 TABLES = [
     User,
     AppPassword,
     LoginThrottle,
+    WebSession,
+    TrustedDevice,
+    RecoveryCode,
     Account,
     Mailbox,
     MessageThread,
@@ -79,5 +82,8 @@ __all__ = [
     "MessageThread",
     "ProviderChange",
     "QueueProbe",
+    "RecoveryCode",
+    "TrustedDevice",
     "User",
+    "WebSession",
 ]
