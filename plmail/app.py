@@ -11,6 +11,7 @@ from typing import Any
 from litestar import Litestar, Request
 from litestar.config.csrf import CSRFConfig
 from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
+from litestar.middleware.base import DefineMiddleware
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -47,6 +48,8 @@ from plmail.web.controllers.sessions import SessionsController
 from plmail.web.controllers.settings import SettingsController
 from plmail.web.controllers.two_factor import TwoFactorController
 from plmail.web.pages import configure_jinja, locale_for
+from plmail.web.proxy import TrustedProxies
+from plmail.web.security import OriginCheck, SecurityHeaders
 
 log = logging.getLogger(__name__)
 
@@ -167,11 +170,20 @@ def create_app(
             *([metrics] if observed else []),
             create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),
         ],
-        middleware=[*([timing.middleware] if observed else []), flow.middleware, RequireSignIn()],
+        middleware=[
+            DefineMiddleware(TrustedProxies, networks=settings.trusted_proxies),
+            DefineMiddleware(OriginCheck),
+            *([timing.middleware] if observed else []),
+            flow.middleware,
+            RequireSignIn(),
+        ],
+        before_send=[SecurityHeaders(always_secure=settings.secure_cookies)],
         csrf_config=csrf,
         template_config=templates,
         plugins=[HTMXPlugin()],
         lifespan=[lifespan],
+        # No API explorer: its pages load their scripts from a CDN, which the CSP (rightly) refuses.
+        openapi_config=None,
         logging_config=None,  # the command line configured logging; keep one format
         exception_handlers={
             NotFoundException: _not_found,
