@@ -13,7 +13,27 @@ from types import TracebackType
 from typing import Any
 
 import asyncpg
+import psycopg
 from piccolo.engine.postgres import PostgresEngine, PostgresTransaction
+
+# What a database that went away looks like (a restart, a dropped connection): from asyncpg (the app's queries)
+# and psycopg (saq's queues). A statement timeout (QueryCanceledError) is not among them: that is the query's own.
+_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError, asyncpg.exceptions.AdminShutdownError, asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.CannotConnectNowError, asyncpg.InterfaceError, asyncpg.exceptions.InternalClientError,
+    psycopg.OperationalError, ConnectionError,
+)
+
+
+def database_unavailable(error: BaseException | None) -> bool:
+    """Whether an error (or what caused it) says the database was away, rather than that the work failed."""
+    seen = 0
+    while error is not None and seen < 5:
+        if isinstance(error, _UNAVAILABLE):
+            return True
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return False
 
 
 class ReleasingTransaction(PostgresTransaction):

@@ -8,8 +8,9 @@ import asyncio
 import asyncpg
 import pytest
 
-from plmail.db.database import Database
+from plmail.db.database import Database, database_unavailable
 from plmail.db.engine import close_engine, open_engine
+from tests.support.net import free_port
 
 
 async def _kill(dsn: str, pid: int) -> None:
@@ -43,4 +44,34 @@ async def test_transactions_on_dropped_connections_give_them_back(database_url: 
                 assert await db.fetchval("SELECT 1") == 1
     finally:
         async with asyncio.timeout(10):  # waits forever for a connection that was never given back
+            await close_engine()
+
+
+async def test_a_dropped_connection_is_told_apart_from_a_query_that_failed(database_url: str) -> None:
+    """What decides whether a failed job is tried again for free (jobs/workers.py): the database going away is
+    not the job's failure; a statement timeout or a broken constraint is."""
+    engine = await open_engine(database_url, max_size=2)
+    db = Database(engine)
+    try:
+        with pytest.raises(Exception) as dropped:  # noqa: PT011, PT012 (which class asyncpg raises is the test)
+            async with db.transaction():
+                await _kill(database_url, await db.fetchval("SELECT pg_backend_pid()"))
+                await db.fetchval("SELECT 1")
+        assert database_unavailable(dropped.value), repr(dropped.value)
+        with pytest.raises(asyncpg.QueryCanceledError) as timed_out:  # noqa: PT012
+            async with db.transaction():
+                await db.execute("SET LOCAL statement_timeout = 50")
+                await db.execute("SELECT pg_sleep(1)")
+        assert not database_unavailable(timed_out.value)
+        with pytest.raises(asyncpg.UndefinedTableError) as wrong:
+            await db.fetchval("SELECT 1 FROM no_such_table")
+        assert not database_unavailable(wrong.value)
+        refused = None
+        try:  # a database that is not (yet) listening: the moment of a restart
+            await asyncpg.connect(f"postgresql://plmail@127.0.0.1:{free_port()}/plmail", timeout=5)
+        except OSError as exc:
+            refused = exc
+        assert refused is not None and database_unavailable(refused)
+    finally:
+        async with asyncio.timeout(10):
             await close_engine()
