@@ -36,6 +36,7 @@ from plmail.web.controllers.admin import AdminController
 from plmail.web.controllers.assistant_admin import AssistantAdminController
 from plmail.web.controllers.auth import AuthController
 from plmail.web.controllers.calendar import CalendarController
+from plmail.web.controllers.compose import ComposeController
 from plmail.web.controllers.devices import DevicesController
 from plmail.web.controllers.health import healthz
 from plmail.web.controllers.labels import LabelController
@@ -151,6 +152,7 @@ def create_app(
         route_handlers=[
             AuthController,
             MailController,
+            ComposeController,
             ActionController,
             LabelController,
             RuleController,

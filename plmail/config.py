@@ -106,6 +106,9 @@ class Settings:
     log_format: str = "text"
     # Reverse proxies whose X-Forwarded-For/-Proto/-Host are believed; nobody's by default.
     trusted_proxies: tuple[Network, ...] = ()
+    sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
+    # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
+    kitinerary: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -146,4 +149,6 @@ class Settings:
             metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
             trusted_proxies=_networks("PLMAIL_TRUSTED_PROXIES", env.get("PLMAIL_TRUSTED_PROXIES")),
+            sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
+            kitinerary=env.get("PLMAIL_KITINERARY") or None,
         )

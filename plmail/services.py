@@ -18,6 +18,7 @@ from plmail.assistant.service import AssistantService, ClassificationCatchUp
 from plmail.assistant.settings import AssistantSettingsStore
 from plmail.assistant.step import ClassifyMailStep
 from plmail.calendar.container import CalendarServices
+from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
@@ -33,15 +34,19 @@ from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
 from plmail.mail.downloads import BlobService
+from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
 from plmail.mail.email_reader import EmailReader
 from plmail.mail.email_writes import EmailWriter
+from plmail.mail.identities import IdentityService
 from plmail.mail.labels import LabelManager
 from plmail.mail.mailboxes import MailboxService
 from plmail.mail.operations import ThreadOperations
+from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
 from plmail.mail.reader import MailReader
+from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
@@ -98,6 +103,11 @@ class Services:
     classification_catch_up: ClassificationCatchUp
     sorting: SortingService
     category_backfill: CategoryBackfill
+    identities: IdentityService
+    drafts: DraftService
+    outbox: OutboxService
+    replies: ReplyService
+    rsvp: RsvpService
     metrics: MetricsService
 
     def start_watchers(self) -> None:
@@ -144,14 +154,15 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     # Registered first: releasing held mail is scheduled before any other step can fail.
     steps.register(ClassifyMailStep(queues, assistant_settings))
     raw_messages = RawMessageResolver(blobs, providers)
-    calendar = CalendarServices.build(db, blobs, raw_messages)
+    calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
     admin = AccountAdminRepository(db)
     importer = MailImporter(admin, queues, providers)
-    sync = AccountSyncService(admin, providers, importer, queues)
+    identities = IdentityService(db, providers)
+    sync = AccountSyncService(admin, providers, importer, queues, identities=identities)
     host = PluginHost(providers=providers, db=db, keys=keys, settings=settings, pipeline=pipeline, queues=queues,
                       sync=sync, importer=importer)
     for plugin in load_plugins(plugins):
@@ -160,6 +171,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     sessions = SessionService(db)
     two_factor = TwoFactorService(db, keys.credentials)
     downloads = BlobService(db, blobs, raw_messages)
+    drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
+    outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
+                           sends_per_hour=settings.sends_per_hour)
     queue_overview = QueueOverviewService(db, queues)
     return Services(
         settings=settings,
@@ -203,6 +217,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),
         sorting=SortingService(UserRepository(db), queues),
         category_backfill=CategoryBackfill(db),
+        identities=identities,
+        drafts=drafts,
+        replies=ReplyService(db, downloads, identities),
+        outbox=outbox,
+        rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
     )
 

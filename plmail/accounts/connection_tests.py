@@ -3,7 +3,7 @@
 Without limits such a test is a port scanner run from the server's network: it tells open from closed and
 shows what answered. So connections a user asks for go only to the mail ports (and a short list of
 bridge ports), at most ten a minute per user, unless an administrator allows any port (a self-hosted
-server on an unusual port). The IMAP account test calls `admit` before it connects; SMTP's test calls the same.
+server on an unusual port). The account test calls `admit` with the IMAP and the SMTP port before it connects.
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ class ConnectionTestGate:
         """The administrator's switch: let users' connection tests reach any port."""
         await self.settings.put(SETTINGS_KEY, {**await self.settings.get(SETTINGS_KEY), "any_port": allowed})
 
-    async def admit(self, user_id: int, port: int) -> None:
-        """Raises ValidationError for a port outside the list (before anything connects), RateLimitedError past
-        the user's allowance of tests per minute."""
-        if port not in ALLOWED_PORTS and not await self.any_port_allowed():
-            raise ValidationError(PORT_REFUSED, field="port")
+    async def admit(self, user_id: int, port: int, *more_ports: int) -> None:
+        """One connection test (IMAP, and SMTP beside it): raises ValidationError for a port outside the list
+        (before anything connects), RateLimitedError past the user's allowance of tests per minute."""
+        for wanted, field in ((port, "port"), *((p, "smtp_port") for p in more_ports)):
+            if wanted not in ALLOWED_PORTS and not await self.any_port_allowed():
+                raise ValidationError(PORT_REFUSED, field=field)
         count = await self.counters.record_failure(f"conntest:user:{user_id}", window_seconds=60)
         if count > self.per_minute:
             raise RateLimitedError(TOO_MANY_TESTS, retry_after=60)

@@ -22,6 +22,7 @@ from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES, SYNC_ACCOUNT
 from plmail.domain.ports import Enqueuer
 from plmail.domain.providers import ImportProgress
 from plmail.domain.registry import ProviderRegistry
+from plmail.mail.identities import IdentityService
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,9 @@ T = TypeVar("T")
 
 class AccountSyncService:
     def __init__(self, accounts: AccountAdminRepository, providers: ProviderRegistry, importer: MailImporter,
-                 queues: Enqueuer | None) -> None:
+                 queues: Enqueuer | None, *, identities: IdentityService | None = None) -> None:
         self.accounts = accounts
+        self.identities = identities
         self.syncers = providers.syncers
         self.importer = importer
         self.queues = queues
@@ -90,6 +92,8 @@ class AccountSyncService:
             if not await self.accounts.resync_requested(account_id):
                 break
         await self.importer.ensure_running(account_id)
+        if self.identities is not None:  # Gmail's send-as list is read again on every sync
+            await self.identities.refresh(account_id)
         for listener in self._after_sync:
             listener(account_id)
         return sorted(touched)

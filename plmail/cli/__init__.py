@@ -19,6 +19,7 @@ from plmail.cli.accounts import add_account_commands
 from plmail.cli.gmail import add_gmail_commands
 from plmail.cli.ops import add_ops_commands
 from plmail.cli.runtime import database, with_services
+from plmail.cli.sending import add_sending_commands
 from plmail.config import Settings
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import PlmailError
@@ -316,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.set_defaults(handler=cmd_extract)
 
     add_account_commands(sub)
+    add_sending_commands(sub)
     add_gmail_commands(sub)
     add_ops_commands(sub)
 

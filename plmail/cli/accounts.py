@@ -1,4 +1,5 @@
-"""`plmail account add-imap` and `plmail sync`: adding an account and syncing it from the command line."""
+"""`plmail account add-imap`, `plmail sync` and `plmail outbox`: adding an account, syncing it, and what it is
+sending, from the command line."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def add_account_commands(sub: Any) -> None:
     add.add_argument("--ca-file", help="trust this CA certificate (PEM) instead of the system's, for a self-hosted "
                                        "server with its own CA")
     add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    add.add_argument("--smtp-host", help="SMTP server for sending (default: the known provider's, else none)")
+    add.add_argument("--smtp-port", type=int, help="SMTP port (default 465 for implicit TLS, 587 for STARTTLS)")
+    add.add_argument("--smtp-tls", choices=_TLS_MODES, default="starttls",
+                     help="SMTP encryption: implicit TLS, STARTTLS (default), or none (this machine only)")
+    add.add_argument("--smtp-username", help="SMTP user name (default: the IMAP one)")
+    add.add_argument("--smtp-password-stdin", action="store_true",
+                     help="read a separate SMTP password from standard input (the line after the IMAP password)")
     add.set_defaults(handler=cmd_account_add_imap)
 
     sync = sub.add_parser("sync", help="sync an account (and with --wait, import its history in the foreground)")
@@ -52,6 +60,7 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
             "Pass the password on standard input with --password-stdin (it is never a command-line argument)."
         )
     password = sys.stdin.readline().rstrip("\r\n")
+    smtp_password = sys.stdin.readline().rstrip("\r\n") if args.smtp_password_stdin else ""
     port = args.port or (993 if args.tls == "implicit" else 143)
     email = args.email or (args.username if "@" in args.username else "")
     ca_file = str(Path(args.ca_file).resolve()) if args.ca_file else None
@@ -60,7 +69,9 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
         user = await services.users.by_email(args.user)
         return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
             email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
-            password=password, name=args.name or "", ca_file=ca_file,
+            password=password, name=args.name or "", ca_file=ca_file, smtp_host=args.smtp_host or "",
+            smtp_port=args.smtp_port, smtp_tls=args.smtp_tls if args.smtp_host else "",
+            smtp_username=args.smtp_username or "", smtp_password=smtp_password,
         ), operator=True)
 
     account_id = with_services(settings, run)

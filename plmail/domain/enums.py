@@ -85,6 +85,7 @@ class QueueName(StrEnum):
     ENRICH = "enrich"
     ENRICH_BACKLOG = "enrich_backlog"
     RELEASE = "release"
+    SEND = "send"  # outgoing submissions: a slow SMTP server delays nothing else
 
 
 class JmapObjectType(StrEnum):

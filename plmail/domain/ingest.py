@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from plmail.domain.enums import ProviderKind
 from plmail.domain.messages import ParsedMessage
@@ -36,6 +37,22 @@ class ProviderRef:
 
 
 NO_REF = ProviderRef()
+
+
+def ref_json(ref: ProviderRef | None) -> dict[str, Any] | None:
+    """A provider reference as a job argument."""
+    if ref is None or ref.identity() is None:
+        return None
+    return {"mailbox_id": ref.mailbox_id, "imap_uid": ref.imap_uid, "gmail_id": ref.gmail_id,
+            "graph_id": ref.graph_id}
+
+
+def ref_from_json(value: Any) -> ProviderRef | None:
+    if not isinstance(value, dict):
+        return None
+    ref = ProviderRef(mailbox_id=value.get("mailbox_id"), imap_uid=value.get("imap_uid"),
+                      gmail_id=value.get("gmail_id"), graph_id=value.get("graph_id"))
+    return ref if ref.identity() is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,18 @@ PROPAGATE_PROVIDER_CHANGES = JobSpec("propagate_provider_changes", QueueName.ING
                                      retry_delay=10.0)
 PROPAGATE_STRANDED_CHANGES = JobSpec("propagate_stranded_changes", QueueName.INGEST, cron="*/10 * * * *")
 
+# --- writing mail -------------------------------------------------------------------------------------------
+# Drafts and Sent copies touch the provider's folders: ingest, where the provider connections are.
+PUSH_DRAFT = JobSpec("push_draft", QueueName.INGEST, timeout=300, retries=6, retry_delay=10.0)
+DISCARD_DRAFT = JobSpec("discard_draft", QueueName.INGEST, timeout=300, retries=6, retry_delay=10.0)
+FILE_SENT_COPY = JobSpec("file_sent_copy", QueueName.INGEST, timeout=300, retries=8, retry_delay=10.0)
+# The submission itself has a queue of its own: a slow SMTP server delays no sync and no release of held mail.
+# Its tries are the outbox's own (it counts them on the submission); saq retries only what the outbox re-raises.
+SEND_SUBMISSION = JobSpec("send_submission", QueueName.SEND, timeout=300, retries=6, retry_delay=15.0)
+# The safety net: a submission whose job was lost (a worker killed) is queued again; a claimed one nobody
+# finished is marked "may have been sent".
+SEND_DUE = JobSpec("send_due", QueueName.SEND, cron="* * * * *")
+
 # --- follow-up work for stored mail (the enrich queues, routed by recency and account liveness) --------------
 # One attempt only for both: a message that does not parse will not parse on a second attempt, and the job
 # already guards each message, so a retry could only repeat what succeeded.

@@ -12,9 +12,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from plmail.domain.calendar import DetectionRequest, ExtractedEvent, ExtractionContext, ProposalCandidate
 from plmail.domain.enums import ProviderKind, QueueName
-from plmail.domain.ingest import HoldQuestion, PostIngestResult
+from plmail.domain.ingest import HoldQuestion, PostIngestResult, ProviderRef
 from plmail.domain.jobs import JobSpec
 from plmail.domain.models import Account
+from plmail.domain.outgoing import OutgoingMessage, ProvidedIdentity, SendReceipt
 from plmail.domain.providers import ImportPage, PendingChange, PropagationOutcome
 
 
@@ -86,6 +87,49 @@ class RawMessageFetcher(Protocol):
     kind: ProviderKind
 
     async def fetch_raw(self, account_id: int, message_id: int) -> bytes: ...
+
+
+class MailTransport(Protocol):
+    """Hands a message to the provider for delivery (SMTP submission, Gmail's messages.send, Graph's send).
+
+    Raises SendError, whose `failure` says whether the outbox may try again (temporary), must give up
+    (permanent), or must not try again without asking the user (uncertain: lost after the final dot)."""
+
+    kind: ProviderKind
+
+    async def send(self, account: Account, message: OutgoingMessage, *, draft: ProviderRef | None) -> SendReceipt:
+        """`draft` is where the provider keeps the message's draft, when it was saved there."""
+        ...
+
+
+class DraftStore(Protocol):
+    """Keeps the provider's Drafts and Sent in step with what plmail wrote: a draft saved (replacing its
+    previous version), discarded, and the Sent copy filed after a send."""
+
+    kind: ProviderKind
+
+    async def save_draft(self, account: Account, raw: bytes, *, replaces: ProviderRef | None) -> ProviderRef | None:
+        """Store the draft at the provider (and remove `replaces`); returns where it now lives."""
+        ...
+
+    async def discard_draft(self, account: Account, ref: ProviderRef) -> None: ...
+
+    async def file_sent(self, account: Account, copy: bytes, *, draft: ProviderRef | None,
+                        receipt: SendReceipt) -> ProviderRef | None:
+        """After a send: the Sent copy stored where the provider does not file it itself, the draft removed.
+        Returns where the Sent copy lives, when known."""
+        ...
+
+
+class IdentitySource(Protocol):
+    """The addresses a provider says an account may send as (Gmail's send-as list; IMAP: the account's own)."""
+
+    kind: ProviderKind
+    # Whether the user may add addresses of their own (SMTP sends under any address the user has the right
+    # to; Gmail and Microsoft decide themselves which addresses an account sends as).
+    user_aliases: bool
+
+    async def identities(self, account: Account) -> Sequence[ProvidedIdentity]: ...
 
 
 class SyncWatcher(Protocol):

@@ -15,9 +15,12 @@ from plmail.domain.enums import ProviderKind
 from plmail.domain.jobs import JobSpec
 from plmail.domain.ports import (
     AccountSyncer,
+    DraftStore,
     HistoryImporter,
+    IdentitySource,
     ImportStateProbe,
     LabelPropagator,
+    MailTransport,
     RawMessageFetcher,
     SyncWatcher,
 )
@@ -71,6 +74,9 @@ class ProviderRegistry:
     propagators: ByKind[LabelPropagator] = field(default_factory=lambda: ByKind("label propagator"))
     import_probes: ByKind[ImportStateProbe] = field(default_factory=lambda: ByKind("import-state probe"))
     raw_fetchers: ByKind[RawMessageFetcher] = field(default_factory=lambda: ByKind("raw-message fetcher"))
+    transports: ByKind[MailTransport] = field(default_factory=lambda: ByKind("mail transport"))
+    draft_stores: ByKind[DraftStore] = field(default_factory=lambda: ByKind("draft store"))
+    identity_sources: ByKind[IdentitySource] = field(default_factory=lambda: ByKind("identity source"))
     # Jobs of a provider's own (a spec and the function that runs it), added to every worker's catalog.
     jobs: list[tuple[JobSpec, JobFunction]] = field(default_factory=list)
     # What requests syncs between the scheduled polls (IMAP IDLE); runs beside the ingest workers.

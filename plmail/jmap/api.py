@@ -92,7 +92,7 @@ class ApiProcessor:
                              states=services.changes.reader(), created_ids=dict(request.get("createdIds") or {}))
         responses: list[tuple[str, Any, str]] = []
         for name, arguments, call_id in request["methodCalls"]:
-            responses.append(await self._call(ctx, name, arguments, call_id, responses))
+            responses.extend(await self._call(ctx, name, arguments, call_id, responses))
         body: dict[str, Any] = {"methodResponses": [list(r) for r in responses],
                                 "sessionState": session_state(principal)}
         if "createdIds" in request:
@@ -100,21 +100,23 @@ class ApiProcessor:
         return body
 
     async def _call(self, ctx: RequestContext, name: str, arguments: dict[str, Any], call_id: str,
-                    responses: list[tuple[str, Any, str]]) -> tuple[str, Any, str]:
+                    responses: list[tuple[str, Any, str]]) -> list[tuple[str, Any, str]]:
         try:
             spec = self.registry.get(name)
             if spec is None or spec.capability not in ctx.using:
                 raise MethodError("unknownMethod", f"Unknown method {name!r} (or its capability is not in 'using').")
             resolved = resolve_references(arguments, responses)
-            return name, await spec.handler(Call(ctx, name, resolved)), call_id
+            call = Call(ctx, name, resolved)
+            answer = await spec.handler(call)
+            return [(name, answer, call_id), *((n, a, call_id) for n, a in call.implicit)]
         except MethodError as exc:
-            return "error", exc.arguments(), call_id
+            return [("error", exc.arguments(), call_id)]
         except PlmailError as exc:
             translated = method_error(exc)
             if translated is not None:
-                return "error", translated.arguments(), call_id
+                return [("error", translated.arguments(), call_id)]
             log.exception("JMAP method %s failed for user %s", name, ctx.principal.user_id)
-            return "error", {"type": "serverFail", "description": "The server failed to answer this call."}, call_id
+            return [("error", {"type": "serverFail", "description": "The server failed to answer this call."}, call_id)]
         except Exception:
             log.exception("JMAP method %s failed for user %s", name, ctx.principal.user_id)
-            return "error", {"type": "serverFail", "description": "The server failed to answer this call."}, call_id
+            return [("error", {"type": "serverFail", "description": "The server failed to answer this call."}, call_id)]

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from plmail.domain.enums import Category
 from plmail.mail.downloads import MAX_CONCURRENT_UPLOADS
 from plmail.mail.email_query import COLLATIONS
+from plmail.mail.outbox import MAX_DELAYED_SEND
+
+MAX_DELAYED_SECONDS: Final = int(MAX_DELAYED_SEND.total_seconds())
 
 CORE: Final = "urn:ietf:params:jmap:core"
 MAIL: Final = "urn:ietf:params:jmap:mail"
 SUBMISSION: Final = "urn:ietf:params:jmap:submission"
 CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on Email, Thread and in filters
+CALENDARS: Final = "urn:ietf:params:jmap:calendars"  # JMAP for Calendars, JSCalendar (RFC 8984) events
 
-SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES})
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, CALENDARS})
 SORT_OPTIONS: Final = ("receivedAt", "from", "to", "subject", "size")
 
 
@@ -53,11 +58,22 @@ def session_capabilities(limits: Limits = LIMITS) -> dict[str, Any]:
         MAIL: {},
         SUBMISSION: {},
         CATEGORIES: {"categories": [c.value for c in Category]},
+        CALENDARS: {},
     }
 
 
-def account_capabilities() -> dict[str, Any]:
-    return {
+def latest_release() -> str:
+    return (datetime.now(UTC) + MAX_DELAYED_SEND).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def calendar_account_capability() -> dict[str, Any]:
+    """Only the primary account carries the calendars: a person keeps one diary, not one per mailbox."""
+    return {"maxCalendarsPerEvent": 1, "minDateTime": "1900-01-01T00:00:00Z", "maxDateTime": "2200-01-01T00:00:00Z",
+            "maxExpandedQueryDuration": "P0D", "maxParticipantsPerEvent": None, "mayCreateCalendar": False}
+
+
+def account_capabilities(*, primary: bool = False) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {
         MAIL: {
             "maxMailboxesPerEmail": None,
             "maxMailboxDepth": None,
@@ -66,7 +82,11 @@ def account_capabilities() -> dict[str, Any]:
             "emailQuerySortOptions": list(SORT_OPTIONS),
             "mayCreateTopLevelMailbox": True,
         },
-        # Identities only: sending is not offered, so no delayed send and no extensions.
-        SUBMISSION: {"maxDelayedSend": 0, "submissionExtensions": {}},
+        # Sends may be held up to 30 days: FUTURERELEASE (RFC 4865) with its interval and latest release time.
+        SUBMISSION: {"maxDelayedSend": MAX_DELAYED_SECONDS, "submissionExtensions": {
+            "FUTURERELEASE": [str(MAX_DELAYED_SECONDS), latest_release()]}},
         CATEGORIES: {},
     }
+    if primary:
+        capabilities[CALENDARS] = calendar_account_capability()
+    return capabilities

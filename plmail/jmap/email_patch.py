@@ -13,7 +13,7 @@ _KEYWORD = re.compile(r"^[\x21-\x7e]{1,255}$")
 _FORBIDDEN_KEYWORD_CHARS = set('()"{]%*\\')
 
 
-def _keyword(value: str) -> str:
+def keyword(value: str) -> str:
     lowered = value.lower()
     if not _KEYWORD.match(lowered) or _FORBIDDEN_KEYWORD_CHARS & set(lowered):
         raise invalid_properties(f"{value!r} is not a keyword.", "keywords")
@@ -31,11 +31,11 @@ def parse_patch(patch: Mapping[str, Any]) -> EmailPatch:
         if head == "keywords" and not rest:
             if not isinstance(value, dict) or not all(v is True for v in value.values()):
                 raise invalid_properties("'keywords' maps keywords to true.", "keywords")
-            result.keywords = {_keyword(k): True for k in value}
+            result.keywords = {keyword(k): True for k in value}
         elif head == "keywords" and "/" not in rest:
             if value not in (True, None):
                 raise invalid_properties("A keyword patch is true or null.", path)
-            result.keyword_edits[_keyword(_unescape(rest))] = value is True
+            result.keyword_edits[keyword(_unescape(rest))] = value is True
         elif head == "mailboxIds" and not rest:
             if not isinstance(value, dict) or not all(v is True for v in value.values()):
                 raise invalid_properties("'mailboxIds' maps mailbox ids to true.", "mailboxIds")

@@ -16,6 +16,7 @@ from plmail.domain.errors import (
     UnanswerableError,
     ValidationError,
 )
+from plmail.domain.outgoing import SubmissionRefused
 
 PROBLEM_PREFIX = "urn:ietf:params:jmap:error:"
 
@@ -65,11 +66,13 @@ def invalid_arguments(description: str) -> MethodError:
 class SetError(Exception):
     """One create, update or destroy of a /set was refused; the others still happen."""
 
-    def __init__(self, kind: str, description: str = "", *, properties: list[str] | None = None) -> None:
+    def __init__(self, kind: str, description: str = "", *, properties: list[str] | None = None,
+                 **extra: Any) -> None:
         super().__init__(description or kind)
         self.kind = kind
         self.description = description
         self.properties = properties
+        self.extra = extra  # the error's own properties: notFound of blobNotFound, maxSize of tooLarge, …
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"type": self.kind}
@@ -77,6 +80,9 @@ class SetError(Exception):
             body["description"] = self.description
         if self.properties is not None:
             body["properties"] = self.properties
+        for name, value in self.extra.items():
+            parts = name.split("_")
+            body[parts[0] + "".join(p.title() for p in parts[1:])] = value
         return body
 
 
@@ -104,6 +110,10 @@ def set_error(exc: PlmailError) -> SetError | None:
     if isinstance(exc, ForbiddenError):
         return SetError("forbidden", str(exc))
     if isinstance(exc, ConflictError):
+        return SetError(exc.reason, str(exc))
+    if isinstance(exc, SubmissionRefused):
+        if exc.reason == "invalidRecipients":
+            return SetError(exc.reason, str(exc), invalid_recipients=list(exc.recipients))
         return SetError(exc.reason, str(exc))
     if isinstance(exc, ValidationError):
         return invalid_properties(str(exc), *([exc.field] if exc.field else []))

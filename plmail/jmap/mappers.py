@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable
 from typing import Any
 
 from plmail.domain.enums import LabelRole
-from plmail.domain.models import AccountRow
 from plmail.mail.mailboxes import USER_LABEL_SORT_ORDER, MailboxView
 
 MAILBOX_PROPERTIES = ("id", "name", "parentId", "role", "sortOrder", "totalEmails", "unreadEmails", "totalThreads",
                       "unreadThreads", "myRights", "isSubscribed")
 COUNT_PROPERTIES = frozenset({"totalEmails", "unreadEmails", "totalThreads", "unreadThreads"})
-IDENTITY_PROPERTIES = ("id", "name", "email", "replyTo", "bcc", "textSignature", "htmlSignature", "mayDelete")
 
 # Spam is JMAP's "junk"; Snoozed has no IANA role and keeps our own name.
 _ROLES = {LabelRole.SPAM.value: "junk"}
@@ -26,7 +23,7 @@ def mailbox_role(role: str | None) -> str | None:
 def mailbox_rights(system: bool) -> dict[str, bool]:
     return {"mayReadItems": True, "mayAddItems": True, "mayRemoveItems": True, "maySetSeen": True,
             "maySetKeywords": True, "mayCreateChild": True, "mayRename": not system, "mayDelete": not system,
-            "maySubmit": False}
+            "maySubmit": True}
 
 
 def mailbox_json(view: MailboxView, properties: Iterable[str]) -> dict[str, Any]:
@@ -44,14 +41,3 @@ def mailbox_json(view: MailboxView, properties: Iterable[str]) -> dict[str, Any]
         values.update(totalEmails=counts.total_emails, unreadEmails=counts.unread_emails,
                       totalThreads=counts.total_threads, unreadThreads=counts.unread_threads)
     return {p: values.get(p) for p in properties}
-
-
-def identity_id(address: str) -> str:
-    """Stable across reorderings of the aliases, and within JMAP's id alphabet."""
-    return base64.urlsafe_b64encode(address.encode()).decode().rstrip("=")
-
-
-def identities(account: AccountRow, display_name: str) -> list[dict[str, Any]]:
-    addresses = list(dict.fromkeys(a for a in (account.email, *account.aliases) if a))
-    return [{"id": identity_id(a), "name": display_name, "email": a, "replyTo": None, "bcc": None,
-             "textSignature": "", "htmlSignature": "", "mayDelete": False} for a in addresses]

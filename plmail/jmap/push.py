@@ -20,7 +20,8 @@ from plmail.domain.models import Principal
 from plmail.mail.change_feed import CLOSED, ChangeFeed
 from plmail.mail.states import ChangeLog
 
-PUSHED_TYPES = (JmapObjectType.MAILBOX, JmapObjectType.EMAIL, JmapObjectType.THREAD)
+PUSHED_TYPES = (JmapObjectType.MAILBOX, JmapObjectType.EMAIL, JmapObjectType.THREAD, JmapObjectType.IDENTITY,
+                JmapObjectType.EMAIL_SUBMISSION)
 MIN_PING, MAX_PING = 5, 300
 MAX_STREAM_SECONDS = 300.0  # then the client reconnects, and a revoked app password stops working
 

@@ -80,6 +80,9 @@ class Call:
     ctx: RequestContext
     name: str
     arguments: dict[str, Any]
+    # Responses of calls the method made on the client's behalf (RFC 8621 §7.5: EmailSubmission/set's
+    # implicit Email/set), answered right after its own, under the same call id.
+    implicit: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def args(self, *allowed: str) -> Args:
         return Args(self.arguments, allowed)

@@ -71,7 +71,7 @@ class JobCatalog:
 
 def default_catalog() -> JobCatalog:
     """Every job of plmail's own areas; workers add the jobs the installed provider plugins brought."""
-    from plmail.jobs import assistant, calendar, housekeeping, jmap, mail, probe, sync
+    from plmail.jobs import assistant, calendar, housekeeping, jmap, mail, probe, sending, sync
 
     catalog = JobCatalog()
     catalog.register_all([
@@ -95,5 +95,10 @@ def default_catalog() -> JobCatalog:
         (jobs.SWEEP_BLOBS, housekeeping.sweep_blobs),
         (jobs.ABSORB_LEGACY_BLOBS, housekeeping.absorb_legacy_blobs),
         (jobs.PRUNE_JMAP, jmap.prune_jmap),
+        (jobs.PUSH_DRAFT, sending.push_draft),
+        (jobs.DISCARD_DRAFT, sending.discard_draft),
+        (jobs.SEND_SUBMISSION, sending.send_submission),
+        (jobs.FILE_SENT_COPY, sending.file_sent_copy),
+        (jobs.SEND_DUE, sending.send_due),
     ])
     return catalog

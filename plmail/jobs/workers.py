@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 Worker.SIGNALS = []
 
-# Concurrency per queue: syncs hold provider connections, follow-up work is light, releases are tiny.
+# Concurrency per queue: syncs hold provider connections, follow-up work is light, releases are tiny, sends
+# wait on other people's servers.
 CONCURRENCY: dict[QueueName, int] = {
     QueueName.INGEST: 4,
     QueueName.INGEST_BACKLOG: 2,
@@ -39,6 +40,7 @@ CONCURRENCY: dict[QueueName, int] = {
     QueueName.ENRICH: 4,
     QueueName.ENRICH_BACKLOG: 2,
     QueueName.RELEASE: 2,
+    QueueName.SEND: 4,
 }
 _RESTART_DELAY_MAX = 30.0
 _CANCEL_WAIT_SECONDS = 2.0

@@ -208,6 +208,12 @@ class ThreadOperations:
                               else self.repo.thread_message_ids(user_id, threads)))
         return await self._flag(user_id, sorted(ids), "starred", starred)
 
+    async def set_keyword(self, user_id: int, message_ids: Iterable[int], keyword: str, value: bool
+                          ) -> OperationResult:
+        """A keyword beyond read and starred ($answered, $forwarded): kept with the message's flags and handed to
+        the provider as the change kind "keyword:<name>" (the provider's propagator knows what it can keep)."""
+        return await self._flag(user_id, sorted(set(message_ids)), f"keyword:{keyword}", value)
+
     async def _flag(self, user_id: int, ids: Sequence[int], kind: str, value: bool) -> OperationResult:
         if not ids:
             return _NOTHING
@@ -217,11 +223,14 @@ class ThreadOperations:
         return result
 
     async def flag_within(self, user_id: int, ids: Sequence[int], kind: str, value: bool) -> OperationResult:
-        """Set seen or starred inside the caller's transaction; the caller propagates after commit."""
+        """Set seen, starred or a keyword inside the caller's transaction; the caller propagates after commit."""
         messages = {m.id: m for m in await self.repo.messages(user_id, ids)}
         owned = sorted(messages)
-        changed_ids = await (self.repo.set_seen(owned, value) if kind == "seen"
-                             else self.repo.set_starred(owned, value))
+        if kind.startswith("keyword:"):
+            changed_ids = await self.repo.set_flag(owned, kind.removeprefix("keyword:"), value)
+        else:
+            changed_ids = await (self.repo.set_seen(owned, value) if kind == "seen"
+                                 else self.repo.set_starred(owned, value))
         if not changed_ids:
             return _NOTHING
         changed = [messages[i] for i in changed_ids]

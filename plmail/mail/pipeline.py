@@ -239,13 +239,17 @@ class PostIngestPipeline:
         return _AccountOutcome(stored, skipped, max(duplicates, 0), tuple(touched), ruled)
 
     async def _drop_known(self, account: AccountFacts, prepared: Sequence[_Prepared]) -> list[_Prepared]:
-        """Leave out what is stored already, or twice in this batch, under its provider id."""
+        """Leave out what is stored already, or twice in this batch, under its provider id, and the Sent copies
+        a provider filed itself of what plmail sent (the sent message is stored already)."""
         known = await self.repo.already_stored(account.id, [(p.message_id, p.source.ref) for p in prepared])
+        adopted = await self.repo.adopt_sent_copies(account.id, [
+            (rfc_id, p.source.ref) for p in prepared
+            if p.message_id not in known and (rfc_id := p.source.parsed.message_id) and p.source.ref.identity()])
         fresh: list[_Prepared] = []
         keys: set[tuple[object, ...]] = set()
         for p in prepared:
             own = p.source.ref.identity()
-            if p.message_id in known or (own is not None and own in keys):
+            if p.message_id in known or (own is not None and own in keys) or p.source.parsed.message_id in adopted:
                 continue
             if own is not None:
                 keys.add(own)

@@ -51,26 +51,47 @@ def sanitize_html(markup: str, *, message_id: int, allow_remote_images: bool = F
     part URLs; remote images are dropped unless the reader allowed them for this message or sender."""
     blocked = 0
 
-    def keep(tag: str, attribute: str, value: str) -> str | None:
+    def image(value: str) -> str | None:
         nonlocal blocked
         lowered = value.strip().lower()
-        if (tag, attribute) in _IMAGE_ATTRIBUTES:
-            if lowered.startswith("cid:"):
-                return cid_url(message_id, value.strip()[4:].strip("<>"))
-            if lowered.startswith("data:image/"):
+        if lowered.startswith("cid:"):
+            return cid_url(message_id, value.strip()[4:].strip("<>"))
+        if lowered.startswith(("http:", "https:", "//")):
+            if allow_remote_images:
                 return value
-            if lowered.startswith(("http:", "https:", "//")):
-                if allow_remote_images:
-                    return value
-                blocked += 1
-                return None
+            blocked += 1
             return None
-        if attribute == "href" and lowered.startswith(("data:", "cid:")):
+        return value if lowered.startswith("data:image/") else None
+
+    cleaned = _clean(markup, image)
+    return SanitizedHtml(html=cleaned, remote_images_blocked=blocked)
+
+
+def sanitize_outgoing(markup: str, *, remote_images: bool = False) -> str:
+    """HTML that plmail sends (a composed body, a quoted or forwarded original): the same cleaning, with `cid:`
+    kept for the parts that travel along, and no remote loads unless the writer put the image there."""
+
+    def image(value: str) -> str | None:
+        lowered = value.strip().lower()
+        if lowered.startswith(("cid:", "data:image/")):
+            return value.strip()
+        if remote_images and lowered.startswith(("https:", "http:")):
+            return value
+        return None
+
+    return _clean(markup, image)
+
+
+def _clean(markup: str, image: Callable[[str], str | None]) -> str:
+    def keep(tag: str, attribute: str, value: str) -> str | None:
+        if (tag, attribute) in _IMAGE_ATTRIBUTES:
+            return image(value)
+        if attribute == "href" and value.strip().lower().startswith(("data:", "cid:")):
             return None  # a data: link is a page we did not sanitise
         return value
 
     filter_attribute: Callable[[str, str, str], str | None] = keep
-    cleaned = nh3.clean(
+    return nh3.clean(
         markup,
         tags=_TAGS,
         clean_content_tags={"script", "style", "title", "noscript", "template"},
@@ -82,4 +103,3 @@ def sanitize_html(markup: str, *, message_id: int, allow_remote_images: bool = F
         set_tag_attribute_values={"a": {"target": "_blank"}},
         strip_comments=True,
     )
-    return SanitizedHtml(html=cleaned, remote_images_blocked=blocked)

@@ -35,10 +35,11 @@ FLOW_COOKIE: Final = "plmail_flow"
 PENDING_SECOND_FACTOR: Final = "second_factor"
 PENDING_SECONDS: Final = 300  # how long a right password waits for its code
 
-# Pages reachable without a session: sign-in, first-run setup, health checks, assets, and JMAP,
-# which authenticates each request with an app password instead of a cookie.
+# Pages reachable without a session: sign-in, first-run setup, health checks, assets, JMAP, which
+# authenticates each request with an app password instead of a cookie, and calendar feeds, whose URL
+# carries a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
-                       "^/favicon.ico")
+                       "^/favicon.ico", "^/calendar/feed/")
 
 
 def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:

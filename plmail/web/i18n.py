@@ -10,6 +10,7 @@ from plmail.domain.enums import Locale
 from plmail.web.i18n_accounts import ACCOUNTS_GERMAN
 from plmail.web.i18n_assistant import ASSISTANT_GERMAN
 from plmail.web.i18n_calendar import CALENDAR_GERMAN
+from plmail.web.i18n_compose import COMPOSE_GERMAN
 from plmail.web.i18n_oauth import OAUTH_GERMAN
 from plmail.web.i18n_security import SECURITY_GERMAN
 
@@ -245,6 +246,7 @@ GERMAN.update(CALENDAR_GERMAN)
 GERMAN.update(ACCOUNTS_GERMAN)
 GERMAN.update(ASSISTANT_GERMAN)
 GERMAN.update(OAUTH_GERMAN)
+GERMAN.update(COMPOSE_GERMAN)
 GERMAN.update(SECURITY_GERMAN)
 
 

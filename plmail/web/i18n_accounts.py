@@ -66,4 +66,20 @@ ACCOUNTS_GERMAN: dict[str, str] = {
     "Removing the account deletes its mail from plmail. The mail on the server stays.":
         "Das Entfernen löscht die Mail des Kontos aus plmail. Die Mail auf dem Server bleibt.",
     "Remove this account and delete its mail from plmail?": "Dieses Konto entfernen und seine Mail aus plmail löschen?",
+    # sending (SMTP)
+    "Sending (SMTP)": "Versand (SMTP)",
+    "SMTP server": "SMTP-Server",
+    "SMTP port": "SMTP-Port",
+    "SMTP encryption": "SMTP-Verschlüsselung",
+    "SMTP user name": "SMTP-Benutzername",
+    "SMTP password": "SMTP-Passwort",
+    "Leave empty: this account only reads": "Leer lassen: Dieses Konto liest nur",
+    "Empty: the IMAP user name": "Leer: der IMAP-Benutzername",
+    "Empty: the IMAP password": "Leer: das IMAP-Passwort",
+    "Implicit TLS (usually port 465)": "Implizites TLS (meist Port 465)",
+    "STARTTLS (usually port 587)": "STARTTLS (meist Port 587)",
+    "SMTP: {result}.": "SMTP: {result}.",
+    "Sending does not work: {reason}": "Der Versand funktioniert nicht: {reason}",
+    "Check the SMTP settings below; nothing you wrote was lost, it waits in Drafts.":
+        "Prüfe die SMTP-Einstellungen unten; nichts Geschriebenes ging verloren, es wartet in den Entwürfen.",
 }

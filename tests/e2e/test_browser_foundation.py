@@ -35,7 +35,8 @@ async def test_first_run_setup_inbox_worker_check_and_sign_in(serve: ServeProces
     await sidebar.get_by_role("link", name="Administration").click()
     await expect(page.get_by_role("heading", name="Warteschlangen")).to_be_visible()
     await page.get_by_role("button", name="Worker prüfen").click()  # htmx swaps the panel in place
-    await expect(page.get_by_text(re.compile("beantwortet von"))).to_have_count(6, timeout=20_000)
+    # one answer per queue: ingest, ingest_backlog, enrich_live, enrich, enrich_backlog, release and send
+    await expect(page.get_by_text(re.compile("beantwortet von"))).to_have_count(7, timeout=20_000)
     assert page.url.endswith("/admin")
 
     await page.get_by_role("button", name="Abmelden").click()

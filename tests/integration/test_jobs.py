@@ -92,14 +92,15 @@ async def test_a_job_on_each_queue_runs_in_the_serve_process(serve: ServeProcess
 
         async def all_answered() -> bool:
             probes = await _probes(database_url)
-            return len(probes) == 6 and all(ran for ran, _ in probes.values())
+            return len(probes) == 7 and all(ran for ran, _ in probes.values())  # the seven queues below
 
         await _wait_for(all_answered)
         probes = await _probes(database_url)
         assert set(probes) == {q.value for q in QueueName}
         assert {worker for _, worker in probes.values()} == {f"{os.uname().nodename}:{serve.proc.pid}"}
         page = http.get("/admin")
-        assert page.text.count(f"answered by {os.uname().nodename}:{serve.proc.pid}") == 6
+        # DESIGN §3's seven queues: ingest, ingest_backlog, enrich_live, enrich, enrich_backlog, release, send
+        assert page.text.count(f"answered by {os.uname().nodename}:{serve.proc.pid}") == 7
 
 
 async def test_a_failing_job_is_recorded_shown_and_does_not_stop_its_worker(

@@ -103,7 +103,11 @@ async def test_every_page_carries_the_policy_and_no_inline_script(client: httpx.
         "/settings/sessions", "/settings/two-factor", "/accounts", "/accounts/new",
         "/accounts/preset?email=a@gmail.com",
         f"/accounts/{ids['account']}", f"/accounts/{ids['account']}/progress", f"/accounts/{ids['account']}/sidebar",
-        f"/part/{ids['part']}", "/calendar", "/admin", "/admin/queues", "/healthz", "/static/plmail.css",
+        f"/part/{ids['part']}", "/calendar", "/calendar/new", "/calendar/soon", "/calendar/sharing",
+        "/calendar/extractors", "/compose", "/compose/outbox",
+        # unknown ids and tokens: the refusal carries the headers as well
+        "/calendar/999999/export.ics", "/calendar/event/999999/export.ics", "/calendar/feed/no-such-token",
+        "/admin", "/admin/queues", "/healthz", "/static/plmail.css",
         "/static/pages.js", "/no/such/page", "/.well-known/jmap", "/jmap/session",
     ]
     covered: set[str] = set()

@@ -127,7 +127,7 @@ class DovecotServer:
         os.chmod(self.base, 0o755)  # the mail user must pass through to its home
         os.chmod(self.mail_root, 0o755)
         if self.tls:
-            self.ca_file = _make_tls_files(self.base / "tls")
+            self.ca_file = make_tls_files(self.base / "tls")
         (self.base / "dovecot.conf").write_text(self._config())
         log = open(self.base / "stdout.log", "ab")  # noqa: SIM115 (inherited by the child)
         # -F keeps the master in the foreground so its PID is ours; a new session makes its group ours alone.
@@ -383,7 +383,7 @@ def _q(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _make_tls_files(directory: Path) -> Path:
+def make_tls_files(directory: Path) -> Path:
     """A CA and a server certificate for 127.0.0.1/localhost, signed by it; returns the CA file."""
     directory.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC)

@@ -151,6 +151,13 @@ class AccountAdminRepository:
         """A passing problem (the server was unreachable): shown, but the account keeps syncing."""
         await self.db.execute("UPDATE account SET status_detail = $2 WHERE id = $1", account_id, detail[:2000])
 
+    async def set_send_problem(self, account_id: int, detail: str | None) -> None:
+        """Why sending cannot sign in (kept until a send works or the settings change); None clears it. Apart
+        from the sync status: the account still reads mail."""
+        await self.db.execute(
+            "UPDATE account SET settings = settings || jsonb_build_object('send_problem', $2::text), "
+            "updated_at = now() WHERE id = $1", account_id, detail[:2000] if detail else None)
+
     async def synced(self, account_id: int) -> None:
         await self.db.execute(
             "UPDATE account SET last_synced_at = now(), status_detail = '' WHERE id = $1 AND status = 'ok'",

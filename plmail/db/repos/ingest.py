@@ -88,6 +88,29 @@ class IngestRepository:
         )
         return {r["i"] for r in rows}
 
+    async def adopt_sent_copies(self, account_id: int, copies: Sequence[tuple[str, ProviderRef]]) -> set[str]:
+        """Sent copies a provider filed itself of messages plmail sent: the stored message takes the copy's
+        provider id, so the copy is not stored a second time, and its submission stops waiting. Returns the
+        Message-IDs adopted."""
+        if not copies:
+            return set()
+        rows = await self.db.fetch(
+            """WITH x AS (SELECT * FROM unnest($2::text[], $3::int[], $4::bigint[], $5::text[], $6::text[])
+                            AS x(rfc, mb, u, g, gr)),
+                    adopted AS (
+                      UPDATE submission s SET awaiting_copy = false, updated_at = now()
+                        FROM message m, x
+                       WHERE s.account_id = $1 AND s.awaiting_copy AND m.id = s.message_id AND m.rfc_message_id = x.rfc
+                      RETURNING m.id, x.rfc, x.mb, x.u, x.g, x.gr)
+               UPDATE message m SET mailbox_id = a.mb, imap_uid = a.u, gmail_id = a.g, graph_id = a.gr,
+                                    synced_at = now(), updated_at = now()
+                 FROM adopted a WHERE m.id = a.id
+               RETURNING a.rfc""",
+            account_id, [c[0] for c in copies], [c[1].mailbox_id for c in copies], [c[1].imap_uid for c in copies],
+            [c[1].gmail_id for c in copies], [c[1].graph_id for c in copies],
+        )
+        return {r["rfc"] for r in rows}
+
     async def insert_parts(self, records: Sequence[tuple[Any, ...]]) -> None:
         if records:
             async with self.db.connection() as conn:

@@ -78,6 +78,15 @@ class MailboxRepository:
         rows = await self.db.fetch(_SELECT + " WHERE m.account_id = $1 ORDER BY m.full_path", account_id)
         return [_row(r) for r in rows]
 
+    async def by_role(self, account_id: int, role: str) -> MailboxRow | None:
+        """The account's folder bound to the user's label of this role (Drafts, Sent), if there is one."""
+        row = await self.db.fetchrow(
+            f"""{_SELECT} JOIN label l ON l.id = b.label_id
+                 WHERE m.account_id = $1 AND l.role = $2 ORDER BY m.id LIMIT 1""",
+            account_id, role,
+        )
+        return _row(row) if row else None
+
     async def get(self, mailbox_id: int) -> MailboxRow | None:
         row = await self.db.fetchrow(_SELECT + " WHERE m.id = $1", mailbox_id)
         return _row(row) if row else None

@@ -100,6 +100,16 @@ class OperationRepository:
         )
         return [r["id"] for r in rows]
 
+    async def set_flag(self, message_ids: Sequence[int], flag: str, value: bool) -> list[int]:
+        """A keyword kept with the message's flags, added or removed; returns the messages that changed."""
+        rows = await self.db.fetch(
+            """UPDATE message SET flags = CASE WHEN $3 THEN flags || to_jsonb($2::text) ELSE flags - $2 END,
+                                  flags_touched_at = now(), updated_at = now()
+                WHERE id = ANY($1::bigint[]) AND (flags ? $2) <> $3 RETURNING id""",
+            list(message_ids), flag, value,
+        )
+        return [r["id"] for r in rows]
+
     async def set_snoozed_until(self, thread_ids: Sequence[int], until: datetime | None) -> None:
         await self.db.execute(
             "UPDATE message_thread SET snoozed_until = $2, updated_at = now() WHERE id = ANY($1::bigint[])",

@@ -292,6 +292,11 @@ class ThreadRepository:
             ids,
         )
 
+    async def provider_key(self, thread_id: int) -> str | None:
+        """The provider's own id of the conversation (Gmail's threadId), when the thread has one."""
+        value = await self.db.fetchval("SELECT provider_thread_key FROM message_thread WHERE id = $1", thread_id)
+        return str(value) if value is not None else None
+
     async def owned_by_account(self, thread_id: int) -> int | None:
         value = await self.db.fetchval("SELECT account_id FROM message_thread WHERE id = $1", thread_id)
         return int(value) if value is not None else None

@@ -3,18 +3,21 @@
 from plmail.db.tables.accounts import Account, Mailbox
 from plmail.db.tables.calendar import (
     Calendar,
+    CalendarChange,
     CalendarEvent,
     CalendarEventOccurrence,
+    CalendarSubscription,
     EventProposal,
     EventSourceLink,
     EventSuppression,
 )
-from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
+from plmail.db.tables.gmail import GmailDraft, GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
 from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
 from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
+from plmail.db.tables.sending import Identity, Submission
 from plmail.db.tables.users import AppPassword, LoginThrottle, RecoveryCode, TrustedDevice, User, WebSession
 
 TABLES = [
@@ -47,9 +50,14 @@ TABLES = [
     EventSourceLink,
     EventSuppression,
     EventProposal,
+    CalendarSubscription,
+    CalendarChange,
     GmailSkippedMessage,
     GmailQuotaLimit,
+    GmailDraft,
     GmailQuotaAccount,
+    Identity,
+    Submission,
 ]
 
 __all__ = [
@@ -59,15 +67,19 @@ __all__ = [
     "AppSetting",
     "Blob",
     "Calendar",
+    "CalendarChange",
     "CalendarEvent",
     "CalendarEventOccurrence",
+    "CalendarSubscription",
     "Contact",
     "EventProposal",
     "EventSourceLink",
     "EventSuppression",
+    "GmailDraft",
     "GmailQuotaAccount",
     "GmailQuotaLimit",
     "GmailSkippedMessage",
+    "Identity",
     "IngestSkip",
     "JmapChangeHorizon",
     "JmapChangeLog",
@@ -83,6 +95,7 @@ __all__ = [
     "ProviderChange",
     "QueueProbe",
     "RecoveryCode",
+    "Submission",
     "TrustedDevice",
     "User",
     "WebSession",

@@ -38,7 +38,7 @@ class ProviderChange(Table, tablename="provider_change"):
     id = BigSerial(primary_key=True)
     account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id")
     message = ForeignKey(references=Message, on_delete=OnDelete.cascade, null=False, db_column_name="message_id")
-    kind = Varchar(length=16)  # labels | seen | starred
+    kind = Varchar(length=300)  # labels | seen | starred | keyword:<name>
     added = JSONB(default="[]")  # label ids
     removed = JSONB(default="[]")
     flag_value = Boolean(null=True, default=None)

@@ -6,7 +6,18 @@ from plmail.jmap.registry import MethodRegistry
 
 
 def build_registry() -> MethodRegistry:
-    from plmail.jmap.methods import core, email_get, email_query, email_set, mailbox, misc, thread
+    from plmail.jmap.methods import (
+        calendar,
+        core,
+        email_get,
+        email_query,
+        email_set,
+        identity,
+        mailbox,
+        misc,
+        submission,
+        thread,
+    )
 
     return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
-                           thread.table, misc.table])
+                           thread.table, misc.table, identity.table, submission.table, calendar.table])

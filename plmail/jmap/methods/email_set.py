@@ -5,11 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from plmail.domain.enums import JmapObjectType
-from plmail.domain.errors import PlmailError
+from plmail.domain.enums import JmapObjectType, ProviderKind
+from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.ids import parse_id
+from plmail.domain.messages import Address
+from plmail.domain.models import AccountRow
+from plmail.domain.outgoing import DraftContent, OutgoingAttachment
 from plmail.jmap.capabilities import LIMITS, MAIL
 from plmail.jmap.common import SET_ARGUMENTS, changes_response, check_state, ensure_bound, set_request, set_response
+from plmail.jmap.email_create import parse_create
 from plmail.jmap.email_patch import parse_patch
 from plmail.jmap.errors import MethodError, SetError, invalid_properties, refusal
 from plmail.jmap.registry import Call, MethodTable
@@ -52,8 +56,14 @@ async def set_(call: Call) -> dict[str, Any]:
     old_state = await check_state(call, args, account.id, EMAIL)
     user_id = call.ctx.principal.user_id
     writer = call.ctx.services.email_writer
-    not_created = {cid: SetError("forbidden", "Drafts cannot be written over JMAP here; compose in the web UI.")
-                   .as_json() for cid in request.create}
+    created: dict[str, Any] = {}
+    not_created: dict[str, Any] = {}
+    for creation_id, values in request.create.items():
+        try:
+            created[creation_id] = await _create(call, account, values)
+            call.ctx.created_ids[creation_id] = created[creation_id]["id"]
+        except (SetError, PlmailError) as exc:
+            not_created[creation_id] = refusal(exc)
     ids = {raw: call.ctx.creation_id(raw) for raw in [*request.update, *request.destroy]}
     numeric = {raw: int(v) for raw, v in ids.items() if v is not None and v.isdigit() and len(v) <= 18}
     owned = await writer.messages(user_id, account.id, sorted(set(numeric.values())))
@@ -75,13 +85,56 @@ async def set_(call: Call) -> dict[str, Any]:
             not_updated[raw] = refusal(exc)
     await writer.apply(user_id, planned)
     destroyed = [raw for raw in request.destroy if numeric.get(raw) in owned]
-    await writer.trash(user_id, [numeric[raw] for raw in destroyed])
+    # A draft destroyed is gone, here and at the provider; any other email goes to Trash.
+    drafts = [raw for raw in destroyed if "$draft" in flags.get(numeric[raw], ())]
+    for raw in drafts:
+        await call.ctx.services.drafts.discard(user_id, numeric[raw])
+    await writer.trash(user_id, [numeric[raw] for raw in destroyed if raw not in drafts])
     not_destroyed = {raw: SetError("notFound", f"No email {raw!r} in this account.").as_json()
                      for raw in request.destroy if raw not in destroyed}
     call.ctx.states.invalidate()
     new_state = await call.ctx.states.state(account.id, EMAIL)
-    return set_response(account.id, old_state, new_state, created={}, updated=updated, destroyed=destroyed,
+    return set_response(account.id, old_state, new_state, created=created, updated=updated, destroyed=destroyed,
                         not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
+
+
+async def _create(call: Call, account: AccountRow, values: dict[str, Any]) -> dict[str, Any]:
+    """One Email/set create: a draft (or, in a local archive, any email) composed from the fields given."""
+    parsed = parse_create(values)
+    services, user_id = call.ctx.services, call.ctx.principal.user_id
+    keys = _mailbox_keys(call, parsed.mailbox_keys)
+    labels = await _labels(call, account.id, keys)
+    if len(labels) != len(keys):
+        raise invalid_properties("No such mailbox.", "mailboxIds")
+    attachments: list[OutgoingAttachment] = []
+    missing: list[str] = []
+    for part in parsed.files:
+        try:
+            blob = await services.downloads.download(user_id, account.id, part.blob_id)
+        except NotFoundError:
+            missing.append(part.blob_id)
+            continue
+        attachments.append(OutgoingAttachment(part.name or (blob.name if blob.name != "upload" else ""),
+                                              part.content_type, blob.data,
+                                              content_id=part.content_id if part.inline else None))
+    if missing:
+        raise SetError("blobNotFound", "These blobs are not in this account.", not_found=missing)
+    sender = parsed.sender
+    if sender is None:
+        primary = await services.identities.primary(user_id, account.id)
+        if primary is None:
+            raise invalid_properties("Give the From address: this account has no identity.", "from")
+        sender = Address(primary.name, primary.email)
+    content = DraftContent(
+        identity_id=0, to=parsed.to, cc=parsed.cc, bcc=parsed.bcc, subject=parsed.subject,
+        text_body=parsed.text, html_body=parsed.html, attachments=tuple(attachments),
+        in_reply_to=parsed.in_reply_to, references=parsed.references, reply_to=parsed.reply_to,
+        extra_headers=parsed.headers)
+    saved = await services.drafts.write(
+        user_id, account.id, sender, content, keywords=parsed.keywords, label_ids=tuple(sorted(set(labels.values()))),
+        message_id=parsed.message_id, sent_at=parsed.sent_at, local_account=account.provider_kind is ProviderKind.LOCAL)
+    return {"id": str(saved.message_id), "blobId": f"m-{saved.message_id}",
+            "threadId": str(saved.thread_id) if saved.thread_id is not None else None, "size": saved.size}
 
 
 @table.method("Email/import", MAIL)

@@ -1,16 +1,14 @@
-"""SearchSnippet/get (RFC 8621 §5) and Identity/get (§6)."""
+"""SearchSnippet/get (RFC 8621 §5)."""
 
 from __future__ import annotations
 
-import hashlib
 import html
 from collections.abc import Mapping
 from typing import Any
 
-from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL, SUBMISSION
-from plmail.jmap.common import GET_ARGUMENTS, properties, split_ids
+from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL
+from plmail.jmap.common import split_ids
 from plmail.jmap.errors import MethodError
-from plmail.jmap.mappers import IDENTITY_PROPERTIES, identities
 from plmail.jmap.registry import Call, MethodTable
 from plmail.mail.email_query import MARK_END, MARK_START
 
@@ -64,19 +62,3 @@ async def snippets(call: Call) -> dict[str, Any]:
             "list": [{"emailId": i, "subject": highlighted(by_id[i][0]), "preview": highlighted(by_id[i][1])}
                      for i in email_ids if i in by_id],
             "notFound": [i for i in email_ids if i not in by_id] or None}
-
-
-@table.method("Identity/get", SUBMISSION)
-async def identity_get(call: Call) -> dict[str, Any]:
-    args = call.args(*GET_ARGUMENTS)
-    account = call.account(args)
-    props = properties(args, IDENTITY_PROPERTIES, IDENTITY_PROPERTIES)
-    ids = args.strings("ids")
-    listed = identities(account, call.ctx.principal.display_name)
-    by_id = {i["id"]: i for i in listed}
-    wanted = ids if ids is not None else list(by_id)
-    # Identities follow the account's address and aliases; their state is a digest of exactly that.
-    state = hashlib.sha256("\n".join(i["email"] for i in listed).encode()).hexdigest()[:16]
-    return {"accountId": str(account.id), "state": state,
-            "list": [{p: by_id[i][p] for p in props} for i in wanted if i in by_id],
-            "notFound": [i for i in wanted if i not in by_id]}

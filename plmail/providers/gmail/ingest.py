@@ -39,7 +39,7 @@ from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.headers import header_values
 from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline
-from plmail.providers.changes import settle_deleted
+from plmail.mail.settle import settle_deleted
 from plmail.providers.gmail.client import FetchedGmail, GmailSession
 from plmail.providers.gmail.labels import NOT_PLACES, GmailLabelSyncer, LabelMap
 

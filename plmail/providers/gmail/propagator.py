@@ -79,6 +79,8 @@ class GmailLabelPropagator:
                 wanted["UNREAD"] = not bool(change.flag_value)
             elif change.kind == "starred":
                 wanted["STARRED"] = bool(change.flag_value)
+            # Keywords beyond read and starred ($answered, $forwarded, custom ones) have no Gmail label: they are
+            # kept in plmail only, and count as done below like every change of a message Gmail holds.
             elif change.kind == "labels":
                 try:
                     for label_id in change.added:

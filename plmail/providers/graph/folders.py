@@ -17,7 +17,7 @@ from plmail.db.repos.graph_state import FolderInfo, GraphState, GraphStateReposi
 from plmail.db.repos.labels import SYSTEM_LABELS
 from plmail.domain.enums import LabelRole
 from plmail.mail.labels import BindingHandle, LabelResolver
-from plmail.providers.changes import announce
+from plmail.mail.settle import announce
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.models import RemoteFolder
 

@@ -26,7 +26,7 @@ from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
 from plmail.domain.providers import PendingChange, PropagationOutcome
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.propagation import PropagationError
-from plmail.providers.changes import announce
+from plmail.mail.settle import announce
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.errors import GraphAuthError, GraphError, GraphNotFound, GraphThrottled
 
@@ -146,6 +146,9 @@ class GraphLabelPropagator:
         changes = [c for c in changes if c.id not in gone]
         await self._labels(record, [c for c in changes if c.kind == "labels"], placed, done, failed)
         await self._flags(record, [c for c in changes if c.kind in ("seen", "starred")], placed, done, failed)
+        # Keywords beyond read and flagged ($answered, $forwarded, custom ones) have no Graph property: they are
+        # kept in plmail only.
+        done.extend(c.id for c in changes if c.kind.startswith("keyword:"))
 
     # -- labels: moves and categories ------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from plmail.domain.ingest import IngestedMessage
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.mime import message_ids
 from plmail.mail.pipeline import PostIngestPipeline
-from plmail.providers.changes import announce, settle_deleted
+from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.convert import ingested, source_ref
 from plmail.providers.graph.errors import GraphNotFound

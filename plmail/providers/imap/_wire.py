@@ -9,7 +9,6 @@ commands waiting forever), and feeds the parser in slices it can survive.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
 import ssl
 from typing import Any
@@ -24,6 +23,7 @@ from plmail.providers.imap.errors import (
     NotAnImapServerError,
 )
 from plmail.providers.imap.models import ImapServer, TlsMode
+from plmail.providers.network import is_local_host
 
 # aioimaplib parses a chunk recursively, one stack frame per line: a single read of about a thousand
 # short lines (a FLAGS listing) would overflow the stack. It resumes cleanly at any byte, so we feed slices.
@@ -64,14 +64,8 @@ class ImapProtocol(aioimaplib.IMAP4ClientProtocol):  # type: ignore[misc]  # aio
 def check_plaintext_allowed(host: str) -> None:
     """Refuse an unencrypted connection unless it stays on this machine: decided from the name alone, before
     any lookup, so that a password can never leave the host in clear text."""
-    name = host.strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):  # RFC 6761: always loopback
+    if is_local_host(host):
         return
-    try:
-        if ipaddress.ip_address(name).is_loopback:
-            return
-    except ValueError:
-        pass
     raise ImapTlsError(
         f"Refusing to connect to {host} without encryption: passwords would cross the network in clear text. "
         "Choose implicit TLS (port 993) or STARTTLS (port 143); an unencrypted connection is allowed only to "

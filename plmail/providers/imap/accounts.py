@@ -9,7 +9,8 @@ what the server answered is summarised, never echoed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
@@ -18,14 +19,17 @@ from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.outgoing import SendError
 from plmail.domain.providers import ImportProgress
 from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import import_rank
 from plmail.providers.imap.models import TlsMode
-from plmail.providers.imap.presets import preset_for
+from plmail.providers.imap.presets import PRESETS, domain_of, preset_for
 from plmail.providers.imap.session import ConnectionReport, ImapConnector, ImapSettings, try_login
+from plmail.providers.imap.smtp import SmtpLogin, SmtpSettings, smtp_settings, test_smtp
 
 TEST_TIMEOUT = 20.0
+_SMTP_PORTS = {TlsMode.IMPLICIT: 465, TlsMode.STARTTLS: 587, TlsMode.NONE: 25}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,13 @@ class ImapAccountInput:
     password: str = ""
     name: str = ""
     ca_file: str | None = None  # None keeps what was stored (the web form has no such field)
+    # Sending. A blank host: the known provider's SMTP server, or none (the account then only reads);
+    # blank sign-in fields: the IMAP ones.
+    smtp_host: str = ""
+    smtp_port: int | None = None  # None: the usual port of the encryption chosen
+    smtp_tls: str = ""
+    smtp_username: str = ""
+    smtp_password: str = ""
 
     def settings(self, keep: ImapSettings | None = None) -> ImapSettings:
         host = self.host.strip()
@@ -54,6 +65,30 @@ class ImapAccountInput:
         ignored = keep.ignore_capabilities if keep is not None else frozenset()
         ca_file = self.ca_file if self.ca_file is not None else (keep.ca_file if keep is not None else None)
         return ImapSettings(host, self.port, tls, ignored, ca_file or None)
+
+    def smtp(self, keep: SmtpSettings | None = None) -> SmtpSettings | None:
+        """The SMTP server to send through: as given, else the known provider's (when the IMAP server is that
+        provider's), else what was stored."""
+        host = self.smtp_host.strip()
+        ca_file = self.ca_file if self.ca_file is not None else (keep.ca_file if keep is not None else None)
+        if not host:
+            known = PRESETS.get(domain_of(self.email))
+            if known is not None and known.smtp is not None and known.host == self.host.strip().lower():
+                preset = known.smtp
+                return SmtpSettings(preset.host, preset.port, preset.tls, self.smtp_username.strip() or None,
+                                    None, preset.files_sent)
+            return keep
+        try:
+            tls = TlsMode(self.smtp_tls or TlsMode.STARTTLS.value)
+        except ValueError:
+            raise ValidationError("Choose implicit TLS, STARTTLS or no encryption for SMTP.",
+                                  field="smtp_tls") from None
+        files_sent = keep.files_sent if keep is not None and keep.host == host else False
+        return SmtpSettings(host, self.smtp_port or _SMTP_PORTS[tls], tls, self.smtp_username.strip() or None,
+                            ca_file or None, files_sent).check()
+
+    def smtp_login(self, settings: SmtpSettings, password: str) -> SmtpLogin:
+        return SmtpLogin(settings.username or self.login, self.smtp_password or password)
 
     @property
     def login(self) -> str:
@@ -72,6 +107,8 @@ class AccountOverview:
     settings: ImapSettings | None
     folders: list[MailboxRow]
     progress: ImportProgress | None
+    smtp: SmtpSettings | None = None
+    send_problem: str | None = None  # why the last send could not sign in, until the settings change
 
 
 class ImapAccountService:
@@ -87,35 +124,50 @@ class ImapAccountService:
         self.changed = changed or (lambda: None)
 
     async def test(self, data: ImapAccountInput, *, user_id: int | None, password: str | None = None,
-                   keep: ImapSettings | None = None) -> ConnectionReport:
-        """Connect and sign in once for `user_id` (None: the operator at the command line, who is not limited);
-        raises the IMAP client's error in plmail's words."""
+                   keep: ImapSettings | None = None, keep_smtp: SmtpSettings | None = None,
+                   smtp_password: str | None = None) -> ConnectionReport:
+        """Connect and sign in once to IMAP and, when one is set, to SMTP, for `user_id` (None: the operator at the
+        command line, who is not limited); raises an error meant for the user, in plmail's words only."""
         settings = data.settings(keep)
         secret = password if password is not None else data.password
         if not secret:
             raise ValidationError("Enter the password.")
-        if user_id is not None:
-            await self.gate.admit(user_id, settings.port)
+        smtp = data.smtp(keep_smtp)
+        if user_id is not None:  # both ports pass the gate before anything connects; one test counts once
+            await self.gate.admit(user_id, settings.port, *([smtp.port] if smtp is not None else []))
         try:
-            return await try_login(settings.server(timeout=TEST_TIMEOUT), data.login, secret)
+            report = await try_login(settings.server(timeout=TEST_TIMEOUT), data.login, secret)
         except ImapError as exc:
             raise (exc.summarised() if user_id is not None else exc) from None
+        if smtp is None:
+            return report
+        login = data.smtp_login(smtp, smtp_password or secret)
+        try:
+            return replace(report, smtp=await test_smtp(smtp, login))
+        except SendError as exc:
+            said = str(exc) if user_id is None else summarised_send_error(exc)
+            raise ValidationError(f"SMTP ({smtp.host}:{smtp.port}): {said}", field="smtp_host") from None
 
     async def test_existing(self, user_id: int, account_id: int, data: ImapAccountInput) -> ConnectionReport:
         """Test edited settings; a blank password means the stored one."""
         record = await self._owned(user_id, account_id)
         keep = ImapSettings.from_json(record.imap) if record.imap else None
         return await self.test(data, user_id=user_id, password=data.password or self.connector.password(record),
-                               keep=keep)
+                               keep=keep, keep_smtp=smtp_settings(record),
+                               smtp_password=self.connector.smtp_password(record))
 
     async def add(self, user_id: int, data: ImapAccountInput, *, operator: bool = False) -> int:
         """With `operator` (the command line), the connection test is not limited to the mail ports."""
         email = data.checked_email()
         settings = data.settings()
+        smtp = data.smtp()
         await self.test(data, user_id=None if operator else user_id)
+        stored: dict[str, Any] = {"imap": settings.as_json()}
+        if smtp is not None:
+            stored["smtp"] = smtp.as_json()
         account_id = await self.accounts.create(
             user_id=user_id, provider_kind=ProviderKind.IMAP, name=data.name.strip() or email, email=email,
-            username=data.login, credentials=self.connector.seal(data.password), settings={"imap": settings.as_json()},
+            username=data.login, credentials=self.connector.seal(data.password, data.smtp_password), settings=stored,
         )
         await self.sync.request(account_id)
         self.changed()
@@ -126,13 +178,20 @@ class ImapAccountService:
         record = await self._owned(user_id, account_id)
         email = data.checked_email()
         keep = ImapSettings.from_json(record.imap) if record.imap else None
+        keep_smtp = smtp_settings(record)
         settings = data.settings(keep)
+        smtp = data.smtp(keep_smtp)
         password = data.password or self.connector.password(record)
-        await self.test(data, user_id=None if operator else user_id, password=password, keep=keep)
+        smtp_password = data.smtp_password or self.connector.smtp_password(record)
+        await self.test(data, user_id=None if operator else user_id, password=password, keep=keep,
+                        keep_smtp=keep_smtp, smtp_password=smtp_password)
+        stored: dict[str, Any] = {"imap": settings.as_json(), "send_problem": None}
+        if smtp is not None:
+            stored["smtp"] = smtp.as_json()
         await self.accounts.update_connection(
             user_id, account_id, name=data.name.strip() or email, email=email, username=data.login,
-            settings={"imap": settings.as_json()},
-            credentials=self.connector.seal(data.password) if data.password else None,
+            settings=stored,
+            credentials=self.connector.seal(password, smtp_password) if data.password or data.smtp_password else None,
         )
         await self.sync.resume(account_id)
         self.changed()
@@ -161,7 +220,9 @@ class ImapAccountService:
         record = await self._owned(user_id, account_id)
         folders = sorted(await self.mailboxes.owned(user_id, account_id), key=import_rank)
         settings = ImapSettings.from_json(record.imap) if record.imap else None
-        return AccountOverview(record, settings, folders, await self.importer.progress(account_id))
+        problem = record.settings.get("send_problem")
+        return AccountOverview(record, settings, folders, await self.importer.progress(account_id),
+                               smtp=smtp_settings(record), send_problem=str(problem) if problem else None)
 
     async def progress(self, user_id: int, account_id: int) -> ImportProgress | None:
         await self._owned(user_id, account_id)
@@ -182,4 +243,13 @@ class ImapAccountService:
         preset = preset_for(email)
         if preset is None:
             return None
-        return ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value, username=email)
+        smtp = preset.smtp
+        return ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value, username=email,
+                                smtp_host=smtp.host if smtp else "", smtp_port=smtp.port if smtp else None,
+                                smtp_tls=smtp.tls.value if smtp else "")
+
+
+def summarised_send_error(error: SendError) -> str:
+    """plmail's words of an SMTP error without what the server said: the part before the first ": " (the messages
+    of providers/imap/smtp.py put the server's reply, or the system's, after it)."""
+    return str(error).split(": ", 1)[0].rstrip(".") + "."

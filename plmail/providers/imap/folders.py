@@ -15,7 +15,7 @@ from plmail.db.repos.account_admin import AccountRecord
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import LabelRole
 from plmail.mail.labels import BindingHandle, LabelResolver
-from plmail.providers.changes import announce
+from plmail.mail.settle import announce
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.models import Mailbox
 

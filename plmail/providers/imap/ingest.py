@@ -21,7 +21,7 @@ from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.ingest import IngestedMessage, ProviderRef
 from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline
-from plmail.providers.changes import announce
+from plmail.mail.settle import announce
 from plmail.providers.imap.models import FetchedMessage
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from plmail.db.repos.account_admin import AccountRecord
 from plmail.db.repos.imap_messages import ImapMessageRepository, MessageRef, ServerFlags
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.db.repos.threads import ThreadRepository
-from plmail.providers.changes import announce
+from plmail.mail.settle import announce
 from plmail.providers.imap.batches import batches
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.ingest import FolderIngest

@@ -1,5 +1,6 @@
 """IMAP as a provider: the syncer, history importer, label propagator, import-state probe and IDLE watcher,
-built around one connector that parks signed-in connections, plus the account form's service."""
+built around one connector that parks signed-in connections; SMTP as its transport, its Drafts and Sent as the
+draft store; plus the account form's service."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
+from plmail.providers.imap.drafts import ImapDraftStore, ImapIdentitySource
 from plmail.providers.imap.folders import MailboxSyncer
 from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
 from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.messages import MessageSyncer
 from plmail.providers.imap.propagator import ImapLabelPropagator
 from plmail.providers.imap.session import ImapConnector
+from plmail.providers.imap.smtp import SmtpTransport
 from plmail.providers.imap.syncer import ImapAccountSyncer
 from plmail.providers.imap.watch import IdleSupervisor
 from plmail.providers.plugins import PluginHost
@@ -32,6 +35,9 @@ def install(host: PluginHost) -> None:
     providers.importers.add(history)
     providers.propagators.add(ImapLabelPropagator(db, admin, connector))
     providers.import_probes.add(ImapImportProbe(mailboxes))
+    providers.transports.add(SmtpTransport(admin, host.keys.credentials))
+    providers.draft_stores.add(ImapDraftStore(admin, mailboxes, connector))
+    providers.identity_sources.add(ImapIdentitySource())
     idle = IdleSupervisor(admin, mailboxes, connector, host.sync.request)
     host.sync.on_synced(lambda _account_id: idle.poke())
     providers.watchers.append(idle)

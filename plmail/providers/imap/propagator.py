@@ -31,6 +31,18 @@ log = logging.getLogger(__name__)
 ARCHIVE_FOLDER = "Archive"
 _SYNC_WAIT_SECONDS = 60.0
 _FLAG_OF_KIND = {"seen": "\\Seen", "starred": "\\Flagged"}
+# RFC 8621 §4.1.1's keywords as IMAP system flags; any other keyword is an IMAP keyword of the same name.
+_SYSTEM_FLAG_OF_KEYWORD = {"$answered": "\\Answered", "$draft": "\\Draft", "$seen": "\\Seen",
+                           "$flagged": "\\Flagged"}
+
+
+def imap_flag(kind: str) -> str | None:
+    """The IMAP flag a change kind sets ("seen", "starred", "keyword:$answered"); None for other kinds."""
+    if kind.startswith("keyword:"):
+        keyword = kind.removeprefix("keyword:")
+        return _SYSTEM_FLAG_OF_KEYWORD.get(keyword.lower(), "$Forwarded" if keyword.lower() == "$forwarded"
+                                           else keyword)
+    return _FLAG_OF_KIND.get(kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +195,7 @@ class ImapLabelPropagator:
         # Only the last requested state of each (message, flag) matters.
         latest: dict[tuple[int, str], PendingChange] = {}
         for change in changes:
-            if change.kind in _FLAG_OF_KIND:
+            if imap_flag(change.kind) is not None:
                 latest[(change.message_id, change.kind)] = change
         if not latest:
             return
@@ -197,7 +209,8 @@ class ImapLabelPropagator:
             row = await self.mailboxes.get(mailbox_id)
             if row is None:
                 continue
-            flag = _FLAG_OF_KIND[kind]
+            flag = imap_flag(kind)
+            assert flag is not None
             try:
                 await client.select(row.full_path)
                 await client.store_flags(uids, add=[flag] if value else [], remove=[] if value else [flag])
@@ -208,5 +221,6 @@ class ImapLabelPropagator:
                     if change.kind == kind and placed.get(change.message_id) is not None \
                             and placed[change.message_id].mailbox_id == mailbox_id:
                         failed[change.id] = str(exc)
-        done.extend(c.id for c in changes if c.kind in _FLAG_OF_KIND and c.id not in failed)
-        await self.repo.flags_confirmed(sorted({c.message_id for c in changes if c.kind in _FLAG_OF_KIND}))
+        flagged = [c for c in changes if imap_flag(c.kind) is not None]
+        done.extend(c.id for c in flagged if c.id not in failed)
+        await self.repo.flags_confirmed(sorted({c.message_id for c in flagged}))

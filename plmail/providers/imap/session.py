@@ -67,6 +67,7 @@ class ConnectionReport:
 
     tls_version: str | None
     capabilities: frozenset[str]
+    smtp: str | None = None  # what the SMTP test said, when the account sends
 
 
 async def try_login(server: ImapServer, username: str, password: str) -> ConnectionReport:
@@ -84,8 +85,18 @@ class ImapConnector:
         self._parked: dict[int, tuple[ImapClient, datetime, float]] = {}
         self._closing = False
 
-    def seal(self, password: str) -> bytes:
-        return self.box.seal({"password": password})
+    def seal(self, password: str, smtp_password: str | None = None) -> bytes:
+        """The sign-in secrets sealed for storage: the password, and a separate SMTP one when there is one."""
+        secrets = {"password": password}
+        if smtp_password:
+            secrets["smtp_password"] = smtp_password
+        return self.box.seal(secrets)
+
+    def smtp_password(self, record: AccountRecord) -> str | None:
+        if record.credentials is None:
+            return None
+        value = self.box.open(record.credentials).get("smtp_password")
+        return str(value) if value else None
 
     def password(self, record: AccountRecord) -> str:
         if record.credentials is None:

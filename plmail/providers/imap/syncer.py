@@ -18,7 +18,7 @@ from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
-from plmail.providers.changes import settle_deleted
+from plmail.mail.settle import settle_deleted
 from plmail.providers.imap.errors import ImapProtocolError
 from plmail.providers.imap.folders import MailboxSyncer, import_rank
 from plmail.providers.imap.messages import CheckResult, MessageSyncer

@@ -15,6 +15,7 @@ from plmail.domain.providers import ImportProgress
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import preset_for
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
@@ -25,6 +26,12 @@ TLS_CHOICES = (
     (TlsMode.STARTTLS.value, "STARTTLS (usually port 143)"),
     (TlsMode.NONE.value, "No encryption (this machine only)"),
 )
+SMTP_TLS_CHOICES = (
+    (TlsMode.IMPLICIT.value, "Implicit TLS (usually port 465)"),
+    (TlsMode.STARTTLS.value, "STARTTLS (usually port 587)"),
+    (TlsMode.NONE.value, "No encryption (this machine only)"),
+)
+CHOICES: dict[str, Any] = {"tls_choices": TLS_CHOICES, "smtp_tls_choices": SMTP_TLS_CHOICES}
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,11 @@ class AccountForm:
     tls: str = TlsMode.IMPLICIT.value
     username: str = ""
     password: str = ""
+    smtp_host: str = ""
+    smtp_port: str = ""
+    smtp_tls: str = TlsMode.STARTTLS.value
+    smtp_username: str = ""
+    smtp_password: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,8 +59,14 @@ def _input(form: AccountForm) -> ImapAccountInput:
     port = form.port.strip()
     if not port.isdigit():
         raise ValidationError("The port must be a number.")
+    smtp_port = form.smtp_port.strip()
+    if smtp_port and not smtp_port.isdigit():
+        raise ValidationError("The SMTP port must be a number.")
     return ImapAccountInput(email=form.email, host=form.host, port=int(port), tls=form.tls,
-                            username=form.username, password=form.password, name=form.name)
+                            username=form.username, password=form.password, name=form.name,
+                            smtp_host=form.smtp_host, smtp_port=int(smtp_port) if smtp_port else None,
+                            smtp_tls=form.smtp_tls if form.smtp_host.strip() else "",
+                            smtp_username=form.smtp_username, smtp_password=form.smtp_password)
 
 
 def eta_text(progress: ImportProgress | None) -> tuple[str, str] | None:
@@ -86,8 +104,10 @@ class AccountController(Controller):
         form = AccountForm(email=email)
         if suggestion is not None:
             form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
-                               username=suggestion.username)
-        return await render(request, "accounts/new.html", form=form, tls_choices=TLS_CHOICES,
+                               username=suggestion.username, smtp_host=suggestion.smtp_host,
+                               smtp_port=str(suggestion.smtp_port or ""),
+                               smtp_tls=suggestion.smtp_tls or TlsMode.STARTTLS.value)
+        return await render(request, "accounts/new.html", form=form, **CHOICES,
                             note=_note(email))
 
     @get("/preset")
@@ -98,7 +118,7 @@ class AccountController(Controller):
         if suggestion is not None:
             form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
                                username=suggestion.username)
-        return await render(request, "accounts/_server_fields.html", bare=True, form=form, tls_choices=TLS_CHOICES,
+        return await render(request, "accounts/_server_fields.html", bare=True, form=form, **CHOICES,
                             note=_note(email))
 
     @post("/test")
@@ -117,7 +137,7 @@ class AccountController(Controller):
         try:
             account_id = await _service(request).add(user.id, _input(data))
         except PlmailError as exc:
-            return await render(request, "accounts/new.html", status_code=400, form=data, tls_choices=TLS_CHOICES,
+            return await render(request, "accounts/new.html", status_code=400, form=data, **CHOICES,
                                 note=_note(data.email), error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
@@ -129,8 +149,11 @@ class AccountController(Controller):
                       error: str | None = None, notice: str | None = None) -> Template:
         user = signed_in_user(request)
         overview = await _service(request).overview(user.id, account_id)
+        consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
+            user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
-                            eta=eta_text(overview.progress), tls_choices=TLS_CHOICES, error=error, notice=notice)
+                            eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice,
+                            needs_send_consent=consent)
 
     @post("/{account_id:int}")
     async def update(self, request: Request[Any, Any, Any], account_id: FromPath[int],

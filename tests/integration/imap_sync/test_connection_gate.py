@@ -78,3 +78,23 @@ async def test_ten_tests_a_minute_per_user(client: httpx.AsyncClient, services: 
         await sign_in(client, "other@example.org", "correct horse")
         await post_form(client, "/accounts/test", _form(dovecot_user, 1143), token_from="/accounts/new")
         assert bridge.accepted == 11
+
+
+async def test_the_smtp_server_beside_it_passes_the_same_gate_and_is_summarised_too(
+        client: httpx.AsyncClient, dovecot_user: DovecotUser) -> None:
+    await sign_up_admin(client)
+    imap = dovecot_user.imap()
+    smtp = {"smtp_host": HOST, "smtp_tls": "none", "smtp_username": dovecot_user.name,
+            "smtp_password": dovecot_user.password}
+    async with imap_proxy(imap.host, imap.port, host=HOST, port=143) as imap_side, Listener(HOST, 8025) as other:
+        refused = await post_form(client, "/accounts/test", _form(dovecot_user, 143, smtp_port="8025", **smtp),
+                                  token_from="/accounts/new")
+        assert "plmail connects only to mail ports" in refused.text
+        assert other.accepted == 0 and imap_side.accepted == 0  # refused before anything connected
+    banner = b"HTTP/1.1 400 Bad Request\r\nServer: internal-admin-panel-4711\r\n\r\n"
+    async with imap_proxy(imap.host, imap.port, host=HOST, port=143), Listener(HOST, 587, banner=banner) as web:
+        answer = await post_form(client, "/accounts/test", _form(dovecot_user, 143, smtp_port="587", **smtp),
+                                 token_from="/accounts/new")
+    assert web.accepted == 1
+    assert f"SMTP ({HOST}:587)" in answer.text
+    assert "internal-admin-panel" not in answer.text and "HTTP/1.1" not in answer.text and "400" not in answer.text

@@ -78,7 +78,7 @@ async def test_echo_and_call_ids_come_back_in_order(box: JmapBox) -> None:
 async def test_unknown_method_and_method_outside_using(box: JmapBox) -> None:
     assert (await box.error("Foo/bar", {}))["type"] == "unknownMethod"
     assert (await box.error("Mailbox/get", {"accountId": box.account}, using=[CORE]))["type"] == "unknownMethod"
-    assert (await box.error("EmailSubmission/set", {"accountId": box.account},
+    assert (await box.error("EmailSubmission/frobnicate", {"accountId": box.account},
                             using=[*USING, "urn:ietf:params:jmap:submission"]))["type"] == "unknownMethod"
 
 

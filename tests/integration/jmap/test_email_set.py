@@ -90,7 +90,9 @@ async def test_if_in_state_and_create_refused(box: JmapBox) -> None:
     state = await box.state("Email")
     ok = await box.call("Email/set", {"ifInState": state, "update": {first: {"keywords/$seen": True}},
                                       "create": {"d": {"subject": "Draft"}}})
-    assert ok["updated"] == {first: None} and ok["notCreated"]["d"]["type"] == "forbidden"
+    # RFC 8621 §4.6: an email is created in at least one mailbox
+    assert ok["updated"] == {first: None} and ok["notCreated"]["d"]["type"] == "invalidProperties"
+    assert ok["notCreated"]["d"]["properties"] == ["mailboxIds"]
     stale = await box.error("Email/set", {"accountId": box.account, "ifInState": state,
                                           "update": {first: {"keywords/$seen": None}}})
     assert stale["type"] == "stateMismatch"

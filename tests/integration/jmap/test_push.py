@@ -30,7 +30,9 @@ async def test_state_change_arrives_within_two_seconds_once_per_batch(box: JmapB
             assert initial is not None and initial.event == "state" and initial.id
             assert initial.data["@type"] == "StateChange"
             assert set(initial.data["changed"]) == {box.account}
-            assert set(initial.data["changed"][box.account]) == {"Mailbox", "Email", "Thread"}
+            # every type this server pushes (issue 17 added Identity and EmailSubmission)
+            assert set(initial.data["changed"][box.account]) == {"Mailbox", "Email", "Thread", "Identity",
+                                                                 "EmailSubmission"}
             their_initial = await spy.next(5)
             assert their_initial is not None and set(their_initial.data["changed"]) == {other.account}
 

@@ -308,7 +308,8 @@ def test_serve_backs_up_before_a_migration_and_keeps_the_newest_three(home: Home
         (folder / f"pre-migration-{stamp}.plmail-backup").write_bytes(b"older")
     with psycopg.connect(socket_dsn(home.data_dir), autocommit=True) as conn:
         latest = conn.execute("SELECT max(name) FROM migration").fetchone()[0]  # type: ignore[index]
-        # The newest migration replaces a function: running it again is harmless, and it makes one pending.
+        # The newest migration is a raw one, written to run again harmlessly (IF NOT EXISTS); deleting its row
+        # makes one pending.
         conn.execute("DELETE FROM migration WHERE name = %s", (latest,))
     assert home.serve.terminate() == 0
     home.serve = home.serve_on(home.data_dir).start()

@@ -1,4 +1,4 @@
-"""What every syncer tells JMAP clients after it changed stored mail, and how it settles deleted mail."""
+"""What every writer of stored mail tells JMAP clients after it changed or deleted messages."""
 
 from __future__ import annotations
 

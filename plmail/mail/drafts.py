@@ -1,0 +1,281 @@
+"""Drafts are mail: a message row in Drafts carrying `$draft`, built from structured fields into real MIME,
+stored through the same pipeline as arriving mail (so a reply joins its conversation at once), and kept in
+step with the provider's Drafts by the provider's draft store.
+
+Saving again writes a new message and removes the previous version, here and at the provider, as every
+mail client does over IMAP (a message cannot change; a draft is replaced). The provider is told by a job on
+`ingest` under the account's sync lock, so a sync never sees a half-written draft and stores it twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from plmail.db.database import Database
+from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
+from plmail.db.repos.drafts import DraftRepository, WrittenMessage
+from plmail.db.repos.labels import LabelRepository
+from plmail.db.repos.submissions import SubmissionRepository
+from plmail.domain.enums import LabelRole
+from plmail.domain.errors import ForbiddenError, InvalidMessageError, NotFoundError
+from plmail.domain.ingest import IngestedMessage, ProviderRef, ref_json
+from plmail.domain.jobs import DISCARD_DRAFT, PUSH_DRAFT
+from plmail.domain.messages import Address
+from plmail.domain.outgoing import DraftContent, Identity, IdentityOrigin, OutgoingAttachment
+from plmail.domain.ports import Enqueuer
+from plmail.domain.registry import ProviderRegistry
+from plmail.mail.blobs import BlobStore
+from plmail.mail.compose import DEFAULT_SIZE_LIMIT, ComposedMessage, compose
+from plmail.mail.identities import IdentityService
+from plmail.mail.ingest import parse_message
+from plmail.mail.mime import parse_mime
+from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.settle import settle_deleted
+
+log = logging.getLogger(__name__)
+
+DRAFT_FLAG = "$draft"
+
+
+@dataclass(frozen=True, slots=True)
+class SavedDraft:
+    message_id: int
+    thread_id: int | None
+    rfc_message_id: str
+    account_id: int
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDraft:
+    message_id: int
+    thread_id: int | None
+    content: DraftContent  # without its attachments, which `files` lists
+    files: tuple[tuple[str, str, int], ...]  # (part path, file name, size)
+
+
+def attachments_of(raw: bytes) -> list[tuple[str, OutgoingAttachment]]:
+    """The files and inline images of a stored message, by part path, ready to go into a new version."""
+    return [(p.path, OutgoingAttachment(p.filename or "", p.content_type, p.data,
+                                        content_id=p.content_id if p.is_inline else None))
+            for p in parse_mime(raw).parts if not p.is_calendar]
+
+
+def stranger(account_id: int, sender: Address) -> Identity:
+    """A From that is none of the user's identities: a draft may say it, a submission of it is refused."""
+    return Identity(id=0, account_id=account_id, email=sender.address, name=sender.name, reply_to=(), bcc=(),
+                    text_signature="", html_signature="", is_primary=False, origin=IdentityOrigin.ALIAS,
+                    updated_at=datetime.now(UTC))
+
+
+def is_draft(message: WrittenMessage, drafts_label: int | None) -> bool:
+    return DRAFT_FLAG in message.flags or "\\Draft" in message.flags or (
+        drafts_label is not None and drafts_label in message.labels)
+
+
+class DraftService:
+    def __init__(self, db: Database, pipeline: PostIngestPipeline, blobs: BlobStore, identities: IdentityService,
+                 providers: ProviderRegistry, queues: Enqueuer | None) -> None:
+        self.db = db
+        self.pipeline = pipeline
+        self.blobs = blobs
+        self.identities = identities
+        self.stores = providers.draft_stores
+        self.queues = queues
+        self.repo = DraftRepository(db)
+        self.labels = LabelRepository(db)
+        self.accounts = AccountAdminRepository(db)
+        self.submissions = SubmissionRepository(db)
+
+    async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
+                   now: datetime | None = None, keywords: frozenset[str] | None = None,
+                   keep_parts: tuple[str, ...] = (), push: bool = True) -> SavedDraft:
+        """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
+        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on;
+        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer)."""
+        identity = await self.identities.sendable(user_id, content.identity_id)
+        previous = await self._own_draft(user_id, replaces) if replaces is not None else None
+        if previous is not None and keep_parts and previous.raw_path is not None:
+            carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path)) if path in keep_parts]
+            content = dataclasses.replace(content, attachments=(*carried, *content.attachments))
+        composed = compose(identity, content, now=now, size_limit=await self.size_limit(identity.account_id))
+        saved = await self.store(user_id, identity, composed, keywords=keywords)
+        if previous is not None:
+            await self._delete_local(previous)
+        if push:
+            await self._push(saved.account_id, saved.message_id, previous.ref if previous is not None else None)
+        return saved
+
+    async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,
+                    keywords: frozenset[str] | None = None, label_ids: tuple[int, ...] | None = None) -> SavedDraft:
+        """A composed message stored in the identity's account: a read draft in Drafts, unless the keywords
+        and labels say otherwise (JMAP's Email/set create)."""
+        roles = await self.labels.role_ids(user_id)
+        labels = label_ids if label_ids is not None else (roles[LabelRole.DRAFTS],)
+        wanted = keywords if keywords is not None else frozenset({DRAFT_FLAG, "$seen"})
+        flags = tuple(sorted(k for k in wanted if k not in ("$seen", "$flagged")))
+        message: IngestedMessage = parse_message(
+            composed.raw, account_id=identity.account_id, received_at=datetime.now(UTC), label_ids=labels,
+            is_draft=DRAFT_FLAG in flags, flags=flags, seen="$seen" in wanted, starred="$flagged" in wanted,
+            source_ref=f"composed:{composed.message_id}",
+        )
+        # A reply belongs to the provider's conversation of what it answers: threading joins a conversation the
+        # provider grouped only by its key, and the transport sends the reply into it (Gmail's threadId).
+        answered = (*message.parsed.in_reply_to, *reversed(message.parsed.references))
+        thread_key = await self.repo.provider_thread_of(identity.account_id, answered)
+        if thread_key is not None:
+            message = dataclasses.replace(message, provider_thread_key=thread_key)
+        result = await self.pipeline.ingest([message])
+        if not result.messages:
+            reason = result.skipped[0].reason if result.skipped else "it was stored already"
+            raise InvalidMessageError(f"The draft could not be stored: {reason}.")
+        stored = result.messages[0]
+        return SavedDraft(stored.id, stored.thread_id, composed.message_id, identity.account_id, len(composed.raw))
+
+    async def write(self, user_id: int, account_id: int, sender: Address, content: DraftContent, *,
+                    keywords: frozenset[str], label_ids: tuple[int, ...], message_id: str | None = None,
+                    sent_at: datetime | None = None, local_account: bool = False) -> SavedDraft:
+        """An email written whole, as JMAP's Email/set create gives it. In a provider's account only drafts can
+        be written (its server would never see anything else); a draft reaches the provider's Drafts. The From
+        need not be an identity here: sending it is what is refused (forbiddenFrom)."""
+        roles = await self.labels.role_ids(user_id)
+        drafts = roles[LabelRole.DRAFTS]
+        if not local_account and (drafts not in label_ids or DRAFT_FLAG not in keywords):
+            raise ForbiddenError("Only drafts ($draft, in Drafts) can be created in this account: its server would "
+                                 "never see any other email written here.")
+        identity = await self.identities.for_address(user_id, sender.address)
+        if identity is None or identity.account_id != account_id:
+            identity = stranger(account_id, sender)
+        else:
+            identity = dataclasses.replace(identity, name=sender.name)
+        composed = compose(identity, dataclasses.replace(content, identity_id=identity.id), now=sent_at,
+                           message_id=message_id, size_limit=await self.size_limit(account_id))
+        saved = await self.store(user_id, identity, composed, keywords=keywords, label_ids=label_ids)
+        if drafts in label_ids and not local_account:
+            await self._push(account_id, saved.message_id, None)
+        return saved
+
+    async def load(self, user_id: int, message_id: int) -> LoadedDraft:
+        """A draft as the composer reopens it: its fields, and its attachments by part path."""
+        draft = await self._own_draft(user_id, message_id)
+        if draft.raw_path is None:
+            raise NotFoundError("The draft's text is not stored.")
+        raw = await self.blobs.get(draft.raw_path)
+        parsed = parse_mime(raw)
+        identity = await self.identities.for_address(user_id, parsed.from_address or "")
+        if identity is None or identity.account_id != draft.account_id:
+            identity = await self.identities.primary(user_id, draft.account_id)
+        if identity is None:
+            raise NotFoundError("The draft's account has no address to send from.")
+        files = attachments_of(raw)
+        content = DraftContent(
+            identity_id=identity.id, to=parsed.to, cc=parsed.cc, bcc=parsed.bcc, subject=parsed.subject,
+            text_body=parsed.body_text or "", html_body=parsed.body_html, in_reply_to=parsed.in_reply_to,
+            references=parsed.references, reply_to=parsed.reply_to or None)
+        return LoadedDraft(draft.id, draft.thread_id, content, tuple((p, a.filename, len(a.data)) for p, a in files))
+
+    async def discard(self, user_id: int, message_id: int) -> None:
+        """Delete the draft here and at the provider; a send of it still waiting is canceled with it."""
+        draft = await self._own_draft(user_id, message_id)
+        await self.submissions.cancel_pending_for(draft.id)
+        await self._discard(draft)
+
+    async def forget(self, user_id: int, message_id: int) -> None:
+        """A submitted message deleted here and its draft at the provider; its submission still sends what was
+        submitted (JMAP's onSuccessDestroyEmail)."""
+        found = await self.repo.owned(user_id, message_id)
+        if found is None:
+            raise NotFoundError("No such message.")
+        await self._discard(found)
+
+    async def restore(self, account_id: int, raw: bytes) -> int:
+        """A message that was to be sent and did not go, stored as a draft again (and at the provider)."""
+        record = await self.accounts.for_job(account_id)
+        if record is None:
+            raise NotFoundError("The account was removed.")
+        roles = await self.labels.role_ids(record.user_id)
+        message = parse_message(raw, account_id=account_id, received_at=datetime.now(UTC),
+                                label_ids=(roles[LabelRole.DRAFTS],), is_draft=True, flags=(DRAFT_FLAG,), seen=True,
+                                source_ref="restored-draft")
+        result = await self.pipeline.ingest([message])
+        if not result.messages:
+            raise InvalidMessageError("The unsent message could not be stored as a draft again.")
+        restored = result.messages[0].id
+        await self._push(account_id, restored, None)
+        return restored
+
+    async def _discard(self, draft: WrittenMessage) -> None:
+        await self._delete_local(draft)
+        ref = ref_json(draft.ref)
+        if ref is not None and self.queues is not None:
+            await self.queues.enqueue(DISCARD_DRAFT, account_id=draft.account_id, ref=ref)
+
+    async def size_limit(self, account_id: int) -> int:
+        record = await self.accounts.for_job(account_id)
+        if record is None:
+            return DEFAULT_SIZE_LIMIT
+        value = record.settings.get("size_limit") if isinstance(record.settings, dict) else None
+        return int(value) if isinstance(value, int) and value > 0 else DEFAULT_SIZE_LIMIT
+
+    # -- the provider's side (jobs on ingest) -----------------------------------------------------------------
+
+    async def push(self, account_id: int, message_id: int, replaces: ProviderRef | None) -> None:
+        """Store the draft at its provider, removing the version it replaces. A draft deleted or sent meanwhile
+        is not left behind at the provider: whatever was just stored for it is removed again."""
+        draft = await self.repo.get(message_id)
+        if draft is None or not is_draft(draft, None):  # deleted, or sent before its draft got there
+            if replaces is not None:
+                await self.discard_remote(account_id, replaces)
+            return
+        record = await self.accounts.for_job(draft.account_id)
+        store = self.stores.get(record.provider_kind) if record is not None else None
+        if record is None or store is None or draft.raw_path is None:
+            return
+        raw = await self.blobs.get(draft.raw_path)
+        async with self.accounts.session_lock(SYNC_LOCK, draft.account_id, wait=60.0) as lock:
+            if not lock.taken:
+                raise TimeoutError("the account is busy syncing; the draft is saved at the provider later")
+            ref = await store.save_draft(record.account, raw, replaces=replaces)
+            if ref is None:
+                return
+            if not await self.repo.set_ref(message_id, ref, only_draft=True):
+                await store.discard_draft(record.account, ref)
+                return
+            await self.submissions.set_draft_ref(message_id, ref)
+
+    async def discard_remote(self, account_id: int, ref: ProviderRef) -> None:
+        record = await self.accounts.for_job(account_id)
+        store = self.stores.get(record.provider_kind) if record is not None else None
+        if record is None or store is None:
+            return
+        async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=60.0) as lock:
+            if not lock.taken:
+                raise TimeoutError("the account is busy syncing; the draft is removed at the provider later")
+            await store.discard_draft(record.account, ref)
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+
+    async def _push(self, account_id: int, message_id: int, replaces: ProviderRef | None) -> None:
+        if self.queues is not None:
+            await self.queues.enqueue(PUSH_DRAFT, account_id=account_id, message_id=message_id,
+                                      replaces=ref_json(replaces))
+
+    async def _own_draft(self, user_id: int, message_id: int) -> WrittenMessage:
+        found = await self.repo.owned(user_id, message_id)
+        if found is None:
+            raise NotFoundError("No such draft.")
+        roles = await self.labels.role_ids(user_id)
+        if not is_draft(found, roles.get(LabelRole.DRAFTS)):
+            raise ForbiddenError("Only drafts can be changed or discarded this way.")
+        return found
+
+    async def _delete_local(self, draft: WrittenMessage) -> None:
+        async with self.db.transaction():
+            await self.submissions.detach_message(draft.id)
+            deleted = await self.repo.delete(draft.id)
+            if deleted is not None:
+                thread_id, labels = deleted
+                await settle_deleted(self.db, draft.account_id, {draft.id: thread_id}, labels)

@@ -1,0 +1,180 @@
+"""Who a user sends as: per account its own address (primary at first), aliases the user adds (where the
+provider lets mail go out under any address the user proves, IMAP/SMTP), and the addresses a provider
+lists (Gmail's send-as list), refreshed on every sync. Sending from anything else is refused.
+
+Changes are recorded in the JMAP change log (Identity), so phones see a new signature or alias.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from plmail.db.database import Database
+from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.identities import IdentityRepository
+from plmail.domain.enums import ChangeType, JmapObjectType
+from plmail.domain.errors import ForbiddenError, NotFoundError, ValidationError
+from plmail.domain.messages import Address
+from plmail.domain.outgoing import Identity, IdentityOrigin
+from plmail.domain.registry import ProviderRegistry
+from plmail.mail.changes import Change, StateManager
+from plmail.mail.compose import check_address, check_header
+from plmail.mail.sanitizer import sanitize_outgoing
+
+log = logging.getLogger(__name__)
+
+MAX_SIGNATURE = 20_000
+
+
+class IdentityService:
+    def __init__(self, db: Database, providers: ProviderRegistry) -> None:
+        self.db = db
+        self.repo = IdentityRepository(db)
+        self.accounts = AccountAdminRepository(db)
+        self.change_log = ChangeLogRepository(db)
+        self.sources = providers.identity_sources
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    async def for_user(self, user_id: int) -> list[Identity]:
+        await self._ensure(user_id)
+        return await self.repo.for_user(user_id)
+
+    async def for_account(self, user_id: int, account_id: int) -> list[Identity]:
+        await self._ensure(user_id)
+        record = await self.accounts.owned(user_id, account_id)
+        if record is None:
+            raise NotFoundError("No such account.")
+        return await self.repo.for_account(account_id)
+
+    async def owned(self, user_id: int, identity_id: int) -> Identity:
+        await self._ensure(user_id)
+        identity = await self.repo.owned(user_id, identity_id)
+        if identity is None:
+            raise NotFoundError("No such identity.")
+        return identity
+
+    async def sendable(self, user_id: int, identity_id: int) -> Identity:
+        """The identity, if the user may send as it; refused (forbiddenFrom) otherwise."""
+        identity = await self.repo.owned(user_id, identity_id)
+        if identity is None:
+            raise ForbiddenError("You cannot send from that address: it is not one of your identities.")
+        record = await self.accounts.owned(user_id, identity.account_id)
+        if record is None or not record.is_active:
+            raise ForbiddenError("The account of that identity is switched off.")
+        return identity
+
+    async def for_address(self, user_id: int, email: str) -> Identity | None:
+        """The user's identity with this address (its account's primary first), if there is one."""
+        await self._ensure(user_id)
+        found = await self.repo.by_address(user_id, email)
+        return found[0] if found else None
+
+    async def primary(self, user_id: int, account_id: int) -> Identity | None:
+        identities = await self.for_account(user_id, account_id)
+        return next((i for i in identities if i.is_primary), identities[0] if identities else None)
+
+    # -- writing ----------------------------------------------------------------------------------------
+
+    async def add_alias(self, user_id: int, account_id: int, email: str, *, name: str = "") -> Identity:
+        record = await self.accounts.owned(user_id, account_id)
+        if record is None:
+            raise NotFoundError("No such account.")
+        source = self.sources.get(record.provider_kind)
+        if source is not None and not source.user_aliases:
+            raise ForbiddenError("This provider decides which addresses the account sends as; add the address "
+                                 "there, and it appears here after the next sync.")
+        address = check_address(Address(name, email), "email")
+        async with self.db.transaction():
+            identity_id = await self.repo.create(account_id, address.address.lower(), name=address.name,
+                                                 origin=IdentityOrigin.ALIAS)
+            if identity_id is None:
+                raise ValidationError(f"{address.address} is an identity of this account already.", field="email")
+            created: int = identity_id
+            await self.repo.mirror_aliases(account_id)
+            await self._record(account_id, [created], ChangeType.CREATED)
+        return await self.owned(user_id, created)
+
+    async def update(self, user_id: int, identity_id: int, *, name: str | None = None,
+                     reply_to: Sequence[Address] | None = None, bcc: Sequence[Address] | None = None,
+                     text_signature: str | None = None, html_signature: str | None = None) -> Identity:
+        identity = await self.owned(user_id, identity_id)
+        if name is not None:
+            check_header(name, "name")
+        for field, value in (("textSignature", text_signature), ("htmlSignature", html_signature)):
+            if value is not None and len(value) > MAX_SIGNATURE:
+                raise ValidationError(f"A signature may have at most {MAX_SIGNATURE} characters.", field=field)
+        clean_reply = tuple(check_address(a, "replyTo") for a in reply_to) if reply_to is not None else None
+        clean_bcc = tuple(check_address(a, "bcc") for a in bcc) if bcc is not None else None
+        async with self.db.transaction():
+            await self.repo.update(identity.id, name=name.strip() if name is not None else None,
+                                   reply_to=clean_reply, bcc=clean_bcc, text_signature=text_signature,
+                                   html_signature=sanitize_outgoing(html_signature, remote_images=True)
+                                   if html_signature else html_signature)
+            await self._record(identity.account_id, [identity.id], ChangeType.UPDATED)
+        return await self.owned(user_id, identity_id)
+
+    async def make_primary(self, user_id: int, identity_id: int) -> None:
+        identity = await self.owned(user_id, identity_id)
+        before = [i.id for i in await self.repo.for_account(identity.account_id) if i.is_primary]
+        async with self.db.transaction():
+            await self.repo.make_primary(identity.account_id, identity.id)
+            await self._record(identity.account_id, sorted({identity.id, *before}), ChangeType.UPDATED)
+
+    async def remove(self, user_id: int, identity_id: int) -> None:
+        identity = await self.owned(user_id, identity_id)
+        if not identity.may_delete:
+            raise ForbiddenError("Only aliases you added can be removed; this address comes from the account.")
+        async with self.db.transaction():
+            await self.repo.delete(identity.id)
+            await self.repo.ensure_primary(identity.account_id)
+            await self.repo.mirror_aliases(identity.account_id)
+            await self._record(identity.account_id, [identity.id], ChangeType.DESTROYED)
+
+    async def refresh(self, account_id: int) -> None:
+        """Bring the provider-listed identities in step (after a sync); a provider that cannot answer now
+        leaves them as they were."""
+        record = await self.accounts.for_job(account_id)
+        if record is None:
+            return
+        await self._ensure(record.user_id)
+        source = self.sources.get(record.provider_kind)
+        if source is None:
+            return
+        try:
+            provided = await source.identities(record.account)
+        except Exception as exc:  # the identities are a nicety of the sync; never its failure
+            log.warning("could not refresh the identities of account %s: %s", account_id, exc)
+            return
+        async with self.db.transaction():
+            touched = await self.repo.replace_provided(account_id, provided)
+            if touched:
+                await self.repo.mirror_aliases(account_id)
+                await self._record(account_id, touched, ChangeType.UPDATED)
+
+    async def _ensure(self, user_id: int) -> None:
+        """Every account has its own address as an identity (and keeps the aliases it had before identities
+        existed); created the first time anyone asks."""
+        for account_id, email, display_name in await self.repo.accounts_without_identities(user_id):
+            async with self.db.transaction():
+                created = await self.repo.create(account_id, email, name=display_name, origin=IdentityOrigin.ACCOUNT,
+                                                 is_primary=True)
+                ids = [created] if created is not None else []
+                for alias in await self.repo.legacy_aliases(account_id):
+                    added = await self.repo.create(account_id, alias.lower(), name=display_name,
+                                                   origin=IdentityOrigin.ALIAS)
+                    if added is not None:
+                        ids.append(added)
+                await self._record(account_id, ids, ChangeType.CREATED)
+
+    async def _record(self, account_id: int, identity_ids: Sequence[int], change: ChangeType) -> None:
+        """In the caller's transaction: the announcement leaves only with the change it describes."""
+        if not identity_ids:
+            return
+        state = StateManager(self.change_log)
+        for identity_id in identity_ids:
+            state.record(Change(account_id, JmapObjectType.IDENTITY, str(identity_id), change))
+        await state.write()
+        await state.announce()
