@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import sys
 import time
 import uuid
 from collections.abc import Collection
@@ -27,6 +28,7 @@ from saq import Job, Status
 from saq.queue.postgres import PostgresQueue
 from saq.utils import now
 
+from plmail.db.database import database_unavailable
 from plmail.domain.enums import QueueName
 from plmail.domain.jobs import JobSpec
 
@@ -47,6 +49,10 @@ _OWNERLESS_MS: Final = 30_000
 # lease every few seconds): judge nobody else's yet.
 LEASE_SETTLE_SECONDS: Final = 15.0
 _CRASHES_FORGIVEN: Final = 3  # a job orphaned more often than this starts using up its retries
+# A job that failed because the database went away (a restart) is tried again this often at most, without using up
+# its own retries: the database's restart is not the job's failure.
+DATABASE_RETRIES: Final = 5
+_DATABASE_WAIT_SECONDS: Final = 3.0
 
 
 def lease_token(worker_id: str | None) -> int | None:
@@ -112,6 +118,36 @@ class PausablePostgresQueue(PostgresQueue):
         if self.paused:
             return
         await super()._dequeue()
+
+    async def finish(self, job: Job, status: Status, *, result: Any = None, error: str | None = None,
+                     **kwargs: Any) -> None:
+        """saq's, except that a job failed by the database going away goes back on its queue (DATABASE_RETRIES).
+
+        saq calls this from inside its handler of the job's exception, whether the job's function raised it or
+        marking the job as started did (a failure saq's after-process hooks never see), so the exception being
+        handled is the one to judge."""
+        if status == Status.FAILED and database_unavailable(sys.exc_info()[1]):
+            tries = int(job.meta.get("database_retries", 0))
+            if tries < DATABASE_RETRIES:
+                job.meta["database_retries"] = tries + 1
+                if await self._retry_when_back(job):
+                    return
+        await super().finish(job, status, result=result, error=error, **kwargs)
+
+    async def _retry_when_back(self, job: Job) -> bool:
+        for attempt in range(10):  # the database may still be starting: wait for it a little
+            try:
+                await self.retry(job, "the database was away; tried again")
+            except (psycopg.Error, OSError):
+                if attempt == 9:
+                    log.warning("could not put job %s back after the database went away", job.key, exc_info=True)
+                    return False
+                await asyncio.sleep(_DATABASE_WAIT_SECONDS)
+                continue
+            log.info("job %s failed while the database was away; queued again (%s of %d)", job.key,
+                     job.meta["database_retries"], DATABASE_RETRIES)
+            return True
+        return False
 
     async def requeue_orphans(self, lease: WorkerLease, running: Collection[str]) -> list[str]:
         """Put back on the queue, to run at once, every active job whose worker is gone: one of this process's

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from saq import CronJob, Status, Worker
 
-from plmail.db.database import database_unavailable
 from plmail.db.queues import FAILED_TTL_SECONDS, PausablePostgresQueue, WorkerLease
 from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import JobCatalog, named
@@ -47,9 +46,6 @@ _CANCEL_WAIT_SECONDS = 2.0
 # How often a worker looks for jobs a dead worker left active (and once at start), re-taking its process's lease
 # if the database lost it: well within db/queues.py's LEASE_SETTLE_SECONDS.
 ORPHAN_SWEEP_SECONDS = 5.0
-# A job that failed because the database went away (a restart) is tried again this often at most, without using up
-# its own retries: the database's restart is not the job's failure.
-DATABASE_RETRIES = 5
 
 
 class WorkerState(StrEnum):
@@ -172,8 +168,6 @@ class WorkerSupervisor:
             job = ctx.get("job")
             observe_job(queue.value, job)
             if job is not None and job.status == Status.FAILED:
-                if await _retry_after_database_outage(job, ctx.get("exception")):
-                    return
                 # Keep failures around long enough for someone to read them on the admin page.
                 await job.update(status=Status.FAILED, expire_at=int(time.time()) + FAILED_TTL_SECONDS)
 
@@ -238,22 +232,3 @@ class WorkerSupervisor:
     def healthy(self) -> bool:
         return all(state == WorkerState.RUNNING.value for state in self.status().values())
 
-
-async def _retry_after_database_outage(job: Any, error: BaseException | None) -> bool:
-    """Put a job the database's absence failed back on its queue; True when it went back."""
-    tries = int(job.meta.get("database_retries", 0))
-    if not database_unavailable(error) or tries >= DATABASE_RETRIES:
-        return False
-    job.meta["database_retries"] = tries + 1
-    for attempt in range(10):  # the database may still be starting: wait for it a little
-        try:
-            await job.retry(f"the database was away ({type(error).__name__}); trying again")
-            break
-        except Exception:
-            if attempt == 9:
-                log.warning("could not put job %s back after the database went away", job.key, exc_info=True)
-                return False
-            await asyncio.sleep(3.0)
-    log.info("job %s failed while the database was away; queued again (%d of %d)", job.key, tries + 1,
-             DATABASE_RETRIES)
-    return True
