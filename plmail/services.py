@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.service import AccountService
 from plmail.accounts.sync import AccountSyncService
@@ -54,7 +55,9 @@ from plmail.ops.metrics import MetricsService
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.app_passwords import AppPasswordService
 from plmail.users.service import UserService
+from plmail.users.sessions import SessionService, TrustedDevices
 from plmail.users.throttle import LoginThrottle
+from plmail.users.two_factor import TwoFactorService
 
 
 @dataclass(slots=True)
@@ -64,6 +67,9 @@ class Services:
     db: Database
     queues: QueueSet
     users: UserService
+    sessions: SessionService
+    two_factor: TwoFactorService
+    connection_tests: ConnectionTestGate
     probes: QueueProbeService
     queue_overview: QueueOverviewService
     health: HealthService
@@ -162,6 +168,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     for plugin in load_plugins(plugins):
         plugin.install(host)
     throttle = LoginThrottle(db)
+    sessions = SessionService(db)
+    two_factor = TwoFactorService(db, keys.credentials)
     downloads = BlobService(db, blobs, raw_messages)
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
     outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
@@ -172,7 +180,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         keys=keys,
         db=db,
         queues=queues,
-        users=UserService(db, throttle),
+        users=UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor),
+        sessions=sessions,
+        two_factor=two_factor,
+        connection_tests=host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db)),
         probes=QueueProbeService(db, queues),
         queue_overview=queue_overview,
         health=HealthService(db),

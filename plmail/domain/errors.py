@@ -9,7 +9,7 @@ without knowing the subclasses. The tree:
       ConfigurationError, EmbeddedDatabaseError (DataDirInUseError), SchemaError (SchemaTooNewError),
       CredentialError, NotFoundError, CorruptBlobError, ValidationError (FilterError, InvalidMessageError),
       ForbiddenError, ConflictError, UnanswerableError, LimitError,
-      AuthenticationError (LoginThrottledError), SetupAlreadyDoneError
+      AuthenticationError (LoginThrottledError), RateLimitedError, SetupAlreadyDoneError
       — beside each provider's client, its own subtree: ImapError (providers/imap/errors.py), GmailApiError
         and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py), OAuthError
         (providers/oauth.py); PropagationError (mail/propagation.py).
@@ -124,6 +124,18 @@ class LoginThrottledError(AuthenticationError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"Too many failed sign-in attempts. Try again in {retry_after} seconds.")
         self.retry_after = retry_after
+
+
+class RateLimitedError(PlmailError):
+    """Too many requests of one kind (connection tests); try again after `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return True
 
 
 class SetupAlreadyDoneError(PlmailError):

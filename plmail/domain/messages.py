@@ -61,3 +61,4 @@ class ParsedMessage:
     content_hash: str
     preview: str
     defects: tuple[str, ...]
+    cut_note: str | None = None  # what plmail did not read of a hostile message (mail/bounds.py), stored with it

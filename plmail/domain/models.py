@@ -16,8 +16,9 @@ class User:
     is_admin: bool
     locale: Locale
     time_zone: str
-    session_epoch: int
     created_at: datetime
+    disabled: bool = False
+    two_factor: bool = False  # a confirmed TOTP second factor
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,36 @@ class LabelInfo:
 class ThrottleState:
     failures: int
     locked_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class WebSessionRow:
+    """A signed-in browser, as the settings page lists it."""
+
+    id: int
+    user_id: int
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    remember: bool
+    user_agent: str
+    client_address: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedDeviceRow:
+    id: int
+    user_id: int
+    last_seen_at: datetime
+    second_factor_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SecondFactorState:
+    """A user's TOTP secret (sealed) and the last time step a code was accepted for."""
+
+    sealed_secret: bytes | None
+    last_step: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,27 +166,34 @@ class PostIngestPipeline:
     async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage]) -> tuple[int, set[str]]:
         """(stored, source refs not stored). A batch the pipeline cannot take as a whole is taken one by one,
         so a message that breaks more than itself still costs only itself; each one that fails is noted."""
+        outcome = await self.ingest_each_if_needed(batch)
+        return outcome.stored, {s.source_ref for s in outcome.skipped}
+
+    async def ingest_each_if_needed(self, batch: Sequence[IngestedMessage]) -> IsolatedIngest:
+        """Ingest the batch; when it fails as a whole, one message at a time, noting each that fails."""
         if not batch:
-            return 0, set()
+            return IsolatedIngest(0, 0, ())
         try:
             result = await self.ingest(batch)
-            return result.stored, {s.source_ref for s in result.skipped}
+            return IsolatedIngest(result.stored, result.duplicates, result.skipped)
         except Exception:
             log.exception("a batch of %s messages failed as a whole; storing them one by one", len(batch))
-        stored = 0
-        refused: set[str] = set()
+        stored = duplicates = 0
+        skipped: list[SkippedMessage] = []
         for message in batch:
             try:
                 result = await self.ingest([message])
             except Exception as exc:
                 log.exception("could not store %s of account %s", message.source_ref, message.account_id)
-                await self.repo.record_skip(message.account_id, message.source_ref, f"{type(exc).__name__}: {exc}",
+                reason = f"{type(exc).__name__}: {exc}"
+                await self.repo.record_skip(message.account_id, message.source_ref, reason,
                                             message.parsed.content_hash)
-                refused.add(message.source_ref)
+                skipped.append(SkippedMessage(message.account_id, message.source_ref, reason))
                 continue
             stored += result.stored
-            refused |= {s.source_ref for s in result.skipped}
-        return stored, refused
+            duplicates += result.duplicates
+            skipped.extend(result.skipped)
+        return IsolatedIngest(stored, duplicates, tuple(skipped))
 
     async def rehome(self, account_id: int, rows: Sequence[Rehomed], recorder: MailChangeRecorder) -> tuple[int, ...]:
         """Rows stored once under another account that now belong to `account_id` (the Gmailify claim of IMAP):
@@ -354,7 +361,7 @@ class PostIngestPipeline:
             json.dumps(list(parsed.in_reply_to)), json.dumps(list(parsed.references)),
             parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),
             parsed.body_text, parsed.body_html, safe, parsed.preview,
-            category.value, parsed.content_hash, raw_digest, now, now if held else None,
+            category.value, parsed.content_hash, raw_digest, now, now if held else None, parsed.cut_note,
         )
         return _Prepared(message, message_id, category, held, ask_assistant, record, raw_digest, part_digests)
 
@@ -449,6 +456,13 @@ class PostIngestPipeline:
         moved = await self.threads.absorb([(plan.survivor, plan.absorbed) for plan in plans
                                            if plan.survivor is not None and plan.absorbed])
         return _Threading(thread_of, tuple(new_ids), tuple(survivors), tuple(absorbed), tuple(moved))
+
+
+@dataclass(frozen=True, slots=True)
+class IsolatedIngest:
+    stored: int
+    duplicates: int
+    skipped: tuple[SkippedMessage, ...]
 
 
 @dataclass(frozen=True, slots=True)

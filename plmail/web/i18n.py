@@ -12,6 +12,7 @@ from plmail.web.i18n_assistant import ASSISTANT_GERMAN
 from plmail.web.i18n_calendar import CALENDAR_GERMAN
 from plmail.web.i18n_compose import COMPOSE_GERMAN
 from plmail.web.i18n_oauth import OAUTH_GERMAN
+from plmail.web.i18n_security import SECURITY_GERMAN
 
 GERMAN: dict[str, str] = {
     # layout
@@ -246,6 +247,7 @@ GERMAN.update(ACCOUNTS_GERMAN)
 GERMAN.update(ASSISTANT_GERMAN)
 GERMAN.update(OAUTH_GERMAN)
 GERMAN.update(COMPOSE_GERMAN)
+GERMAN.update(SECURITY_GERMAN)
 
 
 def translate(text: str, locale: Locale | str, **values: object) -> str:

@@ -217,7 +217,11 @@ class AccountAdminRepository:
             try:
                 yield held
             finally:
-                if held.taken and not conn.is_closed():
+                try:
+                    closed = conn.is_closed()
+                except asyncpg.InterfaceError:  # the database dropped it (a restart) and the pool took it back
+                    closed = True
+                if held.taken and not closed:
                     # The pool does not reset returned connections, so a lock that could not be given back
                     # ends its connection: a connection that goes away takes the lock with it.
                     released = False

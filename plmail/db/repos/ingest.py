@@ -23,8 +23,8 @@ _MESSAGE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("starred_at", "timestamptz"), ("in_reply_to", "jsonb"), ("thread_references", "jsonb"), ("size", "int"),
     ("has_attachments", "boolean"), ("flags", "jsonb"), ("body_text", "text"), ("body_html", "text"),
     ("body_html_safe", "text"), ("preview", "text"), ("category", "text"), ("content_hash", "text"),
-    ("raw_path", "text"), ("synced_at", "timestamptz"), ("category_held_at", "timestamptz"), ("thread_id", "bigint"),
-    ("thread_error", "text"),
+    ("raw_path", "text"), ("synced_at", "timestamptz"), ("category_held_at", "timestamptz"), ("parse_note", "text"),
+    ("thread_id", "bigint"), ("thread_error", "text"),
 )
 MESSAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _MESSAGE_COLUMN_TYPES)
 PART_COLUMNS: tuple[str, ...] = (

@@ -18,12 +18,15 @@ from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePar
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
 from plmail.db.tables.sending import Identity, Submission
-from plmail.db.tables.users import AppPassword, LoginThrottle, User
+from plmail.db.tables.users import AppPassword, LoginThrottle, RecoveryCode, TrustedDevice, User, WebSession
 
 TABLES = [
     User,
     AppPassword,
     LoginThrottle,
+    WebSession,
+    TrustedDevice,
+    RecoveryCode,
     Account,
     Mailbox,
     MessageThread,
@@ -91,6 +94,9 @@ __all__ = [
     "MessageThread",
     "ProviderChange",
     "QueueProbe",
+    "RecoveryCode",
     "Submission",
+    "TrustedDevice",
     "User",
+    "WebSession",
 ]

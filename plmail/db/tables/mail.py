@@ -84,6 +84,8 @@ class Message(Table, tablename="message"):
     content_hash = Varchar(length=64, null=True, default=None)
     raw_path = Text(null=True, default=None)  # None: not stored yet (fetched lazily for Gmail and Graph)
     thread_error = Text(null=True, default=None)
+    # What was not read of a hostile message (too deep, too many parts, huge headers; mail/bounds.py).
+    parse_note = Text(null=True, default=None)
     vanished_at = Timestamptz(null=True, default=None)
     flags_touched_at = Timestamptz(null=True, default=None)
     synced_at = Timestamptz(null=True, default=None)
@@ -96,7 +98,7 @@ class MessagePart(Table, tablename="message_part"):
     message = ForeignKey(
         references=Message, on_delete=OnDelete.cascade, null=False, db_column_name="message_id", index=True
     )
-    part_path = Varchar(length=64, default="")  # MIME position such as "2.1"
+    part_path = Text(default="")  # MIME position such as "2.1" (up to 100 levels deep: mail/bounds.py)
     content_type = Varchar(length=255)
     charset = Varchar(length=64, null=True, default=None)
     filename = Text(null=True, default=None)

@@ -4,6 +4,7 @@ draft store; plus the account form's service."""
 
 from __future__ import annotations
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.mail.labels import LabelResolver
@@ -40,7 +41,8 @@ def install(host: PluginHost) -> None:
     idle = IdleSupervisor(admin, mailboxes, connector, host.sync.request)
     host.sync.on_synced(lambda _account_id: idle.poke())
     providers.watchers.append(idle)
-    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, changed=idle.poke))
+    gate = host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db))  # SMTP's test shares the gate
+    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, gate, changed=idle.poke))
     host.offer(connector)
     host.offer(history)
     host.offer(idle)

@@ -18,7 +18,8 @@ from plmail.providers.imap.presets import preset_for
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
-from plmail.web.pages import render, signed_in_user
+from plmail.web.i18n import translate
+from plmail.web.pages import locale_for, render, signed_in_user
 
 TLS_CHOICES = (
     (TlsMode.IMPLICIT.value, "Implicit TLS (usually port 993)"),
@@ -123,9 +124,10 @@ class AccountController(Controller):
     @post("/test")
     async def test(self, request: Request[Any, Any, Any], data: Annotated[AccountForm, URLENCODED]) -> Template:
         try:
-            report = await _service(request).test(_input(data))
+            report = await _service(request).test(_input(data), user_id=signed_in_user(request).id)
         except PlmailError as exc:
-            return await render(request, "accounts/_test_result.html", bare=True, error=str(exc))
+            return await render(request, "accounts/_test_result.html", bare=True,
+                                error=translate(str(exc), locale_for(request)))
         return await render(request, "accounts/_test_result.html", bare=True, report=report)
 
     @post("/")
@@ -136,7 +138,7 @@ class AccountController(Controller):
             account_id = await _service(request).add(user.id, _input(data))
         except PlmailError as exc:
             return await render(request, "accounts/new.html", status_code=400, form=data, **CHOICES,
-                                note=_note(data.email), error=str(exc))
+                                note=_note(data.email), error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
     @get("/{account_id:int}")
@@ -162,7 +164,8 @@ class AccountController(Controller):
         except NotFoundError:
             raise
         except PlmailError as exc:
-            return await self._detail(request, account_id, status_code=400, error=str(exc))
+            return await self._detail(request, account_id, status_code=400,
+                                      error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
     @post("/{account_id:int}/test")
@@ -174,7 +177,8 @@ class AccountController(Controller):
         except NotFoundError:
             raise
         except PlmailError as exc:
-            return await render(request, "accounts/_test_result.html", bare=True, error=str(exc))
+            return await render(request, "accounts/_test_result.html", bare=True,
+                                error=translate(str(exc), locale_for(request)))
         return await render(request, "accounts/_test_result.html", bare=True, report=report)
 
     @post("/{account_id:int}/active")

@@ -16,6 +16,7 @@ from plmail.web.auth import services_from
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text
 from plmail.web.pages import render, signed_in_user
+from plmail.web.security import content_security_policy
 
 _INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
@@ -75,8 +76,12 @@ class MailController(Controller):
             await services.operations.set_seen(user.id, True, thread_ids=[thread_id])
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
         cards = await message_cards_context(request, user, thread_id)
+        # The framed bodies live under this page's policy: mail is styled inline, and shows remote images only
+        # where the reader asked for them.
+        policy = content_security_policy(inline_styles=any(m.html for m in messages),
+                                         remote_images=any(m.html and m.images_allowed for m in messages))
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
-                            answered=RSVP_NOTICES.get(answered), **cards)
+                            answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy}, **cards)
 
     @post("/message/{message_id:int}/images")
     async def allow_images(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
@@ -118,4 +123,5 @@ class MailController(Controller):
         return Response(data, media_type=media, headers=_SAFE_HEADERS | {"Content-Disposition": header})
 
 
-_SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox"}
+_SAFE_HEADERS = {"X-Content-Type-Options": "nosniff",
+                 "Content-Security-Policy": "default-src 'none'; sandbox; frame-ancestors 'none'"}

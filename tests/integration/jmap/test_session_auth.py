@@ -103,6 +103,20 @@ async def test_failures_are_throttled_with_retry_after(box: JmapBox) -> None:
     assert (await sign_in(box.http, "reader@example.org", "correct horse")).status_code == 200
 
 
+async def test_a_valid_app_password_works_after_a_hundred_failures_from_its_address(box: JmapBox) -> None:
+    wrong_bearer = {"Authorization": "Bearer plmail_" + "e" * 64}
+    wrong_basic = basic("reader@example.org", "d" * 64)
+    statuses = [(await box.http.get("/jmap/session", headers=wrong_bearer if n % 2 else wrong_basic)).status_code
+                for n in range(100)]
+    assert set(statuses) == {401, 429} and statuses[-1] == 429  # the guesses are slowed down...
+    # ...but from the same client address, the owner's valid app password is never refused.
+    assert (await box.http.get("/jmap/session", headers=box.headers)).status_code == 200
+    secret = box.token.removeprefix("plmail_")
+    assert (await box.http.get("/jmap/session", headers=basic("reader@example.org", secret))).status_code == 200
+    api = await box.request([["Core/echo", {"ok": True}, "e"]])
+    assert api.status_code == 200
+
+
 async def test_last_use_is_recorded_at_most_every_five_minutes(box: JmapBox) -> None:
     db = box.services.db
     assert await db.fetchval("SELECT last_used_at FROM app_password WHERE user_id = $1", box.user.id) is None
