@@ -59,6 +59,7 @@ class MessageView:
     gmail_label_ids: list[str] | None
     category: str | None
     attachments: tuple[AttachmentView, ...]
+    is_draft: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +241,7 @@ class MailViewRepository:
                 starred=r["starred_at"] is not None, body_text=r["body_text"], body_html=r["body_html"],
                 body_html_safe=r["body_html_safe"], headers=_loads(r["headers"]) or {},
                 gmail_label_ids=_loads(r["gmail_label_ids"]), category=r["category"],
-                attachments=tuple(by_message.get(r["id"], ())),
+                attachments=tuple(by_message.get(r["id"], ())), is_draft="$draft" in (_loads(r["flags"]) or ()),
             )
             for r in rows
         ]
