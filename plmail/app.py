@@ -44,6 +44,7 @@ from plmail.web.controllers.mail import MailController
 from plmail.web.controllers.metrics import metrics
 from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
 from plmail.web.controllers.rules import RuleController
+from plmail.web.controllers.sending_settings import SendingSettingsController
 from plmail.web.controllers.settings import SettingsController
 from plmail.web.pages import configure_jinja, locale_for
 
@@ -152,6 +153,7 @@ def create_app(
             LabelController,
             RuleController,
             SettingsController,
+            SendingSettingsController,
             AccountController,
             OAuthController,
             DevicesController,

@@ -542,7 +542,20 @@
     }
   });
   document.addEventListener("htmx:load", function (e) { startComposers(e.detail.elt); });
-  document.addEventListener("DOMContentLoaded", function () { startComposers(document); });
+  // Settings → Sending: signatures are written in the same editor.
+  function startSignatureForms(root) {
+    if (!window.Trix) return;
+    root.querySelectorAll("[data-signature-form]").forEach(function (form) {
+      form.querySelector("[data-format]").value = "rich";
+      form.querySelector("[data-editor]").hidden = false;
+      form.querySelector("[data-plain]").closest("label").hidden = true;
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    startComposers(document);
+    startSignatureForms(document);
+  });
   window.addEventListener("pagehide", function () { openComposers().forEach(function (c) { c.leaving(); }); });
 
   // An answer opened inline: its first empty field, or the text.

@@ -81,6 +81,46 @@ COMPOSE_GERMAN: dict[str, str] = {
     "Connect an account to send mail from.": "Verbinde ein Konto, von dem du Mail senden kannst.",
     "Reply, reply all, forward or forward as attachment.":
         "Antworten, allen antworten, weiterleiten oder als Anhang weiterleiten.",
+    # Settings → Sending
+    "Sending": "Senden",
+    "Writing": "Schreiben",
+    "Send new mail from": "Neue Mail senden von",
+    "The first account's address": "Adresse des ersten Kontos",
+    "Undo send for": "Senden rückgängig machen bis",
+    "{seconds} seconds": "{seconds} Sekunden",
+    "No undo: send at once": "Kein Rückgängig: sofort senden",
+    "When replying": "Beim Antworten",
+    "Quote the original below my reply": "Das Original unter meiner Antwort zitieren",
+    "Do not quote the original": "Das Original nicht zitieren",
+    "Write new messages in plain text": "Neue Nachrichten als reinen Text schreiben",
+    "Addresses and signatures": "Adressen und Signaturen",
+    "The address was removed.": "Die Adresse wurde entfernt.",
+    "primary address": "Hauptadresse",
+    "Name shown to recipients": "Name, den Empfänger sehen",
+    "Signature": "Signatur",
+    "Make primary": "Zur Hauptadresse machen",
+    "Remove": "Entfernen",
+    "Add an address to {account}": "Eine Adresse zu {account} hinzufügen",
+    "Another address": "Weitere Adresse",
+    "Name (optional)": "Name (optional)",
+    "Add address": "Adresse hinzufügen",
+    "This provider decides which addresses the account sends as; they appear here after the next sync.":
+        "Dieser Anbieter bestimmt, unter welchen Adressen das Konto sendet; sie erscheinen hier nach dem nächsten "
+        "Abgleich.",
+    "The outgoing server (SMTP) of an account is set on its account page, with Test connection.":
+        "Den Postausgangsserver (SMTP) eines Kontos stellst du auf seiner Kontoseite ein, mit „Verbindung testen“.",
+    "Signatures, the address new mail is sent from, the undo delay, quoting and plain text.":
+        "Signaturen, die Absenderadresse neuer Mail, die Rückgängig-Frist, Zitieren und reiner Text.",
+    "Sending settings": "Einstellungen zum Senden",
+    "Quote the original below the answer, or not at all.":
+        "Zitiere das Original unter der Antwort oder gar nicht.",
+    "The undo delay is between 0 and 60 seconds.": "Die Rückgängig-Frist liegt zwischen 0 und 60 Sekunden.",
+    "Only aliases you added can be removed; this address comes from the account.":
+        "Nur selbst hinzugefügte Adressen lassen sich entfernen; diese Adresse gehört zum Konto.",
+    "This provider decides which addresses the account sends as; add the address there, and it appears here "
+    "after the next sync.":
+        "Dieser Anbieter bestimmt, unter welchen Adressen das Konto sendet; füge die Adresse dort hinzu, dann "
+        "erscheint sie hier nach dem nächsten Abgleich.",
     # refusals the composer shows
     "Choose the address to send from.": "Wähle die Absenderadresse.",
     "Pick the time to send as a date and time.": "Gib den Sendezeitpunkt als Datum und Uhrzeit an.",
