@@ -133,6 +133,7 @@
     // A send or discard waits for the save in flight: it names the draft that save produces.
     this.form.addEventListener("htmx:confirm", function (e) {
       if (e.detail.verb !== "post") return;  // the address suggestions are GETs
+      self.syncEditor();
       clearTimeout(self.timer);
       self.timer = null;
       var submitter = e.detail.triggeringEvent && e.detail.triggeringEvent.submitter;
@@ -175,11 +176,19 @@
     return this.format.value === "rich" ? this.editorText() : this.plain.value;
   };
 
+  // Trix fills its input when it renders; the keys typed a moment ago must be in what is saved.
+  Composer.prototype.syncEditor = function () {
+    var controller = this.editorElement && this.editorElement.editorController;
+    if (this.format.value === "rich" && controller && controller.updateInputElement) controller.updateInputElement();
+  };
+
   Composer.prototype.snapshot = function () {
+    this.syncEditor();
     var data = new FormData(this.form);
     var parts = [];
     data.forEach(function (value, key) {
-      if (typeof value === "string" && key !== "_csrf_token") parts.push(key + "=" + value);
+      // What the person wrote; the draft's id and part paths change with every save the server makes.
+      if (typeof value === "string" && !/^(_csrf_token|draft_id|keep_part)$/.test(key)) parts.push(key + "=" + value);
     });
     return parts.join("&");
   };
@@ -228,6 +237,7 @@
   };
 
   Composer.prototype.formData = function () {
+    this.syncEditor();
     var data = new FormData(this.form);
     data.delete("attachments");
     data.delete("action");
@@ -371,7 +381,7 @@
 
   Composer.prototype.send = function () {
     var button = this.form.querySelector("[data-send]");
-    if (button && !this.done) this.form.requestSubmit(button);
+    if (button && !this.done) button.click();  // a click: htmx sends the button's action=send with the form
   };
 
   Composer.prototype.close = function () {
@@ -392,11 +402,13 @@
         window.location.href = back && back.indexOf(here) === 0 && back.indexOf(here + "/compose") !== 0 ? back : "/";
       }
     };
-    if (this.snapshot() !== this.lastSaved && this.worthSaving()) {
-      this.save({}).then(finish);
-    } else {
-      this.queue.then(finish);
-    }
+    setTimeout(function () {  // after the editor has taken the last keys in
+      if (self.snapshot() !== self.lastSaved && self.worthSaving()) {
+        self.save({}).then(finish);
+      } else {
+        self.queue.then(finish);
+      }
+    }, 50);
   };
 
   Composer.prototype.leaving = function () {
@@ -565,7 +577,10 @@
     var c = shell.plmailComposer;
     if (!c.form.elements.to.value) { c.form.elements.to.focus(); return; }
     if (c.format.value === "rich") {
-      c.whenEditor(function (editor) { editor.setSelectedRange([0, 0]); c.editorElement.focus(); });
+      c.whenEditor(function (editor) {
+        c.editorElement.focus();
+        editor.setSelectedRange([0, 0]);
+      });
     } else {
       c.plain.focus();
       c.plain.setSelectionRange(0, 0);
