@@ -1,7 +1,8 @@
 // The composer's behaviour that htmx cannot give: the rich-text editor (Trix) wired to the form, autosave two
 // seconds after typing stops (and on leaving the page), uploads one file at a time with progress, pasted images
 // kept as inline parts, keyboard selection of address suggestions, the signature swapped with the From, and
-// the shortcuts c, r, a, f, Ctrl+Enter and Esc. Every text it shows comes translated from the page.
+// the composer's keys Ctrl+Enter and Esc (c, r, a and f are keys.js's). Every text it shows comes translated
+// from the page.
 (function () {
   "use strict";
 
@@ -504,7 +505,7 @@
   }
 
   function typing(target) {
-    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|TRIX-EDITOR)$/.test(target.tagName));
+    return window.plmailKeys ? window.plmailKeys.typing(target) : false;
   }
 
   document.addEventListener("keydown", function (e) {
@@ -529,20 +530,7 @@
       }
       return;
     }
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
-    if (e.key === "c") {
-      var compose = document.querySelector("[data-key-compose]");
-      if (compose) {
-        e.preventDefault();
-        compose.click();
-      }
-    } else if (e.key === "r" || e.key === "a" || e.key === "f") {
-      var answer = document.querySelector("[data-key='" + e.key + "']");
-      if (answer) {
-        e.preventDefault();
-        answer.click();
-      }
-    }
+    // c, r, a and f are keys.js's: the Compose link and the thread's answer buttons carry data-key.
   });
 
   // A refusal (400) and a send that can no longer be undone (409) come back as the composer with the reason.
