@@ -17,6 +17,7 @@ from plmail.assistant.service import AssistantService, ClassificationCatchUp
 from plmail.assistant.settings import AssistantSettingsStore
 from plmail.assistant.step import ClassifyMailStep
 from plmail.calendar.container import CalendarServices
+from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
@@ -106,6 +107,7 @@ class Services:
     contacts: ContactService
     sending_preferences: SendingPreferencesService
     composer: ComposerService
+    rsvp: RsvpService
     metrics: MetricsService
 
     def start_watchers(self) -> None:
@@ -152,7 +154,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     # Registered first: releasing held mail is scheduled before any other step can fail.
     steps.register(ClassifyMailStep(queues, assistant_settings))
     raw_messages = RawMessageResolver(blobs, providers)
-    calendar = CalendarServices.build(db, blobs, raw_messages)
+    calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
     releaser = HeldMailReleaser(db)
@@ -168,10 +170,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     throttle = LoginThrottle(db)
     downloads = BlobService(db, blobs, raw_messages)
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
-    queue_overview = QueueOverviewService(db, queues)
-    replies = ReplyService(db, downloads, identities)
     outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
                            sends_per_hour=settings.sends_per_hour)
+    queue_overview = QueueOverviewService(db, queues)
+    replies = ReplyService(db, downloads, identities)
     contacts = ContactService(db)
     sending_preferences = SendingPreferencesService(db, identities, outbox)
     return Services(
@@ -220,6 +222,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         contacts=contacts,
         sending_preferences=sending_preferences,
         composer=ComposerService(drafts, replies, identities, outbox, sending_preferences, contacts),
+        rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
     )
 

@@ -17,8 +17,9 @@ CORE: Final = "urn:ietf:params:jmap:core"
 MAIL: Final = "urn:ietf:params:jmap:mail"
 SUBMISSION: Final = "urn:ietf:params:jmap:submission"
 CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on Email, Thread and in filters
+CALENDARS: Final = "urn:ietf:params:jmap:calendars"  # JMAP for Calendars, JSCalendar (RFC 8984) events
 
-SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES})
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, CALENDARS})
 SORT_OPTIONS: Final = ("receivedAt", "from", "to", "subject", "size")
 
 
@@ -57,6 +58,7 @@ def session_capabilities(limits: Limits = LIMITS) -> dict[str, Any]:
         MAIL: {},
         SUBMISSION: {},
         CATEGORIES: {"categories": [c.value for c in Category]},
+        CALENDARS: {},
     }
 
 
@@ -64,8 +66,14 @@ def latest_release() -> str:
     return (datetime.now(UTC) + MAX_DELAYED_SEND).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def account_capabilities() -> dict[str, Any]:
-    return {
+def calendar_account_capability() -> dict[str, Any]:
+    """Only the primary account carries the calendars: a person keeps one diary, not one per mailbox."""
+    return {"maxCalendarsPerEvent": 1, "minDateTime": "1900-01-01T00:00:00Z", "maxDateTime": "2200-01-01T00:00:00Z",
+            "maxExpandedQueryDuration": "P0D", "maxParticipantsPerEvent": None, "mayCreateCalendar": False}
+
+
+def account_capabilities(*, primary: bool = False) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {
         MAIL: {
             "maxMailboxesPerEmail": None,
             "maxMailboxDepth": None,
@@ -79,3 +87,6 @@ def account_capabilities() -> dict[str, Any]:
             "FUTURERELEASE": [str(MAX_DELAYED_SECONDS), latest_release()]}},
         CATEGORIES: {},
     }
+    if primary:
+        capabilities[CALENDARS] = calendar_account_capability()
+    return capabilities

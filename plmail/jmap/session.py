@@ -6,7 +6,14 @@ import hashlib
 from typing import Any
 
 from plmail.domain.models import Principal
-from plmail.jmap.capabilities import CATEGORIES, MAIL, SUBMISSION, account_capabilities, session_capabilities
+from plmail.jmap.capabilities import (
+    CALENDARS,
+    CATEGORIES,
+    MAIL,
+    SUBMISSION,
+    account_capabilities,
+    session_capabilities,
+)
 
 DOWNLOAD_TEMPLATE = "/jmap/download/{accountId}/{blobId}/{name}?accept={type}"
 UPLOAD_TEMPLATE = "/jmap/upload/{accountId}"
@@ -28,12 +35,12 @@ def build_session(principal: Principal, base_url: str) -> dict[str, Any]:
             "name": a.email or a.name,
             "isPersonal": True,
             "isReadOnly": False,
-            "accountCapabilities": account_capabilities(),
+            "accountCapabilities": account_capabilities(primary=index == 0),
         }
-        for a in principal.accounts
+        for index, a in enumerate(principal.accounts)
     }
-    primary = {capability: str(principal.accounts[0].id) for capability in (MAIL, SUBMISSION, CATEGORIES)} \
-        if principal.accounts else {}
+    primary = {capability: str(principal.accounts[0].id)
+               for capability in (MAIL, SUBMISSION, CATEGORIES, CALENDARS)} if principal.accounts else {}
     return {
         "capabilities": session_capabilities(),
         "accounts": accounts,

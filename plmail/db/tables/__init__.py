@@ -3,13 +3,15 @@
 from plmail.db.tables.accounts import Account, Mailbox
 from plmail.db.tables.calendar import (
     Calendar,
+    CalendarChange,
     CalendarEvent,
     CalendarEventOccurrence,
+    CalendarSubscription,
     EventProposal,
     EventSourceLink,
     EventSuppression,
 )
-from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
+from plmail.db.tables.gmail import GmailDraft, GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
 from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
 from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
@@ -45,8 +47,11 @@ TABLES = [
     EventSourceLink,
     EventSuppression,
     EventProposal,
+    CalendarSubscription,
+    CalendarChange,
     GmailSkippedMessage,
     GmailQuotaLimit,
+    GmailDraft,
     GmailQuotaAccount,
     Identity,
     Submission,
@@ -59,12 +64,15 @@ __all__ = [
     "AppSetting",
     "Blob",
     "Calendar",
+    "CalendarChange",
     "CalendarEvent",
     "CalendarEventOccurrence",
+    "CalendarSubscription",
     "Contact",
     "EventProposal",
     "EventSourceLink",
     "EventSuppression",
+    "GmailDraft",
     "GmailQuotaAccount",
     "GmailQuotaLimit",
     "GmailSkippedMessage",

@@ -7,6 +7,7 @@ from plmail.jmap.registry import MethodRegistry
 
 def build_registry() -> MethodRegistry:
     from plmail.jmap.methods import (
+        calendar,
         core,
         email_get,
         email_query,
@@ -19,4 +20,4 @@ def build_registry() -> MethodRegistry:
     )
 
     return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
-                           thread.table, misc.table, identity.table, submission.table])
+                           thread.table, misc.table, identity.table, submission.table, calendar.table])
