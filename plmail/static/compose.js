@@ -397,6 +397,8 @@
         note.setAttribute("role", "status");
         note.textContent = self.form.elements.draft_id.value ? self.shell.dataset.textClosed : "";
         self.shell.replaceWith(note);
+      } else if (panelOpenedFrom) {
+        window.location.href = panelOpenedFrom;  // the page the Compose panel replaced
       } else {
         var back = document.referrer;
         var here = window.location.origin;
@@ -487,6 +489,12 @@
   };
 
   var composers = [];
+  var panelOpenedFrom = null;  // where the page was when Compose opened the composer in its place
+
+  // New mail in place of the page's content (or a page of its own) fills the screen on a phone.
+  function markComposing() {
+    document.body.classList.toggle("composing", !!document.querySelector("[data-composer]:not(.inline)"));
+  }
 
   function startComposers(root) {
     var found = root.matches && root.matches("[data-composer]") ? [root] : [];
@@ -497,6 +505,7 @@
       shell.plmailComposer = new Composer(shell);
       composers.push(shell.plmailComposer);
     });
+    markComposing();
   }
 
   function openComposers() {
@@ -542,6 +551,19 @@
     }
   });
   document.addEventListener("htmx:load", function (e) { startComposers(e.detail.elt); });
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("[data-compose-panel]")) {
+      panelOpenedFrom = panelOpenedFrom || window.location.href;
+    }
+  });
+  // Back or forward through htmx's history leaves the page without a pagehide: keep what was typed first.
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    openComposers().forEach(function (c) { c.leaving(); });
+  });
+  document.addEventListener("htmx:historyRestore", function () {
+    panelOpenedFrom = null;
+    markComposing();
+  });
   // Settings → Sending: signatures are written in the same editor.
   function startSignatureForms(root) {
     if (!window.Trix) return;

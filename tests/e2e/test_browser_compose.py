@@ -117,8 +117,10 @@ async def test_new_mail_with_two_recipients_by_completion_and_an_attachment_arri
     mailer: Mailer, browser: Browser, tmp_path: Path
 ) -> None:
     page = await signed_in(browser, mailer)
-    await page.keyboard.press("c")  # c: a new composer
+    await page.evaluate("window.sameDocument = true")
+    await page.keyboard.press("c")  # c: a new composer, in place of the inbox (no page load)
     await expect(page.get_by_role("heading", name="New message")).to_be_visible()
+    assert await page.evaluate("window.sameDocument === true") and page.url == mailer.url + "/compose"
     await choose_completion(page, "to", "be", keyboard=True)  # type-ahead after two characters, Enter picks
     await choose_completion(page, "to", "Cl", keyboard=False)  # a word of the name, by mouse
     await expect(page.locator("input[name=to]")).to_have_value(
