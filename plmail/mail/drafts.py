@@ -102,12 +102,15 @@ class DraftService:
 
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
                    now: datetime | None = None, keywords: frozenset[str] | None = None,
-                   keep_parts: tuple[str, ...] = (), push: bool = True) -> SavedDraft:
+                   keep_parts: tuple[str, ...] = (), push: bool = True,
+                   identity: Identity | None = None) -> SavedDraft:
         """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
         `keep_parts` names attachments of the replaced version (by part path) that the new one carries on; its
         inline images go along while the new HTML still shows them (cid:…), so an editor need not track them.
-        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer)."""
-        identity = await self.identities.sendable(user_id, content.identity_id)
+        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer).
+        `identity`: the caller's `sendable` answer for `content.identity_id`, saving an autosave a second look."""
+        if identity is None or identity.id != content.identity_id:
+            identity = await self.identities.sendable(user_id, content.identity_id)
         previous = await self._own_draft(user_id, replaces) if replaces is not None else None
         if previous is not None and (keep_parts or content.html_body) and previous.raw_path is not None:
             fresh = {a.content_id for a in content.attachments if a.content_id}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -302,6 +303,8 @@ async def test_at_phone_width_compose_attach_and_send_without_horizontal_scrolli
     await page.locator("input[name=subject]").fill("From my phone")
     await page.locator("trix-editor").tap()
     await page.keyboard.type("Sent on the go.")
+    await page.get_by_role("button", name="Plain text").tap()  # plain-text mode: what was written comes along
+    await expect(page.locator("textarea[name=text]")).to_have_value(re.compile(r"^Sent on the go\."))
     photo = tmp_path / "photo.pdf"
     photo.write_bytes(PDF)
     await page.locator("input[type=file][name=attachments]").set_input_files(str(photo))
@@ -314,7 +317,12 @@ async def test_at_phone_width_compose_attach_and_send_without_horizontal_scrolli
     await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
     await no_sideways_scroll()
     [received] = mailer.out.smtp.wait_for(1, timeout=10)
-    assert [p.get_filename() for p in parsed(received.data).walk() if p.get_filename()] == ["photo.pdf"]
+    message = parsed(received.data)
+    assert [p.get_filename() for p in message.walk() if p.get_filename()] == ["photo.pdf"]
+    types = [p.get_content_type() for p in message.walk()]
+    assert "text/html" not in types and "text/plain" in types  # plain text sends text only
+    text = next(p for p in message.walk() if p.get_content_type() == "text/plain").get_payload(decode=True)
+    assert text.startswith(b"Sent on the go.")
 
 
 async def dropped(page: Page, target: str, files: dict[str, str]) -> None:
