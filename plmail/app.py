@@ -45,6 +45,7 @@ from plmail.web.controllers.mail import MailController
 from plmail.web.controllers.metrics import metrics
 from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
 from plmail.web.controllers.rules import RuleController
+from plmail.web.controllers.sending_settings import SendingSettingsController
 from plmail.web.controllers.sessions import SessionsController
 from plmail.web.controllers.settings import SettingsController
 from plmail.web.controllers.two_factor import TwoFactorController
@@ -157,6 +158,7 @@ def create_app(
             LabelController,
             RuleController,
             SettingsController,
+            SendingSettingsController,
             AccountController,
             OAuthController,
             DevicesController,

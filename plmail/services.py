@@ -33,6 +33,8 @@ from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
+from plmail.mail.composer import ComposerService
+from plmail.mail.contacts import ContactService
 from plmail.mail.downloads import BlobService
 from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
@@ -48,6 +50,7 @@ from plmail.mail.propagation import PropagationService
 from plmail.mail.reader import MailReader
 from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
+from plmail.mail.sending_preferences import SendingPreferencesService
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
@@ -107,6 +110,9 @@ class Services:
     drafts: DraftService
     outbox: OutboxService
     replies: ReplyService
+    contacts: ContactService
+    sending_preferences: SendingPreferencesService
+    composer: ComposerService
     rsvp: RsvpService
     metrics: MetricsService
 
@@ -175,6 +181,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
                            sends_per_hour=settings.sends_per_hour)
     queue_overview = QueueOverviewService(db, queues)
+    replies = ReplyService(db, downloads, identities)
+    contacts = ContactService(db)
+    sending_preferences = SendingPreferencesService(db, identities, outbox)
     return Services(
         settings=settings,
         keys=keys,
@@ -219,8 +228,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         category_backfill=CategoryBackfill(db),
         identities=identities,
         drafts=drafts,
-        replies=ReplyService(db, downloads, identities),
+        replies=replies,
         outbox=outbox,
+        contacts=contacts,
+        sending_preferences=sending_preferences,
+        composer=ComposerService(drafts, replies, identities, outbox, sending_preferences, contacts),
         rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 import sys
 import time
@@ -297,7 +298,9 @@ class QueueSet:
             "ttl": COMPLETED_TTL_SECONDS,
         }
         if delay_seconds > 0:
-            job_fields["scheduled"] = int(time.time() + delay_seconds)
+            # Rounded up: saq keeps whole seconds, and a job woken before its time (a send inside its undo
+            # window) could not queue itself again under its own key while it is still the running job.
+            job_fields["scheduled"] = math.ceil(time.time() + delay_seconds)
         if unique_key is not None:
             job_fields["key"] = unique_key
         enqueued: Job | None = await self.queues[target].enqueue(Job(function=job.name, kwargs=arguments, **job_fields))

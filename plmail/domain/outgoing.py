@@ -216,3 +216,63 @@ class SubmissionQuery:
     before: datetime | None = None  # send_at before
     after: datetime | None = None  # send_at at or after
     sort: tuple[tuple[str, bool], ...] = ()  # ("emailId" | "threadId" | "sentAt", ascending)
+
+
+@dataclass(frozen=True, slots=True)
+class ContactSuggestion:
+    """A harvested address offered while typing a recipient."""
+
+    email: str
+    name: str
+    correspondent: bool  # the user has written to it
+
+    @property
+    def field_text(self) -> str:
+        """How the address goes into a To/Cc/Bcc field."""
+        if not self.name:
+            return self.email
+        name = self.name.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{name}" <{self.email}>'
+
+
+class ReplyQuoting(StrEnum):
+    BELOW = "below"  # the original quoted under the answer
+    NONE = "none"  # an answer starts empty
+
+
+@dataclass(frozen=True, slots=True)
+class SendingPreferences:
+    """A user's choices for writing mail (Settings → Sending)."""
+
+    undo_delay: int  # seconds
+    reply_quoting: ReplyQuoting
+    plain_text: bool  # new messages start in plain text
+    default_identity_id: int | None  # preselected for new mail; None: the first account's primary
+
+
+class BodyFormat(StrEnum):
+    RICH = "rich"  # HTML from the editor, with the text part derived from it
+    PLAIN = "plain"  # text only
+
+
+@dataclass(frozen=True, slots=True)
+class DraftFile:
+    """An attachment or inline image of a stored draft, by its part path."""
+
+    path: str
+    filename: str
+    content_type: str
+    size: int
+    content_id: str | None  # an inline image the HTML shows as cid:…
+
+
+@dataclass(frozen=True, slots=True)
+class ComposerDraft:
+    """What the composer opens with: the fields, the body in its format, and the draft's files."""
+
+    content: DraftContent
+    body_format: BodyFormat
+    message_id: int | None = None  # the stored draft, once there is one
+    thread_id: int | None = None
+    files: tuple[DraftFile, ...] = ()
+    failure: str = ""  # why its last send did not go, shown on the reopened draft

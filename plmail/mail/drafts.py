@@ -24,7 +24,7 @@ from plmail.domain.errors import ForbiddenError, InvalidMessageError, NotFoundEr
 from plmail.domain.ingest import IngestedMessage, ProviderRef, ref_json
 from plmail.domain.jobs import DISCARD_DRAFT, PUSH_DRAFT
 from plmail.domain.messages import Address
-from plmail.domain.outgoing import DraftContent, Identity, IdentityOrigin, OutgoingAttachment
+from plmail.domain.outgoing import DraftContent, DraftFile, Identity, IdentityOrigin, OutgoingAttachment
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
@@ -47,6 +47,7 @@ class SavedDraft:
     rfc_message_id: str
     account_id: int
     size: int = 0
+    files: tuple[DraftFile, ...] = ()  # its attachments and inline images, by part path
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ class LoadedDraft:
     message_id: int
     thread_id: int | None
     content: DraftContent  # without its attachments, which `files` lists
-    files: tuple[tuple[str, str, int], ...]  # (part path, file name, size)
+    files: tuple[DraftFile, ...]
 
 
 def attachments_of(raw: bytes) -> list[tuple[str, OutgoingAttachment]]:
@@ -62,6 +63,15 @@ def attachments_of(raw: bytes) -> list[tuple[str, OutgoingAttachment]]:
     return [(p.path, OutgoingAttachment(p.filename or "", p.content_type, p.data,
                                         content_id=p.content_id if p.is_inline else None))
             for p in parse_mime(raw).parts if not p.is_calendar]
+
+
+def draft_files(raw: bytes) -> tuple[DraftFile, ...]:
+    return tuple(DraftFile(path, a.filename, a.content_type, len(a.data), a.content_id)
+                 for path, a in attachments_of(raw))
+
+
+def _named_in(html: str | None, content_id: str | None) -> bool:
+    return html is not None and content_id is not None and f"cid:{content_id}" in html
 
 
 def stranger(account_id: int, sender: Address) -> Identity:
@@ -92,17 +102,24 @@ class DraftService:
 
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
                    now: datetime | None = None, keywords: frozenset[str] | None = None,
-                   keep_parts: tuple[str, ...] = (), push: bool = True) -> SavedDraft:
+                   keep_parts: tuple[str, ...] = (), push: bool = True,
+                   identity: Identity | None = None) -> SavedDraft:
         """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
-        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on;
-        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer)."""
-        identity = await self.identities.sendable(user_id, content.identity_id)
+        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on; its
+        inline images go along while the new HTML still shows them (cid:…), so an editor need not track them.
+        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer).
+        `identity`: the caller's `sendable` answer for `content.identity_id`, saving an autosave a second look."""
+        if identity is None or identity.id != content.identity_id:
+            identity = await self.identities.sendable(user_id, content.identity_id)
         previous = await self._own_draft(user_id, replaces) if replaces is not None else None
-        if previous is not None and keep_parts and previous.raw_path is not None:
-            carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path)) if path in keep_parts]
+        if previous is not None and (keep_parts or content.html_body) and previous.raw_path is not None:
+            fresh = {a.content_id for a in content.attachments if a.content_id}
+            carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path))
+                       if path in keep_parts or (a.content_id not in fresh and _named_in(content.html_body,
+                                                                                         a.content_id))]
             content = dataclasses.replace(content, attachments=(*carried, *content.attachments))
         composed = compose(identity, content, now=now, size_limit=await self.size_limit(identity.account_id))
-        saved = await self.store(user_id, identity, composed, keywords=keywords)
+        saved = await self.store(user_id, identity, composed, keywords=keywords, has_files=bool(content.attachments))
         if previous is not None:
             await self._delete_local(previous)
         if push:
@@ -110,7 +127,8 @@ class DraftService:
         return saved
 
     async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,
-                    keywords: frozenset[str] | None = None, label_ids: tuple[int, ...] | None = None) -> SavedDraft:
+                    keywords: frozenset[str] | None = None, label_ids: tuple[int, ...] | None = None,
+                    has_files: bool = False) -> SavedDraft:
         """A composed message stored in the identity's account: a read draft in Drafts, unless the keywords
         and labels say otherwise (JMAP's Email/set create)."""
         roles = await self.labels.role_ids(user_id)
@@ -133,7 +151,9 @@ class DraftService:
             reason = result.skipped[0].reason if result.skipped else "it was stored already"
             raise InvalidMessageError(f"The draft could not be stored: {reason}.")
         stored = result.messages[0]
-        return SavedDraft(stored.id, stored.thread_id, composed.message_id, identity.account_id, len(composed.raw))
+        files = draft_files(composed.raw) if has_files else ()
+        return SavedDraft(stored.id, stored.thread_id, composed.message_id, identity.account_id, len(composed.raw),
+                          files)
 
     async def write(self, user_id: int, account_id: int, sender: Address, content: DraftContent, *,
                     keywords: frozenset[str], label_ids: tuple[int, ...], message_id: str | None = None,
@@ -170,12 +190,11 @@ class DraftService:
             identity = await self.identities.primary(user_id, draft.account_id)
         if identity is None:
             raise NotFoundError("The draft's account has no address to send from.")
-        files = attachments_of(raw)
         content = DraftContent(
             identity_id=identity.id, to=parsed.to, cc=parsed.cc, bcc=parsed.bcc, subject=parsed.subject,
             text_body=parsed.body_text or "", html_body=parsed.body_html, in_reply_to=parsed.in_reply_to,
             references=parsed.references, reply_to=parsed.reply_to or None)
-        return LoadedDraft(draft.id, draft.thread_id, content, tuple((p, a.filename, len(a.data)) for p, a in files))
+        return LoadedDraft(draft.id, draft.thread_id, content, draft_files(raw))
 
     async def discard(self, user_id: int, message_id: int) -> None:
         """Delete the draft here and at the provider; a send of it still waiting is canceled with it."""

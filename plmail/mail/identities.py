@@ -76,6 +76,14 @@ class IdentityService:
         identities = await self.for_account(user_id, account_id)
         return next((i for i in identities if i.is_primary), identities[0] if identities else None)
 
+    async def takes_aliases(self, user_id: int, account_id: int) -> bool:
+        """Whether the user may add addresses to this account (IMAP/SMTP), or its provider lists them (Gmail)."""
+        record = await self.accounts.owned(user_id, account_id)
+        if record is None:
+            raise NotFoundError("No such account.")
+        source = self.sources.get(record.provider_kind)
+        return source is None or source.user_aliases
+
     # -- writing ----------------------------------------------------------------------------------------
 
     async def add_alias(self, user_id: int, account_id: int, email: str, *, name: str = "") -> Identity:

@@ -198,6 +198,13 @@ class OutboxService:
     async def query(self, account_id: int, query: SubmissionQuery) -> list[int]:
         return await self.repo.query(account_id, query)
 
+    async def failure_of(self, user_id: int, message_id: int) -> str:
+        """Why the last send of this draft did not go ("" when it did not fail): the draft shows it."""
+        latest = await self.repo.latest_for_message(user_id, message_id)
+        if latest is None or latest.state is not SubmissionState.FAILED:
+            return ""
+        return latest.last_error
+
     async def outbox(self, user_id: int | None) -> list[OutboxEntry]:
         """Pending, scheduled, sending, failed and maybe-sent submissions (a user's, or all for the operator)."""
         return await self.repo.outbox(user_id)

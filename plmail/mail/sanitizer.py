@@ -67,15 +67,17 @@ def sanitize_html(markup: str, *, message_id: int, allow_remote_images: bool = F
     return SanitizedHtml(html=cleaned, remote_images_blocked=blocked)
 
 
-def sanitize_outgoing(markup: str, *, remote_images: bool = False) -> str:
+def sanitize_outgoing(markup: str, *, remote_images: bool = False, allowed_images: frozenset[str] = frozenset()
+                      ) -> str:
     """HTML that plmail sends (a composed body, a quoted or forwarded original): the same cleaning, with `cid:`
-    kept for the parts that travel along, and no remote loads unless the writer put the image there."""
+    kept for the parts that travel along, and no remote loads unless the writer put the image there
+    (`remote_images`, or one of `allowed_images`, such as the logo of the writer's own signature)."""
 
     def image(value: str) -> str | None:
         lowered = value.strip().lower()
         if lowered.startswith(("cid:", "data:image/")):
             return value.strip()
-        if remote_images and lowered.startswith(("https:", "http:")):
+        if lowered.startswith(("https:", "http:")) and (remote_images or value.strip() in allowed_images):
             return value
         return None
 

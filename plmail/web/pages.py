@@ -94,7 +94,19 @@ def localtime(moment: datetime | None, user: User | None) -> str:
     return local.strftime("%d.%m.%Y" if german else "%b %d, %Y")
 
 
+def clocktime(moment: datetime | None, user: User | None) -> str:
+    """The time of day in the reader's zone."""
+    if moment is None:
+        return ""
+    try:
+        zone = ZoneInfo(user.time_zone) if user else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    return moment.astimezone(zone).strftime("%H:%M")
+
+
 def configure_jinja(engine: JinjaTemplateEngine) -> None:
     engine.engine.globals["_"] = _translate
     engine.engine.globals["category_tabs"] = CATEGORY_TABS
     engine.engine.filters["localtime"] = localtime
+    engine.engine.filters["clocktime"] = clocktime

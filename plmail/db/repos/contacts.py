@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.db.database import Database
+from plmail.domain.outgoing import ContactSuggestion
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +61,17 @@ class ContactRepository:
             user_id, list(emails),
         )
         return {r["email"] for r in rows}
+
+    async def matching(self, user_id: int, typed: str, limit: int) -> list[ContactSuggestion]:
+        """Contacts whose address, or a word of whose name, starts with `typed`: people written to first,
+        then by how often and how lately they were seen."""
+        prefix = typed.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = await self.db.fetch(
+            """SELECT email, display_name, is_correspondent FROM contact
+                WHERE user_id = $1
+                  AND (lower(email) LIKE $2 OR lower(display_name) LIKE $2 OR lower(display_name) LIKE '% ' || $2)
+                ORDER BY is_correspondent DESC, frequency DESC, last_seen_at DESC, email
+                LIMIT $3""",
+            user_id, prefix, limit,
+        )
+        return [ContactSuggestion(r["email"], r["display_name"] or "", r["is_correspondent"]) for r in rows]

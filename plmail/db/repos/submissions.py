@@ -239,3 +239,12 @@ class SubmissionRepository:
         await self.db.execute(
             "UPDATE submission s SET message_id = $2, email_id = $2, thread_id = m.thread_id FROM message m "
             "WHERE s.id = $1 AND m.id = $2", submission_id, message_id)
+
+    async def latest_for_message(self, user_id: int, message_id: int) -> Submission | None:
+        """The newest submission of this stored message, if the user made one."""
+        row = await self.db.fetchrow(
+            f"""SELECT {_COLUMNS} FROM submission s JOIN account a ON a.id = s.account_id
+                 WHERE a.user_id = $1 AND s.message_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1""",
+            user_id, message_id,
+        )
+        return _submission(row) if row else None

@@ -61,6 +61,7 @@ class MessageView:
     category: str | None
     attachments: tuple[AttachmentView, ...]
     parse_note: str | None = None  # what was not read of a hostile message
+    is_draft: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +246,7 @@ class MailViewRepository:
                 body_html_safe=r["body_html_safe"], headers=_loads(r["headers"]) or {},
                 gmail_label_ids=_loads(r["gmail_label_ids"]), category=r["category"],
                 attachments=tuple(by_message.get(r["id"], ())), parse_note=r["parse_note"],
+                is_draft="$draft" in (_loads(r["flags"]) or ()),
             )
             for r in rows
         ]

@@ -1,8 +1,10 @@
-"""Writing mail in the browser: the composer (new, reply, reply all, forward, a draft reopened), saving a
-draft, sending with the undo delay or at a chosen time, and the outbox with Undo / Cancel.
+"""Writing mail in the browser: the composer (a page for new mail, inline under a message for answers), its
+autosave, attachments and pasted images, address completion, sending with the undo toast or at a chosen time,
+and the outbox with its scheduled mail.
 
 Everything the person typed comes back on the page when something is refused, so nothing is lost to an
-error; the draft itself is saved before a send is attempted.
+error; the draft itself is saved before a send is attempted. Without JavaScript the same form posts whole and
+the pages answer with full pages; with htmx and compose.js the answers are fragments.
 """
 
 from __future__ import annotations
@@ -10,24 +12,38 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from litestar import Controller, Request, get, post
 from litestar.datastructures import UploadFile
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
-from litestar.response import Redirect, Template
+from litestar.response import Redirect, Response, Template
 
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
-from plmail.domain.outgoing import DraftContent, OutgoingAttachment, SubmissionRefused
+from plmail.domain.messages import Address
+from plmail.domain.models import User
+from plmail.domain.outgoing import (
+    BodyFormat,
+    ComposerDraft,
+    DraftContent,
+    OutgoingAttachment,
+    Submission,
+    SubmissionRefused,
+    SubmissionState,
+)
 from plmail.mail.compose import parse_address_list
+from plmail.mail.composer import ComposerInput, is_scheduled, is_waiting, signature_html, signature_text
 from plmail.mail.replies import AnswerKind
+from plmail.mail.snooze import MORNING
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import parse_form
 from plmail.web.i18n import translate
 from plmail.web.pages import render, signed_in_user
 
 _MODES = {kind.value: kind for kind in AnswerKind}
+_SCHEDULES = ("tomorrow", "monday", "custom")
 
 
 @dataclass(frozen=True)
@@ -38,93 +54,158 @@ class ComposeForm:
     bcc: str = ""
     subject: str = ""
     text: str = ""
+    html: str = ""
+    body_format: str = "plain"  # what compose.js says the editor holds; without it, the textarea
     draft_id: int | None = None
     answers: int | None = None
     answer_keyword: str = ""
     in_reply_to: str = ""
     references: str = ""
     keep_part: list[str] = field(default_factory=list)
-    send_at: str = ""  # datetime-local, in the user's time zone; empty: now, after the undo delay
+    send_at: str = ""  # datetime-local, in the user's time zone (Schedule send → Pick a time)
+    schedule: str = ""  # tomorrow | monday | custom: Schedule send
     action: str = "save"  # save | send | discard
+    autosave: str = ""  # "1": compose.js saving in the background, answered with the file list only
+    inline: str = ""  # "1": the composer sits under a message
 
 
-def _content(form: ComposeForm, files: list[OutgoingAttachment]) -> DraftContent:
+def _addresses(text: str, name: str) -> tuple[Address, ...]:
+    # A list pasted from a spreadsheet or another client: lines and tabs separate addresses too.
+    return parse_address_list(" ".join(text.replace("\t", ",").splitlines()).replace("\n", ","), name)
+
+
+def _written(form: ComposeForm, files: list[OutgoingAttachment], images: list[OutgoingAttachment]) -> ComposerInput:
     if form.identity_id is None:
         raise ValidationError("Choose the address to send from.", field="from")
-    return DraftContent(
-        identity_id=form.identity_id, to=parse_address_list(form.to, "to"), cc=parse_address_list(form.cc, "cc"),
-        bcc=parse_address_list(form.bcc, "bcc"), subject=form.subject, text_body=form.text.replace("\r\n", "\n"),
-        attachments=tuple(files), in_reply_to=tuple(form.in_reply_to.split()),
-        references=tuple(form.references.split()), answers=form.answers,
-        answer_keyword=form.answer_keyword or None)
+    rich = form.body_format == BodyFormat.RICH.value
+    content = DraftContent(
+        identity_id=form.identity_id, to=_addresses(form.to, "to"), cc=_addresses(form.cc, "cc"),
+        bcc=_addresses(form.bcc, "bcc"), subject=form.subject, text_body=form.text,
+        html_body=form.html if rich else None, attachments=tuple(files), in_reply_to=tuple(form.in_reply_to.split()),
+        references=tuple(form.references.split()), answers=form.answers, answer_keyword=form.answer_keyword or None)
+    return ComposerInput(content, BodyFormat.RICH if rich else BodyFormat.PLAIN, draft_id=form.draft_id,
+                         keep_parts=tuple(form.keep_part), inline_images=tuple(images))
 
 
-def _send_time(value: str, time_zone: str) -> datetime | None:
-    if not value.strip():
+def _zone(time_zone: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def schedule_presets(now: datetime, time_zone: str) -> dict[str, datetime]:
+    """Tomorrow morning and Monday morning (08:00 in the user's zone; Monday a week ahead on a Monday)."""
+    zone = _zone(time_zone)
+    local = now.astimezone(zone)
+    tomorrow = datetime.combine((local + timedelta(days=1)).date(), MORNING, tzinfo=zone)
+    monday = datetime.combine((local + timedelta(days=(7 - local.weekday()) % 7 or 7)).date(), MORNING, tzinfo=zone)
+    return {"tomorrow": tomorrow.astimezone(UTC), "monday": monday.astimezone(UTC)}
+
+
+def _send_time(form: ComposeForm, time_zone: str) -> datetime | None:
+    now = datetime.now(UTC)
+    if form.schedule in ("tomorrow", "monday"):
+        return schedule_presets(now, time_zone)[form.schedule]
+    if form.schedule != "custom" and not form.send_at.strip():
         return None
     try:
-        local = datetime.fromisoformat(value.strip())
+        local = datetime.fromisoformat(form.send_at.strip())
     except ValueError:
         raise ValidationError("Pick the time to send as a date and time.", field="send_at") from None
-    try:
-        zone = ZoneInfo(time_zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        zone = ZoneInfo("UTC")
-    moment = local.replace(tzinfo=zone) if local.tzinfo is None else local
-    now = datetime.now(UTC)
+    moment = local.replace(tzinfo=_zone(time_zone)) if local.tzinfo is None else local
     if moment < now + timedelta(minutes=1):
         raise ValidationError("A scheduled send is at least a minute ahead.", field="send_at")
     return moment
 
 
-def _field_text(addresses: tuple[Any, ...]) -> str:
-    return ", ".join(f'"{a.name}" <{a.address}>' if a.name else a.address for a in addresses)
+def _field_text(addresses: tuple[Address, ...]) -> str:
+    def one(a: Address) -> str:
+        if not a.name:
+            return a.address
+        name = a.name.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{name}" <{a.address}>'
+
+    return ", ".join(one(a) for a in addresses)
+
+
+def _form(draft: ComposerDraft, *, inline: bool = False) -> ComposeForm:
+    content = draft.content
+    return ComposeForm(identity_id=content.identity_id, to=_field_text(content.to), cc=_field_text(content.cc),
+                       bcc=_field_text(content.bcc), subject=content.subject, text=content.text_body or "",
+                       html=content.html_body or "", body_format=draft.body_format.value, draft_id=draft.message_id,
+                       answers=content.answers, answer_keyword=content.answer_keyword or "",
+                       in_reply_to=" ".join(content.in_reply_to), references=" ".join(content.references),
+                       inline="1" if inline else "")
+
+
+def _is_htmx(request: Request[Any, Any, Any]) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+def _is_panel(request: Request[Any, Any, Any]) -> bool:
+    """htmx opening new mail in place of a page's content; not htmx restoring its history, which wants pages."""
+    return _is_htmx(request) and request.headers.get("hx-history-restore-request") != "true"
+
+
+async def _uploads(posted: Any, name: str) -> list[OutgoingAttachment]:
+    return [OutgoingAttachment(f.filename or "", f.content_type or "application/octet-stream", await f.read())
+            for f in posted.getall(name, []) if isinstance(f, UploadFile) and f.filename]
 
 
 class ComposeController(Controller):
     path = "/compose"
 
-    async def _page(self, request: Request[Any, Any, Any], form: ComposeForm, *, status_code: int = 200,
-                    files: tuple[tuple[str, str, int], ...] = (), **context: Any) -> Template:
+    async def _composer(self, request: Request[Any, Any, Any], form: ComposeForm, *, status_code: int = 200,
+                        draft: ComposerDraft | None = None, error: str = "", notice: str = "",
+                        fragment: bool = False, panel: bool = False) -> Template:
+        """The composer, as a page or (inline, or for htmx) as the fragment that replaces the open one."""
         user = signed_in_user(request)
-        identities = await services_from(request).identities.for_user(user.id)
-        return await render(request, "compose.html", status_code=status_code, form=form, identities=identities,
-                            files=files, **context)
+        services = services_from(request)
+        identities = await services.identities.for_user(user.id)
+        signatures = {i.id: (signature_text(i), signature_html(i)) for i in identities}
+        account = next((i.account_id for i in identities if i.id == form.identity_id), None)
+        limit = await services.drafts.size_limit(account) if account is not None else 25 * 1024 * 1024
+        context: dict[str, Any] = {
+            "form": form, "identities": identities, "signatures": signatures, "files": draft.files if draft else (),
+            "size_limit": limit, "error": error, "notice": notice, "presets": schedule_presets(datetime.now(UTC),
+                                                                                             user.time_zone),
+            "min_send_at": (datetime.now(UTC) + timedelta(minutes=2)).astimezone(_zone(user.time_zone))
+            .strftime("%Y-%m-%dT%H:%M"),
+        }
+        if draft is not None and draft.failure and not error:
+            context["error"] = translate("Not sent: {reason}", user.locale, reason=draft.failure)
+        if fragment or form.inline:
+            return await render(request, "partials/composer.html", status_code=status_code, bare=True, **context)
+        if panel:
+            return await render(request, "partials/compose_panel.html", status_code=status_code, bare=True, **context)
+        return await render(request, "compose.html", status_code=status_code, **context)
 
     @get("/")
     async def page(self, request: Request[Any, Any, Any], draft: FromQuery[int | None] = None,
                    answer: FromQuery[int | None] = None, mode: FromQuery[str] = "reply") -> Template | Redirect:
-        """A new message; a draft reopened (?draft=ID); or an answer to a message (?answer=ID&mode=…)."""
+        """A new message (for htmx, in place of the page's content); a draft reopened (?draft=ID); or an answer
+        to a message (?answer=ID&mode=…), which htmx opens inline under the message."""
         user = signed_in_user(request)
-        services = services_from(request)
+        composer = services_from(request).composer
+        inline = _is_htmx(request) and answer is not None
         try:
             if draft is not None:
-                loaded = await services.drafts.load(user.id, draft)
-                return await self._page(request, self._form(loaded.content, draft_id=loaded.message_id),
-                                        files=loaded.files)
-            if answer is not None:
+                opened = await composer.reopen(user.id, draft)
+            elif answer is not None:
                 kind = _MODES.get(mode)
                 if kind is None:
                     raise ValidationError("Reply, reply all, forward or forward as attachment.", field="mode")
-                content = await services.replies.start(user.id, answer, kind)
-                if content.attachments:  # a forward's files live in a draft from the start
-                    saved = await services.drafts.save(user.id, replace(content, html_body=None))
-                    return Redirect(f"/compose?draft={saved.message_id}")
-                return await self._page(request, self._form(content))
+                opened = await composer.answer(user.id, answer, kind)
+            else:
+                opened = await composer.new(user.id)
         except NotFoundError:
             raise NotFoundException() from None
-        primary = next((i for i in await services.identities.for_user(user.id) if i.is_primary), None)
-        return await self._page(request, ComposeForm(identity_id=primary.id if primary else None))
-
-    @staticmethod
-    def _form(content: DraftContent, *, draft_id: int | None = None) -> ComposeForm:
-        return ComposeForm(identity_id=content.identity_id, to=_field_text(content.to), cc=_field_text(content.cc),
-                           bcc=_field_text(content.bcc), subject=content.subject, text=content.text_body or "",
-                           draft_id=draft_id, answers=content.answers, answer_keyword=content.answer_keyword or "",
-                           in_reply_to=" ".join(content.in_reply_to), references=" ".join(content.references))
+        panel = _is_panel(request) and draft is None and answer is None
+        return await self._composer(request, _form(opened, inline=inline), draft=opened, panel=panel)
 
     @post("/")
-    async def submit(self, request: Request[Any, Any, Any]) -> Template | Redirect:
+    async def submit(self, request: Request[Any, Any, Any]) -> Template | Redirect | Response[str]:
         user = signed_in_user(request)
         services = services_from(request)
         posted = await request.form()
@@ -132,57 +213,141 @@ class ComposeController(Controller):
         try:
             form = parse_form(posted, ComposeForm)
             if form.action == "discard":
-                if form.draft_id is not None:
-                    await services.drafts.discard(user.id, form.draft_id)
-                return Redirect("/")
-            files = [OutgoingAttachment(f.filename or "", f.content_type or "application/octet-stream",
-                                        await f.read())
-                     for f in posted.getall("attachments", []) if isinstance(f, UploadFile) and f.filename]
-            content = _content(form, files)
-            send_at = _send_time(form.send_at, user.time_zone) if form.action == "send" else None
-            saved = await services.drafts.save(user.id, content, replaces=form.draft_id,
-                                               keep_parts=tuple(form.keep_part))
-            form = replace(form, draft_id=saved.message_id, keep_part=[])
-            if form.action != "send":
-                loaded = await services.drafts.load(user.id, saved.message_id)
-                return await self._page(request, form, files=loaded.files, notice="Saved")
-            if send_at is None:
-                send_at = datetime.now(UTC) + timedelta(seconds=await services.outbox.undo_delay(user.id))
-            submission = await services.outbox.submit(user.id, saved.message_id, content.identity_id,
-                                                      send_at=send_at, answers=content.answers,
-                                                      answer_keyword=content.answer_keyword)
+                return await self._discard(request, user, form)
+            files = await _uploads(posted, "attachments")
+            images = await _uploads(posted, "inline_images")
+            written = _written(form, files, images)
+            if form.action != "send" and not form.schedule:
+                saved = await services.composer.save(user.id, written)
+                form = replace(form, draft_id=saved.draft.message_id, keep_part=[])
+                if form.autosave:
+                    return await self._saved(request, saved.draft, saved.inline_ids)
+                return await self._composer(request, form, draft=saved.draft, notice="Saved",
+                                            fragment=_is_htmx(request))
+            send_at = _send_time(form, user.time_zone)
+            submission = await services.composer.send(user.id, written, send_at=send_at)
         except PlmailError as exc:
             if exc.retryable:  # the database or a service is down: the error page, not a refusal
                 raise
-            files_left: tuple[tuple[str, str, int], ...] = ()
-            if form.draft_id is not None:
-                try:
-                    files_left = (await services.drafts.load(user.id, form.draft_id)).files
-                except PlmailError:
-                    files_left = ()
-            return await self._page(request, form, status_code=400, files=files_left,
-                                    error=translate(str(exc), user.locale))
+            reason = translate(str(exc), user.locale)
+            if form.autosave:
+                return Response(reason, status_code=400, media_type="text/plain")
+            return await self._refused(request, user, form, reason)
+        if _is_htmx(request):
+            return await self._status(request, submission, form.inline == "1")
         return Redirect(f"/compose/outbox?sent={submission.id}")
+
+    async def _refused(self, request: Request[Any, Any, Any], user: User, form: ComposeForm, reason: str
+                       ) -> Template:
+        draft: ComposerDraft | None = None
+        if form.draft_id is not None:
+            try:
+                draft = await services_from(request).composer.reopen(user.id, form.draft_id)
+            except PlmailError:
+                draft = None
+        if draft is not None:
+            form = replace(form, keep_part=[f.path for f in draft.files if f.content_id is None])
+        return await self._composer(request, form, status_code=400, draft=replace(draft, failure="") if draft else None,
+                                    error=reason, fragment=_is_htmx(request))
+
+    async def _discard(self, request: Request[Any, Any, Any], user: User, form: ComposeForm
+                       ) -> Template | Redirect | Response[str]:
+        if form.draft_id is not None:
+            await services_from(request).drafts.discard(user.id, form.draft_id)
+        if form.autosave:
+            return Response("", status_code=204)
+        if _is_htmx(request):
+            if form.inline:
+                return await render(request, "partials/composer_closed.html", bare=True, notice="Draft discarded")
+            return Response("", headers={"HX-Redirect": "/"})
+        return Redirect("/")
+
+    async def _saved(self, request: Request[Any, Any, Any], draft: ComposerDraft, inline_ids: tuple[str, ...]
+                     ) -> Template:
+        """compose.js's autosave: the attachment list with its new part paths; the draft's id and the pasted
+        images' URLs in headers."""
+        headers = {"X-Draft-Id": str(draft.message_id),
+                   "X-Inline-Urls": " ".join(f"/message/{draft.message_id}/cid/{quote(cid, safe='')}"
+                                             for cid in inline_ids)}
+        return await render(request, "partials/composer_files.html", bare=True, files=draft.files, headers=headers)
+
+    async def _status(self, request: Request[Any, Any, Any], submission: Submission, inline: bool) -> Template:
+        return await render(request, "partials/send_status.html", bare=True, submission=submission, inline=inline,
+                            waiting=is_waiting(submission, datetime.now(UTC)), scheduled=is_scheduled(submission))
+
+    @get("/submission/{submission_id:int}")
+    async def submission_status(self, request: Request[Any, Any, Any], submission_id: FromPath[int],
+                                inline: FromQuery[str] = "") -> Template:
+        """The undo toast, asked again every second until the message went; a send that failed or was undone
+        elsewhere brings the draft back into the composer, with the server's reason."""
+        user = signed_in_user(request)
+        composer = services_from(request).composer
+        try:
+            submission = await composer.submission(user.id, submission_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        if submission.state in (SubmissionState.FAILED, SubmissionState.CANCELED) and submission.message_id:
+            try:
+                draft = await composer.reopen(user.id, submission.message_id)
+            except NotFoundError:
+                return await self._status(request, submission, inline == "1")
+            error = translate("Not sent: {reason}", user.locale, reason=submission.last_error) \
+                if submission.state is SubmissionState.FAILED else ""
+            return await self._composer(request, _form(draft, inline=inline == "1"), draft=replace(draft, failure=""),
+                                        error=error, fragment=True)
+        return await self._status(request, submission, inline == "1")
+
+    @get("/contacts")
+    async def contacts(self, request: Request[Any, Any, Any], field: FromQuery[str] = "to") -> Template:
+        """Suggestions for the address being typed (the text after the last comma) in To, Cc or Bcc."""
+        user = signed_in_user(request)
+        if field not in ("to", "cc", "bcc"):
+            field = "to"
+        value = request.query_params.get(field) or ""
+        chosen, _, typed = value.replace(";", ",").rpartition(",")
+        try:
+            exclude = tuple(a.address for a in _addresses(chosen, field)) if chosen.strip() else ()
+        except ValidationError:
+            exclude = ()
+        found = await services_from(request).composer.suggestions(user.id, typed, exclude=exclude)
+        return await render(request, "partials/suggestions.html", bare=True, suggestions=found, field=field)
 
     @get("/outbox")
     async def outbox(self, request: Request[Any, Any, Any], sent: FromQuery[int | None] = None) -> Template:
-        """Sending, scheduled and failed messages, each with Undo / Cancel while it waits."""
+        """Scheduled mail with Cancel; what is sending or did not go; the message just sent with Undo."""
         user = signed_in_user(request)
         entries = await services_from(request).outbox.outbox(user.id)
-        return await render(request, "outbox.html", entries=entries, sent=sent, now=datetime.now(UTC))
+        return await self._outbox_page(request, entries, sent)
+
+    async def _outbox_page(self, request: Request[Any, Any, Any], entries: list[Any], sent: int | None, *,
+                           status_code: int = 200, error: str = "") -> Template:
+        now = datetime.now(UTC)
+        scheduled = [e for e in entries if is_waiting(e.submission, now) and e.submission.id != sent]
+        others = [e for e in entries if e not in scheduled]
+        return await render(request, "outbox.html", status_code=status_code, scheduled=scheduled, entries=others,
+                            sent=sent, now=now, error=error)
 
     @post("/outbox/{submission_id:int}/cancel")
-    async def cancel(self, request: Request[Any, Any, Any], submission_id: FromPath[int]) -> Template | Redirect:
+    async def cancel(self, request: Request[Any, Any, Any], submission_id: FromPath[int],
+                     inline: FromQuery[str] = "") -> Template | Redirect:
+        """Undo (inside the delay) or Cancel (a scheduled send): the message is a draft again and opens."""
         user = signed_in_user(request)
         services = services_from(request)
         try:
-            submission = await services.outbox.cancel(user.id, submission_id)
+            draft = await services.composer.undo(user.id, submission_id)
         except NotFoundError:
             raise NotFoundException() from None
         except SubmissionRefused as exc:
-            entries = await services.outbox.outbox(user.id)
-            return await render(request, "outbox.html", status_code=409, entries=entries, sent=None,
-                                now=datetime.now(UTC), error=translate(str(exc), user.locale))
-        if submission.message_id is not None:
-            return Redirect(f"/compose?draft={submission.message_id}")
-        return Redirect("/compose/outbox")
+            reason = translate(str(exc), user.locale)
+            if _is_htmx(request):
+                submission = await services.composer.submission(user.id, submission_id)
+                return await render(request, "partials/send_status.html", bare=True, submission=submission,
+                                    inline=inline == "1", waiting=False, error=reason)
+            return await self._outbox_page(request, await services.outbox.outbox(user.id), None, status_code=409,
+                                           error=reason)
+        if draft is None:
+            return Redirect("/compose/outbox")
+        if _is_htmx(request):
+            return await self._composer(request, _form(draft, inline=inline == "1"), draft=draft,
+                                        notice="The message was not sent; it is a draft again.", fragment=True)
+        return Redirect(f"/compose?draft={draft.message_id}")

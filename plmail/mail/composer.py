@@ -1,0 +1,301 @@
+"""The composer behind the web UI: what it opens with (a new message with the default identity's signature, an
+answer quoted as the user chose, a draft reopened with the reason its last send failed), and what it posts
+back (the editor's HTML cleaned with nh3 before it is stored, its inline images kept as cid: parts, the text
+part derived from the HTML), saved as the draft the sending engine defines, and sent through the outbox.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
+from urllib.parse import unquote
+
+from plmail.domain.errors import NotFoundError
+from plmail.domain.outgoing import (
+    BodyFormat,
+    ComposerDraft,
+    ContactSuggestion,
+    DraftContent,
+    Identity,
+    OutgoingAttachment,
+    ReplyQuoting,
+    Submission,
+    SubmissionState,
+)
+from plmail.mail.contacts import ContactService
+from plmail.mail.drafts import DraftService
+from plmail.mail.identities import IdentityService
+from plmail.mail.outbox import MAX_UNDO_SECONDS, OutboxService
+from plmail.mail.replies import AnswerKind, ReplyService
+from plmail.mail.sanitizer import cid_url, sanitize_outgoing
+from plmail.mail.sending_preferences import SendingPreferencesService
+
+SIGNATURE_SEPARATOR = "-- "  # RFC 3676 §4.3: the line that starts a signature
+# The editor shows an inline image from its stored draft; what is stored and sent names the part itself.
+_SHOWN_INLINE = re.compile(r"""/message/\d+/cid/([^"'\s>?#]+)""")
+_CID_SRC = re.compile(r"""(src=["'])cid:([^"']+)(["'])""", re.IGNORECASE)
+_IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc=["']([^"']+)["']""", re.IGNORECASE)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ComposerInput:
+    """What the composer posts: the fields as typed, the body in its format, the files to keep and add."""
+
+    content: DraftContent  # addresses parsed; the body still as the editor gave it
+    body_format: BodyFormat
+    draft_id: int | None = None  # the version this one replaces
+    keep_parts: tuple[str, ...] = ()
+    inline_images: tuple[OutgoingAttachment, ...] = ()  # pasted into the editor; given a Content-ID here
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SavedComposition:
+    draft: ComposerDraft
+    inline_ids: tuple[str, ...]  # Content-IDs given to `inline_images`, in order
+
+
+def signature_text(identity: Identity) -> str:
+    """The identity's signature as the plain-text editor inserts it (empty when it has none)."""
+    text = identity.text_signature.strip("\n") or _html_to_text(identity.html_signature).strip("\n")
+    return f"{SIGNATURE_SEPARATOR}\n{text}" if text else ""
+
+
+def signature_html(identity: Identity) -> str:
+    """The identity's signature as the rich-text editor inserts it."""
+    if identity.html_signature.strip():
+        body = identity.html_signature
+    elif identity.text_signature.strip():
+        body = html.escape(identity.text_signature.strip("\n")).replace("\n", "<br>")
+    else:
+        return ""
+    return f"<div>{SIGNATURE_SEPARATOR}<br>{body}</div>"
+
+
+def text_to_html(text: str) -> str:
+    """Plain text as editor HTML: one block per line, so a switch to rich text keeps every line."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    return "".join(f"<div>{html.escape(line) or '<br>'}</div>" for line in lines)
+
+
+def shown_inline(markup: str, message_id: int) -> str:
+    """cid: images of a stored draft pointed at its part URLs, for the editor to show."""
+    return _CID_SRC.sub(lambda m: m.group(1) + cid_url(message_id, m.group(2)) + m.group(3), markup)
+
+
+def stored_inline(markup: str) -> str:
+    """The editor's part URLs back to cid: references, which travel with the message."""
+    return _SHOWN_INLINE.sub(lambda m: "cid:" + unquote(m.group(1)), markup)
+
+
+class _TextRenderer(HTMLParser):
+    """The text/plain alternative of an HTML body as mail readers expect it: blocks on their own lines, list
+    items marked, quotes prefixed with "> ", links followed by their address."""
+
+    _BLOCKS = frozenset({"p", "div", "br", "li", "ul", "ol", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
+                         "pre", "tr", "table", "figure", "hr"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[tuple[int, str]] = []  # (quote depth, text)
+        self.current: list[str] = []
+        self.depth = 0
+        self.lists: list[list[int]] = []  # per open list: [counter] (-1 for bullets)
+        self.links: list[str | None] = []
+        self.skip = 0
+
+    def _flush(self, *, force: bool = False) -> None:
+        text = "".join(self.current)
+        if text.strip() or force:
+            self.lines.append((self.depth, text.rstrip() if text.strip() != SIGNATURE_SEPARATOR else text))
+        self.current = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style", "head", "title"):
+            self.skip += 1
+            return
+        if tag == "br":
+            self._flush(force=True)
+            return
+        if tag in self._BLOCKS:
+            self._flush()
+        if tag == "blockquote":
+            self.depth += 1
+        elif tag == "ul":
+            self.lists.append([-1])
+        elif tag == "ol":
+            self.lists.append([0])
+        elif tag == "li":
+            marker = "- "
+            if self.lists and self.lists[-1][0] >= 0:
+                self.lists[-1][0] += 1
+                marker = f"{self.lists[-1][0]}. "
+            self.current.append("  " * max(len(self.lists) - 1, 0) + marker)
+        elif tag == "a":
+            self.links.append(dict(attrs).get("href"))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "head", "title"):
+            self.skip = max(self.skip - 1, 0)
+            return
+        if tag == "a" and self.links:
+            href = self.links.pop()
+            shown = "".join(self.current).strip()
+            if href and href.startswith(("http:", "https:", "mailto:")) and href.removeprefix("mailto:") not in shown:
+                self.current.append(f" <{href.removeprefix('mailto:')}>")
+            return
+        if tag in self._BLOCKS:
+            self._flush()
+        if tag == "blockquote":
+            self.depth = max(self.depth - 1, 0)
+        elif tag in ("ul", "ol") and self.lists:
+            self.lists.pop()
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.current.append(re.sub(r"\s+", " ", data) if not data.isspace() else (" " if self.current else ""))
+
+    def text(self) -> str:
+        self._flush()
+        out = [("> " * depth if text else ">" * depth) + text if depth else text for depth, text in self.lines]
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n"
+
+
+def _html_to_text(markup: str) -> str:
+    if not markup.strip():
+        return ""
+    renderer = _TextRenderer()
+    renderer.feed(markup)
+    renderer.close()
+    return renderer.text()
+
+
+def mail_text(markup: str) -> str:
+    """The text part sent beside an HTML body."""
+    return _html_to_text(markup)
+
+
+class ComposerService:
+    def __init__(self, drafts: DraftService, replies: ReplyService, identities: IdentityService,
+                 outbox: OutboxService, preferences: SendingPreferencesService, contacts: ContactService) -> None:
+        self.drafts = drafts
+        self.replies = replies
+        self.identities = identities
+        self.outbox = outbox
+        self.preferences = preferences
+        self.contacts = contacts
+
+    # -- opening ----------------------------------------------------------------------------------------------
+
+    async def new(self, user_id: int) -> ComposerDraft:
+        """An empty message from the default identity, its signature below the room to write."""
+        prefs = await self.preferences.load(user_id)
+        identity = await self.preferences.default_identity(user_id, prefs)
+        if identity is None:
+            raise NotFoundError("Connect an account to send mail from.")
+        body_format = BodyFormat.PLAIN if prefs.plain_text else BodyFormat.RICH
+        content = self._with_signature(DraftContent(identity_id=identity.id, text_body=""), identity, body_format)
+        return ComposerDraft(content, body_format)
+
+    async def answer(self, user_id: int, message_id: int, kind: AnswerKind) -> ComposerDraft:
+        """A reply or forward: quoted as the user chose, the signature above the quote. A forward that carries
+        files is stored as a draft at once, so its files live somewhere before anything is typed."""
+        prefs = await self.preferences.load(user_id)
+        quote = prefs.reply_quoting is ReplyQuoting.BELOW or kind not in (AnswerKind.REPLY, AnswerKind.REPLY_ALL)
+        content = await self.replies.start(user_id, message_id, kind, quote=quote)
+        identity = await self.identities.owned(user_id, content.identity_id)
+        body_format = BodyFormat.PLAIN if prefs.plain_text else BodyFormat.RICH
+        content = self._with_signature(content, identity, body_format)
+        if not content.attachments:
+            return ComposerDraft(content, body_format)
+        saved = await self.drafts.save(user_id, content)
+        reopened = await self.reopen(user_id, saved.message_id)
+        kept = dataclasses.replace(reopened.content, answers=content.answers, answer_keyword=content.answer_keyword)
+        return dataclasses.replace(reopened, content=kept)
+
+    async def reopen(self, user_id: int, draft_id: int) -> ComposerDraft:
+        """A stored draft as it was left, in rich text when it has HTML; with why its last send failed."""
+        loaded = await self.drafts.load(user_id, draft_id)
+        content = loaded.content
+        body_format = BodyFormat.RICH if content.html_body is not None else BodyFormat.PLAIN
+        if content.html_body is not None:
+            content = dataclasses.replace(content, html_body=shown_inline(content.html_body, loaded.message_id))
+        failure = await self.outbox.failure_of(user_id, loaded.message_id)
+        return ComposerDraft(content, body_format, loaded.message_id, loaded.thread_id, loaded.files, failure)
+
+    def _with_signature(self, content: DraftContent, identity: Identity, body_format: BodyFormat) -> DraftContent:
+        text_sig, html_sig = signature_text(identity), signature_html(identity)
+        text = content.text_body or ""
+        text = f"\n\n{text_sig}{text if text.startswith(chr(10)) else chr(10) + text}" if text_sig else text
+        if body_format is BodyFormat.PLAIN:
+            return dataclasses.replace(content, text_body=text.rstrip("\n") + "\n" if text.strip() else text,
+                                       html_body=None)
+        markup = content.html_body if content.html_body is not None else text_to_html(content.text_body or "")
+        markup = "<div><br></div>" + html_sig + markup if html_sig else (markup or "<div><br></div>")
+        return dataclasses.replace(content, text_body=text, html_body=markup)
+
+    # -- saving and sending -----------------------------------------------------------------------------------
+
+    async def save(self, user_id: int, written: ComposerInput) -> SavedComposition:
+        """Store what the composer holds as a new version of its draft; returns the draft as it now is (its
+        files have new part paths) and the Content-IDs the pasted images got."""
+        identity = await self.identities.sendable(user_id, written.content.identity_id)
+        inline_ids: list[str] = []
+        inline: list[OutgoingAttachment] = []
+        for image in written.inline_images:
+            content_id = f"{uuid.uuid4().hex}@plmail"
+            inline_ids.append(content_id)
+            inline.append(dataclasses.replace(image, content_id=content_id))
+        content = self._cleaned(written, identity)
+        content = dataclasses.replace(content, attachments=(*content.attachments, *inline))
+        saved = await self.drafts.save(user_id, content, replaces=written.draft_id, keep_parts=written.keep_parts,
+                                       identity=identity)
+        draft = ComposerDraft(content, written.body_format, saved.message_id, saved.thread_id, saved.files)
+        return SavedComposition(draft, tuple(inline_ids))
+
+    async def send(self, user_id: int, written: ComposerInput, *, send_at: datetime | None = None) -> Submission:
+        """Save, then submit: at `send_at` when scheduled, else after the user's undo delay."""
+        saved = await self.save(user_id, written)
+        content = written.content
+        if send_at is None:
+            send_at = datetime.now(UTC) + timedelta(seconds=await self.outbox.undo_delay(user_id))
+        message_id = saved.draft.message_id
+        assert message_id is not None
+        return await self.outbox.submit(user_id, message_id, content.identity_id, send_at=send_at,
+                                        answers=content.answers, answer_keyword=content.answer_keyword)
+
+    async def submission(self, user_id: int, submission_id: int) -> Submission:
+        return await self.outbox.owned(user_id, submission_id)
+
+    async def undo(self, user_id: int, submission_id: int) -> ComposerDraft | None:
+        """Take a waiting send back; the draft it was, to open again (None when its message is gone)."""
+        submission = await self.outbox.cancel(user_id, submission_id)
+        if submission.message_id is None:
+            return None
+        return await self.reopen(user_id, submission.message_id)
+
+    async def suggestions(self, user_id: int, typed: str, *, exclude: tuple[str, ...] = ()
+                          ) -> list[ContactSuggestion]:
+        return await self.contacts.suggest(user_id, typed, exclude=exclude)
+
+    def _cleaned(self, written: ComposerInput, identity: Identity) -> DraftContent:
+        content = written.content
+        if written.body_format is BodyFormat.PLAIN:
+            return dataclasses.replace(content, text_body=(content.text_body or "").replace("\r\n", "\n"),
+                                       html_body=None)
+        own_images = frozenset(html.unescape(src) for src in _IMG_SRC.findall(identity.html_signature))
+        markup = sanitize_outgoing(stored_inline(content.html_body or ""), allowed_images=own_images)
+        return dataclasses.replace(content, html_body=markup, text_body=mail_text(markup))
+
+
+def is_waiting(submission: Submission, now: datetime) -> bool:
+    """Still inside its undo window or scheduled time: Undo / Cancel can take it back."""
+    return submission.state is SubmissionState.PENDING and submission.send_at > now
+
+
+def is_scheduled(submission: Submission) -> bool:
+    """Sent at a chosen time rather than after the undo delay (which is at most a minute)."""
+    return submission.send_at - submission.created_at > timedelta(seconds=MAX_UNDO_SECONDS + 5)

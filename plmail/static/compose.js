@@ -1,0 +1,599 @@
+// The composer's behaviour that htmx cannot give: the rich-text editor (Trix) wired to the form, autosave two
+// seconds after typing stops (and on leaving the page), uploads one file at a time with progress, pasted images
+// kept as inline parts, keyboard selection of address suggestions, the signature swapped with the From, and
+// the composer's keys Ctrl+Enter and Esc (c, r, a and f are keys.js's). Every text it shows comes translated
+// from the page.
+(function () {
+  "use strict";
+
+  var AUTOSAVE_DELAY = 2000;  // the issue's "2 s after typing stops"
+  var MIN_BODY_CHARS = 5;  // a draft is worth keeping once the subject or five characters of text exist
+
+  if (window.Trix) {
+    // A caption under a pasted image would go out as text in the mail.
+    window.Trix.config.attachments.preview.caption = { name: false, size: false };
+  }
+
+  function csrfHeader() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["x-csrftoken"] || "";
+    } catch (e) {
+      return "";
+    }
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (_, key) { return values[key] !== undefined ? values[key] : ""; });
+  }
+
+  function trixText(html) {
+    if (!html || !window.Trix || !window.Trix.HTMLParser) return "";
+    return window.Trix.HTMLParser.parse(html).getDocument().toString().replace(/\n$/, "");
+  }
+
+  function textToHtml(text) {
+    return text.split("\n").map(function (line) {
+      var div = document.createElement("div");
+      div.textContent = line;
+      return "<div>" + (line ? div.innerHTML : "<br>") + "</div>";
+    }).join("");
+  }
+
+  function Composer(shell) {
+    this.shell = shell;
+    this.form = shell.querySelector("form.composer");
+    this.format = this.form.querySelector("[data-format]");
+    this.plain = this.form.querySelector("[data-plain]");
+    this.editorBox = this.form.querySelector("[data-editor]");
+    this.editorElement = this.form.querySelector("trix-editor");
+    this.identity = this.form.querySelector("[data-identity]");
+    this.status = this.form.querySelector("[data-save-status]");
+    this.files = this.form.querySelector("[data-files]");
+    this.uploads = this.form.querySelector("[data-uploads]");
+    this.attachError = this.form.querySelector("[data-attach-error]");
+    this.limit = parseInt(shell.dataset.sizeLimit || "0", 10) || 25 * 1024 * 1024;
+    this.queue = Promise.resolve();
+    this.busy = 0;
+    this.timer = null;
+    this.done = false;
+    this.pendingBytes = 0;
+    this.currentIdentity = this.identity ? this.identity.selectedOptions[0] : null;
+    this.start();
+  }
+
+  Composer.prototype.start = function () {
+    var self = this;
+    var rich = this.format.dataset.format === "rich" && this.editorElement && window.Trix;
+    this.setFormat(rich ? "rich" : "plain");
+    var toggle = this.form.querySelector("[data-format-toggle]");
+    if (toggle && window.Trix) {
+      toggle.hidden = false;
+      this.updateToggle(toggle);
+      toggle.addEventListener("click", function () {
+        if (self.format.value === "rich") {
+          self.plain.value = self.editorText();
+          self.setFormat("plain");
+        } else {
+          self.setFormat("rich");
+          self.whenEditor(function (editor) { editor.loadHTML(textToHtml(self.plain.value)); });
+        }
+        self.updateToggle(toggle);
+        self.changed();
+      });
+    }
+    this.shell.classList.add("enhanced");
+    this.form.querySelectorAll("[data-close]").forEach(function (b) {
+      b.hidden = false;
+      b.addEventListener("click", function () { self.close(); });
+    });
+    this.showRemoveButtons();
+    this.form.addEventListener("input", function (e) {
+      if (e.target.matches("[data-attach]")) return;
+      self.changed();
+    });
+    this.form.addEventListener("trix-change", function () { self.changed(); });
+    this.form.addEventListener("trix-file-accept", function (e) {
+      if (!e.file || !/^image\//.test(e.file.type)) {  // not an image: an ordinary attachment
+        e.preventDefault();
+        self.upload([e.file]);
+      }
+    });
+    this.form.addEventListener("trix-attachment-add", function (e) { self.pasted(e.attachment); });
+    if (this.identity) {
+      this.identity.addEventListener("change", function () { self.swapSignature(); });
+    }
+    var picker = this.form.querySelector("[data-attach]");
+    if (picker) {
+      picker.addEventListener("change", function () {
+        var chosen = Array.prototype.slice.call(picker.files || []);
+        picker.value = "";
+        self.upload(chosen);
+      });
+    }
+    var zone = this.shell;
+    zone.addEventListener("dragover", function (e) {
+      if (e.dataTransfer && Array.prototype.indexOf.call(e.dataTransfer.types, "Files") >= 0) {
+        e.preventDefault();
+        zone.classList.add("dropping");
+      }
+    });
+    zone.addEventListener("dragleave", function () { zone.classList.remove("dropping"); });
+    zone.addEventListener("drop", function (e) {
+      zone.classList.remove("dropping");
+      if (!e.dataTransfer || !e.dataTransfer.files.length) return;
+      if (e.target.closest && e.target.closest("trix-editor")) return;  // Trix takes it (images inline)
+      e.preventDefault();
+      self.upload(Array.prototype.slice.call(e.dataTransfer.files));
+    });
+    this.files.addEventListener("click", function (e) {
+      var remove = e.target.closest("[data-remove-file]");
+      if (!remove) return;
+      remove.closest("li").remove();
+      self.saveNow();
+    });
+    // A send or discard waits for the save in flight: it names the draft that save produces.
+    this.form.addEventListener("htmx:confirm", function (e) {
+      if (e.detail.verb !== "post") return;  // the address suggestions are GETs
+      self.syncEditor();
+      clearTimeout(self.timer);
+      self.timer = null;
+      var submitter = e.detail.triggeringEvent && e.detail.triggeringEvent.submitter;
+      var discarding = e.detail.elt && e.detail.elt.value === "discard";  // may yet be declined at the prompt
+      if (!discarding && (!submitter || submitter.value !== "save")) self.done = true;  // a send or a schedule
+      if (self.busy > 0) {
+        e.preventDefault();
+        self.queue.then(function () { e.detail.issueRequest(false); });
+      }
+    });
+    this.initial = this.bodyText();
+    this.lastSaved = this.snapshot();
+    this.address();
+  };
+
+  Composer.prototype.whenEditor = function (callback) {
+    var element = this.editorElement;
+    if (!element) return;
+    if (element.editor) { callback(element.editor); return; }
+    element.addEventListener("trix-initialize", function () { callback(element.editor); }, { once: true });
+  };
+
+  Composer.prototype.setFormat = function (value) {
+    this.format.value = value;
+    var rich = value === "rich";
+    if (this.editorBox) this.editorBox.hidden = !rich;
+    this.plain.closest("label").hidden = rich;
+  };
+
+  Composer.prototype.updateToggle = function (toggle) {
+    toggle.textContent = this.format.value === "rich" ? toggle.dataset.toPlain : toggle.dataset.toRich;
+  };
+
+  Composer.prototype.editorText = function () {
+    var element = this.editorElement;
+    return element && element.editor ? element.editor.getDocument().toString().replace(/\n$/, "") : "";
+  };
+
+  Composer.prototype.bodyText = function () {
+    return this.format.value === "rich" ? this.editorText() : this.plain.value;
+  };
+
+  // Trix fills its input when it renders; the keys typed a moment ago must be in what is saved.
+  Composer.prototype.syncEditor = function () {
+    var controller = this.editorElement && this.editorElement.editorController;
+    if (this.format.value === "rich" && controller && controller.updateInputElement) controller.updateInputElement();
+  };
+
+  Composer.prototype.snapshot = function () {
+    this.syncEditor();
+    var data = new FormData(this.form);
+    var parts = [];
+    data.forEach(function (value, key) {
+      // What the person wrote; the draft's id and part paths change with every save the server makes.
+      if (typeof value === "string" && !/^(_csrf_token|draft_id|keep_part)$/.test(key)) parts.push(key + "=" + value);
+    });
+    return parts.join("&");
+  };
+
+  Composer.prototype.worthSaving = function () {
+    if (this.form.elements.draft_id.value) return true;
+    if (this.form.elements.subject.value.trim()) return true;
+    var typed = this.bodyText().replace(this.initial, "");
+    return typed.replace(/\s+/g, "").length >= MIN_BODY_CHARS;
+  };
+
+  Composer.prototype.changed = function () {
+    var self = this;
+    if (this.done) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(function () {
+      self.timer = null;
+      if (self.snapshot() !== self.lastSaved && self.worthSaving()) self.save({});
+    }, AUTOSAVE_DELAY);
+  };
+
+  Composer.prototype.saveNow = function () {
+    clearTimeout(this.timer);
+    this.timer = null;
+    return this.save({});
+  };
+
+  Composer.prototype.say = function (state, reason) {
+    var data = this.shell.dataset;
+    var text = state === "saving" ? data.textSaving : state === "saved" ? data.textSaved
+      : fill(data.textNotSaved, { reason: reason || "" });
+    this.status.textContent = text;
+    this.status.classList.toggle("error", state === "failed");
+  };
+
+  // One save at a time, in order: each names the version the one before it produced.
+  Composer.prototype.save = function (extra) {
+    var self = this;
+    this.busy += 1;
+    var run = function () { return self.post(extra); };
+    this.queue = this.queue.then(run, run).then(function (result) {
+      self.busy -= 1;
+      return result;
+    });
+    return this.queue;
+  };
+
+  Composer.prototype.formData = function () {
+    this.syncEditor();
+    var data = new FormData(this.form);
+    data.delete("attachments");
+    data.delete("action");
+    data.set("action", "save");
+    data.set("autosave", "1");
+    return data;
+  };
+
+  Composer.prototype.post = function (extra) {
+    var self = this;
+    return new Promise(function (resolve) {
+      var data = self.formData();
+      (extra.files || []).forEach(function (file) { data.append("attachments", file, file.name); });
+      (extra.inline || []).forEach(function (file) { data.append("inline_images", file, file.name || "image.png"); });
+      var snapshot = self.snapshot();
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", "/compose");
+      xhr.setRequestHeader("x-csrftoken", csrfHeader());
+      if (extra.progress) {
+        xhr.upload.addEventListener("progress", function (e) {
+          if (e.lengthComputable) extra.progress(e.loaded / e.total);
+        });
+      }
+      xhr.addEventListener("load", function () {
+        if (xhr.status === 200) {
+          self.form.elements.draft_id.value = xhr.getResponseHeader("X-Draft-Id") || "";
+          self.files.innerHTML = xhr.responseText;
+          self.showRemoveButtons();
+          self.lastSaved = snapshot;
+          self.say("saved");
+          var urls = (xhr.getResponseHeader("X-Inline-Urls") || "").split(" ").filter(Boolean);
+          resolve({ ok: true, urls: urls });
+        } else {
+          var reason = xhr.status === 400 ? xhr.responseText : xhr.statusText || String(xhr.status);
+          self.say("failed", reason);
+          resolve({ ok: false, reason: reason });
+        }
+      });
+      xhr.addEventListener("error", function () {
+        self.say("failed", navigator.onLine === false ? "offline" : "network");
+        resolve({ ok: false, reason: "network" });
+      });
+      self.say("saving");
+      xhr.send(data);
+    });
+  };
+
+  Composer.prototype.showRemoveButtons = function () {
+    this.files.querySelectorAll("[data-remove-file]").forEach(function (b) { b.hidden = false; });
+  };
+
+  Composer.prototype.attachedBytes = function () {
+    var total = 0;
+    this.files.querySelectorAll("[data-size]").forEach(function (li) { total += parseInt(li.dataset.size, 10) || 0; });
+    return total + this.pendingBytes;
+  };
+
+  Composer.prototype.upload = function (chosen) {
+    var self = this;
+    var megabytes = function (bytes) { return (bytes / (1024 * 1024)).toFixed(1); };
+    this.attachError.hidden = true;
+    chosen.forEach(function (file) {
+      var total = self.attachedBytes() + file.size;
+      if (total > self.limit) {
+        self.attachError.textContent = fill(self.shell.dataset.textTooLarge, {
+          limit: Math.round(self.limit / (1024 * 1024)), name: file.name, size: megabytes(total),
+        });
+        self.attachError.hidden = false;
+        return;
+      }
+      self.pendingBytes += file.size;
+      var row = document.createElement("li");
+      row.className = "upload";
+      var name = document.createElement("span");
+      name.textContent = file.name;
+      var bar = document.createElement("progress");
+      bar.max = 1;
+      bar.value = 0;
+      bar.setAttribute("aria-label", file.name);
+      row.appendChild(name);
+      row.appendChild(bar);
+      self.uploads.appendChild(row);
+      self.save({ files: [file], progress: function (share) { bar.value = share; } }).then(function (result) {
+        self.pendingBytes -= file.size;
+        if (result.ok) {
+          row.remove();
+        } else {
+          row.classList.add("error");
+          row.textContent = fill(self.shell.dataset.textUploadFailed, { name: file.name, reason: result.reason });
+        }
+      });
+    });
+  };
+
+  Composer.prototype.pasted = function (attachment) {
+    if (!attachment.file) return;
+    this.save({ inline: [attachment.file] }).then(function (result) {
+      if (result.ok && result.urls[0]) {
+        attachment.setAttributes({ url: result.urls[0], href: result.urls[0] });
+      } else {
+        attachment.remove();
+      }
+    });
+  };
+
+  Composer.prototype.swapSignature = function () {
+    var before = this.currentIdentity;
+    var after = this.identity.selectedOptions[0];
+    this.currentIdentity = after;
+    if (!before || !after || before === after) return;
+    var answering = !!this.form.elements.in_reply_to.value || !!this.form.elements.answers;
+    if (this.format.value === "rich") {
+      var oldText = trixText(before.dataset.signatureHtml);
+      var newHtml = after.dataset.signatureHtml;
+      this.whenEditor(function (editor) {
+        var doc = editor.getDocument().toString();
+        var at = oldText ? doc.indexOf(oldText) : -1;
+        if (at >= 0) {
+          editor.setSelectedRange([at, at + oldText.length]);
+          editor.deleteInDirection("forward");
+        } else {
+          at = answering ? 1 : doc.length - 1;
+          editor.setSelectedRange([at, at]);
+        }
+        if (newHtml) editor.insertHTML(newHtml);
+      });
+    } else {
+      var oldSig = before.dataset.signatureText;
+      var newSig = after.dataset.signatureText;
+      var value = this.plain.value;
+      var index = oldSig ? value.indexOf(oldSig) : -1;
+      if (index >= 0) {
+        this.plain.value = value.slice(0, index) + newSig + value.slice(index + oldSig.length);
+      } else if (newSig) {
+        this.plain.value = answering ? "\n\n" + newSig + "\n" + value : value.replace(/\s*$/, "") + "\n\n" + newSig;
+      }
+    }
+    this.initial = this.bodyText();
+    this.changed();
+  };
+
+  Composer.prototype.send = function () {
+    var button = this.form.querySelector("[data-send]");
+    if (button && !this.done) button.click();  // a click: htmx sends the button's action=send with the form
+  };
+
+  Composer.prototype.close = function () {
+    var self = this;
+    clearTimeout(this.timer);
+    this.done = true;
+    var finish = function () {
+      if (!self.shell.isConnected) return;
+      if (self.shell.classList.contains("inline")) {
+        var note = document.createElement("p");
+        note.className = "muted";
+        note.setAttribute("role", "status");
+        note.textContent = self.form.elements.draft_id.value ? self.shell.dataset.textClosed : "";
+        self.shell.replaceWith(note);
+      } else if (panelOpenedFrom) {
+        window.location.href = panelOpenedFrom;  // the page the Compose panel replaced
+      } else {
+        var back = document.referrer;
+        var here = window.location.origin;
+        window.location.href = back && back.indexOf(here) === 0 && back.indexOf(here + "/compose") !== 0 ? back : "/";
+      }
+    };
+    setTimeout(function () {  // after the editor has taken the last keys in
+      if (self.snapshot() !== self.lastSaved && self.worthSaving()) {
+        self.save({}).then(finish);
+      } else {
+        self.queue.then(finish);
+      }
+    }, 50);
+  };
+
+  Composer.prototype.leaving = function () {
+    if (this.done || this.snapshot() === this.lastSaved || !this.worthSaving() || !navigator.sendBeacon) return;
+    this.done = true;
+    navigator.sendBeacon("/compose", this.formData());
+  };
+
+  // Address fields: suggestions come from htmx; choosing one with the keys or the mouse is ours.
+  Composer.prototype.address = function () {
+    this.form.querySelectorAll("[data-address-field]").forEach(function (input) {
+      var list = document.getElementById(input.getAttribute("aria-controls"));
+      if (!list) return;
+      var options = function () { return Array.prototype.slice.call(list.querySelectorAll("[role=option]")); };
+      var active = function () { return list.querySelector("[aria-selected=true]"); };
+      var mark = function (option) {
+        options().forEach(function (o) { o.setAttribute("aria-selected", o === option ? "true" : "false"); });
+        if (option) input.setAttribute("aria-activedescendant", option.id);
+        else input.removeAttribute("aria-activedescendant");
+      };
+      var clear = function () {
+        list.innerHTML = "";
+        input.setAttribute("aria-expanded", "false");
+        input.removeAttribute("aria-activedescendant");
+      };
+      var choose = function (option) {
+        var before = input.value.replace(/;/g, ",");
+        var cut = before.lastIndexOf(",");
+        var kept = cut >= 0 ? before.slice(0, cut + 1) + " " : "";
+        input.value = kept + option.dataset.value + ", ";
+        clear();
+        input.focus();
+        input.dispatchEvent(new Event("change", { bubbles: true }));
+      };
+      list.addEventListener("htmx:afterSwap", function () {
+        var found = options();
+        input.setAttribute("aria-expanded", found.length ? "true" : "false");
+        mark(found[0] || null);
+      });
+      list.addEventListener("mousedown", function (e) {
+        var option = e.target.closest("[role=option]");
+        if (option) {
+          e.preventDefault();
+          choose(option);
+        }
+      });
+      input.addEventListener("keydown", function (e) {
+        var found = options();
+        if (!found.length) return;
+        var index = found.indexOf(active());
+        if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+          e.preventDefault();
+          var step = e.key === "ArrowDown" ? 1 : -1;
+          mark(found[(index + step + found.length) % found.length]);
+        } else if ((e.key === "Enter" || e.key === "Tab") && index >= 0) {
+          e.preventDefault();
+          choose(found[index]);
+        } else if (e.key === "Escape") {
+          e.preventDefault();
+          e.stopPropagation();
+          clear();
+        }
+      });
+      input.addEventListener("blur", function () { setTimeout(clear, 150); });
+      input.addEventListener("paste", function (e) {
+        var text = (e.clipboardData || window.clipboardData).getData("text");
+        if (!/[\n\r\t;]/.test(text)) return;
+        e.preventDefault();
+        var pieces = text.split(/[\n\r\t;,]+/).map(function (p) { return p.trim(); }).filter(Boolean);
+        var start = input.value.replace(/[,\s]*$/, "");
+        input.value = (start ? start + ", " : "") + pieces.join(", ") + ", ";
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+    });
+  };
+
+  var composers = [];
+  var panelOpenedFrom = null;  // where the page was when Compose opened the composer in its place
+
+  // New mail in place of the page's content (or a page of its own) fills the screen on a phone.
+  function markComposing() {
+    document.body.classList.toggle("composing", !!document.querySelector("[data-composer]:not(.inline)"));
+  }
+
+  function startComposers(root) {
+    var found = root.matches && root.matches("[data-composer]") ? [root] : [];
+    found = found.concat(Array.prototype.slice.call((root.querySelectorAll || function () { return []; })
+      .call(root, "[data-composer]")));
+    found.forEach(function (shell) {
+      if (shell.plmailComposer || !shell.querySelector("form.composer")) return;
+      shell.plmailComposer = new Composer(shell);
+      composers.push(shell.plmailComposer);
+    });
+    markComposing();
+  }
+
+  function openComposers() {
+    composers = composers.filter(function (c) { return c.shell.isConnected && !c.done; });
+    return composers;
+  }
+
+  function typing(target) {
+    return window.plmailKeys ? window.plmailKeys.typing(target) : false;
+  }
+
+  document.addEventListener("keydown", function (e) {
+    var inComposer = e.target.closest ? e.target.closest("[data-composer]") : null;
+    var composer = inComposer && inComposer.plmailComposer;
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+      composer = composer || openComposers()[0];
+      if (composer) {
+        e.preventDefault();
+        composer.send();
+      }
+      return;
+    }
+    if (e.key === "Escape") {
+      if (e.target.closest && e.target.closest(".trix-dialog")) return;
+      var menu = e.target.closest && e.target.closest("details[open]");
+      if (menu) { menu.open = false; return; }
+      composer = composer || (!typing(e.target) ? openComposers()[openComposers().length - 1] : null);
+      if (composer) {
+        e.preventDefault();
+        composer.close();
+      }
+      return;
+    }
+    // c, r, a and f are keys.js's: the Compose link and the thread's answer buttons carry data-key.
+  });
+
+  // A refusal (400) and a send that can no longer be undone (409) come back as the composer with the reason.
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var status = e.detail.xhr.status;
+    if ((status === 400 || status === 409) && e.detail.target && e.detail.target.closest(".composer-shell")) {
+      e.detail.shouldSwap = true;
+      e.detail.isError = false;
+    }
+  });
+  document.addEventListener("htmx:load", function (e) { startComposers(e.detail.elt); });
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("[data-compose-panel]")) {
+      panelOpenedFrom = panelOpenedFrom || window.location.href;
+    }
+  });
+  // Back or forward through htmx's history leaves the page without a pagehide: keep what was typed first.
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    openComposers().forEach(function (c) { c.leaving(); });
+  });
+  document.addEventListener("htmx:historyRestore", function () {
+    panelOpenedFrom = null;
+    markComposing();
+  });
+  // Settings → Sending: signatures are written in the same editor.
+  function startSignatureForms(root) {
+    if (!window.Trix) return;
+    root.querySelectorAll("[data-signature-form]").forEach(function (form) {
+      form.querySelector("[data-format]").value = "rich";
+      form.querySelector("[data-editor]").hidden = false;
+      form.querySelector("[data-plain]").closest("label").hidden = true;
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    startComposers(document);
+    startSignatureForms(document);
+  });
+  window.addEventListener("pagehide", function () { openComposers().forEach(function (c) { c.leaving(); }); });
+
+  // An answer opened inline: its first empty field, or the text.
+  document.addEventListener("htmx:afterSettle", function (e) {
+    var shell = e.detail.elt && e.detail.elt.querySelector && e.detail.elt.querySelector(".composer-shell.inline");
+    if (!shell || !shell.plmailComposer) return;
+    var c = shell.plmailComposer;
+    if (!c.form.elements.to.value) { c.form.elements.to.focus(); return; }
+    if (c.format.value === "rich") {
+      c.whenEditor(function (editor) {
+        c.editorElement.focus();
+        editor.setSelectedRange([0, 0]);
+      });
+    } else {
+      c.plain.focus();
+      c.plain.setSelectionRange(0, 0);
+    }
+  });
+})();
