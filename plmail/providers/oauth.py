@@ -119,7 +119,9 @@ class OAuthUnavailableError(OAuthError):
 
 
 # --- endpoints ---------------------------------------------------------------------------------------------
-GOOGLE_SCOPES = ("openid", "email", "https://www.googleapis.com/auth/gmail.modify")
+# The full mail scope (as the predecessor asked for): gmail.modify can trash but not delete for good.
+GOOGLE_FULL_MAIL_SCOPE = "https://mail.google.com/"
+GOOGLE_SCOPES = ("openid", "email", GOOGLE_FULL_MAIL_SCOPE)
 MICROSOFT_SCOPES = (
     "offline_access", "openid", "email", "profile",
     "https://graph.microsoft.com/User.Read", "https://graph.microsoft.com/Mail.ReadWrite",

@@ -112,6 +112,8 @@ _STATUS_NAMES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSI
                  409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
 
 
+FULL_MAIL_SCOPE = "https://mail.google.com/"
+
 def google_error(code: int, message: str, reason: str, *, domain: str = "global",
                  details: list[dict[str, Any]] | None = None, headers: Iterable[tuple[str, str]] = (),
                  extra: dict[str, str] | None = None) -> Response:
@@ -677,6 +679,12 @@ class GmailFake(AsgiApp):
             ))
         return user
 
+    def _scopes(self, request: Request) -> set[str]:
+        header = request.header("authorization") or ""
+        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        grant = self.oauth.access_tokens.get(token)
+        return set(grant.scope.split()) if grant is not None else set()
+
     def _api(self, name: str, handler: ApiHandler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             user = self._authenticate(request)
@@ -805,6 +813,10 @@ class GmailFake(AsgiApp):
                               "data": base64.urlsafe_b64encode(content).decode("ascii")})
 
     async def _messages_delete(self, request: Request, mailbox: GmailMailbox) -> Response:
+        # The published scope rule: only https://mail.google.com/ may delete for good; gmail.modify is refused.
+        if FULL_MAIL_SCOPE not in self._scopes(request):
+            raise HttpError(google_error(403, "Request had insufficient authentication scopes.",
+                                         "insufficientPermissions"))
         self._message(mailbox, request.params["id"])
         mailbox.delete(request.params["id"])
         return empty_response(204)
