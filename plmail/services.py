@@ -31,6 +31,7 @@ from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
+from plmail.mail.destroy import MailDestroyer
 from plmail.mail.downloads import BlobService
 from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
@@ -43,12 +44,14 @@ from plmail.mail.operations import ThreadOperations
 from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
+from plmail.mail.quota import QuotaService
 from plmail.mail.reader import MailReader
 from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
+from plmail.mail.vacation import VacationService, VacationStep
 from plmail.ops.metrics import MetricsService
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.app_passwords import AppPasswordService
@@ -101,6 +104,9 @@ class Services:
     outbox: OutboxService
     replies: ReplyService
     metrics: MetricsService
+    destroyer: MailDestroyer
+    vacation: VacationService
+    quota: QuotaService
 
     def start_watchers(self) -> None:
         """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
@@ -149,6 +155,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     calendar = CalendarServices.build(db, blobs, raw_messages)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
+    steps.register(VacationStep(db, queues))
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
     admin = AccountAdminRepository(db)
@@ -163,6 +170,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     downloads = BlobService(db, blobs, raw_messages)
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
     queue_overview = QueueOverviewService(db, queues)
+    destroyer = MailDestroyer(db, providers, queues)
+    replies = ReplyService(db, downloads, identities)
+    outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
+                           sends_per_hour=settings.sends_per_hour)
     return Services(
         settings=settings,
         keys=keys,
@@ -187,7 +198,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         raw_messages=raw_messages,
         operations=operations,
         rules=rules,
-        propagation=PropagationService(db, providers),
+        propagation=PropagationService(db, providers, destroyer),
         calendar=calendar,
         app_passwords=AppPasswordService(db, throttle),
         emails=EmailReader(db, downloads),
@@ -204,10 +215,12 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         category_backfill=CategoryBackfill(db),
         identities=identities,
         drafts=drafts,
-        replies=ReplyService(db, downloads, identities),
-        outbox=OutboxService(db, blobs, identities, drafts, operations, providers, queues,
-                             sends_per_hour=settings.sends_per_hour),
+        replies=replies,
+        outbox=outbox,
         metrics=MetricsService(db, queue_overview, importer),
+        destroyer=destroyer,
+        vacation=VacationService(db, identities, replies, drafts, outbox),
+        quota=QuotaService(db, settings.data_dir),
     )
 
 

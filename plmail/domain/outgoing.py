@@ -216,3 +216,19 @@ class SubmissionQuery:
     before: datetime | None = None  # send_at before
     after: datetime | None = None  # send_at at or after
     sort: tuple[tuple[str, bool], ...] = ()  # ("emailId" | "threadId" | "sentAt", ascending)
+
+
+@dataclass(frozen=True, slots=True)
+class VacationSettings:
+    """A user's automatic reply (JMAP VacationResponse): answered while enabled and between the dates."""
+
+    is_enabled: bool = False
+    from_date: datetime | None = None
+    to_date: datetime | None = None
+    subject: str | None = None
+    text_body: str | None = None
+    html_body: str | None = None
+
+    def active(self, now: datetime) -> bool:
+        return (self.is_enabled and (self.from_date is None or self.from_date <= now)
+                and (self.to_date is None or now < self.to_date))

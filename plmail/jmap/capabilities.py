@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from plmail.domain.enums import Category
 from plmail.mail.downloads import MAX_CONCURRENT_UPLOADS
-from plmail.mail.email_query import COLLATIONS
+from plmail.mail.email_query import COLLATIONS, SORT_PROPERTIES
 from plmail.mail.outbox import MAX_DELAYED_SEND
 
 MAX_DELAYED_SECONDS: Final = int(MAX_DELAYED_SEND.total_seconds())
@@ -17,9 +17,12 @@ CORE: Final = "urn:ietf:params:jmap:core"
 MAIL: Final = "urn:ietf:params:jmap:mail"
 SUBMISSION: Final = "urn:ietf:params:jmap:submission"
 CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on Email, Thread and in filters
+WEBSOCKET: Final = "urn:ietf:params:jmap:websocket"  # RFC 8887
+VACATION: Final = "urn:ietf:params:jmap:vacationresponse"  # RFC 8621 §8
+QUOTA: Final = "urn:ietf:params:jmap:quota"  # RFC 9425
 
-SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES})
-SORT_OPTIONS: Final = ("receivedAt", "from", "to", "subject", "size")
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA})
+SORT_OPTIONS: Final = SORT_PROPERTIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +54,27 @@ def core_capability(limits: Limits = LIMITS) -> dict[str, Any]:
     }
 
 
-def session_capabilities(limits: Limits = LIMITS) -> dict[str, Any]:
-    return {
+def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = None) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {
         CORE: core_capability(limits),
         MAIL: {},
         SUBMISSION: {},
         CATEGORIES: {"categories": [c.value for c in Category]},
+        VACATION: {},
+        QUOTA: {},
     }
+    if websocket is not None:
+        capabilities[WEBSOCKET] = {"url": websocket, "supportsPush": True}
+    return capabilities
 
 
 def latest_release() -> str:
     return (datetime.now(UTC) + MAX_DELAYED_SEND).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def account_capabilities() -> dict[str, Any]:
-    return {
+def account_capabilities(*, unified: bool = False) -> dict[str, Any]:
+    """What an account offers; the automatic reply is the user's, so only the unified account has it."""
+    return ({VACATION: {}} if unified else {}) | {QUOTA: {}} | {
         MAIL: {
             "maxMailboxesPerEmail": None,
             "maxMailboxDepth": None,

@@ -27,6 +27,7 @@ from plmail.jmap.errors import RequestError
 from plmail.jmap.methods import build_registry
 from plmail.jmap.push import StreamOptions, state_stream
 from plmail.jmap.session import build_session
+from plmail.jmap.websocket import websocket_route
 from plmail.web.auth import services_from
 
 _INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
@@ -102,10 +103,10 @@ async def api(request: Request[Any, Any, Any]) -> Response[Any]:
 async def download(request: Request[Any, Any, Any], account_id: FromPath[str], blob_id: FromPath[str],
                    name: FromPath[str], accept: FromQuery[str | None] = None) -> Response[bytes]:
     principal = await _principal(request)
-    account = principal.account(account_id)
-    if account is None:
+    scope = principal.scope(account_id)
+    if scope is None:
         raise NotFoundError("No such blob.")
-    blob = await services_from(request).downloads.download(principal.user_id, account.id, blob_id)
+    blob = await services_from(request).downloads.download(principal.user_id, scope, blob_id)
     wanted = (accept or "").strip().lower()
     stored = blob.content_type.split(";")[0].strip().lower()
     media = wanted if _MEDIA_TYPE.match(wanted) else stored
@@ -124,8 +125,8 @@ async def download(request: Request[Any, Any, Any], account_id: FromPath[str], b
       exception_handlers=_HANDLERS)
 async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> Response[Any]:
     principal = await _principal(request)
-    account = principal.account(account_id)
-    if account is None:
+    scope = principal.scope(account_id)
+    if scope is None:
         raise RequestError("about:blank", f"No account {account_id!r} is available to you.", status=404)
     downloads = services_from(request).downloads
     content_type = (request.headers.get("content-type") or "application/octet-stream").split(";")[0].strip().lower()
@@ -137,8 +138,8 @@ async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> 
         except RequestEntityTooLarge:
             raise RequestError("limit", f"Uploads are limited to {LIMITS.max_size_upload} bytes.", status=413,
                                limit="maxSizeUpload") from None
-        stored = await downloads.upload(principal.user_id, account.id, data, content_type)
-    return Response({"accountId": str(account.id), "blobId": f"u-{stored.sha256}", "type": stored.content_type,
+        stored = await downloads.upload(principal.user_id, scope, data, content_type)
+    return Response({"accountId": account_id, "blobId": f"u-{stored.sha256}", "type": stored.content_type,
                      "size": stored.size}, status_code=201)
 
 
@@ -155,4 +156,4 @@ async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | No
 
 
 # Full paths on every handler (no Router prefix): the cookie middleware's exclusion is matched against them.
-JMAP_ROUTES = [well_known, session, api, download, upload, eventsource]
+JMAP_ROUTES = [well_known, session, api, download, upload, eventsource, websocket_route(API)]

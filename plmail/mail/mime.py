@@ -16,10 +16,12 @@ from datetime import UTC, datetime
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses, parsedate_to_datetime
+from typing import Any
 
 from plmail.domain.messages import Address, HeaderValue, ParsedMessage, PartData
 from plmail.mail.charsets import decode_text, repair_surrogates, storable
 from plmail.mail.headers import decode_words, header
+from plmail.mail.structure import read_tree
 
 MAX_PARTS = 500
 MAX_DEPTH = 40
@@ -223,6 +225,11 @@ def parse_mime(raw: bytes) -> ParsedMessage:
         walker.walk(msg, "", 0, False)
     except (RecursionError, TypeError, ValueError, LookupError) as exc:
         walker.defects.append(f"mime: {type(exc).__name__}")
+    try:
+        tree: dict[str, Any] | None = read_tree(msg)
+    except (RecursionError, TypeError, ValueError, LookupError, UnicodeError) as exc:
+        tree = None
+        walker.defects.append(f"mime tree: {type(exc).__name__}")
     body_text = storable("\n".join(walker.texts))[:MAX_BODY_CHARS] if walker.texts else None
     body_html = storable(walker.htmls[0]) if walker.htmls else None
     if body_text is None and body_html is not None:
@@ -253,6 +260,7 @@ def parse_mime(raw: bytes) -> ParsedMessage:
         content_hash=hashlib.sha256(raw).hexdigest(),
         preview=make_preview(body_text),
         defects=tuple(defects),
+        mime_tree=tree,
     )
 
 

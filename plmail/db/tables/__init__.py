@@ -10,9 +10,17 @@ from plmail.db.tables.calendar import (
     EventSuppression,
 )
 from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
-from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
+from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload, VacationReply, VacationResponse
 from plmail.db.tables.labels import Label, LabelBinding
-from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
+from plmail.db.tables.mail import (
+    Blob,
+    Contact,
+    IngestSkip,
+    Message,
+    MessagePart,
+    MessageThread,
+    MessageTombstone,
+)
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
 from plmail.db.tables.sending import Identity, Submission
@@ -50,6 +58,9 @@ TABLES = [
     GmailQuotaAccount,
     Identity,
     Submission,
+    MessageTombstone,
+    VacationResponse,
+    VacationReply,
 ]
 
 __all__ = [
@@ -81,8 +92,11 @@ __all__ = [
     "Message",
     "MessagePart",
     "MessageThread",
+    "MessageTombstone",
     "ProviderChange",
     "QueueProbe",
     "Submission",
     "User",
+    "VacationReply",
+    "VacationResponse",
 ]
