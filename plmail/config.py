@@ -89,6 +89,8 @@ class Settings:
     metrics_token: str | None = None
     log_format: str = "text"
     sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
+    # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
+    kitinerary: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -129,4 +131,5 @@ class Settings:
             metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
             sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
+            kitinerary=env.get("PLMAIL_KITINERARY") or None,
         )

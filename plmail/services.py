@@ -17,6 +17,7 @@ from plmail.assistant.service import AssistantService, ClassificationCatchUp
 from plmail.assistant.settings import AssistantSettingsStore
 from plmail.assistant.step import ClassifyMailStep
 from plmail.calendar.container import CalendarServices
+from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
@@ -103,6 +104,7 @@ class Services:
     drafts: DraftService
     outbox: OutboxService
     replies: ReplyService
+    rsvp: RsvpService
     metrics: MetricsService
     destroyer: MailDestroyer
     vacation: VacationService
@@ -152,7 +154,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     # Registered first: releasing held mail is scheduled before any other step can fail.
     steps.register(ClassifyMailStep(queues, assistant_settings))
     raw_messages = RawMessageResolver(blobs, providers)
-    calendar = CalendarServices.build(db, blobs, raw_messages)
+    calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
     steps.register(VacationStep(db, queues))
@@ -169,11 +171,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     throttle = LoginThrottle(db)
     downloads = BlobService(db, blobs, raw_messages)
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
+    outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
+                           sends_per_hour=settings.sends_per_hour)
     queue_overview = QueueOverviewService(db, queues)
     destroyer = MailDestroyer(db, providers, queues)
     replies = ReplyService(db, downloads, identities)
-    outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
-                           sends_per_hour=settings.sends_per_hour)
     return Services(
         settings=settings,
         keys=keys,
@@ -217,6 +219,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         drafts=drafts,
         replies=replies,
         outbox=outbox,
+        rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
         destroyer=destroyer,
         vacation=VacationService(db, identities, replies, drafts, outbox),

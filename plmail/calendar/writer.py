@@ -111,7 +111,7 @@ def occurrence_rows(
         if finish <= begin:  # a patch cannot make an instance vanish from every view
             finish = begin + (timedelta(days=1) if values.is_all_day else timedelta(hours=1))
         rows.append(OccurrenceRow(stored_instant(occurrence.recurrence_id, user_zone), begin, finish,
-                                  occurrence.is_override, occurrence.cancelled))
+                                  occurrence.is_override, occurrence.cancelled, occurrence.title, occurrence.location))
     return rows
 
 
@@ -216,7 +216,7 @@ class CalendarEventWriter:
             location=(edit.location or "").strip()[:MAX_LOCATION] or None,
             starts_at=starts_at,
             ends_at=ends_at,
-            recurrence=_shift_recurrence(values, old_start, new_start),
+            recurrence=shift_recurrence(values, old_start, new_start),
         )
         async with self.events.db.transaction():  # an edit that is not marked as one could be overwritten
             await self.store(event_id, changed, user_zone=user_zone, reference=reference)
@@ -226,7 +226,7 @@ class CalendarEventWriter:
         return edited
 
 
-def _shift_recurrence(values: EventValues, old_start: datetime | date, new_start: datetime | date) -> dict[str, Any]:
+def shift_recurrence(values: EventValues, old_start: datetime | date, new_start: datetime | date) -> dict[str, Any]:
     """Moving a series moves the recurrence ids its overrides and exclusions are keyed by, by the same
     wall-clock distance; otherwise they would name instances the series no longer has."""
     recurrence = dict(values.recurrence)

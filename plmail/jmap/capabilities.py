@@ -20,8 +20,9 @@ CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on
 WEBSOCKET: Final = "urn:ietf:params:jmap:websocket"  # RFC 8887
 VACATION: Final = "urn:ietf:params:jmap:vacationresponse"  # RFC 8621 §8
 QUOTA: Final = "urn:ietf:params:jmap:quota"  # RFC 9425
+CALENDARS: Final = "urn:ietf:params:jmap:calendars"  # JMAP for Calendars, JSCalendar (RFC 8984) events
 
-SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA})
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA, CALENDARS})
 SORT_OPTIONS: Final = SORT_PROPERTIES
 
 
@@ -62,6 +63,7 @@ def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = Non
         CATEGORIES: {"categories": [c.value for c in Category]},
         VACATION: {},
         QUOTA: {},
+        CALENDARS: {},
     }
     if websocket is not None:
         capabilities[WEBSOCKET] = {"url": websocket, "supportsPush": True}
@@ -72,9 +74,16 @@ def latest_release() -> str:
     return (datetime.now(UTC) + MAX_DELAYED_SEND).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def calendar_account_capability() -> dict[str, Any]:
+    """Only the primary account carries the calendars: a person keeps one diary, not one per mailbox."""
+    return {"maxCalendarsPerEvent": 1, "minDateTime": "1900-01-01T00:00:00Z", "maxDateTime": "2200-01-01T00:00:00Z",
+            "maxExpandedQueryDuration": "P0D", "maxParticipantsPerEvent": None, "mayCreateCalendar": False}
+
+
 def account_capabilities(*, unified: bool = False) -> dict[str, Any]:
-    """What an account offers; the automatic reply is the user's, so only the unified account has it."""
-    return ({VACATION: {}} if unified else {}) | {QUOTA: {}} | {
+    """What an account offers. The automatic reply and the calendars are the user's, so only the unified
+    (primary) account has them."""
+    capabilities: dict[str, Any] = {
         MAIL: {
             "maxMailboxesPerEmail": None,
             "maxMailboxDepth": None,
@@ -87,4 +96,9 @@ def account_capabilities(*, unified: bool = False) -> dict[str, Any]:
         SUBMISSION: {"maxDelayedSend": MAX_DELAYED_SECONDS, "submissionExtensions": {
             "FUTURERELEASE": [str(MAX_DELAYED_SECONDS), latest_release()]}},
         CATEGORIES: {},
+        QUOTA: {},
     }
+    if unified:
+        capabilities[VACATION] = {}
+        capabilities[CALENDARS] = calendar_account_capability()
+    return capabilities

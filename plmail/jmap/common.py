@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 from plmail.domain.enums import JmapObjectType
+from plmail.domain.errors import PlmailError
 from plmail.domain.ids import parse_id
 from plmail.domain.mailstore import MailScope
 from plmail.jmap.args import Args
 from plmail.jmap.capabilities import LIMITS
-from plmail.jmap.errors import MethodError, invalid_arguments
+from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties, refusal
 from plmail.jmap.registry import Call
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 GET_ARGUMENTS = ("accountId", "ids", "properties")
 CHANGES_ARGUMENTS = ("accountId", "sinceState", "maxChanges")
@@ -136,3 +141,38 @@ def page_of(ids: Sequence[str], args: Args, cap: int = LIMITS.max_query_limit) -
     count = cap if capped is not None else limit
     assert count is not None
     return Page(position, list(ids[position:position + count]), total, capped)
+
+
+def utc_date(value: Any, name: str) -> datetime:
+    """A UTCDate or Date property (RFC 8620 §1.4): an RFC 3339 time with its offset."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment
+    raise invalid_properties(f"'{name}' is a date such as 2026-03-01T09:00:00Z.", name)
+
+
+async def each_object(keys: Iterable[K], act: Callable[[K], Awaitable[V]]) -> tuple[dict[K, V], dict[K, Any]]:
+    """One /set operation per object: what each gave, and the SetError of each refused (the rest go on)."""
+    done: dict[K, V] = {}
+    refused: dict[K, Any] = {}
+    for key in keys:
+        try:
+            done[key] = await act(key)
+        except (SetError, PlmailError) as exc:
+            refused[key] = refusal(exc)
+    return done, refused
+
+
+def query_response(account_id: int | str, state: str, page: Page, *, changes: bool, total: bool) -> dict[str, Any]:
+    """A /query answer (RFC 8620 §5.5) for a result already paged."""
+    response: dict[str, Any] = {"accountId": str(account_id), "queryState": state, "canCalculateChanges": changes,
+                                "position": page.position, "ids": page.ids}
+    if total:
+        response["total"] = page.total
+    if page.limit is not None:
+        response["limit"] = page.limit
+    return response

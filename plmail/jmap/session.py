@@ -12,6 +12,7 @@ from typing import Any
 
 from plmail.domain.models import AccountRow, Principal
 from plmail.jmap.capabilities import (
+    CALENDARS,
     CATEGORIES,
     MAIL,
     QUOTA,
@@ -76,7 +77,7 @@ def build_session(principal: Principal, base_url: str) -> dict[str, Any]:
             "isReadOnly": False,
             "accountCapabilities": account_capabilities(unified=False),
         }
-    primary = dict.fromkeys((MAIL, SUBMISSION, CATEGORIES, VACATION, QUOTA), principal.unified_id)
+    primary = dict.fromkeys((MAIL, SUBMISSION, CATEGORIES, VACATION, QUOTA, CALENDARS), principal.unified_id)
     return {
         "capabilities": session_capabilities(websocket=websocket_url(base)),
         "accounts": accounts,

@@ -11,6 +11,7 @@ every message in it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -116,25 +117,38 @@ class StateReader:
         if since < await self.repo.horizon(accounts, kind.value):
             raise UnanswerableError("Changes this old are no longer kept; fetch everything again.",
                                     reason="cannotCalculateChanges")
-        status: dict[str, str] = {}
-        has_more = False
-        cursor = last = since
-        while not has_more:
-            rows = await self.repo.rows(accounts, kind.value, cursor, current, _CHUNK)
-            for sequence, entity_id, change in rows:
-                if entity_id not in status and len(status) >= max_changes:
-                    has_more = True
-                    break
-                status[entity_id] = fold(status.get(entity_id), change)
-                last = sequence
-            if len(rows) < _CHUNK:
+
+        async def rows(after: int, upto: int, limit: int) -> list[tuple[int, str, str]]:
+            return await self.repo.rows(accounts, kind.value, after, upto, limit)
+
+        return await collect_changes(rows, since, current, max_changes)
+
+
+RowReader = Callable[[int, int, int], Awaitable[list[tuple[int, str, str]]]]
+
+
+async def collect_changes(rows: RowReader, since: int, current: int, max_changes: int) -> ChangeSet:
+    """What changed in (since, current], read from a change log a chunk at a time, each id folded into the one
+    change RFC 8620 §5.2 reports and at most ``max_changes`` ids (then the new state is where it stopped)."""
+    status: dict[str, str] = {}
+    has_more = False
+    cursor = last = since
+    while not has_more:
+        chunk = await rows(cursor, current, _CHUNK)
+        for sequence, entity_id, change in chunk:
+            if entity_id not in status and len(status) >= max_changes:
+                has_more = True
                 break
-            cursor = rows[-1][0]
-        return ChangeSet(
-            old_state=str(since),
-            new_state=str(last if has_more else current),
-            has_more_changes=has_more,
-            created=[i for i, s in status.items() if s == ChangeType.CREATED],
-            updated=[i for i, s in status.items() if s == ChangeType.UPDATED],
-            destroyed=[i for i, s in status.items() if s == ChangeType.DESTROYED],
-        )
+            status[entity_id] = fold(status.get(entity_id), change)
+            last = sequence
+        if len(chunk) < _CHUNK:
+            break
+        cursor = chunk[-1][0]
+    return ChangeSet(
+        old_state=str(since),
+        new_state=str(last if has_more else current),
+        has_more_changes=has_more,
+        created=[i for i, s in status.items() if s == ChangeType.CREATED],
+        updated=[i for i, s in status.items() if s == ChangeType.UPDATED],
+        destroyed=[i for i, s in status.items() if s == ChangeType.DESTROYED],
+    )

@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 SESSION_USER = "uid"
 SESSION_EPOCH = "ep"
 
-# Pages reachable without a session: sign-in, first-run setup, health checks, assets, and JMAP,
-# which authenticates each request with an app password instead of a cookie.
+# Pages reachable without a session: sign-in, first-run setup, health checks, assets, JMAP, which
+# authenticates each request with an app password instead of a cookie, and calendar feeds, whose URL
+# carries a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
-                       "^/favicon.ico")
+                       "^/favicon.ico", "^/calendar/feed/")
 
 
 def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:

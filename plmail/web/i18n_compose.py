@@ -45,4 +45,15 @@ COMPOSE_GERMAN: dict[str, str] = {
     "The message has no recipients.": "Die Nachricht hat keine Empfänger.",
     "It is on its way or sent already; it cannot be taken back.":
         "Sie ist schon unterwegs oder gesendet und kann nicht mehr zurückgeholt werden.",
+    # invitations answered
+    "Going?": "Teilnehmen?",
+    "Yes": "Ja",
+    "Maybe": "Vielleicht",
+    "No": "Nein",
+    "Send my answer to the organiser": "Meine Antwort an den Organisator senden",
+    "Your answer is recorded and on its way to the organiser.":
+        "Deine Antwort ist gespeichert und an den Organisator unterwegs.",
+    "Your answer is recorded; nothing was sent.": "Deine Antwort ist gespeichert; nichts wurde gesendet.",
+    "Your answer is recorded, but it could not be sent to the organiser.":
+        "Deine Antwort ist gespeichert, konnte aber nicht an den Organisator gesendet werden.",
 }

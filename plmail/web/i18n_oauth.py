@@ -9,6 +9,10 @@ OAUTH_GERMAN: dict[str, str] = {
     "You sign in at Google or Microsoft; plmail never sees your password.":
         "Du meldest dich bei Google oder Microsoft an; plmail sieht dein Passwort nie.",
     "Connect again": "Erneut verbinden",
+    "This account was connected before plmail could send mail. Connect it again and allow sending to send from "
+    "it.":
+        "Dieses Konto wurde verbunden, bevor plmail E-Mails senden konnte. Verbinde es erneut und erlaube das "
+        "Senden, um von ihm aus zu senden.",
     "Access was withdrawn; connect the account again to resume syncing.":
         "Der Zugriff wurde entzogen; verbinde das Konto erneut, damit es wieder synchronisiert.",
     "The account was not connected": "Das Konto wurde nicht verbunden",

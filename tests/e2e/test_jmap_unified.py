@@ -67,8 +67,8 @@ async def test_one_unified_account_over_imap_and_gmail(services: Services, dovec
         dovecot_user.deliver([message(n) for n in (1, 2, 3)])
         dovecot_user.create_folder("Projects")  # the IMAP folder behind the user's label Projects
         fake = gmail_server.app.mailbox
-        g = {n: fake.add_message(rfc822(f"Gmail {n}", message_id=f"<g{n}@gmail.test>"), label_ids=("INBOX", "UNREAD")).id
-             for n in (1, 2, 3)}
+        g = {n: fake.add_message(rfc822(f"Gmail {n}", message_id=f"<g{n}@gmail.test>"),
+                                 label_ids=("INBOX", "UNREAD")).id for n in (1, 2, 3)}
         await imap.sync_all()
         await gmail.sync()
         await gmail.import_all()

@@ -9,14 +9,16 @@ the maximum, and every later writer gets a higher sequence.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import asyncpg
 
 from plmail.db.database import Database
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _LOCK_TIMEOUT = "2s"
 PRUNE_BATCH = 10_000
@@ -29,6 +31,20 @@ SELECT x.a, x.t, greatest(
 """
 
 
+async def under_share_lock(db: Database, table: str, read: Callable[[], Awaitable[T]]) -> T:
+    """``read`` once every writer in flight on ``table`` (a change log) has committed: sequences are handed out
+    at insert, so only then is what is visible complete below its maximum. A stuck writer must not stall every
+    phone, so after the lock timeout it reads without waiting; the rare loss is a late row below the state."""
+    try:
+        async with db.transaction():
+            await db.execute(f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'; LOCK TABLE {table} IN SHARE MODE")
+            found = await read()
+    except asyncpg.LockNotAvailableError:
+        log.warning("%s stayed locked for %s; reading without waiting", table, _LOCK_TIMEOUT)
+        found = await read()
+    return found
+
+
 class JmapChangeRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -38,15 +54,7 @@ class JmapChangeRepository:
         if not pairs:
             return {}
         accounts, kinds = [p[0] for p in pairs], [p[1] for p in pairs]
-        try:
-            async with self.db.transaction():
-                await self.db.execute(
-                    f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'; LOCK TABLE jmap_change_log IN SHARE MODE")
-                rows = await self.db.fetch(_WATERMARKS, accounts, kinds)
-        except asyncpg.LockNotAvailableError:
-            # A stuck writer must not stall every phone; the rare loss is a late row below the state.
-            log.warning("change log stayed locked for %s; reading states without waiting", _LOCK_TIMEOUT)
-            rows = await self.db.fetch(_WATERMARKS, accounts, kinds)
+        rows = await under_share_lock(self.db, "jmap_change_log", lambda: self.db.fetch(_WATERMARKS, accounts, kinds))
         return {(r["a"], r["t"]): int(r["state"]) for r in rows}
 
     async def horizon(self, account_ids: Sequence[int], object_type: str) -> int:

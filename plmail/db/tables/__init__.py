@@ -3,13 +3,15 @@
 from plmail.db.tables.accounts import Account, Mailbox
 from plmail.db.tables.calendar import (
     Calendar,
+    CalendarChange,
     CalendarEvent,
     CalendarEventOccurrence,
+    CalendarSubscription,
     EventProposal,
     EventSourceLink,
     EventSuppression,
 )
-from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
+from plmail.db.tables.gmail import GmailDraft, GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
 from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload, VacationReply, VacationResponse
 from plmail.db.tables.labels import Label, LabelBinding
 from plmail.db.tables.mail import (
@@ -53,8 +55,11 @@ TABLES = [
     EventSourceLink,
     EventSuppression,
     EventProposal,
+    CalendarSubscription,
+    CalendarChange,
     GmailSkippedMessage,
     GmailQuotaLimit,
+    GmailDraft,
     GmailQuotaAccount,
     Identity,
     Submission,
@@ -70,12 +75,15 @@ __all__ = [
     "AppSetting",
     "Blob",
     "Calendar",
+    "CalendarChange",
     "CalendarEvent",
     "CalendarEventOccurrence",
+    "CalendarSubscription",
     "Contact",
     "EventProposal",
     "EventSourceLink",
     "EventSuppression",
+    "GmailDraft",
     "GmailQuotaAccount",
     "GmailQuotaLimit",
     "GmailSkippedMessage",

@@ -7,6 +7,7 @@ from plmail.jmap.registry import MethodRegistry
 
 def build_registry() -> MethodRegistry:
     from plmail.jmap.methods import (
+        calendar,
         copying,
         core,
         email_get,
@@ -22,5 +23,5 @@ def build_registry() -> MethodRegistry:
     )
 
     return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
-                           thread.table, misc.table, identity.table, submission.table, copying.table, vacation.table,
-                           quota.table])
+                           thread.table, misc.table, identity.table, submission.table, calendar.table, copying.table,
+                           vacation.table, quota.table])

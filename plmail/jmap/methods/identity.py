@@ -14,6 +14,7 @@ from plmail.jmap.common import (
     SET_ARGUMENTS,
     changes_response,
     check_state,
+    each_object,
     get_ids,
     properties,
     set_request,
@@ -104,37 +105,32 @@ async def set_(call: Call) -> dict[str, Any]:
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
     known = {str(i.id) for i in await service.for_scope(scope)}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    for raw, patch in request.update.items():
-        try:
-            target = call.ctx.creation_id(raw)
-            if target is None or target not in known:
-                raise SetError("notFound", f"No identity {raw!r} in this account.")
-            fixed = sorted(set(patch) & {"email", "id", "mayDelete"})
-            if fixed:
-                raise invalid_properties("These properties cannot be changed.", *fixed)
-            unknown = sorted(set(patch) - _SETTABLE)
-            if unknown:
-                raise invalid_properties("Unknown properties.", *unknown)
-            await _update(call, int(target), patch)
-            updated[raw] = None
-        except (SetError, PlmailError) as exc:
-            not_updated[raw] = refusal(exc)
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
-    for raw in request.destroy:
-        try:
-            if raw not in known:
-                raise SetError("notFound", f"No identity {raw!r} in this account.")
-            await service.remove(user_id, int(raw))
-            destroyed.append(raw)
-        except (SetError, PlmailError) as exc:
-            not_destroyed[raw] = refusal(exc)
+
+    def found(raw: str) -> int:
+        target = call.ctx.creation_id(raw)
+        if target is None or target not in known:
+            raise SetError("notFound", f"No identity {raw!r} in this account.")
+        return int(target)
+
+    async def update(raw: str) -> None:
+        patch = request.update[raw]
+        fixed = sorted(set(patch) & {"email", "id", "mayDelete"})
+        if fixed:
+            raise invalid_properties("These properties cannot be changed.", *fixed)
+        unknown = sorted(set(patch) - _SETTABLE)
+        if unknown:
+            raise invalid_properties("Unknown properties.", *unknown)
+        await _update(call, found(raw), patch)
+
+    async def destroy(raw: str) -> None:
+        await service.remove(user_id, found(raw))
+
+    updated, not_updated = await each_object(request.update, update)
+    destroyed, not_destroyed = await each_object(request.destroy, destroy)
     call.ctx.states.invalidate()
     new_state = await call.ctx.states.state(scope, IDENTITY)
     return set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
-                        destroyed=destroyed,
+                        destroyed=list(destroyed),
                         not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
 
 

@@ -23,12 +23,15 @@ from plmail.jmap.common import (
     SET_ARGUMENTS,
     changes_response,
     check_state,
+    each_object,
     get_ids,
     page_of,
     properties,
+    query_response,
     set_request,
     set_response,
     split_ids,
+    utc_date,
 )
 from plmail.jmap.email_patch import parse_patch
 from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties, refusal
@@ -51,17 +54,6 @@ _DELIVERED = {SubmissionState.PENDING: "queued", SubmissionState.SENDING: "queue
 
 def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _instant(value: Any, name: str) -> datetime:
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment
-    raise invalid_properties(f"'{name}' is a date such as 2026-03-01T09:00:00Z.", name)
 
 
 def envelope_json(envelope: Envelope) -> dict[str, Any]:
@@ -110,7 +102,7 @@ def _envelope(value: Any, now: datetime) -> tuple[Envelope | None, datetime | No
     if "HOLDUNTIL" in upper and "HOLDFOR" in upper:
         raise invalid_properties("Give HOLDUNTIL or HOLDFOR, not both.", "envelope")
     if "HOLDUNTIL" in upper:
-        release = _instant(upper["HOLDUNTIL"], "envelope")
+        release = utc_date(upper["HOLDUNTIL"], "envelope")
     elif "HOLDFOR" in upper:
         try:
             seconds = int(str(upper["HOLDFOR"]))
@@ -173,7 +165,7 @@ def _query(filter_: Any, sort: Any) -> SubmissionQuery:
         if value is None:
             return None
         try:
-            return _instant(value, name)
+            return utc_date(value, name)
         except SetError:
             raise invalid_arguments(f"'{name}' is a date such as 2026-03-01T09:00:00Z.") from None
 
@@ -193,14 +185,8 @@ async def query(call: Call) -> dict[str, Any]:
     wanted = _query(args.raw("filter"), args.raw("sort"))
     state = await call.ctx.states.state(scope, SUBMISSIONS)
     ids = [str(i) for i in await call.ctx.services.outbox.query(scope.account_ids, wanted)]
-    page = page_of(ids, args)
-    response: dict[str, Any] = {"accountId": call.jmap_id(scope), "queryState": state, "canCalculateChanges": True,
-                                "position": page.position, "ids": page.ids}
-    if args.boolean("calculateTotal"):
-        response["total"] = page.total
-    if page.limit is not None:
-        response["limit"] = page.limit
-    return response
+    return query_response(call.jmap_id(scope), state, page_of(ids, args), changes=True,
+                          total=args.boolean("calculateTotal"))
 
 
 @table.method("EmailSubmission/queryChanges", SUBMISSION)
@@ -259,38 +245,32 @@ async def set_(call: Call) -> dict[str, Any]:
             not_created[creation_id] = refusal(exc)
     owned = {str(s.id): s for s in await outbox.for_accounts(
         scope.account_ids, split_ids([i for i in [*request.update, *request.destroy] if i.isdigit()])[0])}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    for raw, patch in request.update.items():
-        try:
-            target = call.ctx.creation_id(raw)
-            current = owned.get(target or "")
-            if current is None:
-                raise SetError("notFound", f"No submission {raw!r} in this account.")
-            if set(patch) - {"undoStatus"}:
-                raise invalid_properties("Only undoStatus can be changed.", *sorted(set(patch) - {"undoStatus"}))
-            if "undoStatus" in patch and patch["undoStatus"] != current.undo_status:
-                if patch["undoStatus"] != "canceled":
-                    raise invalid_properties("undoStatus can only be set to canceled.", "undoStatus")
-                current = await outbox.cancel(user_id, current.id)
-            succeeded[raw] = current
-            updated[raw] = None
-        except (SetError, PlmailError) as exc:
-            not_updated[raw] = refusal(exc)
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
-    for raw in request.destroy:
-        try:
-            if raw not in owned:
-                raise SetError("notFound", f"No submission {raw!r} in this account.")
-            await outbox.forget(user_id, owned[raw].id)
-            destroyed.append(raw)
-        except (SetError, PlmailError) as exc:
-            not_destroyed[raw] = refusal(exc)
+
+    def found(raw: str) -> Submission:
+        current = owned.get(call.ctx.creation_id(raw) or "")
+        if current is None:
+            raise SetError("notFound", f"No submission {raw!r} in this account.")
+        return current
+
+    async def update(raw: str) -> None:
+        patch, current = request.update[raw], found(raw)
+        if set(patch) - {"undoStatus"}:
+            raise invalid_properties("Only undoStatus can be changed.", *sorted(set(patch) - {"undoStatus"}))
+        if "undoStatus" in patch and patch["undoStatus"] != current.undo_status:
+            if patch["undoStatus"] != "canceled":
+                raise invalid_properties("undoStatus can only be set to canceled.", "undoStatus")
+            current = await outbox.cancel(user_id, current.id)
+        succeeded[raw] = current
+
+    async def destroy(raw: str) -> None:
+        await outbox.forget(user_id, found(raw).id)
+
+    updated, not_updated = await each_object(request.update, update)
+    destroyed, not_destroyed = await each_object(request.destroy, destroy)
     call.ctx.states.invalidate()
     new_state = await call.ctx.states.state(scope, SUBMISSIONS)
     response = set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
-                            destroyed=destroyed, not_created=not_created, not_updated=not_updated,
+                            destroyed=list(destroyed), not_created=not_created, not_updated=not_updated,
                             not_destroyed=not_destroyed)
     await _on_success(call, scope, args.raw("onSuccessUpdateEmail"), args.raw("onSuccessDestroyEmail"),
                       succeeded)
@@ -315,7 +295,7 @@ async def _create(call: Call, scope: MailScope, values: dict[str, Any], now: dat
     if values.get("sendAt") is not None:
         if release is not None:
             raise invalid_properties("Give sendAt or HOLDUNTIL/HOLDFOR, not both.", "sendAt")
-        release = _instant(values["sendAt"], "sendAt")
+        release = utc_date(values["sendAt"], "sendAt")
     if release is not None and release > now + MAX_DELAYED_SEND:
         raise invalid_properties("A send can be held at most 30 days.", "sendAt")
     messages = await call.ctx.services.email_writer.messages(call.ctx.principal.user_id, scope, [email_id])

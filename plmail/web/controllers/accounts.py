@@ -15,6 +15,7 @@ from plmail.domain.providers import ImportProgress
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import preset_for
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.pages import render, signed_in_user
@@ -146,8 +147,11 @@ class AccountController(Controller):
                       error: str | None = None, notice: str | None = None) -> Template:
         user = signed_in_user(request)
         overview = await _service(request).overview(user.id, account_id)
+        consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
+            user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
-                            eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice)
+                            eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice,
+                            needs_send_consent=consent)
 
     @post("/{account_id:int}")
     async def update(self, request: Request[Any, Any, Any], account_id: FromPath[int],

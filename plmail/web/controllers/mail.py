@@ -13,7 +13,7 @@ from litestar.response import Redirect, Response, Template
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
 from plmail.web.auth import services_from
-from plmail.web.controllers.calendar import message_cards_context
+from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text
 from plmail.web.pages import render, signed_in_user
 
@@ -61,7 +61,8 @@ class MailController(Controller):
 
     @get("/thread/{thread_id:int}")
     async def thread(
-        self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None
+        self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None,
+        answered: FromQuery[str] = "",
     ) -> Template:
         user = signed_in_user(request)
         services = services_from(request)
@@ -75,7 +76,7 @@ class MailController(Controller):
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
         cards = await message_cards_context(request, user, thread_id)
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
-                            **cards)
+                            answered=RSVP_NOTICES.get(answered), **cards)
 
     @post("/message/{message_id:int}/images")
     async def allow_images(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
