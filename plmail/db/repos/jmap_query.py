@@ -79,9 +79,20 @@ class JmapQueryRepository:
 
     async def page(self, query: EmailQuery, limit: int, offset: int) -> list[tuple[int, int]]:
         """(id, thread key) of matching emails in order."""
-        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
-                   WHERE {query.accounts} AND {query.where}
-                   ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        if query.unified:
+            # Each account's first rows walked down its own (account_id, received_at, id) index, then merged: an
+            # account_id = ANY(...) over the whole set would sort every matching message of every account.
+            sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+                       WHERE m.id IN (SELECT x.id FROM unnest($1::bigint[]) AS acc(account_id)
+                                      CROSS JOIN LATERAL (SELECT m.id FROM message m
+                                                           WHERE m.account_id = acc.account_id AND {query.where}
+                                                           ORDER BY {query.order}
+                                                           LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x)
+                       ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        else:
+            sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+                       WHERE {query.accounts} AND {query.where}
+                       ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
         if limit + offset <= _SERIAL_ROWS:
             rows = await self.db.fetch(sql, *query.params, limit, offset)
         else:

@@ -4,10 +4,12 @@ keeping its keywords, Mailbox sortOrder kept, and the unified Mailboxes being th
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
 from tests.integration.jmap.conftest import JmapBox
-from tests.support.mail import make_message
+from tests.support.mail import BASE_DATE, make_message
 from tests.support.repos import account_rows
 
 UNIFIED_USING = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
@@ -124,3 +126,47 @@ async def test_unified_mailboxes_are_the_labels_with_sort_order(box: JmapBox) ->
     assert moved["updated"] == {label: None}  # unchanged server-set values may be repeated
     assert (await _in(box, unified, "Mailbox/get", {"ids": [label]}))["list"][0]["sortOrder"] == 3
     assert str(other) in (await box.http.get("/jmap/session", headers=box.headers)).json()["accounts"]
+
+
+async def test_a_user_without_mail_sources_has_the_unified_account_empty(box: JmapBox) -> None:
+    newcomer = await box.services.users.create_user("new@example.org", "correct horse")
+    token = (await box.services.app_passwords.create(newcomer.id, "Phone")).token
+    headers = {"Authorization": f"Bearer {token}"}
+    session = (await box.http.get("/jmap/session", headers=headers)).json()
+    unified = f"u{newcomer.id}"
+    assert list(session["accounts"]) == [unified]
+    assert session["primaryAccounts"]["urn:ietf:params:jmap:mail"] == unified
+    response = await box.request([
+        ["Mailbox/get", {"accountId": unified, "ids": None}, "m"],
+        ["Email/query", {"accountId": unified, "filter": None}, "q"],
+        ["Email/changes", {"accountId": unified, "sinceState": "0"}, "c"],
+        ["Identity/get", {"accountId": unified}, "i"],
+    ], using=[*UNIFIED_USING, "urn:ietf:params:jmap:submission"], token=token)
+    mailboxes, query, changes, identities = (r[1] for r in response.json()["methodResponses"])
+    inbox = next(m for m in mailboxes["list"] if m["role"] == "inbox")
+    assert inbox["totalEmails"] == 0 and inbox["unreadEmails"] == 0  # the labels are there, with nothing in them
+    assert query["ids"] == [] and changes["created"] == [] and identities["list"] == []
+
+
+async def test_unified_query_merges_the_accounts_in_order_and_pages(box: JmapBox) -> None:
+    """Newest first across both accounts, whichever account a message is in; pages and totals agree."""
+    other, _ = await _second(box)
+    inbox_label = box.roles[LabelRole.INBOX]
+    stored = await box.services.pipeline.ingest([
+        parse_message(make_message(message_id=f"n{i}@x", subject=f"N{i}"),
+                      account_id=other if i % 2 else box.account_id, label_ids=(inbox_label,),
+                      received_at=BASE_DATE + timedelta(minutes=i))
+        for i in range(12)])  # the accounts take turns, one minute apart
+    number = {m.id: int(str(m.parsed.message_id)[1:].split("@")[0]) for m in stored.messages}
+    oldest_first = [str(i) for i in sorted(number, key=number.__getitem__)]
+    newest_first = list(reversed(oldest_first))
+    unified = f"u{box.user.id}"
+    whole = await _in(box, unified, "Email/query", {"filter": {"inMailbox": str(inbox_label)},
+                                                    "collapseThreads": True, "calculateTotal": True})
+    assert whole["ids"] == newest_first and whole["total"] == 12
+    page = await _in(box, unified, "Email/query", {"filter": {"inMailbox": str(inbox_label)}, "position": 3,
+                                                   "limit": 4})
+    assert page["ids"] == newest_first[3:7]
+    oldest = await _in(box, unified, "Email/query", {"sort": [{"property": "receivedAt", "isAscending": True}],
+                                                     "limit": 3})
+    assert oldest["ids"] == oldest_first[:3]
