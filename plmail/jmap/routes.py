@@ -19,9 +19,9 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
 from litestar.response.sse import ServerSentEvent, ServerSentEventMessage
 
-from plmail.domain.errors import AuthenticationError, LimitError, LoginThrottledError, NotFoundError
-from plmail.domain.models import Principal
+from plmail.domain.errors import LimitError, NotFoundError
 from plmail.jmap.api import ApiProcessor, parse_request
+from plmail.jmap.auth import authenticate
 from plmail.jmap.capabilities import LIMITS
 from plmail.jmap.errors import RequestError
 from plmail.jmap.methods import build_registry
@@ -36,22 +36,8 @@ _SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy":
                  "Cache-Control": "private, max-age=86400"}
 
 
-REALM = 'Basic realm="plmail JMAP"'
 # The process's method table and its per-user concurrency limit: JMAP's own machinery, not a service.
 API = ApiProcessor(build_registry())
-
-
-async def _principal(request: Request[Any, Any, Any]) -> Principal:
-    client = request.client.host if request.client else "unknown"
-    try:
-        return await services_from(request).app_passwords.authenticate(request.headers.get("authorization"),
-                                                                       client=client)
-    except LoginThrottledError as exc:
-        raise RequestError("about:blank", f"Too many failed attempts. Try again in {exc.retry_after} seconds.",
-                           status=429, headers={"Retry-After": str(exc.retry_after)}) from None
-    except AuthenticationError as exc:
-        raise RequestError("unauthorized", str(exc), status=401, headers={"WWW-Authenticate": REALM}) from None
-
 
 def _problem(request: Request[Any, Any, Any], exc: RequestError) -> Response[Any]:
     return Response(exc.problem(), status_code=exc.status, media_type="application/problem+json",
@@ -81,13 +67,13 @@ async def well_known() -> Redirect:
 
 @get("/jmap/session", exception_handlers=_HANDLERS)
 async def session(request: Request[Any, Any, Any]) -> Response[Any]:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     return Response(build_session(principal, str(request.base_url)), headers={"Cache-Control": "no-store"})
 
 
 @post("/jmap/api", request_max_body_size=LIMITS.max_size_request, status_code=200, exception_handlers=_HANDLERS)
 async def api(request: Request[Any, Any, Any]) -> Response[Any]:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     try:
         body = await request.body()
     except RequestEntityTooLarge:
@@ -102,7 +88,7 @@ async def api(request: Request[Any, Any, Any]) -> Response[Any]:
 @get("/jmap/download/{account_id:str}/{blob_id:str}/{name:str}", exception_handlers=_HANDLERS)
 async def download(request: Request[Any, Any, Any], account_id: FromPath[str], blob_id: FromPath[str],
                    name: FromPath[str], accept: FromQuery[str | None] = None) -> Response[bytes]:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     scope = principal.scope(account_id)
     if scope is None:
         raise NotFoundError("No such blob.")
@@ -124,7 +110,7 @@ async def download(request: Request[Any, Any, Any], account_id: FromPath[str], b
 @post("/jmap/upload/{account_id:str}", request_max_body_size=LIMITS.max_size_upload, status_code=201,
       exception_handlers=_HANDLERS)
 async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> Response[Any]:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     scope = principal.scope(account_id)
     if scope is None:
         raise RequestError("about:blank", f"No account {account_id!r} is available to you.", status=404)
@@ -147,7 +133,7 @@ async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> 
 async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | None] = None,
                       closeafter: FromQuery[str | None] = None, ping: FromQuery[str | None] = None
                       ) -> ServerSentEvent:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     services = services_from(request)
     options = StreamOptions.parse(types, closeafter, ping)
     events: AsyncIterator[ServerSentEventMessage] = state_stream(

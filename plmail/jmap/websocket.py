@@ -20,9 +20,9 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 from litestar.types.asgi_types import WebSocketResponseBodyEvent, WebSocketResponseStartEvent
 
-from plmail.domain.errors import AuthenticationError, LoginThrottledError
 from plmail.domain.models import Principal
 from plmail.jmap.api import ApiProcessor, check_request
+from plmail.jmap.auth import authenticate
 from plmail.jmap.capabilities import LIMITS
 from plmail.jmap.errors import RequestError
 from plmail.jmap.push import StateWatch, push_state, pushed_types, state_change
@@ -33,19 +33,6 @@ from plmail.web.auth import services_from
 log = logging.getLogger(__name__)
 
 SUBPROTOCOL = "jmap"
-REALM = 'Basic realm="plmail JMAP"'
-
-
-async def _authenticate(socket: WebSocket[Any, Any, Any]) -> Principal:
-    client = socket.client.host if socket.client else "unknown"
-    try:
-        return await services_from(socket).app_passwords.authenticate(socket.headers.get("authorization"),
-                                                                      client=client)
-    except LoginThrottledError as exc:
-        raise RequestError("about:blank", f"Too many failed attempts. Try again in {exc.retry_after} seconds.",
-                           status=429, headers={"Retry-After": str(exc.retry_after)}) from None
-    except AuthenticationError as exc:
-        raise RequestError("unauthorized", str(exc), status=401, headers={"WWW-Authenticate": REALM}) from None
 
 
 async def _refuse(socket: WebSocket[Any, Any, Any], exc: RequestError) -> None:
@@ -116,7 +103,7 @@ class JmapSocket:
 
     async def request(self, message: dict[str, Any], request_id: Any) -> None:
         # Each request is authorised again: a revoked app password stops working on an open socket too.
-        self.principal = await _authenticate(self.socket)
+        self.principal = await authenticate(self.socket)
         parsed = check_request(message)
         async with self.api.slot(self.principal):
             result = await self.api.process(self.services, self.principal, parsed)
@@ -164,7 +151,7 @@ def websocket_route(api: ApiProcessor) -> Any:
     @websocket(WEBSOCKET_PATH)
     async def jmap_websocket(socket: WebSocket[Any, Any, Any]) -> None:
         try:
-            principal = await _authenticate(socket)
+            principal = await authenticate(socket)
         except RequestError as exc:
             await _refuse(socket, exc)
             return

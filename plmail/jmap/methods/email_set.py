@@ -13,7 +13,15 @@ from plmail.domain.messages import Address
 from plmail.domain.models import AccountRow
 from plmail.domain.outgoing import DraftContent, OutgoingAttachment
 from plmail.jmap.capabilities import LIMITS, MAIL
-from plmail.jmap.common import SET_ARGUMENTS, changes_response, check_state, ensure_bound, set_request, set_response
+from plmail.jmap.common import (
+    SET_ARGUMENTS,
+    changes_response,
+    check_state,
+    ensure_bound,
+    set_request,
+    set_response,
+    utc_date,
+)
 from plmail.jmap.email_create import parse_create
 from plmail.jmap.email_patch import parse_patch
 from plmail.jmap.errors import MethodError, SetError, invalid_properties, refusal
@@ -255,13 +263,4 @@ async def import_(call: Call) -> dict[str, Any]:
 
 
 def _instant(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment
-    raise invalid_properties("'receivedAt' is a UTC date such as 2026-03-01T09:00:00Z.", "receivedAt")
+    return None if value is None else utc_date(value, "receivedAt")

@@ -11,7 +11,16 @@ from plmail.domain.errors import PlmailError
 from plmail.domain.mailstore import MailScope
 from plmail.domain.outgoing import VacationSettings
 from plmail.jmap.capabilities import VACATION
-from plmail.jmap.common import GET_ARGUMENTS, SET_ARGUMENTS, check_state, get_ids, properties, set_request, set_response
+from plmail.jmap.common import (
+    GET_ARGUMENTS,
+    SET_ARGUMENTS,
+    check_state,
+    get_ids,
+    properties,
+    set_request,
+    set_response,
+    utc_date,
+)
 from plmail.jmap.email_mapper import utc
 from plmail.jmap.errors import MethodError, SetError, invalid_properties, refusal
 from plmail.jmap.registry import Call, MethodTable
@@ -49,16 +58,7 @@ async def get(call: Call) -> dict[str, Any]:
 
 
 def _date(value: Any, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment
-    raise invalid_properties(f"'{name}' is a UTC date such as 2026-08-01T00:00:00Z, or null.", name)
+    return None if value is None else utc_date(value, name)
 
 
 def _text(value: Any, name: str) -> str | None:
