@@ -17,6 +17,7 @@ from jmapc import Ref
 from jmapc.methods import EmailChanges, EmailGet, EmailQuery, EmailSet, MailboxGet, MailboxSet
 from jmapc.models import EmailQueryFilterCondition, Mailbox
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
 from plmail.config import Settings
@@ -100,6 +101,10 @@ async def test_one_unified_account_over_imap_and_gmail(services: Services, dovec
         assert state is not None
 
         second = LoopbackClient.create_with_api_token(host=f"127.0.0.1:{live.port}", api_token=token)
+        with pytest.raises(InvalidStatus) as refused:  # authenticated like the API: no app password, no socket
+            async with connect(ws_url, subprotocols=[Subprotocol("jmap")]):
+                pass
+        assert refused.value.response.status_code == 401
         async with connect(ws_url, subprotocols=[Subprotocol("jmap")],
                            additional_headers={"Authorization": f"Bearer {token}"}) as socket:
             assert socket.subprotocol == "jmap"
