@@ -35,6 +35,7 @@ from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
 from plmail.mail.composer import ComposerService
 from plmail.mail.contacts import ContactService
+from plmail.mail.destroy import MailDestroyer
 from plmail.mail.downloads import BlobService
 from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
@@ -47,6 +48,7 @@ from plmail.mail.operations import ThreadOperations
 from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
+from plmail.mail.quota import QuotaService
 from plmail.mail.reader import MailReader
 from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
@@ -54,6 +56,7 @@ from plmail.mail.sending_preferences import SendingPreferencesService
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
+from plmail.mail.vacation import VacationService, VacationStep
 from plmail.ops.metrics import MetricsService
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.app_passwords import AppPasswordService
@@ -115,6 +118,9 @@ class Services:
     composer: ComposerService
     rsvp: RsvpService
     metrics: MetricsService
+    destroyer: MailDestroyer
+    vacation: VacationService
+    quota: QuotaService
 
     def start_watchers(self) -> None:
         """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
@@ -163,6 +169,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
+    steps.register(VacationStep(db, queues))
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
     admin = AccountAdminRepository(db)
@@ -181,6 +188,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
                            sends_per_hour=settings.sends_per_hour)
     queue_overview = QueueOverviewService(db, queues)
+    destroyer = MailDestroyer(db, providers, queues)
     replies = ReplyService(db, downloads, identities)
     contacts = ContactService(db)
     sending_preferences = SendingPreferencesService(db, identities, outbox)
@@ -211,7 +219,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         raw_messages=raw_messages,
         operations=operations,
         rules=rules,
-        propagation=PropagationService(db, providers),
+        propagation=PropagationService(db, providers, destroyer),
         calendar=calendar,
         app_passwords=AppPasswordService(db, throttle),
         emails=EmailReader(db, downloads),
@@ -235,6 +243,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         composer=ComposerService(drafts, replies, identities, outbox, sending_preferences, contacts),
         rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
+        destroyer=destroyer,
+        vacation=VacationService(db, identities, replies, drafts, outbox),
+        quota=QuotaService(db, settings.data_dir),
     )
 
 

@@ -76,6 +76,14 @@ class InvalidMessageError(ValidationError):
     """The bytes are not a message plmail can store (or send), and the message says why."""
 
 
+class TooLargeError(ValidationError):
+    """Larger than allowed; `max_size` is the limit in octets (JMAP's tooLarge carries it)."""
+
+    def __init__(self, message: str, *, max_size: int, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.max_size = max_size
+
+
 class ForbiddenError(PlmailError):
     """The object exists, but this change to it is never allowed (renaming a system label)."""
 

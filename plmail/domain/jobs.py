@@ -52,6 +52,8 @@ SEND_SUBMISSION = JobSpec("send_submission", QueueName.SEND, timeout=300, retrie
 # The safety net: a submission whose job was lost (a worker killed) is queued again; a claimed one nobody
 # finished is marked "may have been sent".
 SEND_DUE = JobSpec("send_due", QueueName.SEND, cron="* * * * *")
+# One attempt: a reply that failed to go is not sent twice (the engine says why in the log).
+SEND_VACATION_REPLY = JobSpec("send_vacation_reply", QueueName.SEND, timeout=120, retries=1)
 
 # --- follow-up work for stored mail (the enrich queues, routed by recency and account liveness) --------------
 # One attempt only for both: a message that does not parse will not parse on a second attempt, and the job

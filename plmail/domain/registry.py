@@ -21,6 +21,7 @@ from plmail.domain.ports import (
     ImportStateProbe,
     LabelPropagator,
     MailTransport,
+    MessageDestroyer,
     RawMessageFetcher,
     SyncWatcher,
 )
@@ -80,6 +81,7 @@ class ProviderRegistry:
     transports: ByKind[MailTransport] = field(default_factory=lambda: ByKind("mail transport"))
     draft_stores: ByKind[DraftStore] = field(default_factory=lambda: ByKind("draft store"))
     identity_sources: ByKind[IdentitySource] = field(default_factory=lambda: ByKind("identity source"))
+    destroyers: ByKind[MessageDestroyer] = field(default_factory=lambda: ByKind("message destroyer"))
     # Jobs of a provider's own (a spec and the function that runs it), added to every worker's catalog.
     jobs: list[tuple[JobSpec, JobFunction]] = field(default_factory=list)
     # What requests syncs between the scheduled polls (IMAP IDLE); runs beside the ingest workers.

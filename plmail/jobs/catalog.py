@@ -100,5 +100,6 @@ def default_catalog() -> JobCatalog:
         (jobs.SEND_SUBMISSION, sending.send_submission),
         (jobs.FILE_SENT_COPY, sending.file_sent_copy),
         (jobs.SEND_DUE, sending.send_due),
+        (jobs.SEND_VACATION_REPLY, sending.send_vacation_reply),
     ])
     return catalog

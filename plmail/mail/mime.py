@@ -17,11 +17,13 @@ from datetime import UTC, datetime
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses, parsedate_to_datetime
+from typing import Any
 
 from plmail.domain.messages import Address, HeaderValue, ParsedMessage, PartData
 from plmail.mail.bounds import MAX_DEPTH, MAX_PARTS, bound_message
 from plmail.mail.charsets import decode_text, repair_surrogates, storable
 from plmail.mail.headers import decode_words, header
+from plmail.mail.structure import read_tree
 
 UNREADABLE_STRUCTURE = "the MIME structure could not be read; only the headers were"
 MAX_BODY_CHARS = 2_000_000
@@ -239,6 +241,11 @@ def parse_mime(raw: bytes) -> ParsedMessage:
         walker.defects.append(f"mime: {type(exc).__name__}")
     if cuts and "too-complex" not in walker.defects:
         walker.defects.append("too-complex")
+    try:
+        tree: dict[str, Any] | None = read_tree(msg)
+    except (RecursionError, TypeError, ValueError, LookupError, UnicodeError) as exc:
+        tree = None
+        walker.defects.append(f"mime tree: {type(exc).__name__}")
     body_text = storable("\n".join(walker.texts))[:MAX_BODY_CHARS] if walker.texts else None
     body_html = storable(walker.htmls[0]) if walker.htmls else None
     if body_text is None and body_html is not None:
@@ -270,6 +277,7 @@ def parse_mime(raw: bytes) -> ParsedMessage:
         preview=make_preview(body_text),
         defects=tuple(defects),
         cut_note="; ".join(cuts) or None,
+        mime_tree=tree,
     )
 
 

@@ -273,7 +273,8 @@ class PostIngestPipeline:
         recorder.threads_touched(account.id, touched)
         label_ids = sorted({label for p in kept for label in p.source.label_ids})
         if label_ids:
-            recorder.mailboxes_changed(account.id, await self.repo.bindings_for(account.id, label_ids))
+            recorder.mailboxes_changed(account.id, await self.repo.bindings_for(account.id, label_ids),
+                                       labels=label_ids)
         stored = [
             StoredMessage(
                 id=p.message_id,
@@ -293,7 +294,9 @@ class PostIngestPipeline:
     async def _drop_known(self, account: AccountFacts, prepared: Sequence[_Prepared]) -> list[_Prepared]:
         """Leave out what is stored already, or twice in this batch, under its provider id, and the Sent copies
         a provider filed itself of what plmail sent (the sent message is stored already)."""
-        known = await self.repo.already_stored(account.id, [(p.message_id, p.source.ref) for p in prepared])
+        refs = [(p.message_id, p.source.ref) for p in prepared]
+        # A message the user destroyed that the provider still lists (its deletion there may still wait).
+        known = await self.repo.already_stored(account.id, refs) | await self.repo.tombstoned(account.id, refs)
         adopted = await self.repo.adopt_sent_copies(account.id, [
             (rfc_id, p.source.ref) for p in prepared
             if p.message_id not in known and (rfc_id := p.source.parsed.message_id) and p.source.ref.identity()])
@@ -362,6 +365,7 @@ class PostIngestPipeline:
             parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),
             parsed.body_text, parsed.body_html, safe, parsed.preview,
             category.value, parsed.content_hash, raw_digest, now, now if held else None, parsed.cut_note,
+            json.dumps(parsed.mime_tree) if parsed.mime_tree is not None else None,
         )
         return _Prepared(message, message_id, category, held, ask_assistant, record, raw_digest, part_digests)
 

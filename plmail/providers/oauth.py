@@ -120,7 +120,10 @@ class OAuthUnavailableError(OAuthError):
 
 
 # --- endpoints ---------------------------------------------------------------------------------------------
-GOOGLE_SCOPES = ("openid", "email", "https://www.googleapis.com/auth/gmail.modify")  # modify covers drafts and send
+# The full mail scope (as the predecessor asked for): it covers drafts and send as gmail.modify does, and
+# deleting for good (users.messages.delete), which gmail.modify cannot.
+GOOGLE_FULL_MAIL_SCOPE = "https://mail.google.com/"
+GOOGLE_SCOPES = ("openid", "email", GOOGLE_FULL_MAIL_SCOPE)
 MAIL_SEND_SCOPE = "https://graph.microsoft.com/Mail.Send"
 MICROSOFT_SCOPES = (
     "offline_access", "openid", "email", "profile",

@@ -45,4 +45,10 @@ OAUTH_GERMAN: dict[str, str] = {
     "Client id": "Client-ID",
     "Client secret": "Client-Secret",
     "The client id cannot contain spaces.": "Die Client-ID darf keine Leerzeichen enthalten.",
+    # Deleting for good (providers/gmail/destroyer.py NEEDS_FULL_SCOPE)
+    "Deleting mail for good needs Gmail's full mail access, which this account was connected without. Reconnect it "
+    "under Settings → Accounts and allow full access; until then, move the mail to Trash instead.":
+        "Endgültiges Löschen braucht den vollen E-Mail-Zugriff bei Gmail, ohne den dieses Konto verbunden wurde. "
+        "Verbinde es unter Einstellungen → Konten erneut und erlaube den vollen Zugriff; bis dahin verschiebe die "
+        "E-Mails in den Papierkorb.",
 }

@@ -80,7 +80,8 @@ async def test_jmapc_against_a_running_server(box: JmapBox, live: ServeProcess) 
     client = LoopbackClient.create_with_api_token(host=f"127.0.0.1:{live.port}", api_token=box.token)
 
     session = await asyncio.to_thread(lambda: client.jmap_session)
-    assert client.account_id == box.account and session.username == "reader@example.org"
+    # jmapc works on the primary account: the user's unified one
+    assert client.account_id == box.primary and session.username == "reader@example.org"
     assert "urn:ietf:params:jmap:mail" in session.capabilities.urns
     assert session.capabilities.core.max_calls_in_request == 32
 
@@ -125,14 +126,14 @@ async def test_jmapc_against_a_running_server(box: JmapBox, live: ServeProcess) 
     # going away at teardown (closing the response from here would wait for the stream to finish).
     threading.Thread(target=_events_into, args=(client, events), daemon=True).start()
     initial = await asyncio.to_thread(events.get, True, 10)
-    assert isinstance(initial, jmapc.Event) and box.account in initial.data.changed
+    assert isinstance(initial, jmapc.Event) and {box.primary, box.account} <= set(initial.data.changed)
     started = time.monotonic()
     arrived = await box.ingest(make_message(message_id="fourth@x", subject="Pushed"))
     pushed = await asyncio.to_thread(events.get, True, 2)
     elapsed = time.monotonic() - started
     assert isinstance(pushed, jmapc.Event), pushed
     assert elapsed < 2.0
-    assert pushed.data.changed[box.account].email is not None
+    assert pushed.data.changed[box.primary].email is not None
     newer = await asyncio.to_thread(client.request, EmailChanges(since_state=changes.new_state))
     assert str(arrived.messages[0].id) in newer.created
 
@@ -142,14 +143,14 @@ async def test_jmapc_against_a_running_server(box: JmapBox, live: ServeProcess) 
     await box.services.calendar.extraction.run(box.user.id, [m.id for m in invited.messages])
     assert "urn:ietf:params:jmap:calendars" in session.capabilities.urns
     calendars, found = await asyncio.to_thread(client.request, [
-        _raw("Calendar/get", {"accountId": box.account, "ids": None}),
-        _raw("CalendarEvent/query", {"accountId": box.account, "filter": {"after": "2026-04-07T00:00:00Z"}}),
+        _raw("Calendar/get", {"accountId": box.primary, "ids": None}),
+        _raw("CalendarEvent/query", {"accountId": box.primary, "filter": {"after": "2026-04-07T00:00:00Z"}}),
     ])
     assert isinstance(calendars.response, CustomResponse) and isinstance(found.response, CustomResponse)
     assert calendars.response.data is not None and found.response.data is not None
     assert any(c["isDefault"] for c in calendars.response.data["list"])
     got = await asyncio.to_thread(client.request, _raw("CalendarEvent/get", {
-        "accountId": box.account, "ids": found.response.data["ids"]}))
+        "accountId": box.primary, "ids": found.response.data["ids"]}))
     assert isinstance(got, CustomResponse) and got.data is not None
     [event] = got.data["list"]
     assert (event["uid"], event["title"], event["start"], event["recurrenceRules"][0]["count"]) == (

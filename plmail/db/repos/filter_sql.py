@@ -18,12 +18,14 @@ from plmail.domain.errors import FilterError
 
 MAX_DEPTH = 10
 MAX_CONDITIONS = 100
+# Keywords with a column of their own, and the IMAP system flags that mean the others; any other keyword is
+# one of the message's flags, matched without regard to case (IMAP keeps the server's spelling).
 _KEYWORDS = {
     "$seen": "m.seen_at IS NOT NULL",
     "$flagged": "m.starred_at IS NOT NULL",
-    "$draft": "(m.flags ? '\\Draft' OR m.flags ? '$draft')",
-    "$answered": "(m.flags ? '\\Answered' OR m.flags ? '$answered')",
 }
+_SYSTEM_FLAGS = {"$draft": "\\Draft", "$answered": "\\Answered", "$deleted": "\\Deleted"}
+_KEYWORD_TEXT = re.compile(r"^[\x21-\x7e]{1,255}$")
 _WORDS = re.compile(r"[\w.@+-]+")
 _TEXT_PROPERTIES = {"from", "to", "cc", "bcc", "subject", "body", "text", "listId", "filename"}
 
@@ -47,9 +49,11 @@ class FilterVocabulary:
     labels: bool = False
     accounts: bool = False
     thread_keywords: bool = True
+    mailboxes_are_labels: bool = False  # the unified account: a Mailbox id is a label id
 
 
 JMAP_VOCABULARY = FilterVocabulary()
+UNIFIED_VOCABULARY = FilterVocabulary(mailboxes_are_labels=True)
 RULE_VOCABULARY = FilterVocabulary(mailboxes=False, labels=True, accounts=True, thread_keywords=False)
 
 
@@ -170,32 +174,31 @@ class FilterCompiler:
         return f"(m.received_at >= {params.add(_instant(value, 'after'))})"
 
     def _c_hasKeyword(self, value: Any, params: Params) -> str:
-        return _keyword(value)
+        return keyword_sql(value, params)
 
     def _c_notKeyword(self, value: Any, params: Params) -> str:
-        return f"(NOT {_keyword(value)})"
+        return f"(NOT {keyword_sql(value, params)})"
 
-    def _thread_keyword(self, value: Any, quantifier: str) -> str:
+    def _thread_keyword(self, value: Any, params: Params, quantifier: str) -> str:
         if not self.vocabulary.thread_keywords:
             raise FilterError("Thread keyword conditions are not available here.")
-        inner = _keyword(value).replace("m.", "t2.")
-        if quantifier == "all":
-            return f"NOT EXISTS (SELECT 1 FROM message t2 WHERE t2.thread_id = m.thread_id AND NOT {inner})"
-        exists = f"EXISTS (SELECT 1 FROM message t2 WHERE t2.thread_id = m.thread_id AND {inner})"
-        return exists if quantifier == "some" else f"(NOT {exists})"
+        return thread_keyword_sql(value, params, quantifier)
 
     def _c_allInThreadHaveKeyword(self, value: Any, params: Params) -> str:
-        return self._thread_keyword(value, "all")
+        return self._thread_keyword(value, params, "all")
 
     def _c_someInThreadHaveKeyword(self, value: Any, params: Params) -> str:
-        return self._thread_keyword(value, "some")
+        return self._thread_keyword(value, params, "some")
 
     def _c_noneInThreadHaveKeyword(self, value: Any, params: Params) -> str:
-        return self._thread_keyword(value, "none")
+        return self._thread_keyword(value, params, "none")
 
     def _c_inMailbox(self, value: Any, params: Params) -> str:
         if not self.vocabulary.mailboxes:
             raise FilterError("Use 'hasLabel' in rules.")
+        if self.vocabulary.mailboxes_are_labels:
+            label = params.add(_int_id(value, "inMailbox"))
+            return f"EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id AND ml.label_id = {label})"
         binding = params.add(_int_id(value, "inMailbox"))
         return (f"EXISTS (SELECT 1 FROM message_label ml JOIN label_binding b ON b.label_id = ml.label_id "
                 f"WHERE ml.message_id = m.id AND b.id = {binding} AND b.account_id = m.account_id)")
@@ -206,6 +209,9 @@ class FilterCompiler:
         if not isinstance(value, list):
             raise FilterError("'inMailboxOtherThan' takes a list of mailbox ids.", "invalidArguments")
         ids = params.add([_int_id(v, "inMailboxOtherThan") for v in value])
+        if self.vocabulary.mailboxes_are_labels:
+            return (f"EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id "
+                    f"AND ml.label_id <> ALL({ids}::int[]))")
         return (f"EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id AND ml.label_id NOT IN "
                 f"(SELECT b.label_id FROM label_binding b WHERE b.id = ANY({ids}::int[])))")
 
@@ -231,13 +237,27 @@ class FilterCompiler:
         return f"EXISTS (SELECT 1 FROM message_thread tc WHERE tc.id = m.thread_id AND {tab} = {category})"
 
 
-def _keyword(value: Any) -> str:
-    if not isinstance(value, str):
-        raise FilterError("A keyword is a string.", "invalidArguments")
-    sql = _KEYWORDS.get(value.lower())
-    if sql is None:
-        raise FilterError(f"Keyword {value!r} is not supported.")
-    return sql
+def keyword_sql(value: Any, params: Params, alias: str = "m") -> str:
+    """Whether the message `alias` has the keyword (RFC 8621 §4.1.1: case-insensitive)."""
+    if not isinstance(value, str) or not _KEYWORD_TEXT.match(value):
+        raise FilterError("A keyword is a string of 1-255 printable ASCII characters.", "invalidArguments")
+    lowered = value.lower()
+    column = _KEYWORDS.get(lowered)
+    if column is not None:
+        return column.replace("m.", f"{alias}.")
+    names = params.add([lowered, *([_SYSTEM_FLAGS[lowered].lower()] if lowered in _SYSTEM_FLAGS else [])])
+    return (f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({alias}.flags) kf "
+            f"WHERE lower(kf) = ANY({names}::text[]))")
+
+
+def thread_keyword_sql(value: Any, params: Params, quantifier: str, alias: str = "m") -> str:
+    """Whether all, some or none of the messages in the thread of `alias` have the keyword."""
+    inner = keyword_sql(value, params, "t2")
+    thread = f"t2.thread_id = {alias}.thread_id"
+    if quantifier == "all":
+        return f"(NOT EXISTS (SELECT 1 FROM message t2 WHERE {thread} AND NOT {inner}))"
+    exists = f"EXISTS (SELECT 1 FROM message t2 WHERE {thread} AND {inner})"
+    return exists if quantifier == "some" else f"(NOT {exists})"
 
 
 def _number(value: Any, name: str) -> int:

@@ -57,31 +57,35 @@ class JmapChangeRepository:
         rows = await under_share_lock(self.db, "jmap_change_log", lambda: self.db.fetch(_WATERMARKS, accounts, kinds))
         return {(r["a"], r["t"]): int(r["state"]) for r in rows}
 
-    async def horizon(self, account_id: int, object_type: str) -> int:
-        """The highest sequence pruned for the pair: a client state below it may have missed rows."""
+    async def horizon(self, account_ids: Sequence[int], object_type: str) -> int:
+        """The highest sequence pruned for the pairs: a client state below it may have missed rows."""
         value = await self.db.fetchval(
-            "SELECT pruned_through FROM jmap_change_horizon WHERE account_id = $1 AND object_type = $2",
-            account_id, object_type,
+            "SELECT max(pruned_through) FROM jmap_change_horizon WHERE account_id = ANY($1::bigint[]) "
+            "AND object_type = $2",
+            list(account_ids), object_type,
         )
         return int(value) if value is not None else 0
 
-    async def rows(self, account_id: int, object_type: str, after: int, upto: int, limit: int
+    async def rows(self, account_ids: Sequence[int], object_type: str, after: int, upto: int, limit: int
                    ) -> list[tuple[int, str, str]]:
+        """Rows of any of the accounts in sequence order; with one account, one range of the scan index."""
+        where = "account_id = $1" if len(account_ids) == 1 else "account_id = ANY($1::bigint[])"
         rows = await self.db.fetch(
-            """SELECT sequence, entity_id, change_type FROM jmap_change_log
-                WHERE account_id = $1 AND object_type = $2 AND sequence > $3 AND sequence <= $4
-                ORDER BY sequence LIMIT $5""",
-            account_id, object_type, after, upto, limit,
+            f"""SELECT sequence, entity_id, change_type FROM jmap_change_log
+                 WHERE {where} AND object_type = $2 AND sequence > $3 AND sequence <= $4
+                 ORDER BY sequence LIMIT $5""",
+            account_ids[0] if len(account_ids) == 1 else list(account_ids), object_type, after, upto, limit,
         )
         return [(r["sequence"], r["entity_id"], r["change_type"]) for r in rows]
 
-    async def changed_ids(self, account_id: int, object_type: str, after: int, upto: int, limit: int) -> list[str]:
+    async def changed_ids(self, account_ids: Sequence[int], object_type: str, after: int, upto: int, limit: int
+                          ) -> list[str]:
         """Distinct ids with any change in (after, upto], at most `limit` + 1 of them (to detect "too many")."""
         rows = await self.db.fetch(
             """SELECT DISTINCT entity_id FROM jmap_change_log
-                WHERE account_id = $1 AND object_type = $2 AND sequence > $3 AND sequence <= $4
+                WHERE account_id = ANY($1::bigint[]) AND object_type = $2 AND sequence > $3 AND sequence <= $4
                 LIMIT $5""",
-            account_id, object_type, after, upto, limit + 1,
+            list(account_ids), object_type, after, upto, limit + 1,
         )
         return [r["entity_id"] for r in rows]
 

@@ -83,6 +83,10 @@ class LabelRepository:
 
     async def find_or_create(self, user_id: int, name: str, parent_id: int | None = None) -> int:
         """The user's label `name` under `parent_id`, created when missing; safe against a concurrent create."""
+        return (await self.find_or_create_noting(user_id, name, parent_id))[0]
+
+    async def find_or_create_noting(self, user_id: int, name: str, parent_id: int | None = None) -> tuple[int, bool]:
+        """(label id, whether this call created it)."""
         value = await self.db.fetchval(
             """INSERT INTO label (user_id, parent_id, name, role, color, is_visible, sort_order, created_at, updated_at)
                VALUES ($1, $2, $3, NULL, NULL, true, NULL, now(), now())
@@ -90,12 +94,12 @@ class LabelRepository:
             user_id, parent_id, name,
         )
         if value is not None:
-            return int(value)
+            return int(value), True
         found = await self.db.fetchval(
             "SELECT id FROM label WHERE user_id = $1 AND coalesce(parent_id, 0) = coalesce($2::int, 0) AND name = $3",
             user_id, parent_id, name,
         )
-        return int(found)
+        return int(found), False
 
     async def find_or_create_path(self, user_id: int, path: str, separator: str = "/") -> int:
         """A nested name such as "Work/Invoices" becomes a parent chain."""

@@ -12,9 +12,17 @@ from plmail.db.tables.calendar import (
     EventSuppression,
 )
 from plmail.db.tables.gmail import GmailDraft, GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
-from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
+from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload, VacationReply, VacationResponse
 from plmail.db.tables.labels import Label, LabelBinding
-from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
+from plmail.db.tables.mail import (
+    Blob,
+    Contact,
+    IngestSkip,
+    Message,
+    MessagePart,
+    MessageThread,
+    MessageTombstone,
+)
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
 from plmail.db.tables.sending import Identity, Submission
@@ -58,6 +66,9 @@ TABLES = [
     GmailQuotaAccount,
     Identity,
     Submission,
+    MessageTombstone,
+    VacationResponse,
+    VacationReply,
 ]
 
 __all__ = [
@@ -92,6 +103,7 @@ __all__ = [
     "Message",
     "MessagePart",
     "MessageThread",
+    "MessageTombstone",
     "ProviderChange",
     "QueueProbe",
     "RecoveryCode",
@@ -99,4 +111,6 @@ __all__ = [
     "TrustedDevice",
     "User",
     "WebSession",
+    "VacationReply",
+    "VacationResponse",
 ]

@@ -13,7 +13,6 @@ from typing import Any
 
 from plmail.calendar.calendar_objects import CALENDAR, CALENDAR_EVENT, ParticipationReply, calendar_object, event_object
 from plmail.domain.errors import PlmailError
-from plmail.domain.models import AccountRow
 from plmail.jmap.args import Args
 from plmail.jmap.capabilities import CALENDARS, LIMITS
 from plmail.jmap.common import (
@@ -43,13 +42,12 @@ QUERY_ARGUMENTS = ("accountId", "filter", "sort", "position", "anchor", "anchorO
 _READ_ONLY = "Calendars are read-only over JMAP for now; change events in the web app."
 
 
-def _calendar_account(call: Call, args: Args) -> AccountRow:
-    """The primary account, the only one that carries the calendars capability."""
-    account = call.account(args)
-    accounts = call.ctx.principal.accounts
-    if not accounts or account.id != accounts[0].id:
+def _calendar_account(call: Call, args: Args) -> str:
+    """The JMAP id of the primary account (the user's unified one), the only one with the calendars capability."""
+    scope = call.scope(args)
+    if not scope.unified:
         raise MethodError("accountNotSupportedByMethod", "Calendars live in your primary account.")
-    return account
+    return call.jmap_id(scope)
 
 
 @table.method("Calendar/get", CALENDARS)
@@ -63,7 +61,7 @@ async def calendar_get(call: Call) -> dict[str, Any]:
     calendars = {str(c.id): calendar_object(c) for c in await objects.calendars_of(user_id)}
     ids = get_ids(args)
     wanted = ids if ids is not None else list(calendars)
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": account, "state": state,
             "list": [{p: calendars[i][p] for p in props} for i in wanted if i in calendars],
             "notFound": [i for i in wanted if i not in calendars]}
 
@@ -76,7 +74,7 @@ async def _changes(call: Call, kind: str) -> dict[str, Any]:
         raise invalid_arguments("'sinceState' is required.")
     found = await call.ctx.services.calendar.objects.changes_since(call.ctx.principal.user_id, kind, since,
                                                                    max_changes(args))
-    return {"accountId": str(account.id), "oldState": found.old_state, "newState": found.new_state,
+    return {"accountId": account, "oldState": found.old_state, "newState": found.new_state,
             "hasMoreChanges": found.has_more_changes, "created": found.created, "updated": found.updated,
             "destroyed": found.destroyed}
 
@@ -105,7 +103,7 @@ async def event_get(call: Call) -> dict[str, Any]:
         numeric, _ = split_ids(ids)
         events = await objects.events_of(user_id, numeric, limit=len(numeric))
     found = {str(e.id): event_object(e, user_zone=zone_name) for e in events}
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": account, "state": state,
             "list": [{p: found[i][p] for p in props if p in found[i]} for i in ids if i in found],
             "notFound": [i for i in ids if i not in found]}
 
@@ -156,7 +154,7 @@ async def event_query(call: Call) -> dict[str, Any]:
     found = await objects.query(user_id, after=_utc(condition.get("after"), "after"),
                                 before=_utc(condition.get("before"), "before"), calendar_ids=numeric)
     page = page_of([str(i) for i in found], args)
-    response: dict[str, Any] = {"accountId": str(account.id), "queryState": await objects.state(user_id,
+    response: dict[str, Any] = {"accountId": account, "queryState": await objects.state(user_id,
                                                                                                   CALENDAR_EVENT),
                                 "canCalculateChanges": False, "position": page.position, "ids": page.ids}
     if args.boolean("calculateTotal"):
@@ -216,7 +214,7 @@ async def event_set(call: Call) -> dict[str, Any]:
         except PlmailError as error:
             not_updated[event_id] = refusal(error)
     read_only = SetError("forbidden", _READ_ONLY).as_json()
-    return set_response(account.id, state, await objects.state(user_id, CALENDAR_EVENT), created={}, updated=updated,
+    return set_response(account, state, await objects.state(user_id, CALENDAR_EVENT), created={}, updated=updated,
                         destroyed=[], not_created={key: read_only for key in request.create},
                         not_updated=not_updated, not_destroyed={key: read_only for key in request.destroy})
 

@@ -61,14 +61,14 @@ def _text(value: Any, field: str) -> str:
 @table.method("Identity/get", SUBMISSION)
 async def get(call: Call) -> dict[str, Any]:
     args = call.args(*GET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     props = properties(args, PROPERTIES, PROPERTIES)
     ids = get_ids(args)
-    listed = await call.ctx.services.identities.for_account(call.ctx.principal.user_id, account.id)
-    state = await call.ctx.states.state(account.id, IDENTITY)
+    listed = await call.ctx.services.identities.for_scope(scope)
+    state = await call.ctx.states.state(scope, IDENTITY)
     by_id = {str(i.id): identity_json(i) for i in listed}
     wanted = ids if ids is not None else list(by_id)
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": call.jmap_id(scope), "state": state,
             "list": [{p: by_id[i][p] for p in props} for i in wanted if i in by_id],
             "notFound": [i for i in wanted if i not in by_id]}
 
@@ -81,9 +81,9 @@ async def changes(call: Call) -> dict[str, Any]:
 @table.method("Identity/set", SUBMISSION)
 async def set_(call: Call) -> dict[str, Any]:
     args = call.args(*SET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     request = set_request(args)
-    old_state = await check_state(call, args, account.id, IDENTITY)
+    old_state = await check_state(call, args, scope, IDENTITY)
     service, user_id = call.ctx.services.identities, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
@@ -95,7 +95,8 @@ async def set_(call: Call) -> dict[str, Any]:
             email = values.get("email")
             if not isinstance(email, str):
                 raise invalid_properties("'email' is required.", "email")
-            identity = await service.add_alias(user_id, account.id, email, name=_text(values.get("name"), "name"))
+            owner = await service.account_for_new(scope, email)
+            identity = await service.add_alias(user_id, owner, email, name=_text(values.get("name"), "name"))
             if set(values) & (_SETTABLE - {"name"}):
                 identity = await _update(call, identity.id, values)
             call.ctx.created_ids[creation_id] = str(identity.id)
@@ -103,7 +104,7 @@ async def set_(call: Call) -> dict[str, Any]:
                                     **{k: v for k, v in identity_json(identity).items() if k not in values}}
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
-    known = {str(i.id) for i in await service.for_account(user_id, account.id)}
+    known = {str(i.id) for i in await service.for_scope(scope)}
 
     def found(raw: str) -> int:
         target = call.ctx.creation_id(raw)
@@ -127,8 +128,9 @@ async def set_(call: Call) -> dict[str, Any]:
     updated, not_updated = await each_object(request.update, update)
     destroyed, not_destroyed = await each_object(request.destroy, destroy)
     call.ctx.states.invalidate()
-    new_state = await call.ctx.states.state(account.id, IDENTITY)
-    return set_response(account.id, old_state, new_state, created=created, updated=updated, destroyed=list(destroyed),
+    new_state = await call.ctx.states.state(scope, IDENTITY)
+    return set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
+                        destroyed=list(destroyed),
                         not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
 
 

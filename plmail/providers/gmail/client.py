@@ -44,6 +44,8 @@ from plmail.providers.oauth import OAuthAppStore, OAuthProvider, OAuthTokens
 
 log = logging.getLogger(__name__)
 
+UNITS_MESSAGE_DELETE = 10  # Gmail's published cost of users.messages.delete
+
 LIST_PAGE = 500
 _RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "dailyLimitExceeded"}
 
@@ -434,3 +436,7 @@ class GmailSession:
                                  body={"name": name, "labelListVisibility": "labelShow",
                                        "messageListVisibility": "show"})).json()
         return GmailLabelInfo(str(data["id"]), str(data.get("name") or name), "user")
+
+    async def delete_message(self, gmail_id: str) -> None:
+        """users.messages.delete: gone for good, not in Trash (needs the https://mail.google.com/ scope)."""
+        await self._call("DELETE", f"/messages/{gmail_id}", units=UNITS_MESSAGE_DELETE)

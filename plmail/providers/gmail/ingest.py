@@ -282,7 +282,8 @@ class GmailMessageIngest:
         recorder.threads_touched(record.id, threads)
         if touched_labels:
             recorder.mailboxes_changed(record.id,
-                                       await self.ingest_repo.bindings_for(record.id, sorted(touched_labels)))
+                                       await self.ingest_repo.bindings_for(record.id, sorted(touched_labels)),
+                                       labels=touched_labels)
         await state.write()
         await state.announce()
         return len(changed), sum(1 for m in moves if m.old != m.new)

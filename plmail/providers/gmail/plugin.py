@@ -15,6 +15,7 @@ from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.gmail.client import GmailApi
+from plmail.providers.gmail.destroyer import GmailDestroyer
 from plmail.providers.gmail.importer import GmailBackfillState, GmailHistoryImporter, GmailImportProbe
 from plmail.providers.gmail.ingest import GmailMessageIngest
 from plmail.providers.gmail.labels import GmailLabelSyncer
@@ -101,4 +102,5 @@ class GmailServices:
 def install(host: PluginHost) -> None:
     gmail = GmailServices.build(host.db, host.queues, host.pipeline, shared_oauth(host))
     gmail.install_roles(host.providers)
+    host.providers.destroyers.add(GmailDestroyer(AccountAdminRepository(host.db), gmail.api))
     host.offer(gmail)

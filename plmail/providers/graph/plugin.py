@@ -14,6 +14,7 @@ from plmail.domain.registry import ProviderRegistry
 from plmail.mail.labels import LabelResolver
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.graph.client import GraphClient, TokenSource
+from plmail.providers.graph.destroyer import GraphDestroyer
 from plmail.providers.graph.folders import GraphFolderSyncer
 from plmail.providers.graph.importer import GraphHistoryImporter, GraphImportProbe
 from plmail.providers.graph.propagator import GraphLabelPropagator
@@ -87,4 +88,5 @@ def install(host: PluginHost) -> None:
                                 oauth.http.config[OAuthProvider.MICROSOFT].api_base, host.pipeline, host.queues,
                                 oauth.tokens.may_send)
     graph.install_roles(host.providers)
+    host.providers.destroyers.add(GraphDestroyer(AccountAdminRepository(host.db), graph.client))
     host.offer(graph)

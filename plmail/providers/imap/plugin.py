@@ -9,6 +9,7 @@ from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
+from plmail.providers.imap.destroyer import ImapDestroyer
 from plmail.providers.imap.drafts import ImapDraftStore, ImapIdentitySource
 from plmail.providers.imap.folders import MailboxSyncer
 from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
@@ -34,6 +35,7 @@ def install(host: PluginHost) -> None:
                                             messages))
     providers.importers.add(history)
     providers.propagators.add(ImapLabelPropagator(db, admin, connector))
+    providers.destroyers.add(ImapDestroyer(admin, mailboxes, connector))
     providers.import_probes.add(ImapImportProbe(mailboxes))
     providers.transports.add(SmtpTransport(admin, host.keys.credentials))
     providers.draft_stores.add(ImapDraftStore(admin, mailboxes, connector))

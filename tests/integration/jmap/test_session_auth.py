@@ -33,9 +33,17 @@ async def test_well_known_redirects_to_a_session_with_capabilities_accounts_and_
     assert {"urn:ietf:params:jmap:mail", "urn:ietf:params:jmap:submission",
             "urn:plmail:params:jmap:categories"} <= set(session["capabilities"])
     account = session["accounts"][box.account]
-    assert account["name"] == "reader@example.org" and account["isPersonal"] and not account["isReadOnly"]
+    # each connected account is named by its name and address, so two of one address stay apart
+    assert account["name"] == "Archive <reader@example.org>" and account["isPersonal"] and not account["isReadOnly"]
     assert "urn:ietf:params:jmap:mail" in account["accountCapabilities"]
-    assert session["primaryAccounts"]["urn:ietf:params:jmap:mail"] == box.account
+    # the primary account is the unified one: every account's mail behind the user's labels
+    unified = f"u{box.user.id}"
+    assert session["primaryAccounts"]["urn:ietf:params:jmap:mail"] == unified
+    assert session["primaryAccounts"]["urn:ietf:params:jmap:submission"] == unified
+    assert session["accounts"][unified]["name"] == "All accounts (reader@example.org)"
+    assert "urn:ietf:params:jmap:vacationresponse" in session["accounts"][unified]["accountCapabilities"]
+    assert session["capabilities"]["urn:ietf:params:jmap:websocket"] == {"url": "ws://plmail.test/jmap/ws",
+                                                                         "supportsPush": True}
     assert session["username"] == "reader@example.org"
     assert session["apiUrl"] == "http://plmail.test/jmap/api"
     assert session["downloadUrl"] == ("http://plmail.test/jmap/download/{accountId}/{blobId}/{name}"
@@ -53,7 +61,7 @@ async def test_session_state_changes_when_accounts_change(box: JmapBox) -> None:
                                        email="second@example.org")
     after = (await box.http.get("/jmap/session", headers=box.headers)).json()
     assert after["state"] != before["state"]
-    assert len(after["accounts"]) == 2
+    assert len(after["accounts"]) == 3  # the unified account and the two connected ones
     assert (await box.request([["Core/echo", {}, "e"]])).json()["sessionState"] == after["state"]
 
 

@@ -125,7 +125,7 @@ async def test_an_rsvp_from_a_jmap_client_reaches_the_organiser_as_a_reply(
 
     async def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
         response = await client.post("/jmap/api", headers={"Authorization": f"Bearer {token}"}, json={
-            "using": using, "methodCalls": [[name, {"accountId": str(outgoing.account_id), **arguments}, "0"]]})
+            "using": using, "methodCalls": [[name, {"accountId": f"u{outgoing.user.id}", **arguments}, "0"]]})
         assert response.status_code == 200, response.text
         result_name, result, _ = response.json()["methodResponses"][0]
         assert result_name == name, result

@@ -143,6 +143,7 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "users.drafts.list": frozenset({_FULL, _MODIFY, _COMPOSE, _READONLY}),
     "users.settings.sendAs.list": frozenset({_FULL, _MODIFY, _READONLY,
                                              "https://www.googleapis.com/auth/gmail.settings.basic"}),
+    "users.messages.delete": frozenset({_FULL}),  # deleting for good: gmail.modify may only trash
 }
 InjectedError = Literal["rateLimitExceeded", "insufficientPermissions", "notFound", "backendError",
                         "invalidArgument"]
