@@ -110,7 +110,7 @@ __all__ = [
     "Submission",
     "TrustedDevice",
     "User",
-    "WebSession",
     "VacationReply",
     "VacationResponse",
+    "WebSession",
 ]
