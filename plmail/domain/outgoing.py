@@ -276,6 +276,9 @@ class ComposerDraft:
     thread_id: int | None = None
     files: tuple[DraftFile, ...] = ()
     failure: str = ""  # why its last send did not go, shown on the reopened draft
+
+
+@dataclass(frozen=True, slots=True)
 class VacationSettings:
     """A user's automatic reply (JMAP VacationResponse): answered while enabled and between the dates."""
 
