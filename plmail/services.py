@@ -32,6 +32,7 @@ from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
+from plmail.mail.counts import LabelCountKeeper
 from plmail.mail.downloads import BlobService
 from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
@@ -73,6 +74,7 @@ class Services:
     provider_roles: ProviderRegistry
     providers: OfferedServices
     labels: LabelManager
+    label_counts: LabelCountKeeper
     blobs: BlobStore
     steps: StepRegistry
     import_state: InitialImportState
@@ -182,6 +184,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         provider_roles=providers,
         providers=host.offered(),
         labels=LabelManager(db),
+        label_counts=LabelCountKeeper(db),
         blobs=blobs,
         steps=steps,
         import_state=import_state,

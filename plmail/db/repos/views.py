@@ -136,9 +136,8 @@ class MailViewRepository:
         """(account id, label id, name, role, unread threads) for the per-account parts of the sidebar."""
         rows = await self.db.fetch(
             """SELECT b.account_id, l.id, l.name, l.role,
-                      (SELECT count(*) FROM thread_label tl JOIN message_thread t ON t.id = tl.thread_id
-                        WHERE tl.label_id = l.id AND t.account_id = b.account_id AND t.unread_count > 0
-                          AND NOT t.binned) AS unread
+                      (SELECT coalesce(sum(c.unread_threads), 0) FROM label_count c
+                        WHERE c.label_id = l.id AND c.account_id = b.account_id AND NOT c.binned) AS unread
                  FROM label_binding b JOIN label l ON l.id = b.label_id JOIN account a ON a.id = b.account_id
                 WHERE a.user_id = $1 AND l.is_visible
                 ORDER BY b.account_id, l.sort_order NULLS LAST, lower(l.name)""",
@@ -148,11 +147,10 @@ class MailViewRepository:
 
     async def unread_by_category(self, user_id: int, label_id: int) -> dict[str, int]:
         rows = await self.db.fetch(
-            """SELECT t.category, count(*) AS n FROM message_thread t
-                 JOIN account a ON a.id = t.account_id
-                 JOIN thread_label tl ON tl.thread_id = t.id AND tl.label_id = $2
-                WHERE a.user_id = $1 AND NOT t.binned AND t.unread_count > 0 AND t.category IS NOT NULL
-                GROUP BY t.category""",
+            """SELECT c.category, sum(c.unread_threads)::int AS n FROM label_count c
+                 JOIN account a ON a.id = c.account_id
+                WHERE a.user_id = $1 AND c.label_id = $2 AND NOT c.binned AND c.category <> ''
+                GROUP BY c.category HAVING sum(c.unread_threads) > 0""",
             user_id, label_id,
         )
         return {r["category"]: r["n"] for r in rows}
