@@ -67,6 +67,7 @@ def measure_pages(url: str, filled: Filled, runs: int) -> dict[str, tuple[float,
     # A read thread (every fifth one is unread; opening an unread thread would write).
     read_threads = [t for t in range(1, min(filled.threads, 5000)) if t % 5 and t % 100 != 99]
     cases: list[tuple[str, Callable[[int], str]]] = [
+        ("floor: /healthz (SELECT 1, no page)", lambda i: "/healthz"),
         ("inbox, page 1", lambda i: "/"),
         ("inbox, page 5", lambda i: "/?page=5"),
         *[(f"inbox, {tab.value} tab", _fixed(f"/?tab={tab.value}")) for tab in Category],
