@@ -101,8 +101,9 @@ BEGIN
          WHERE (d.threads, d.unread_threads, d.emails, d.unread_emails, d.email_threads, d.unread_email_threads)
                <> (0, 0, 0, 0, 0, 0)
     ), shared AS (
+        -- Both upserts lock their rows in key order, so two statements never wait on each other crosswise.
         INSERT INTO label_count_share AS s
-        SELECT * FROM changed
+        SELECT * FROM changed ORDER BY thread_id, label_id, account_id, category, binned
         ON CONFLICT (thread_id, label_id, account_id, category, binned) DO UPDATE
            SET threads = s.threads + EXCLUDED.threads, unread_threads = s.unread_threads + EXCLUDED.unread_threads,
                emails = s.emails + EXCLUDED.emails, unread_emails = s.unread_emails + EXCLUDED.unread_emails,
@@ -117,6 +118,7 @@ BEGIN
          WHERE EXISTS (SELECT 1 FROM label l WHERE l.id = d.label_id)
            AND EXISTS (SELECT 1 FROM account a WHERE a.id = d.account_id)
          GROUP BY d.label_id, d.account_id, d.category, d.binned
+         ORDER BY d.label_id, d.account_id, d.category, d.binned
         ON CONFLICT (label_id, account_id, category, binned) DO UPDATE
            SET threads = c.threads + EXCLUDED.threads, unread_threads = c.unread_threads + EXCLUDED.unread_threads,
                emails = c.emails + EXCLUDED.emails, unread_emails = c.unread_emails + EXCLUDED.unread_emails,
