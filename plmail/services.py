@@ -35,6 +35,7 @@ from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
 from plmail.mail.composer import ComposerService
 from plmail.mail.contacts import ContactService
+from plmail.mail.counts import LabelCountKeeper
 from plmail.mail.destroy import MailDestroyer
 from plmail.mail.downloads import BlobService
 from plmail.mail.drafts import DraftService
@@ -85,6 +86,7 @@ class Services:
     provider_roles: ProviderRegistry
     providers: OfferedServices
     labels: LabelManager
+    label_counts: LabelCountKeeper
     blobs: BlobStore
     steps: StepRegistry
     import_state: InitialImportState
@@ -210,6 +212,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         provider_roles=providers,
         providers=host.offered(),
         labels=LabelManager(db),
+        label_counts=LabelCountKeeper(db),
         blobs=blobs,
         steps=steps,
         import_state=import_state,

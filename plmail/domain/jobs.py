@@ -63,6 +63,8 @@ PROPOSE_EVENTS = JobSpec("propose_events", QueueName.ENRICH, also_on=ENRICH_QUEU
 APPLY_RULE_TO_EXISTING = JobSpec("apply_rule_to_existing", QueueName.ENRICH)
 RESORT_MAIL = JobSpec("resort_mail", QueueName.ENRICH, timeout=3600, retries=2)
 WAKE_SNOOZED = JobSpec("wake_snoozed", QueueName.ENRICH, cron="* * * * *")
+# The triggers keep the counts; this nightly check re-derives them and logs any drift it repairs.
+REPAIR_LABEL_COUNTS = JobSpec("repair_label_counts", QueueName.ENRICH, cron="7 4 * * *", timeout=3600)
 
 # --- the assistant ---------------------------------------------------------------------------------------------
 CLASSIFY_MESSAGES = JobSpec("classify_messages", QueueName.ENRICH_BACKLOG, also_on=ENRICH_QUEUES, timeout=1800,

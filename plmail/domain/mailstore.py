@@ -81,6 +81,24 @@ class MailboxCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class CountDrift:
+    """A kept count that disagreed with its mail: (threads, unread threads, emails, unread emails, threads
+    with the label's email, of those unread) as kept and as re-derived."""
+    label_id: int
+    account_id: int
+    category: str
+    binned: bool
+    kept: tuple[int, ...]
+    derived: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CountRepair:
+    shares_moved: int
+    drifted: tuple[CountDrift, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class MessageSource:
     raw_path: str | None
     provider_kind: ProviderKind

@@ -123,14 +123,15 @@ class FilterCompiler:
             return f"(m.from_address ILIKE {p} OR m.from_name ILIKE {p})"
         if name in ("to", "cc", "bcc"):
             column = {"to": "to_addresses", "cc": "cc_addresses", "bcc": "bcc_addresses"}[name]
-            return f"(m.{column}::text ILIKE {p})"
+            # The three lists' trigram index finds the candidates; the named list decides.
+            return (f"(plmail_recipients_text(m.to_addresses, m.cc_addresses, m.bcc_addresses) ILIKE {p} "
+                    f"AND m.{column}::text ILIKE {p})")
         if name == "subject":
             return f"(m.subject ILIKE {p})"
         if name == "body":
             return f"(m.body_text ILIKE {p})"
         if name == "listId":
-            return (f"EXISTS (SELECT 1 FROM jsonb_each_text(m.headers) h "
-                    f"WHERE lower(h.key) = 'list-id' AND h.value ILIKE {p})")
+            return f"(plmail_list_id(m.headers) ILIKE {p})"
         return f"EXISTS (SELECT 1 FROM message_part mp WHERE mp.message_id = m.id AND mp.filename ILIKE {p})"
 
     # Conditions that are not free text, one method each.

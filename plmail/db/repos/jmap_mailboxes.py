@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from plmail.db.database import Database
 from plmail.domain.mailstore import MailboxCounts, MailboxRow
 
-_DRAFT = "(m.flags ? '\\Draft' OR m.flags ? '$draft')"
-
 
 class JmapMailboxRepository:
     def __init__(self, db: Database) -> None:
@@ -68,17 +66,15 @@ class JmapMailboxRepository:
         return {r["id"]: r["id"] for r in rows}
 
     async def counts(self, account_ids: Sequence[int], label_ids: Sequence[int]) -> dict[int, MailboxCounts]:
-        """Emails and threads per label within the accounts; unread emails leave drafts out (RFC 8621 §2)."""
+        """Emails and threads per label within the accounts, read from the kept counts (binned mail included);
+        unread emails leave drafts out (RFC 8621 §2)."""
         if not label_ids:
             return {}
         rows = await self.db.fetch(
-            f"""SELECT ml.label_id, count(*) AS total,
-                       count(*) FILTER (WHERE m.seen_at IS NULL AND NOT {_DRAFT}) AS unread,
-                       count(DISTINCT m.thread_id) AS threads,
-                       count(DISTINCT m.thread_id) FILTER (WHERE m.seen_at IS NULL AND NOT {_DRAFT}) AS unread_threads
-                  FROM message_label ml JOIN message m ON m.id = ml.message_id
-                 WHERE m.account_id = ANY($1::bigint[]) AND ml.label_id = ANY($2::int[])
-                 GROUP BY ml.label_id""",
+            """SELECT label_id, sum(emails)::int AS total, sum(unread_emails)::int AS unread,
+                      sum(email_threads)::int AS threads, sum(unread_email_threads)::int AS unread_threads
+                 FROM label_count WHERE account_id = ANY($1::int[]) AND label_id = ANY($2::int[])
+                GROUP BY label_id HAVING sum(emails) > 0""",
             list(account_ids), list(label_ids),
         )
         return {r["label_id"]: MailboxCounts(r["total"], r["unread"], r["threads"], r["unread_threads"]) for r in rows}

@@ -32,7 +32,7 @@ class LabelRepository:
         )
 
     async def sidebar(self, user_id: int) -> list[SidebarLabel]:
-        """Visible labels with the number of unread, not-binned threads under each."""
+        """Visible labels with the number of unread, not-binned threads under each (the kept counts)."""
         rows = await self.db.fetch(
             """WITH RECURSIVE tree AS (
                    SELECT id, 0 AS depth, ARRAY[lpad(coalesce(sort_order, 999999)::text, 7, '0'), lower(name)] AS ord
@@ -42,9 +42,8 @@ class LabelRepository:
                                                                   lower(l.name)]
                      FROM label l JOIN tree ON l.parent_id = tree.id WHERE l.user_id = $1 AND l.is_visible)
                SELECT l.id, l.name, l.role, l.parent_id, l.color, tree.depth,
-                      (SELECT count(*) FROM thread_label tl
-                         JOIN message_thread t ON t.id = tl.thread_id
-                        WHERE tl.label_id = l.id AND t.unread_count > 0 AND NOT t.binned) AS unread_threads
+                      (SELECT coalesce(sum(c.unread_threads), 0) FROM label_count c
+                        WHERE c.label_id = l.id AND NOT c.binned) AS unread_threads
                  FROM tree JOIN label l ON l.id = tree.id
                 ORDER BY tree.ord""",
             user_id,
