@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plmail.domain.enums import LabelRole
+from plmail.domain.mailstore import MailScope
 from tests.integration.mail.conftest import Mailbox
 from tests.support.mail import BASE_DATE, make_message
 from tests.support.repos import account_admin, label_counts
@@ -72,28 +73,34 @@ async def _fresh(mailbox: Mailbox, inbox: int) -> tuple[object, ...]:
     sidebar = {r["label_id"]: r["n"] for r in await db.fetch(_SIDEBAR)}
     per_account = {(r["account_id"], r["label_id"]): r["n"] for r in await db.fetch(_ACCOUNT_LABELS)}
     tabs = {r["category"]: r["n"] for r in await db.fetch(_TABS, inbox)}
-    boxes = {(r["account_id"], r["label_id"]): (r["total"], r["unread"], r["threads"], r["unread_threads"])
-             for r in await db.fetch(_MAILBOXES)}
+    boxes: dict[tuple[object, int], tuple[int, ...]] = {}
+    for r in await db.fetch(_MAILBOXES):
+        counts = (r["total"], r["unread"], r["threads"], r["unread_threads"])
+        boxes[(r["account_id"], r["label_id"])] = counts
+        # The unified account's Mailbox is the label over every account (a thread lives in one account).
+        whole = boxes.get(("unified", r["label_id"]), (0, 0, 0, 0))
+        boxes[("unified", r["label_id"])] = tuple(a + b for a, b in zip(whole, counts, strict=True))
     return sidebar, per_account, tabs, boxes
 
 
 async def _read(mailbox: Mailbox, accounts: list[int], step: int) -> tuple[object, ...]:
     services, user = mailbox.services, mailbox.user
     for account in accounts:
-        await services.mailboxes.bind_labels(user.id, account)
+        await services.mailboxes.bind_labels(user.id, MailScope.single(user.id, account))
     sidebar = {label.id: label.unread_threads for label in await services.labels.sidebar(user.id)
                if label.unread_threads}
     per_account = {(account, label): unread
                    for account, label, _, _, unread in await services.reader.views.account_labels(user.id) if unread}
     tabs = await services.reader.tab_unread(user.id)
     boxes = {}
-    for account in accounts:
-        for view in await services.mailboxes.views(user.id, account, counts_at=(step,)):
+    scopes = [MailScope.single(user.id, account) for account in accounts]
+    for scope in [*scopes, MailScope(user.id, tuple(accounts), unified=True)]:
+        for view in await services.mailboxes.views(user.id, scope, counts_at=(step,)):
             c = view.counts
             assert c is not None
             if c.total_emails:
-                boxes[(account, view.row.label_id)] = (c.total_emails, c.unread_emails, c.total_threads,
-                                                       c.unread_threads)
+                key = ("unified" if scope.unified else scope.account_id, view.row.label_id)
+                boxes[key] = (c.total_emails, c.unread_emails, c.total_threads, c.unread_threads)
     return sidebar, per_account, tabs, boxes
 
 
