@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.domain.mailstore import MailScope
 from plmail.services import Services
 from tests.support.repos import account_rows
 
@@ -111,7 +112,7 @@ async def fill(services: Services, messages: int, accounts: int = 3, report: boo
                     await conn.execute(statement.strip().rstrip(";"), start, min(start + step - 1, threads))
     labelled = time.perf_counter()
     for account_id in account_ids:
-        await services.mailboxes.bind_labels(user.id, account_id)
+        await services.mailboxes.bind_labels(user.id, MailScope.single(user.id, account_id))
     async with db.connection() as conn:
         await conn.execute("VACUUM ANALYZE")
     count = int(await db.fetchval("SELECT count(*) FROM message"))

@@ -59,6 +59,11 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- Without statistics on the tab expression the planner guesses one thread in 200 per tab and sorts the whole
+-- mailbox instead of walking the newest threads: the inbox's Primary tab would read every thread.
+CREATE STATISTICS IF NOT EXISTS message_thread_tab_stats ON (coalesce(user_category, category)) FROM message_thread;
+ANALYZE message_thread;
+
 LOCK TABLE label_count, label_count_share IN EXCLUSIVE MODE;
 DELETE FROM label_count_share;
 DELETE FROM label_count;
@@ -73,7 +78,7 @@ SELECT label_id, account_id, category, binned, sum(threads), sum(unread_threads)
 
 # Going back keeps the tab-keyed functions: the earlier migration's backwards step drops them with the tables.
 BACKWARDS_SQL = r"""
-SELECT 1;
+DROP STATISTICS IF EXISTS message_thread_tab_stats;
 """
 
 forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)
