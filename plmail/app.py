@@ -51,7 +51,7 @@ from plmail.web.controllers.settings import SettingsController
 from plmail.web.controllers.two_factor import TwoFactorController
 from plmail.web.pages import configure_jinja, locale_for
 from plmail.web.proxy import TrustedProxies
-from plmail.web.security import OriginCheck, SecurityHeaders
+from plmail.web.security import OriginCheck, SecurityHeaders, StyleNonce
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +177,7 @@ def create_app(
         middleware=[
             DefineMiddleware(TrustedProxies, networks=settings.trusted_proxies),
             DefineMiddleware(OriginCheck),
+            DefineMiddleware(StyleNonce),
             *([timing.middleware] if observed else []),
             flow.middleware,
             RequireSignIn(),

@@ -12,6 +12,12 @@
     }
   });
 
+  // One button of a form that deletes for good asks first: <button data-confirm="Empty the Trash?">.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-confirm]");
+    if (button && !window.confirm(button.getAttribute("data-confirm"))) event.preventDefault();
+  });
+
   // Forms that delete something ask first: <form data-confirm="Delete this label?">.
   document.addEventListener("submit", function (event) {
     var form = event.target;

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from typing import Final
 from urllib.parse import urlsplit
@@ -95,6 +96,30 @@ class OriginCheck:
         await self.app(scope, receive, send)
 
 
+STYLE_NONCE: Final = "style_nonce"
+
+
+class StyleNonce:
+    """ASGI middleware: a fresh nonce per request for the one inline style our own pages need, the default styles
+    the Trix editor inserts as <style> elements (it reads the nonce from <meta name="trix-csp-nonce">)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == ScopeType.HTTP:
+            scope.setdefault("state", {})[STYLE_NONCE] = secrets.token_urlsafe(16)
+        await self.app(scope, receive, send)
+
+
+def with_style_nonce(policy: str, nonce: str | None) -> str:
+    """The policy allowing `<style nonce=…>`. Not where inline styles are allowed already: beside a nonce a browser
+    ignores 'unsafe-inline', and the conversation page's framed mail needs it."""
+    if not nonce or "style-src " not in policy or "'unsafe-inline'" in policy:
+        return policy
+    return policy.replace("style-src ", f"style-src 'nonce-{nonce}' ", 1)
+
+
 class SecurityHeaders:
     """A `before_send` hook: it sees every response the app sends, error pages and unknown paths included."""
 
@@ -105,7 +130,13 @@ class SecurityHeaders:
         if message["type"] != "http.response.start":
             return
         secure = self.always_secure or scope.get("scheme") == "https"
-        message["headers"] = self.headers(list(message.get("headers", [])), secure)
+        headers = self.headers(list(message.get("headers", [])), secure)
+        nonce = (scope.get("state") or {}).get(STYLE_NONCE)
+        message["headers"] = [
+            (key, with_style_nonce(value.decode("latin-1"), nonce).encode("latin-1"))
+            if key.lower() == b"content-security-policy" else (key, value)
+            for key, value in headers
+        ]
 
     @staticmethod
     def headers(headers: list[tuple[bytes, bytes]], secure: bool) -> list[tuple[bytes, bytes]]:

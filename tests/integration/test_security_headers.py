@@ -104,7 +104,8 @@ async def test_every_page_carries_the_policy_and_no_inline_script(client: httpx.
         "/accounts/preset?email=a@gmail.com",
         f"/accounts/{ids['account']}", f"/accounts/{ids['account']}/progress", f"/accounts/{ids['account']}/sidebar",
         f"/part/{ids['part']}", "/calendar", "/calendar/new", "/calendar/soon", "/calendar/sharing",
-        "/calendar/extractors", "/compose", "/compose/outbox",
+        "/calendar/extractors", "/compose", "/compose/outbox", "/compose/contacts?q=be", "/settings/sending",
+        "/compose/submission/999999",
         # unknown ids and tokens: the refusal carries the headers as well
         "/calendar/999999/export.ics", "/calendar/event/999999/export.ics", "/calendar/feed/no-such-token",
         "/admin", "/admin/queues", "/healthz", "/static/plmail.css",
@@ -144,7 +145,12 @@ async def test_the_conversation_page_loosens_styles_and_images_only_as_far_as_it
     shown = await client.get(f"/thread/{seeded['thread']}?images={seeded['message']}")
     assert "img-src 'self' data: https: http:" in shown.headers["content-security-policy"]
     other = await client.get("/settings")
-    assert "style-src 'self';" in other.headers["content-security-policy"]
+    # Elsewhere styles come from our origin, plus the one <style> of Trix's defaults under this response's nonce.
+    nonce = re.search(r"style-src 'nonce-([A-Za-z0-9_-]{16,})' 'self';", other.headers["content-security-policy"])
+    assert nonce is not None, other.headers["content-security-policy"]
+    assert f'<meta name="trix-csp-nonce" content="{nonce.group(1)}">' in other.text
+    again = await client.get("/settings")
+    assert nonce.group(1) not in again.headers["content-security-policy"]  # a fresh nonce for every response
 
 
 @pytest.fixture
