@@ -176,8 +176,9 @@ async def test_reply_reply_all_and_forward_from_a_thread_by_keyboard(mailer: Mai
     await page.goto(thread_url)  # the reply, in the conversation
     await expect(page.locator("section.message")).to_have_count(2)
     await page.locator("section.message").last.scroll_into_view_if_needed()
+    # The live list may re-render the conversation while the provider's Sent copy is adopted: allow for a reload.
     await expect(page.frame_locator("section.message iframe.body").last.get_by_text("Friday works for all of us."))\
-        .to_be_visible()
+        .to_be_visible(timeout=20_000)
 
     await page.get_by_role("link", name="Inbox").first.click()
     await page.get_by_role("link", name="Plans for Saturday").first.click()
@@ -195,7 +196,7 @@ async def test_reply_reply_all_and_forward_from_a_thread_by_keyboard(mailer: Mai
     await expect(draft.locator(".draft-mark")).to_contain_text("Draft")
     await draft.scroll_into_view_if_needed()  # the body's frame loads when it is in view
     await expect(page.frame_locator("section.message iframe.body").last.get_by_text("Just to you, Bea.")) \
-        .to_be_visible()
+        .to_be_visible(timeout=20_000)
 
     await page.keyboard.press("f")  # f: forward, with the original's attachment
     composer = page.locator(".composer-shell.inline")
