@@ -9,6 +9,20 @@ from plmail.domain.enums import AccountStatus, LabelRole, Locale, ProviderKind
 
 
 @dataclass(frozen=True, slots=True)
+class Appearance:
+    """How the web UI looks and answers for one user (kept in app_user.settings, read with the user)."""
+
+    theme: str = "system"  # system | light | dark: "system" follows prefers-color-scheme
+    density: str = "comfortable"  # comfortable | compact
+    hour_cycle: str = ""  # "" (the language's custom) | "12" | "24"
+    shortcuts: bool = True  # Gmail's keyboard shortcuts, on by default
+
+    THEMES = ("system", "light", "dark")
+    DENSITIES = ("comfortable", "compact")
+    HOUR_CYCLES = ("", "12", "24")
+
+
+@dataclass(frozen=True, slots=True)
 class User:
     id: int
     email: str
@@ -18,6 +32,7 @@ class User:
     time_zone: str
     session_epoch: int
     created_at: datetime
+    appearance: Appearance = Appearance()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,9 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import Locale
-from plmail.domain.models import ThrottleState, User, UserCredentials
+from plmail.domain.models import Appearance, ThrottleState, User, UserCredentials
 
-_USER_COLUMNS = "id, email, display_name, is_admin, locale, time_zone, session_epoch, created_at"
+_USER_COLUMNS = "id, email, display_name, is_admin, locale, time_zone, session_epoch, created_at, settings"
 
 
 def _user(row: asyncpg.Record) -> User:
@@ -24,6 +24,22 @@ def _user(row: asyncpg.Record) -> User:
         time_zone=row["time_zone"],
         session_epoch=row["session_epoch"],
         created_at=row["created_at"],
+        appearance=_appearance(row["settings"]),
+    )
+
+
+def _appearance(value: object) -> Appearance:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    stored = loaded.get("appearance") if isinstance(loaded, dict) else None
+    if not isinstance(stored, dict):
+        return Appearance()
+    default = Appearance()
+    theme, density, cycle = stored.get("theme"), stored.get("density"), stored.get("hour_cycle")
+    return Appearance(
+        theme=theme if theme in Appearance.THEMES else default.theme,
+        density=density if density in Appearance.DENSITIES else default.density,
+        hour_cycle=cycle if cycle in Appearance.HOUR_CYCLES else default.hour_cycle,
+        shortcuts=stored.get("shortcuts") is not False,
     )
 
 
