@@ -81,7 +81,7 @@ WITH stats AS (
                FILTER (WHERE m.category_held_at IS NULL OR m.category_released_at IS NOT NULL))[1] AS newest_category,
            (array_agg(m.rule_category ORDER BY coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC)
                FILTER (WHERE m.rule_category IS NOT NULL))[1] AS newest_rule_category,
-           (array_agg(m.subject ORDER BY coalesce(m.sent_at, m.received_at, m.created_at), m.id))[1] AS first_subject
+           (array_agg(m.subject ORDER BY coalesce(m.received_at, m.sent_at, m.created_at), m.id))[1] AS first_subject
       FROM message m
      WHERE m.thread_id = ANY($1::bigint[])
      GROUP BY m.thread_id

@@ -205,7 +205,7 @@ class MailViewRepository:
         rows = await self.db.fetch(
             """SELECT m.* FROM message m JOIN account a ON a.id = m.account_id
                 WHERE a.user_id = $1 AND m.thread_id = $2
-                ORDER BY coalesce(m.sent_at, m.received_at, m.created_at), m.id""",
+                ORDER BY coalesce(m.received_at, m.sent_at, m.created_at), m.id""",
             user_id, thread_id,
         )
         return await self._views(rows)
