@@ -72,7 +72,8 @@ def _fill_source(path: str) -> None:
     with open(path, "rb") as f:
         po = read_po(f)
     for message in po:
-        if message.id and not message.string:
+        filled = all(message.string) if isinstance(message.string, tuple) else bool(message.string)
+        if message.id and not filled:
             message.string = message.id
     with open(path, "wb") as f:
         write_po(f, po, width=120, omit_header=False)

@@ -49,7 +49,7 @@ async def render(
     **context: Any,
 ) -> Template:
     user = current_user(request)
-    shared: dict[str, Any] = {"user": user, "locale": locale_for(request).value}
+    shared: dict[str, Any] = {"user": user, "locale": locale_for(request).value, "toast": _toast(request)}
     if user is not None and not context.pop("bare", False):
         services = services_from(request)
         shared["sidebar"] = await services.labels.sidebar(user.id)
@@ -62,6 +62,19 @@ async def render(
         shared["snooze_presets"] = snooze_presets(datetime.now(UTC), _zone_name(user))
     return Template(template_name=template, context={**shared, **context}, status_code=status_code,
                     headers=headers)
+
+
+TOASTS = frozenset({"archive", "trash", "spam", "move", "label_add", "snooze", "undone", "undo_gone"})
+
+
+def _toast(request: Request[Any, Any, Any]) -> dict[str, Any] | None:
+    """What an action just did (its redirect says so in the query), for the toast with Undo."""
+    kind = request.query_params.get("toast")
+    if kind not in TOASTS:
+        return None
+    count = request.query_params.get("n", "1")
+    return {"kind": kind, "undo": request.query_params.get("undo", "")[:40],
+            "n": int(count) if count.isdigit() else 1}
 
 
 @jinja2.pass_context
@@ -145,6 +158,26 @@ def clocktime(moment: datetime | None, user: User | None) -> str:
     return format_time(moment.astimezone(zone), _clock_pattern(user), tzinfo=zone, locale=_babel_locale(user))
 
 
+def fold_quotes(text: str) -> list[tuple[str, str]]:
+    """A plain-text body as ("text" | "quote" | "signature", lines) runs: quoted lines ("> …", with the
+    "On … wrote:" line before them) and everything after the "-- " signature separator fold behind "…"."""
+    runs: list[tuple[str, list[str]]] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line in ("-- ", "--"):
+            runs.append(("signature", lines[index:]))
+            break
+        quoted = line.lstrip().startswith(">")
+        introduces = (not quoted and line.rstrip().endswith(":") and index + 1 < len(lines)
+                      and lines[index + 1].lstrip().startswith(">"))
+        kind = "quote" if quoted or introduces else "text"
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(line)
+        else:
+            runs.append((kind, [line]))
+    return [(kind, "\n".join(block)) for kind, block in runs if "".join(block).strip() or kind == "text"]
+
+
 def configure_jinja(engine: JinjaTemplateEngine) -> None:
     environment = engine.engine
     environment.add_extension("jinja2.ext.i18n")
@@ -155,3 +188,4 @@ def configure_jinja(engine: JinjaTemplateEngine) -> None:
     environment.filters["localtime"] = localtime
     environment.filters["fulltime"] = fulltime
     environment.filters["clocktime"] = clocktime
+    environment.filters["fold_quotes"] = fold_quotes

@@ -36,6 +36,7 @@ class ThreadSummary:
     preview: str
     binned: bool = False
     snoozed_until: datetime | None = None
+    label_ids: tuple[int, ...] = ()  # the thread's labels, for the chips on its row
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,8 @@ _SUMMARY = """
 SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS subject, t.last_message_at,
        t.message_count, t.unread_count, t.attachment_count > 0 AS has_attachments, t.starred_at IS NOT NULL AS starred,
        t.category, coalesce(latest.from_name, '') AS sender_name, coalesce(latest.from_address, '') AS sender_address,
-       coalesce(latest.preview, '') AS preview, t.binned, t.snoozed_until
+       coalesce(latest.preview, '') AS preview, t.binned, t.snoozed_until,
+       ARRAY(SELECT tl.label_id FROM thread_label tl WHERE tl.thread_id = t.id ORDER BY tl.label_id) AS label_ids
   FROM message_thread t
   JOIN account a ON a.id = t.account_id
   LEFT JOIN LATERAL (
@@ -91,7 +93,7 @@ def _summary(r: asyncpg.Record) -> ThreadSummary:
     return ThreadSummary(
         r["id"], r["account_id"], r["account_name"] or "", r["subject"], r["last_message_at"], r["message_count"],
         r["unread_count"], r["has_attachments"], r["starred"], r["category"], r["sender_name"], r["sender_address"],
-        r["preview"], r["binned"], r["snoozed_until"],
+        r["preview"], r["binned"], r["snoozed_until"], tuple(r["label_ids"] or ()),
     )
 
 
