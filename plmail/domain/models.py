@@ -155,3 +155,13 @@ class Principal:
             if isinstance(account_id, str) and account_id == str(account.id):
                 return account
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class RulePreviewMatch:
+    """A conversation the filter being written would catch, for the editor's preview."""
+
+    thread_id: int
+    sender: str
+    subject: str
+    arrived_at: datetime | None

@@ -590,6 +590,45 @@ async def test_plmail_can_be_added_to_a_home_screen(world: World) -> None:
     await page.context.close()
 
 
+# -- filters ------------------------------------------------------------------------------------------------
+
+
+async def test_filter_editor_lists_matches_reorders_and_shows_live_progress(world: World) -> None:
+    page = await world.page()
+    for name, word in (("Notes", "note"), ("Trips", "hamburg")):
+        await page.goto(world.base + "/rules/new")
+        await page.get_by_label("Name").fill(name)
+        await page.get_by_label("Field").first.select_option("subject")
+        await page.get_by_label("Value").first.fill(word)
+        star = page.get_by_label("Star it")
+        await star.check()
+        preview = page.locator("#rule-preview")
+        if name == "Notes":
+            await expect(preview).to_contain_text("matches 8 messages", timeout=10_000)
+            rows = preview.locator("table.rule-matches tbody tr")
+            await expect(rows).to_have_count(8)
+            await expect(rows.first).to_contain_text("Note number 7")  # the newest arrival first
+            await expect(rows.first).to_contain_text("Alice")
+            await expect(preview).to_contain_text("If the subject contains “note”, then star it.")
+            # The checkbox sits on the line of its text, not above it.
+            box, text = await star.bounding_box(), await page.locator("label", has_text="Star it").bounding_box()
+            assert box is not None and text is not None and abs(box["y"] - text["y"]) < 12
+        await page.get_by_role("button", name="Save filter").click()
+        await expect(page.get_by_role("heading", name="Filters")).to_be_visible()
+    names = page.locator("ul.rules > li > strong")
+    await expect(names).to_have_text(["Notes", "Trips"])
+    await page.get_by_role("button", name="Move Notes down").click()
+    await expect(names).to_have_text(["Trips", "Notes"])
+    await page.get_by_role("button", name="Move Notes up").click()
+    await expect(names).to_have_text(["Notes", "Trips"])
+    notes = page.locator("ul.rules > li", has_text="Notes")
+    await notes.get_by_role("button", name="Apply to existing mail").click()
+    # The list follows the run without a reload.
+    await expect(page.locator("ul.rules > li", has_text="Notes").locator(".run-state")).to_contain_text(
+        re.compile(r"Ran on existing mail: 8 of \d+ matched"), timeout=30_000)
+    await page.context.close()
+
+
 # -- accessibility ------------------------------------------------------------------------------------------
 
 
