@@ -229,6 +229,25 @@
         row.setAttribute("aria-expanded", "true");
       });
     });
+    // HTML bodies: quotes and signatures are hidden by the frame's own style until "…" shows them.
+    document.querySelectorAll("iframe[data-html-body]").forEach(function (frame) {
+      var toggle = frame.nextElementSibling;
+      function fit() { frame.style.height = (frame.contentDocument.documentElement.scrollHeight + 24) + "px"; }
+      function check() {
+        var doc = frame.contentDocument;
+        if (!doc || !toggle || !toggle.hasAttribute("data-fold-toggle")) return;
+        toggle.hidden = !doc.querySelector("blockquote, .gmail_quote, .gmail_signature, .moz-cite-prefix");
+      }
+      frame.addEventListener("load", check);
+      if (frame.contentDocument && frame.contentDocument.readyState === "complete") check();
+      if (toggle && toggle.hasAttribute("data-fold-toggle")) {
+        toggle.addEventListener("click", function () {
+          var shown = frame.contentDocument.documentElement.classList.toggle("show-quotes");
+          toggle.setAttribute("aria-expanded", shown ? "true" : "false");
+          fit();
+        });
+      }
+    });
     var expandAll = document.querySelector("[data-expand-all]");
     if (expandAll) {
       expandAll.addEventListener("click", function () {

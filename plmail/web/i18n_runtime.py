@@ -9,6 +9,11 @@ def N_(text: str) -> str:
     return text
 
 
+def NC_(context: str, text: str) -> str:
+    """pgettext_noop: the same, for a word whose meaning depends on `context`."""
+    return text
+
+
 MAIL_RUNTIME = (
     N_("Snoozed"),
     N_("Drafts"),
@@ -194,3 +199,7 @@ WEB_UI_RUNTIME = (
     N_("Africa"), N_("America"), N_("Antarctica"), N_("Arctic"), N_("Asia"), N_("Atlantic"), N_("Australia"),
     N_("Europe"), N_("Indian"), N_("Pacific"), N_("Other"),
 )
+
+# The state of this process's worker per queue on the admin page (jobs/workers.py WorkerState)
+WORKER_STATES = (NC_("worker", "starting"), NC_("worker", "running"), NC_("worker", "restarting"),
+                 NC_("worker", "stopped"), NC_("worker", "dead"))

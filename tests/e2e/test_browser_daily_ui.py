@@ -75,8 +75,9 @@ class World:
 
 
 async def _seed(services: Services) -> dict[str, int]:
-    eve = await services.users.create_user("eve@example.org", PASSWORD, time_zone="Europe/Berlin")
-    await services.users.create_user("dora@example.org", PASSWORD, time_zone="Europe/Berlin", locale=Locale.DE)
+    eve = await services.users.create_user("eve@example.org", PASSWORD, time_zone="Europe/Berlin", is_admin=True)
+    await services.users.create_user("dora@example.org", PASSWORD, time_zone="Europe/Berlin", locale=Locale.DE,
+                                     is_admin=True)
     account = await account_rows(services).create(user_id=eve.id, provider_kind=ProviderKind.LOCAL, name="Home",
                                                   email="eve@example.org")
     roles = await services.labels.role_ids(eve.id)
@@ -108,6 +109,11 @@ async def _seed(services: Services) -> dict[str, int]:
         headers={"Authentication-Results": "mx.example.org; spf=pass smtp.mailfrom=example.org; "
                                            "dkim=pass header.d=example.org; dmarc=pass header.from=example.org"}),
         account_id=account, label_ids=(inbox,), received_at=base + timedelta(hours=3))])
+    await services.pipeline.ingest([parse_message(make_message(
+        message_id="htmlquote@x", subject="Menu for Friday", date=base, to=["eve@example.org"], body="Soup.\n",
+        html="<p>Soup and bread.</p><div class=gmail_quote>On Tuesday Bob wrote:<blockquote>What do we eat?"
+             "</blockquote></div>"),
+        account_id=account, label_ids=(inbox,), received_at=base + timedelta(hours=4))])
     assert labelled.messages and quoted.messages
     return {"account": account, "inbox": inbox, "travel": travel, "trains": trains,
             "long": long_result.messages[0].thread_id or 0, "quoted": quoted.messages[0].thread_id or 0}
@@ -478,6 +484,18 @@ async def test_quotes_and_signatures_fold_and_show_original_has_headers_source_a
     download = httpx.get(world.base + (href or ""), cookies=cookies)
     assert download.status_code == 200 and download.headers["content-type"].startswith("message/rfc822")
     assert b"Message-ID: <quoted@x>" in download.content
+    await page.context.close()
+
+
+async def test_quotes_in_html_mail_fold_behind_the_ellipsis(world: World) -> None:
+    page = await world.page()
+    thread = await world.services.db.fetchval("SELECT id FROM message_thread WHERE subject = 'Menu for Friday'")
+    await page.goto(world.base + f"/thread/{thread}")
+    body = page.frame_locator("iframe.body")
+    await expect(body.get_by_text("Soup and bread.")).to_be_visible()
+    await expect(body.get_by_text("What do we eat?")).to_be_hidden()
+    await page.get_by_role("button", name="Show quoted text").click()
+    await expect(body.get_by_text("What do we eat?")).to_be_visible()
     await page.context.close()
 
 

@@ -16,7 +16,8 @@ from plmail.web.i18n import LOCALE_DIR, translate, translate_in, translate_plura
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2), "translate": None,
-            "translate_in": ((1, "c"), 2), "translate_plural": (1, 2), "N_": None}
+            "translate_in": ((1, "c"), 2), "translate_plural": (1, 2), "N_": None,
+            "NC_": ((1, "c"), 2)}
 
 
 def _extracted() -> Catalog:

@@ -122,7 +122,7 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
         days.append({"date": cell.day.isoformat(), "label": day_label(cell.day, locale, t), "number": cell.day.day,
                      "entries": entries, "in_range": cell.in_range, "today": cell.day == today})
     if window.view is CalendarView.MONTH:
-        heading = month_label(window.anchor, t)
+        heading = month_label(window.anchor, locale)
     elif window.view is CalendarView.DAY:
         heading = day_label(window.anchor, locale, t)
     else:
