@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
-from babel.dates import format_date, format_time
+from babel.dates import format_date, format_time, get_day_names
 
 from plmail.calendar.timezones import zone
 
@@ -27,6 +27,12 @@ def reader_zone(name: str | None) -> tzinfo:
 def day_label(day: date, locale: str, t: Translator | None = None) -> str:
     """"Wed 16 March 2022" / "Mi 16. März 2022", from Babel's CLDR names of days and months."""
     return format_date(day, _DAY_PATTERNS.get(locale, _DAY_PATTERNS["en"]), locale=locale)
+
+
+def weekday_names(locale: str) -> list[str]:
+    """Monday to Sunday, abbreviated as the month grid's column heads ("Mon" / "Mo")."""
+    names = get_day_names("abbreviated", context="stand-alone", locale=locale)
+    return [str(names[i]) for i in range(7)]
 
 
 def month_label(day: date, locale: str = "en") -> str:

@@ -26,6 +26,7 @@ from plmail.calendar.display import (
     month_label,
     reader_zone,
     span_label,
+    weekday_names,
 )
 from plmail.calendar.invites import EventCard
 from plmail.calendar.writer import EventEdit
@@ -130,7 +131,7 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
     return {"view": window.view.value, "anchor": window.anchor.isoformat(), "heading": heading, "days": days,
             "weeks": [days[i : i + 7] for i in range(0, len(days), 7)], "previous": window.previous.isoformat(),
             "following": window.following.isoformat(), "today": today.isoformat(), "views": VIEW_LABELS,
-            "weekdays": [t(name) for name in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")]}
+            "weekdays": weekday_names(locale)}
 
 
 def _inputs(starts_at: datetime, ends_at: datetime, user: User, all_day: bool) -> tuple[str, str]:
