@@ -169,19 +169,10 @@ class ThreadOperations:
     async def trash(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                     ) -> OperationResult:
         """Trash means: Trash on, Inbox off (and any other location: Archive, Spam, Snoozed: a binned thread
-        must not wake up in the Inbox)."""
-        thread_ids = tuple(thread_ids)
-        result = await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.TRASH],
-                                         remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM,
-                                                 LabelRole.SNOOZED])
-        await self._forget_snooze(result, thread_ids)
-        return result
-
-    async def _forget_snooze(self, result: OperationResult, thread_ids: Iterable[int]) -> None:
-        """Only whole threads: a thread keeps its alarm while some of its messages still sleep."""
-        whole = sorted(set(result.threads) & set(thread_ids))
-        if whole:
-            await self.repo.set_snoozed_until(whole, None)
+        must not wake up in the Inbox; its alarm stays asleep with it, so Undo brings the snooze back whole)."""
+        return await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.TRASH],
+                                       remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM,
+                                               LabelRole.SNOOZED])
 
     async def untrash(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                       ) -> OperationResult:
@@ -190,12 +181,9 @@ class ThreadOperations:
 
     async def spam(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                    ) -> OperationResult:
-        thread_ids = tuple(thread_ids)
-        result = await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.SPAM],
-                                         remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.TRASH,
-                                                 LabelRole.SNOOZED])
-        await self._forget_snooze(result, thread_ids)
-        return result
+        return await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.SPAM],
+                                       remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.TRASH,
+                                               LabelRole.SNOOZED])
 
     async def not_spam(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                        ) -> OperationResult:

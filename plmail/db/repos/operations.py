@@ -117,10 +117,13 @@ class OperationRepository:
         )
 
     async def due_snoozes(self, now: datetime, limit: int) -> list[tuple[int, int]]:
-        """(user id, thread id) of snoozed threads whose time has come."""
+        """(user id, thread id) of snoozed threads whose time has come; a thread moved out of Snoozed (to the
+        Trash, to Spam) keeps its alarm asleep until it is back there."""
         rows = await self.db.fetch(
             """SELECT a.user_id, t.id FROM message_thread t JOIN account a ON a.id = t.account_id
                 WHERE t.snoozed_until IS NOT NULL AND t.snoozed_until <= $1
+                  AND EXISTS (SELECT 1 FROM thread_label tl JOIN label l ON l.id = tl.label_id
+                               WHERE tl.thread_id = t.id AND l.role = 'snoozed')
                 ORDER BY t.snoozed_until LIMIT $2""",
             now, limit,
         )

@@ -153,12 +153,29 @@ async def test_a_snoozed_thread_moved_to_trash_stays_there_and_offers_restore_no
     thread_id, ids = await _thread(mailbox, *_conversation())
     later = datetime.now(UTC) + timedelta(hours=3)
     await ops.snooze(mailbox.user.id, [thread_id], later)
-    await ops.trash(mailbox.user.id, thread_ids=[thread_id])
+    with ops.undoable() as ticket:
+        await ops.trash(mailbox.user.id, thread_ids=[thread_id])
     assert [await _labels(mailbox, i) for i in ids] == [{"trash"}, {"trash"}]
-    assert await mailbox.services.db.fetchval("SELECT snoozed_until FROM message_thread WHERE id = $1",
-                                              thread_id) is None
     assert await ops.wake_due(later + timedelta(seconds=1)) == 0  # it must not wake into the Inbox from the Trash
     assert await _labels(mailbox, ids[0]) == {"trash"}
+    summary = await mailbox.services.reader.views.thread(mailbox.user.id, thread_id)
+    assert summary is not None and summary.binned  # the page offers Restore (thread.html), not Unsnooze
+    # Undo brings the snooze back whole: in Snoozed, and it wakes at its time.
+    await ops.undo(mailbox.user.id, ticket.key)
+    assert [await _labels(mailbox, i) for i in ids] == [{"snoozed"}, {"snoozed"}]
+    assert await ops.wake_due(later + timedelta(seconds=1)) == 1
+    assert [await _labels(mailbox, i) for i in ids] == [{"inbox"}, {"inbox"}]
+
+
+async def test_undoing_a_snooze_takes_its_alarm_away(mailbox: Mailbox) -> None:
+    ops = mailbox.services.operations
+    thread_id, ids = await _thread(mailbox, *_conversation())
+    with ops.undoable() as ticket:
+        await ops.snooze(mailbox.user.id, [thread_id], datetime.now(UTC) + timedelta(hours=1))
+    await ops.undo(mailbox.user.id, ticket.key)
+    assert [await _labels(mailbox, i) for i in ids] == [{"inbox"}, {"inbox"}]
+    assert await mailbox.services.db.fetchval("SELECT snoozed_until FROM message_thread WHERE id = $1",
+                                              thread_id) is None
 
 
 async def test_lists_and_threads_order_by_arrival_not_by_the_date_header(mailbox: Mailbox) -> None:
