@@ -176,6 +176,20 @@ def _main_pages(world: World) -> list[tuple[str, str]]:
     ]
 
 
+# The innermost elements reaching past the right edge, to say what made a page too wide.
+_WIDER_THAN_THE_VIEWPORT = """() => Array.from(document.querySelectorAll('body *'))
+    .filter(e => {
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+            if (/(auto|scroll|hidden)/.test(getComputedStyle(a).overflowX)) return false;  // scrolls in its pane
+        }
+        return e.getBoundingClientRect().right > window.innerWidth + 1 && !Array.from(e.children).some(
+            c => c.getBoundingClientRect().right > window.innerWidth + 1);
+    })
+    .slice(0, 4).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ')[0] : '')
+        + (e.name ? '[' + e.name + ']' : '') + ' in ' + (e.parentElement.className || e.parentElement.tagName)
+        + ' ' + Math.round(e.getBoundingClientRect().right))"""
+
+
 # -- layout -------------------------------------------------------------------------------------------------
 
 
@@ -189,7 +203,8 @@ async def test_no_main_page_scrolls_sideways_from_phone_to_laptop(world: World) 
                 await page.goto(world.base + path)
                 scroll_width = await page.evaluate("document.documentElement.scrollWidth")
                 if scroll_width > width:
-                    too_wide.append(f"{name} at {width} px is {scroll_width} px wide")
+                    culprits = await page.evaluate(_WIDER_THAN_THE_VIEWPORT)
+                    too_wide.append(f"{name} at {width} px is {scroll_width} px wide: {culprits}")
                 await page.screenshot(path=OUTPUT / f"{name}-{width}-{'dark' if dark else 'light'}.png")
             await page.context.close()
     assert not too_wide, too_wide
@@ -216,6 +231,14 @@ async def test_at_phone_width_the_list_comes_first_and_the_sidebar_opens_from_th
     await expect(page.get_by_role("button", name="Mark read")).to_be_hidden()
     await page.locator("summary", has_text="More").click()
     await expect(page.get_by_role("button", name="Mark read")).to_be_visible()
+    # The conversation's toolbar too: Archive, Delete and Spam stay, the rest is under More.
+    await page.goto(world.base + f"/thread/{world.quoted_thread}")
+    actions = page.get_by_role("toolbar", name="Conversation actions")
+    await expect(actions.get_by_role("button", name="Archive")).to_be_visible()
+    await expect(actions.get_by_role("button", name="Mark unread")).to_be_hidden()
+    await actions.locator("summary", has_text="More").click()
+    await expect(actions.get_by_role("button", name="Mark unread")).to_be_visible()
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 390
     await page.context.close()
 
 
