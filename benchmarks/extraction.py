@@ -1,6 +1,10 @@
-"""Messages per second through the event-extraction runner (ICS + schema.org extractors).
+"""Messages per second through the event-extraction runner, and what KItinerary adds.
 
 Usage: .venv/bin/python benchmarks/extraction.py [--rounds 5]
+
+First, KItinerary's own test inputs (`../shared/corpus/kitinerary-autotests/extractordata`, each file as the
+mail that would carry it: see tests/unit/calendar/corpus.py): how many of those messages give at least one
+event without the KItinerary extractor and with it (when `kitinerary-extractor` is installed).
 
 Reads the whole SpamAssassin public corpus (straight from its tarballs) and the Thunderbird
 invitation mails plus KItinerary's JSON-LD booking mail, builds one ExtractionContext per message
@@ -27,9 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plmail.calendar.extraction import (
     EventExtractionRunner,
     ExtractionContext,
+    KItineraryEngine,
     context_from_mime,
     default_registry,
 )
+from tests.unit.calendar.corpus import kitinerary_inputs, kitinerary_mail
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 ARCHIVES = ("easy_ham", "easy_ham_2", "hard_ham", "spam", "spam_2")
@@ -70,10 +76,33 @@ def report(label: str, count: int, per_second: float, events: int) -> None:
     print(f"  {label:<44} {count:>6} messages  {per_second:>10,.0f} messages/s  {events:>4} events")
 
 
+async def with_events(runner: EventExtractionRunner, contexts: list[ExtractionContext]) -> int:
+    found = 0
+    for ctx in contexts:
+        found += bool((await runner.run(ctx)).events)
+    return found
+
+
+async def kitinerary_corpus() -> None:
+    contexts = [context_from_mime(kitinerary_mail(path)) for path in kitinerary_inputs()]
+    engine = KItineraryEngine.discover()
+    without = await with_events(EventExtractionRunner(default_registry(KItineraryEngine(None))), contexts)
+    print(f"KItinerary autotest inputs as mail: {len(contexts)} messages")
+    print(f"  with at least one event, without KItinerary: {without:>4}")
+    if not engine.available:
+        print("  with KItinerary: not measured, kitinerary-extractor is not installed (libkpimitinerary-bin)")
+        return
+    began = time.perf_counter()
+    found = await with_events(EventExtractionRunner(default_registry(engine)), contexts)
+    seconds = time.perf_counter() - began
+    print(f"  with at least one event, with KItinerary:    {found:>4}   ({engine.binary}, {seconds:.1f} s)")
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    await kitinerary_corpus()
 
     raw_corpus = spamassassin()
     raw_calendar = calendar_mail()

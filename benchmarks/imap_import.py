@@ -4,13 +4,15 @@ Usage: .venv/bin/python benchmarks/imap_import.py [--messages 10000] [--repeat 3
 
 A private Dovecot gets the messages as Maildir files; then, per repeat, with a fresh PostgreSQL cluster
 (plmail's embedded settings, fsync on) and a fresh Maildir for mbsync:
-  mbsync        `mbsync -a` pulls every folder into a Maildir (isync's defaults: fsync on); and once more
-                with `FSync no`, to show how much of its time is the disk
+  mbsync        `mbsync -a` pulls every folder into a Maildir (isync's defaults: fsync on), then `notmuch new`
+                indexes it (the peer that does plmail's job: fetch, store, index for search); and mbsync once
+                more with `FSync no`, to show how much of its time is the disk
   plmail        `plmail sync --wait`'s code path: the sync, then import pages of 50 back to back, each
                 through the full pipeline (parse, sanitise, store originals, categorise, thread, rules,
                 change log, search vector)
   plmail jobs   the same import as chained jobs on the ingest_backlog queue, run by saq workers
-Prints messages/s for each and the ratio to mbsync.
+Prints messages/s for each, per round plmail's time over mbsync + notmuch new's (issue 22's target: <= 1.0
+in every round, and >= 1,100 msg/s), and the ratio to mbsync alone.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from tests.support.dovecot import DovecotServer, DovecotUser
 from tests.support.repos import account_admin
 
 MBSYNC = shutil.which("mbsync") or "/usr/bin/mbsync"
+NOTMUCH = shutil.which("notmuch") or "/usr/bin/notmuch"
 WORDS = (
     "meeting", "invoice", "project", "report", "budget", "travel", "schedule", "update", "review", "draft",
     "contract", "order", "delivery", "account", "payment", "release", "version", "server", "backup",
@@ -112,11 +115,25 @@ def mbsync_rate(mail: DovecotUser, base: Path, count: int, *, fsync: bool = True
     return count / seconds
 
 
+def notmuch_seconds(base: Path) -> float:
+    """`notmuch new` over the Maildir mbsync just pulled: the indexing half of the peer's job."""
+    maildir = base / "mbsync-maildir"
+    config = base / "notmuch-config"
+    config.write_text(f"[database]\npath={maildir}\n[user]\nname=Bench\nprimary_email=bench@bench.example\n"
+                      "[new]\ntags=unread;inbox;\n[maildir]\nsynchronize_flags=true\n")
+    started = time.perf_counter()
+    result = subprocess.run([NOTMUCH, "--config", str(config), "new", "--quiet"], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"notmuch new failed:\n{result.stderr}")
+    return seconds
+
+
 async def _account(services: Services, mail: DovecotUser, email: str) -> int:
     user = await services.users.create_user(email, "benchmark password")
     return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
         email=f"{mail.name}@bench.example", host=mail.server.host, port=mail.server.port, tls="none",
-        username=mail.name, password=mail.password))
+        username=mail.name, password=mail.password), operator=True)
 
 
 async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
@@ -184,6 +201,7 @@ def main() -> None:
                 dsn = pg.start()
                 settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn})
                 mb = mbsync_rate(mail, base, args.messages)
+                indexed = notmuch_seconds(base)
                 mb_nofsync = mbsync_rate(mail, base, args.messages, fsync=False)
                 fg = asyncio.run(plmail_foreground(settings, dsn, mail, args.messages))
                 jobs = None if args.skip_workers else asyncio.run(plmail_jobs(settings, dsn, mail, args.messages))
@@ -191,8 +209,11 @@ def main() -> None:
                 pg.stop()
                 shutil.rmtree(data, ignore_errors=True)
             rows.append((mb, fg, jobs, mb_nofsync))
-            print(f"round {round_ + 1}: mbsync {mb:,.0f} msg/s (FSync no: {mb_nofsync:,.0f}), plmail {fg:,.0f} msg/s"
-                  + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else ""), flush=True)
+            peer = args.messages / mb + indexed
+            print(f"round {round_ + 1}: mbsync {mb:,.0f} msg/s (FSync no: {mb_nofsync:,.0f}), "
+                  f"notmuch new {indexed:.1f} s, plmail {fg:,.0f} msg/s"
+                  + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else "")
+                  + f"; plmail / (mbsync + notmuch new) = {args.messages / fg / peer:.2f} (target <= 1.0)", flush=True)
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)

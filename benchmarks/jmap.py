@@ -1,11 +1,15 @@
-"""JMAP latency over HTTP: Email/query (Inbox, 50, collapseThreads) chained into Email/get of those 50.
+"""JMAP latency over HTTP: Email/query (Inbox, 50, collapseThreads) chained into Email/get of those 50,
+Mailbox/get with its counts, and Email/changes after 1,000 new messages.
 
 Usage: .venv/bin/python benchmarks/jmap.py [--messages 100000] [--runs 300]
 
-Fills a private PostgreSQL cluster (plmail's embedded settings) with one account's mail through SQL
-(threads of two or three messages, 70 % of them in the Inbox), starts a real `plmail serve` on
-loopback, and times the request a phone's list view makes, end to end over HTTP with an app
-password. Prints p50/p95 per variant. Target: p95 under 50 ms for the first one.
+Fills a private PostgreSQL cluster (plmail's embedded settings) with benchmarks/scale.py's fill (messages /
+2.5 threads in 3 accounts, 70 % of them in the Inbox), starts a real `plmail serve` on loopback, and times
+the requests a phone makes, end to end over HTTP with an app password, in the user's unified account (every
+account's mail behind the user's labels: the primary account a phone uses) and in one connected account.
+Prints p50/p95 per request. Targets: issue 20, p95 < 50 ms for the unified list view and for /changes;
+issue 22 (at 1M), Email/query + get p95 < 20 ms, Mailbox/get with counts p95 < 10 ms, Email/changes after
+1,000 new messages p95 < 30 ms.
 """
 
 from __future__ import annotations
@@ -15,10 +19,10 @@ import asyncio
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,93 +31,12 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.cluster import private_cluster
+from benchmarks.scale import Filled, fill, rss_mib, serve, wait_healthy
 from plmail.config import Settings
-from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.domain.enums import LabelRole
+from plmail.mail.ingest import parse_message
 from plmail.services import open_services
-from tests.support.repos import account_rows
-
-WORDS = ["invoice", "meeting", "project", "budget", "travel", "flight", "hotel", "report", "quarterly", "review",
-         "design", "contract", "offer", "schedule", "dinner", "weekend", "family", "photos", "update", "release"]
-
-THREADS = """
-INSERT INTO message_thread (id, account_id, subject, normalized_subject, last_message_at, message_count, unread_count,
-                            attachment_count, category, category_pinned, threading_method, binned, created_at,
-                            updated_at)
-SELECT g, $2, 'Thread ' || g, 'thread ' || g, now(), 0, 0, 0, 'primary', false, 'references', false, now(), now()
-  FROM generate_series(1, $1) AS g
-"""
-# Message i belongs to thread 1 + i*2/5 (two or three messages, close in time), newest first by id.
-MESSAGES = """
-INSERT INTO message (id, account_id, thread_id, subject, from_address, from_name, to_addresses, cc_addresses,
-                     bcc_addresses, reply_to, in_reply_to, thread_references, headers, flags, received_at, sent_at,
-                     seen_at, body_text, preview, category, size, has_attachments, rfc_message_id, created_at,
-                     updated_at)
-SELECT i, $3, 1 + (i * 2) / 5, 'Thread ' || (1 + (i * 2) / 5),
-       'person' || (i % 500) || '@example' || (i % 40) || '.org', 'Person ' || (i % 500),
-       '[{"name": "Me", "address": "bench@example.org"}]'::jsonb, '[]'::jsonb, '[]'::jsonb,
-       '[]'::jsonb, '[]'::jsonb, '[]'::jsonb, '{"Subject": "Thread"}'::jsonb, '[]'::jsonb,
-       now() - make_interval(mins => ($4 - i)::int), now() - make_interval(mins => ($4 - i)::int),
-       CASE WHEN i % 4 = 0 THEN NULL ELSE now() END,
-       (SELECT string_agg(w, ' ') FROM (SELECT ($5::text[])[1 + ((i * 31 + k * 7) % 20)] AS w
-                                          FROM generate_series(1, 40) AS k) words),
-       'Preview of message ' || i, 'primary', 3000 + i % 997, i % 9 = 0, 'm' || i || '@bench.example', now(), now()
-  FROM generate_series($1::bigint, $2::bigint) AS i
-"""
-LABELS = """
-INSERT INTO message_label (message_id, label_id)
-SELECT m.id, CASE WHEN m.thread_id % 10 < 7 THEN $1::int ELSE $2::int END FROM message m;
-INSERT INTO thread_label (thread_id, label_id)
-SELECT DISTINCT m.thread_id, ml.label_id FROM message m JOIN message_label ml ON ml.message_id = m.id;
-"""
-
-
-async def fill(settings: Settings, dsn: str, count: int) -> tuple[str, int]:
-    services = await open_services(settings, dsn)
-    try:
-        user = await services.users.create_user("bench@example.org", "benchmark password")
-        account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Bench",
-                                                 email="bench@example.org")
-        roles = await services.labels.role_ids(user.id)
-        db = services.db
-        threads = 1 + (count * 2) // 5
-        await db.execute(THREADS, threads, account)
-        step = 20_000
-        for start in range(1, count + 1, step):
-            await db.execute(MESSAGES, start, min(start + step - 1, count), account, count, WORDS)
-        async with db.connection() as conn:
-            await conn.execute(LABELS.replace("$1::int", str(roles[LabelRole.INBOX]))
-                               .replace("$2::int", str(roles[LabelRole.ARCHIVE])))
-        await db.execute("SELECT setval('message_id_seq', $1)", count)
-        await db.execute("SELECT setval('message_thread_id_seq', $1)", threads)
-        async with db.connection() as conn:
-            await conn.execute("VACUUM ANALYZE")
-        token = (await services.app_passwords.create(user.id, "Benchmark")).token
-        return token, account
-    finally:
-        await services.close()
-
-
-def serve(settings: Settings, dsn: str, port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLMAIL_")}
-    env.update({"PLMAIL_DATABASE_URL": dsn, "PLMAIL_DATA_DIR": str(settings.data_dir), "PLMAIL_PORT": str(port),
-                "PLMAIL_LOG_LEVEL": "WARNING"})
-    with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "plmail.cli", "serve", "--queues", ""], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-
-
-def wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"plmail serve exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("plmail serve did not become healthy")
+from tests.support.mail import make_message
 
 
 def list_view(account: str, inbox: str, *, position: int = 0, total: bool = False,
@@ -152,54 +75,90 @@ def measure(http: httpx.Client, runs: int, body: Any, before: Callable[[int], No
     return statistics.median(samples), samples[max(int(len(samples) * 0.95) - 1, 0)]
 
 
-def run(settings: Settings, dsn: str, count: int, runs: int) -> None:
-    started = time.perf_counter()
-    token, account_id = asyncio.run(fill(settings, dsn, count))
-    print(f"filled {count:,} messages in {time.perf_counter() - started:.0f} s")
-    port = 18_000 + random.Random().randint(0, 999)
-    log = settings.data_dir.parent / "serve.log"
-    process = serve(settings, dsn, port, log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process, log)
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            account = str(account_id)
-            using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
+def ingest_new(settings: Settings, dsn: str, account_id: int, count: int) -> None:
+    """`count` new messages through the pipeline (change log and all), as a sync would store them."""
+    async def run() -> None:
+        services = await open_services(settings, dsn)
+        try:
+            user_id = int(await services.db.fetchval("SELECT user_id FROM account WHERE id = $1", account_id))
+            inbox = (await services.labels.role_ids(user_id))[LabelRole.INBOX]
+            for start in range(0, count, 50):
+                batch = [parse_message(make_message(message_id=f"new{n}@bench.example", subject=f"New {n}",
+                                                    date=datetime.now(UTC)),
+                                       account_id=account_id, label_ids=(inbox,))
+                         for n in range(start, min(start + 50, count))]
+                await services.pipeline.ingest(batch)
+        finally:
+            await services.close()
+    asyncio.run(run())
+
+
+def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: str) -> None:
+    """The phone's requests in the user's unified account (the primary one, issue 20) and in one account."""
+    using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {filled.token}"}, timeout=60) as http:
+        unified = http.get("/jmap/session").json()["primaryAccounts"]["urn:ietf:params:jmap:mail"]
+        scopes = ((unified, "unified"), (str(filled.accounts[0]), "one account"))
+        print(f"{'request (JMAP over HTTP)':<60}{'p50 ms':>10}{'p95 ms':>10}")
+        for account, label in scopes:
             mailboxes = http.post("/jmap/api", json={"using": using, "methodCalls": [
                 ["Mailbox/get", {"accountId": account}, "m"]]})
             boxes = mailboxes.json()["methodResponses"][0][1]["list"]
             inbox = next(m for m in boxes if m["role"] == "inbox")
-            print(f"Inbox: {inbox['totalEmails']:,} emails in {inbox['totalThreads']:,} threads")
+            print(f"[{label}] Inbox: {inbox['totalEmails']:,} emails in {inbox['totalThreads']:,} threads, "
+                  f"{inbox['unreadEmails']:,} unread")
             rng = random.Random(5)
             first = list_view(account, inbox["id"], properties=LIST_PROPERTIES)
             newest = http.post("/jmap/api", json=first).json()["methodResponses"][0][1]["ids"][-1]
 
-            def change_state(run: int) -> None:
+            def change_state(run: int, account: str = account, newest: str = newest) -> None:
                 """A write between requests: remembered results no longer apply, everything is computed."""
                 http.post("/jmap/api", json={"using": using, "methodCalls": [["Email/set", {
                     "accountId": account, "update": {newest: {"keywords/$flagged": True if run % 2 else None}}},
                     "s"]]})
 
+            mailbox_get = {"using": using, "methodCalls": [["Mailbox/get", {"accountId": account}, "m"]]}
             cases: list[tuple[str, Any, Callable[[int], None] | None]] = [
                 ("query inbox 50 collapsed + get (list view)", first, None),
                 ("  the same after a change each time", first, change_state),
-                ("same, Email/get default properties", list_view(account, inbox["id"]), None),
                 ("same, with calculateTotal", list_view(account, inbox["id"], total=True,
                                                         properties=LIST_PROPERTIES), None),
-                ("  the same after a change each time", list_view(account, inbox["id"], total=True,
-                                                                  properties=LIST_PROPERTIES), change_state),
-                ("same, random page 1-20", lambda: list_view(account, inbox["id"], position=50 * rng.randint(0, 19),
-                                                             properties=LIST_PROPERTIES), None),
-                ("  the same after a change each time", lambda: list_view(
-                    account, inbox["id"], position=50 * rng.randint(0, 19), properties=LIST_PROPERTIES),
-                 change_state),
-                ("Mailbox/get with counts (after a change)", {"using": using, "methodCalls": [
-                    ["Mailbox/get", {"accountId": account}, "m"]]}, change_state),
+                ("same, random page 1-20", lambda account=account, inbox=inbox, rng=rng: list_view(
+                    account, inbox["id"], position=50 * rng.randint(0, 19), properties=LIST_PROPERTIES), None),
+                ("Mailbox/get with counts", mailbox_get, None),
+                ("Mailbox/get with counts (after a change)", mailbox_get, change_state),
             ]
-            print(f"{'request':<46}{'p50 ms':>10}{'p95 ms':>10}")
             for name, body, before in cases:
                 p50, p95 = measure(http, runs, body, before)
-                print(f"{name:<46}{p50:>10.1f}{p95:>10.1f}")
+                print(f"[{label}] {name:<46}{p50:>10.1f}{p95:>10.1f}", flush=True)
+        states = {account: http.post("/jmap/api", json={"using": using, "methodCalls": [
+            ["Email/get", {"accountId": account, "ids": []}, "g"]]}).json()["methodResponses"][0][1]["state"]
+            for account, _ in scopes}
+        started = time.perf_counter()
+        ingest_new(settings, dsn, filled.accounts[0], 1000)
+        print(f"(1,000 new messages stored through the pipeline in {time.perf_counter() - started:.1f} s)")
+        for account, label in scopes:
+            changes = {"using": using, "methodCalls": [
+                ["Email/changes", {"accountId": account, "sinceState": states[account]}, "c"]]}
+            probe = http.post("/jmap/api", json=changes).json()["methodResponses"][0]
+            if probe[0] != "Email/changes" or not probe[1]["created"]:
+                raise SystemExit(f"Email/changes did not list the new messages in {label}: {probe}")
+            print(f"([{label}] Email/changes lists {len(probe[1]['created'])} created, hasMoreChanges "
+                  f"{probe[1]['hasMoreChanges']})")
+            p50, p95 = measure(http, runs, changes)
+            print(f"[{label}] {'Email/changes after 1,000 new messages':<46}{p50:>10.1f}{p95:>10.1f}")
+
+
+def run(settings: Settings, dsn: str, count: int, runs: int) -> None:
+    filled = asyncio.run(fill(settings, dsn, count))
+    port = 18_000 + os.getpid() % 1000
+    log = settings.data_dir.parent / "serve.log"
+    process = serve(settings, dsn, port, log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process, log)
+        measure_jmap(url, filled, runs, settings, dsn)
+        print(f"plmail serve RSS after the runs: {rss_mib(process.pid):.0f} MiB")
     finally:
         process.terminate()
         process.wait(30)

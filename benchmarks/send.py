@@ -67,7 +67,7 @@ async def run(settings: Settings, dsn: str, sends: int, drain: int, dovecot: Dov
         server = mail.imap()
         account_id = await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
             email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none", username=mail.name,
-            password=mail.password, ca_file=str(smtp.ca_file), **smtp.settings()))
+            password=mail.password, ca_file=str(smtp.ca_file), **smtp.settings()), operator=True)
         await services.sync.run(account_id)
         token = (await services.app_passwords.create(user.id, "bench")).token
         identity = await services.identities.primary(user.id, account_id)

@@ -11,6 +11,7 @@ from typing import Any
 from litestar import Litestar, Request
 from litestar.config.csrf import CSRFConfig
 from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
+from litestar.middleware.base import DefineMiddleware
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -28,7 +29,7 @@ from plmail.jobs.workers import WorkerSupervisor
 from plmail.keys import InstallationKeys
 from plmail.ops.metrics import HTTP_PREFIX
 from plmail.services import Services, open_services
-from plmail.web.auth import RequireSignIn
+from plmail.web.auth import FLOW_COOKIE, RequireSignIn
 from plmail.web.controllers.accounts import AccountController
 from plmail.web.controllers.actions import ActionController
 from plmail.web.controllers.admin import AdminController
@@ -45,13 +46,17 @@ from plmail.web.controllers.metrics import metrics
 from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
 from plmail.web.controllers.rules import RuleController
 from plmail.web.controllers.sending_settings import SendingSettingsController
+from plmail.web.controllers.sessions import SessionsController
 from plmail.web.controllers.settings import SettingsController
+from plmail.web.controllers.two_factor import TwoFactorController
 from plmail.web.pages import configure_jinja, locale_for
+from plmail.web.proxy import TrustedProxies
+from plmail.web.security import OriginCheck, SecurityHeaders, StyleNonce
 
 log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).parent
-SESSION_MAX_AGE = 30 * 24 * 3600
+FLOW_MAX_AGE = 3600  # the OAuth round trip and a sign-in waiting for its code; sessions live on the server
 _CSRF_EXEMPT = ["^/healthz", "^/metrics", "^/jmap", "^/.well-known/"]
 
 
@@ -121,10 +126,10 @@ def create_app(
             if owned:
                 await active.close()
 
-    session = CookieBackendConfig(
+    flow = CookieBackendConfig(
         secret=keys.session_cookie,
-        key="plmail_session",
-        max_age=SESSION_MAX_AGE,
+        key=FLOW_COOKIE,
+        max_age=FLOW_MAX_AGE,
         secure=settings.secure_cookies,
         httponly=True,
         samesite="lax",
@@ -157,6 +162,8 @@ def create_app(
             AccountController,
             OAuthController,
             DevicesController,
+            SessionsController,
+            TwoFactorController,
             *JMAP_ROUTES,
             CalendarController,
             AdminController,
@@ -167,11 +174,21 @@ def create_app(
             *([metrics] if observed else []),
             create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),
         ],
-        middleware=[*([timing.middleware] if observed else []), session.middleware, RequireSignIn()],
+        middleware=[
+            DefineMiddleware(TrustedProxies, networks=settings.trusted_proxies),
+            DefineMiddleware(OriginCheck),
+            DefineMiddleware(StyleNonce),
+            *([timing.middleware] if observed else []),
+            flow.middleware,
+            RequireSignIn(),
+        ],
+        before_send=[SecurityHeaders(always_secure=settings.secure_cookies)],
         csrf_config=csrf,
         template_config=templates,
         plugins=[HTMXPlugin()],
         lifespan=[lifespan],
+        # No API explorer: its pages load their scripts from a CDN, which the CSP (rightly) refuses.
+        openapi_config=None,
         logging_config=None,  # the command line configured logging; keep one format
         exception_handlers={
             NotFoundException: _not_found,

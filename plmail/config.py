@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +65,21 @@ def _path_list(raw: str | None) -> tuple[str, ...] | None:
     return tuple(part for part in raw.split(os.pathsep) if part)
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _networks(key: str, raw: str | None) -> tuple[Network, ...]:
+    """Addresses or CIDR ranges, separated by commas or spaces."""
+    result: list[Network] = []
+    for part in (raw or "").replace(",", " ").split():
+        try:
+            result.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ConfigurationError(f"{key} must list IP addresses or networks such as 127.0.0.1 or 10.0.0.0/8, "
+                                     f"got {part!r}") from None
+    return tuple(result)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     data_dir: Path
@@ -88,7 +104,11 @@ class Settings:
     pg_system_dirs: tuple[str, ...] | None = None
     metrics_token: str | None = None
     log_format: str = "text"
+    # Reverse proxies whose X-Forwarded-For/-Proto/-Host are believed; nobody's by default.
+    trusted_proxies: tuple[Network, ...] = ()
     sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
+    # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
+    kitinerary: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -128,5 +148,7 @@ class Settings:
             pg_system_dirs=_path_list(env.get("PLMAIL_PG_SYSTEM_DIRS")),
             metrics_token=env.get("PLMAIL_METRICS_TOKEN") or None,
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
+            trusted_proxies=_networks("PLMAIL_TRUSTED_PROXIES", env.get("PLMAIL_TRUSTED_PROXIES")),
             sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
+            kitinerary=env.get("PLMAIL_KITINERARY") or None,
         )

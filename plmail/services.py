@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.service import AccountService
 from plmail.accounts.sync import AccountSyncService
@@ -17,6 +18,7 @@ from plmail.assistant.service import AssistantService, ClassificationCatchUp
 from plmail.assistant.settings import AssistantSettingsStore
 from plmail.assistant.step import ClassifyMailStep
 from plmail.calendar.container import CalendarServices
+from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
@@ -33,6 +35,8 @@ from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
 from plmail.mail.composer import ComposerService
 from plmail.mail.contacts import ContactService
+from plmail.mail.counts import LabelCountKeeper
+from plmail.mail.destroy import MailDestroyer
 from plmail.mail.downloads import BlobService
 from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
@@ -45,6 +49,7 @@ from plmail.mail.operations import ThreadOperations
 from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.propagation import PropagationService
+from plmail.mail.quota import QuotaService
 from plmail.mail.reader import MailReader
 from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
@@ -52,11 +57,14 @@ from plmail.mail.sending_preferences import SendingPreferencesService
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
+from plmail.mail.vacation import VacationService, VacationStep
 from plmail.ops.metrics import MetricsService
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.app_passwords import AppPasswordService
 from plmail.users.service import UserService
+from plmail.users.sessions import SessionService, TrustedDevices
 from plmail.users.throttle import LoginThrottle
+from plmail.users.two_factor import TwoFactorService
 
 
 @dataclass(slots=True)
@@ -66,6 +74,9 @@ class Services:
     db: Database
     queues: QueueSet
     users: UserService
+    sessions: SessionService
+    two_factor: TwoFactorService
+    connection_tests: ConnectionTestGate
     probes: QueueProbeService
     queue_overview: QueueOverviewService
     health: HealthService
@@ -75,6 +86,7 @@ class Services:
     provider_roles: ProviderRegistry
     providers: OfferedServices
     labels: LabelManager
+    label_counts: LabelCountKeeper
     blobs: BlobStore
     steps: StepRegistry
     import_state: InitialImportState
@@ -106,7 +118,11 @@ class Services:
     contacts: ContactService
     sending_preferences: SendingPreferencesService
     composer: ComposerService
+    rsvp: RsvpService
     metrics: MetricsService
+    destroyer: MailDestroyer
+    vacation: VacationService
+    quota: QuotaService
 
     def start_watchers(self) -> None:
         """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
@@ -152,9 +168,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     # Registered first: releasing held mail is scheduled before any other step can fail.
     steps.register(ClassifyMailStep(queues, assistant_settings))
     raw_messages = RawMessageResolver(blobs, providers)
-    calendar = CalendarServices.build(db, blobs, raw_messages)
+    calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
     steps.register(calendar.step(queues))
     steps.register(calendar.proposal_step(queues))
+    steps.register(VacationStep(db, queues))
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
     admin = AccountAdminRepository(db)
@@ -166,12 +183,15 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     for plugin in load_plugins(plugins):
         plugin.install(host)
     throttle = LoginThrottle(db)
+    sessions = SessionService(db)
+    two_factor = TwoFactorService(db, keys.credentials)
     downloads = BlobService(db, blobs, raw_messages)
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
-    queue_overview = QueueOverviewService(db, queues)
-    replies = ReplyService(db, downloads, identities)
     outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
                            sends_per_hour=settings.sends_per_hour)
+    queue_overview = QueueOverviewService(db, queues)
+    destroyer = MailDestroyer(db, providers, queues)
+    replies = ReplyService(db, downloads, identities)
     contacts = ContactService(db)
     sending_preferences = SendingPreferencesService(db, identities, outbox)
     return Services(
@@ -179,7 +199,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         keys=keys,
         db=db,
         queues=queues,
-        users=UserService(db, throttle),
+        users=UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor),
+        sessions=sessions,
+        two_factor=two_factor,
+        connection_tests=host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db)),
         probes=QueueProbeService(db, queues),
         queue_overview=queue_overview,
         health=HealthService(db),
@@ -189,6 +212,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         provider_roles=providers,
         providers=host.offered(),
         labels=LabelManager(db),
+        label_counts=LabelCountKeeper(db),
         blobs=blobs,
         steps=steps,
         import_state=import_state,
@@ -198,7 +222,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         raw_messages=raw_messages,
         operations=operations,
         rules=rules,
-        propagation=PropagationService(db, providers),
+        propagation=PropagationService(db, providers, destroyer),
         calendar=calendar,
         app_passwords=AppPasswordService(db, throttle),
         emails=EmailReader(db, downloads),
@@ -220,7 +244,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         contacts=contacts,
         sending_preferences=sending_preferences,
         composer=ComposerService(drafts, replies, identities, outbox, sending_preferences, contacts),
+        rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
+        destroyer=destroyer,
+        vacation=VacationService(db, identities, replies, drafts, outbox),
+        quota=QuotaService(db, settings.data_dir),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +34,8 @@ def pg() -> Iterator[PgTestCluster]:
 
 @pytest.fixture(scope="session")
 async def migrated_template(pg: PgTestCluster) -> str:
+    if os.environ.get("PLMAIL_TEST_TEMPLATE_READY"):  # tools/mutation migrated it once for every mutant
+        return TEMPLATE_DB
     dsn = pg.create_database(TEMPLATE_DB)
     engine = await open_engine(dsn, max_size=2)
     try:
@@ -74,14 +77,25 @@ async def services(settings: Settings, database_url: str) -> AsyncIterator[Servi
 
 
 @pytest.fixture
-async def client(settings: Settings, database_url: str, services: Services) -> AsyncIterator[httpx.AsyncClient]:
-    """The real ASGI app over HTTP in this event loop, without workers (pages only), sharing `services`."""
+async def web_app(settings: Settings, database_url: str, services: Services) -> AsyncIterator[Litestar]:
+    """The real ASGI app, its lifespan running, without workers (pages only), sharing `services`."""
     app = create_app(settings, database_url, worker_queues=(), services=services)
-    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
-    async with running_lifespan(app), httpx.AsyncClient(
-        transport=transport, base_url="http://plmail.test", follow_redirects=True
-    ) as http:
+    async with running_lifespan(app):
+        yield app
+
+
+@pytest.fixture
+async def client(web_app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
+    """The app over HTTP in this event loop, as a browser at 203.0.113.7 would reach it."""
+    async with browser(web_app) as http:
         yield http
+
+
+def browser(app: Litestar, address: str = "203.0.113.7", *, base_url: str = "http://plmail.test"
+            ) -> httpx.AsyncClient:
+    """Another browser on the same app, from another client address (its own cookies)."""
+    transport = httpx.ASGITransport(app=app, client=(address, 40000))
+    return httpx.AsyncClient(transport=transport, base_url=base_url, follow_redirects=True)
 
 
 @asynccontextmanager

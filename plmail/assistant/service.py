@@ -211,7 +211,7 @@ class AssistantService:
         if settings.host is None or not settings.host.model:
             return ConnectionTest("not_configured", "", 0)
         started = time.monotonic()
-        key = api_key or await self.settings.api_key()
+        key = api_key or await self.settings.api_key(for_url=settings.host.url)
         try:
             verdict = await self.classifier.classify(settings, key, SAMPLE)
         except ModelError as exc:

@@ -41,7 +41,19 @@ class AssistantSettings:
         return self.classifying and self.hold_enabled
 
 
+def origin_of(url: str) -> str:
+    """scheme://host[:port], the unit a key is bound to (a path change stays with the same server)."""
+    parts = urlsplit(url.strip())
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+
+
+KEY_FOR_OTHER_ORIGIN = "The URL points to another server now: enter its API key again."
+
+
 class AssistantSettingsStore:
+    """The stored API key is sent only to the origin it was saved for: a connection test against a typed URL,
+    or a changed URL, never carries it elsewhere."""
+
     def __init__(self, repo: SettingsRepository, box: CredentialBox) -> None:
         self.repo = repo
         self.box = box
@@ -59,14 +71,22 @@ class AssistantSettingsStore:
             timeout_seconds=float(raw.get("timeout_seconds", 30.0)),
         )
 
-    async def api_key(self) -> str | None:
-        sealed = (await self.repo.get(KEY)).get("api_key")
+    async def api_key(self, for_url: str | None = None) -> str | None:
+        """The stored key, when `for_url` (default: the saved URL) has the origin the key was saved for."""
+        raw = await self.repo.get(KEY)
+        sealed = raw.get("api_key")
         if not sealed:
             return None
         try:
-            return str(self.box.open(base64.b64decode(str(sealed))).get("key") or "") or None
+            opened = self.box.open(base64.b64decode(str(sealed)))
         except (CredentialError, ValueError):
             return None
+        # A key saved before keys were bound to origins belongs to the URL it was saved with.
+        bound = str(opened.get("origin") or origin_of(str(raw.get("url", ""))))
+        target = for_url if for_url is not None else str(raw.get("url", ""))
+        if not target or origin_of(target) != bound:
+            return None
+        return str(opened.get("key") or "") or None
 
     async def save(self, *, kind: str, url: str, model: str, api_key: str | None, hold_enabled: bool,
                    hold_max_seconds: int, timeout_seconds: float = 30.0) -> None:
@@ -88,7 +108,10 @@ class AssistantSettingsStore:
                 raise ValidationError("Name the model to use.")
             value.update(kind=kind, url=url.strip().rstrip("/"), model=model.strip())
             if api_key:
-                value["api_key"] = base64.b64encode(self.box.seal({"key": api_key})).decode()
+                sealed = self.box.seal({"key": api_key, "origin": origin_of(url)})
+                value["api_key"] = base64.b64encode(sealed).decode()
             elif current.get("api_key"):
+                if await self.api_key(for_url=url) is None:
+                    raise ValidationError(KEY_FOR_OTHER_ORIGIN)
                 value["api_key"] = current["api_key"]
         await self.repo.put(KEY, value)

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from plmail.calendar.extraction.kitinerary import BOOKING_SENDERS, BOOKING_SUBJECT_STEMS
 from plmail.calendar.service import EventExtractionService, ExtractionRunReport, ReplaySource
-from plmail.db.repos.calendar_sources import CalendarSourceRepository
+from plmail.db.repos.calendar_sources import BookingScan, CalendarSourceRepository
 
 PAGE = 200
 
@@ -26,10 +27,21 @@ class BackfillReport:
     run: ExtractionRunReport
 
 
+# What KItinerary may read, for the scan of stored mail (the run asks the extractor's supports() after).
+BOOKING_SCAN = BookingScan(
+    sender_domains=tuple(sorted(BOOKING_SENDERS)), subject_stems=BOOKING_SUBJECT_STEMS,
+    attachment_types=("application/vnd.apple.pkpass", "application/pdf"), attachment_suffixes=(".pkpass", ".pdf"),
+)
+
+
 class EventBackfill:
-    def __init__(self, sources: CalendarSourceRepository, extraction: EventExtractionService) -> None:
+    def __init__(
+        self, sources: CalendarSourceRepository, extraction: EventExtractionService, *, bookings: bool = False
+    ) -> None:
+        """``bookings``: KItinerary is installed, so the scan also finds mail that looks like a booking."""
         self.sources = sources
         self.extraction = extraction
+        self.bookings = bookings
 
     async def run(
         self,
@@ -44,7 +56,8 @@ class EventBackfill:
         for user_id in users:
             after: tuple[datetime, int] | None = None
             while True:
-                found = await self.sources.candidates(user_id, after=after, limit=page)
+                found = await self.sources.candidates(
+                    user_id, after=after, limit=page, bookings=BOOKING_SCAN if self.bookings else None)
                 if not found:
                     break
                 # Pages go in arrival order, so an older revision is read before the newer one, as it was live.

@@ -23,6 +23,7 @@ from plmail.domain.errors import NotFoundError
 MAX_ENTRIES = 2_000
 AGENDA_DAYS = 30
 SHOWN_OCCURRENCES = 100
+MAX_EXPORT = 20_000
 
 
 class CalendarView(StrEnum):
@@ -131,6 +132,13 @@ class CalendarBrowser:
                 days.append(DayEntries(day, tuple(listed), in_range))
             day += timedelta(days=1)
         return CalendarWindow(view, anchor, first, last, previous, following, tuple(days))
+
+    async def calendar_with_events(self, user_id: int, calendar_id: int) -> tuple[CalendarRow, list[StoredEvent]]:
+        """One of the user's calendars and every event in it (an export)."""
+        calendar = await self.calendars.owned(user_id, calendar_id)
+        if calendar is None:
+            raise NotFoundError("No such calendar.")
+        return calendar, await self.events.in_calendar(user_id, calendar_id, limit=MAX_EXPORT)
 
     async def detail(self, user_id: int, event_id: int) -> EventDetail:
         event = await self.events.owned(user_id, event_id)

@@ -6,7 +6,18 @@ from dataclasses import dataclass
 
 from plmail.calendar.backfill import EventBackfill
 from plmail.calendar.browse import CalendarBrowser
-from plmail.calendar.extraction import EventExtractionRunner, default_registry
+from plmail.calendar.calendar_objects import CalendarObjects
+from plmail.calendar.editor import CalendarEditor
+from plmail.calendar.extraction import (
+    EngineStatus,
+    EventExtractionRunner,
+    ExtractorRegistry,
+    KItineraryEngine,
+    KItineraryExtractor,
+    default_registry,
+)
+from plmail.calendar.feeds import CalendarFeeds
+from plmail.calendar.ics_files import IcsImporter
 from plmail.calendar.invites import InviteReader
 from plmail.calendar.proposals.backfill import ProposalBackfill
 from plmail.calendar.proposals.service import ProposalService
@@ -17,14 +28,18 @@ from plmail.calendar.service import EventExtractionService
 from plmail.calendar.step import ExtractEventsStep
 from plmail.calendar.stored import StoredContextBuilder
 from plmail.calendar.suppression import EventSuppressor
+from plmail.calendar.upcoming import UpcomingEvents
 from plmail.calendar.writer import CalendarEventWriter
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
+from plmail.db.repos.calendar_changes import CalendarChangeRepository
 from plmail.db.repos.calendar_events import CalendarEventRepository
+from plmail.db.repos.calendar_feeds import CalendarFeedRepository
 from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.calendar_proposals import ProposalRepository
 from plmail.db.repos.calendar_sources import CalendarSourceRepository
 from plmail.db.repos.calendar_store import CalendarRepository
+from plmail.db.repos.users import UserRepository
 from plmail.domain.ports import Enqueuer
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 
@@ -41,9 +56,19 @@ class CalendarServices:
     browser: CalendarBrowser
     proposals: ProposalService
     proposal_backfill: ProposalBackfill
+    extractors: ExtractorRegistry
+    kitinerary: KItineraryEngine
+    editor: CalendarEditor
+    importer: IcsImporter
+    feeds: CalendarFeeds
+    objects: CalendarObjects
+    upcoming: UpcomingEvents
 
     @classmethod
-    def build(cls, db: Database, blobs: BlobStore, raw_messages: RawMessageResolver) -> CalendarServices:
+    def build(
+        cls, db: Database, blobs: BlobStore, raw_messages: RawMessageResolver, *, kitinerary: str | None = None
+    ) -> CalendarServices:
+        """``kitinerary``: the binary's path, ``off``, or None to look for it where Debian installs it."""
         calendars = CalendarRepository(db)
         events = CalendarEventRepository(db)
         links = EventSourceLinkRepository(db)
@@ -52,23 +77,38 @@ class CalendarServices:
         writer = CalendarEventWriter(events)
         suppressor = EventSuppressor(db)
         reconciler = EventReconciler(events, links, writer, resolver, suppressor)
+        engine = KItineraryEngine.discover(kitinerary)
+        extractors = default_registry(engine)
         extraction = EventExtractionService(
             db, sources, links, StoredContextBuilder(sources, blobs, raw_messages),
-            EventExtractionRunner(default_registry()), reconciler,
+            EventExtractionRunner(extractors), reconciler,
         )
         proposal_rows = ProposalRepository(db)
-        proposals = ProposalService(db, proposal_rows, events, suppressor, writer, resolver)
+        proposals = ProposalService(db, proposal_rows, events, suppressor, writer, resolver, links=links)
+        accounts = AccountRepository(db)
         return cls(
             resolver=resolver, writer=writer,
             suppressor=suppressor, reconciler=reconciler, extraction=extraction,
-            backfill=EventBackfill(sources, extraction), invites=InviteReader(events, links),
-            browser=CalendarBrowser(calendars, events, links, AccountRepository(db)),
+            backfill=EventBackfill(sources, extraction, bookings=engine.available),
+            invites=InviteReader(events, links),
+            browser=CalendarBrowser(calendars, events, links, accounts),
             proposals=proposals, proposal_backfill=ProposalBackfill(sources, proposal_rows, proposals),
+            extractors=extractors, kitinerary=engine,
+            editor=CalendarEditor(db, calendars, events, writer, suppressor),
+            importer=IcsImporter(db, calendars, events, writer),
+            feeds=CalendarFeeds(CalendarFeedRepository(db), calendars, events, UserRepository(db)),
+            objects=CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts),
+            upcoming=UpcomingEvents(events, links),
         )
 
     def step(self, queues: Enqueuer) -> ExtractEventsStep:
         """The post-ingest step that queues this extraction for new mail."""
-        return ExtractEventsStep(queues)
+        return ExtractEventsStep(queues, bookings=self.kitinerary.available)
+
+    def extractor_statuses(self) -> list[tuple[str, EngineStatus]]:
+        """Extractors that depend on something outside plmail, and whether it is there (the admin page)."""
+        return [(extractor.name, extractor.status()) for extractor in self.extractors.ordered()
+                if isinstance(extractor, KItineraryExtractor)]
 
     def proposal_step(self, queues: Enqueuer) -> ProposeEventsStep:
         """The post-ingest step that queues the proposal pass for new mail."""

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from plmail.calendar.extraction import ICS_EXTRACTOR, STRUCTURED_DATA_EXTRACTOR, ExtractedEvent, Participant
+from plmail.calendar.extraction import (
+    ICS_EXTRACTOR,
+    KITINERARY_EXTRACTOR,
+    STRUCTURED_DATA_EXTRACTOR,
+    ExtractedEvent,
+    Participant,
+)
 from plmail.calendar.extraction.claims import override_key
 from plmail.calendar.sources import EventSource
 from plmail.calendar.writer import EventDraft
@@ -15,6 +21,8 @@ from plmail.calendar.writer import EventDraft
 SOURCE_BY_EXTRACTOR: Mapping[str, EventSource] = {
     ICS_EXTRACTOR: EventSource.ICS,
     STRUCTURED_DATA_EXTRACTOR: EventSource.STRUCTURED_DATA,
+    # KItinerary's output is schema.org data too, read deterministically; the link names who read it.
+    KITINERARY_EXTRACTOR: EventSource.STRUCTURED_DATA,
 }
 ANSWERED = frozenset({"accepted", "declined", "tentative", "delegated"})
 

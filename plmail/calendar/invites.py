@@ -13,20 +13,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from plmail.calendar.extraction import STRUCTURED_DATA_EXTRACTOR, IcsEventExtractor
+from plmail.calendar.extraction import KITINERARY_EXTRACTOR, STRUCTURED_DATA_EXTRACTOR, IcsEventExtractor
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_links import EventSourceLinkRepository
+from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE
 
 
 class CardKind(StrEnum):
     INVITATION = "invitation"
     BOOKING = "booking"
+    ACCEPTED = "accepted"  # a proposal of this message the reader added to the calendar
 
 
 # Which card a link is drawn as, by the extractor that left it (its name constant, never a retyped string).
 CARD_BY_EXTRACTOR: Mapping[str, CardKind] = {
     IcsEventExtractor.NAME: CardKind.INVITATION,
     STRUCTURED_DATA_EXTRACTOR: CardKind.BOOKING,
+    KITINERARY_EXTRACTOR: CardKind.BOOKING,
+    ACCEPTED_PROPOSAL_EVIDENCE: CardKind.ACCEPTED,
 }
 
 

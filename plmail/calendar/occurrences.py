@@ -52,6 +52,8 @@ class Occurrence:
     end: datetime | date
     cancelled: bool
     is_override: bool
+    title: str | None = None  # this instance's own title, when an override gives one
+    location: str | None = None
 
 
 def occurrence_window(reference: datetime) -> tuple[datetime, datetime]:
@@ -155,7 +157,9 @@ class _Frame:
         else:
             finish = begin + span
         is_cancelled = cancelled or (patch is not None and patch.get("status") == "cancelled")
-        return Occurrence(self.out(wall), begin, finish, is_cancelled, patch is not None)
+        title = patch.get("title") if patch is not None else None
+        return Occurrence(self.out(wall), begin, finish, is_cancelled, patch is not None,
+                          title[:500] if isinstance(title, str) and title else None, _place(patch))
 
     def overlaps(self, occurrence: Occurrence, window_start: datetime, window_end: datetime) -> bool:
         begin, finish = self._instant(occurrence.start), self._instant(occurrence.end)
@@ -166,6 +170,18 @@ class _Frame:
         if isinstance(value, datetime) and value.tzinfo is not None:
             return value
         return self.wall(value).replace(tzinfo=UTC)
+
+
+def _place(patch: Mapping[str, object] | None) -> str | None:
+    """The first location name of an override (JSCalendar ``locations``: id → Location)."""
+    places = patch.get("locations") if patch is not None else None
+    if not isinstance(places, Mapping):
+        return None
+    for place in list(places.values())[:5]:
+        name = place.get("name") if isinstance(place, Mapping) else None
+        if isinstance(name, str) and name:
+            return name[:500]
+    return None
 
 
 def _length(start: datetime | date, end: datetime | date | None, duration: timedelta | None) -> timedelta:

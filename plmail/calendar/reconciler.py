@@ -78,9 +78,6 @@ class ClaimOutcome:
 class ReconcileReport:
     outcomes: tuple[ClaimOutcome, ...]
 
-    def count(self, outcome: Outcome) -> int:
-        return sum(1 for item in self.outcomes if item.outcome is outcome)
-
 
 def _not_mail_owned(event: StoredEvent) -> bool:
     source = EventSource._value2member_map_.get(event.values.source)

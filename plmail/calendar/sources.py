@@ -5,6 +5,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import assert_never
 
+from plmail.domain.calendar import EventStatus
+
+# Below every parsed source (the schema.org markup's 90, an invitation's 100): a guess never looks like a fact.
+UNTRUSTED_CONFIDENCE_CAP = 50
+
 
 class EventSource(StrEnum):
     MANUAL = "manual"
@@ -15,7 +20,8 @@ class EventSource(StrEnum):
     REMOTE_SYNC = "remote_sync"
 
     def is_trusted(self) -> bool:
-        """False means: never pushed to a connected calendar, confidence capped, shown with a confirmation.
+        """False means: never pushed outward (a connected calendar, a subscription feed), confidence capped,
+        stored tentative and shown with an explicit "unconfirmed" marker.
 
         Exhaustive on purpose: a new member must be classified here by hand, or mypy fails, instead of
         silently inheriting calendar-write permission the way a `!= LLM` comparison would grant it.
@@ -48,3 +54,21 @@ class EventSource(StrEnum):
             ):
                 return False
         assert_never(source)
+
+
+def is_trusted_source(stored: str) -> bool:
+    """A stored source string, read as `EventSource.is_trusted`; a value no member names is not trusted."""
+    known = EventSource._value2member_map_.get(stored)
+    return isinstance(known, EventSource) and known.is_trusted()
+
+
+def written_status(source: EventSource, claimed: EventStatus) -> EventStatus:
+    """An untrusted source never asserts a confirmed event: it is tentative until a person confirms it."""
+    if not source.is_trusted() and claimed is EventStatus.CONFIRMED:
+        return EventStatus.TENTATIVE
+    return claimed
+
+
+def written_confidence(source: EventSource, claimed: int) -> int:
+    ceiling = 100 if source.is_trusted() else UNTRUSTED_CONFIDENCE_CAP
+    return min(max(claimed, 0), ceiling)

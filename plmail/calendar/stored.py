@@ -12,11 +12,15 @@ from collections.abc import Sequence
 
 from plmail.calendar.extraction import (
     ICS_EXTRACTOR,
+    KITINERARY_EXTRACTOR,
     STRUCTURED_DATA_EXTRACTOR,
+    AttachmentFacts,
     CalendarPart,
     ExtractedEvent,
     ExtractionContext,
+    KItineraryExtractor,
     parse_ics,
+    schema_claims,
     structured_events,
 )
 from plmail.calendar.reconciler import MessageFacts
@@ -68,6 +72,7 @@ class StoredContextBuilder:
             message_id=message.id, account_id=message.account_id, received_at=message.received_at,
             sent_at=message.sent_at, subject=message.subject, sender=message.from_address, headers=message.headers,
             calendar_parts=parts, body_html=message.body_html, raw_mime_loader=load_raw,
+            attachments=tuple(AttachmentFacts(a.content_type, a.filename) for a in message.attachments),
         )
 
 
@@ -91,4 +96,8 @@ def _replay(stored: StoredPayload, sender: str | None) -> Sequence[ExtractedEven
         block = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
         html = f'<script type="application/ld+json">{block}</script>'
         return structured_events(html, sender=sender).events
+    if stored.extractor == KITINERARY_EXTRACTOR:
+        # The item KItinerary printed, read again by today's mapping; the binary is not needed for that.
+        return schema_claims([payload], sender=sender, extractor=KITINERARY_EXTRACTOR,
+                             confidence=KItineraryExtractor.CONFIDENCE)[0]
     return ()

@@ -55,7 +55,8 @@ class EventSuppressor:
             event = await self.events.owned(user_id, event_id)
             if event is None:
                 raise NotFoundError("No such event.")
-            keys = await self.links.dedup_keys(user_id, event_id)
+            # An accepted proposal's evidence link is keyed by its event's UID, not by anything mail claims.
+            keys = [key for key in await self.links.dedup_keys(user_id, event_id) if accepted_hash(key) is None]
             added = await self.suppress_keys(user_id, keys)
             proposal = accepted_hash(event.uid) if event.values.source == EventSource.ACCEPTED_PROPOSAL else None
             if proposal is not None:

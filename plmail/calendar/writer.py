@@ -15,7 +15,7 @@ from typing import Any
 from plmail.calendar.extraction.claims import DEDUP_KEY_VERSION, nominal_end
 from plmail.calendar.jscalendar import JsonObject, local_datetime, parse_local_datetime
 from plmail.calendar.occurrences import DEFAULT_LIMIT, materialise_occurrences
-from plmail.calendar.sources import EventSource
+from plmail.calendar.sources import EventSource, written_confidence, written_status
 from plmail.calendar.timezones import zone
 from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow
 from plmail.domain.calendar import EventKind, EventStatus, EventValues, StoredEvent
@@ -111,7 +111,7 @@ def occurrence_rows(
         if finish <= begin:  # a patch cannot make an instance vanish from every view
             finish = begin + (timedelta(days=1) if values.is_all_day else timedelta(hours=1))
         rows.append(OccurrenceRow(stored_instant(occurrence.recurrence_id, user_zone), begin, finish,
-                                  occurrence.is_override, occurrence.cancelled))
+                                  occurrence.is_override, occurrence.cancelled, occurrence.title, occurrence.location))
     return rows
 
 
@@ -133,9 +133,10 @@ def event_values(calendar_id: int, user_id: int, draft: EventDraft, user_zone: s
         calendar_id=calendar_id, user_id=user_id, uid=draft.uid, sequence=max(draft.sequence, 0),
         starts_at=starts_at, ends_at=ends_at,
         time_zone=None if all_day or floating else draft.time_zone, is_all_day=all_day, is_floating=floating,
-        title=draft.title, location=draft.location, description=draft.description, status=draft.status.value,
+        title=draft.title, location=draft.location, description=draft.description,
+        status=written_status(draft.source, draft.status).value,
         kind=draft.kind.value if draft.kind else None, source=draft.source.value,
-        confidence=min(max(draft.confidence, 0), 100), recurrence=recurrence, raw_rrule=draft.raw_rrule,
+        confidence=written_confidence(draft.source, draft.confidence), recurrence=recurrence, raw_rrule=draft.raw_rrule,
         dedup_key_version=draft.dedup_key_version, my_participation=draft.my_participation,
         organizer=draft.organizer, attendees=[dict(person) for person in draft.attendees],
     )
@@ -216,7 +217,7 @@ class CalendarEventWriter:
             location=(edit.location or "").strip()[:MAX_LOCATION] or None,
             starts_at=starts_at,
             ends_at=ends_at,
-            recurrence=_shift_recurrence(values, old_start, new_start),
+            recurrence=shift_recurrence(values, old_start, new_start),
         )
         async with self.events.db.transaction():  # an edit that is not marked as one could be overwritten
             await self.store(event_id, changed, user_zone=user_zone, reference=reference)
@@ -226,7 +227,7 @@ class CalendarEventWriter:
         return edited
 
 
-def _shift_recurrence(values: EventValues, old_start: datetime | date, new_start: datetime | date) -> dict[str, Any]:
+def shift_recurrence(values: EventValues, old_start: datetime | date, new_start: datetime | date) -> dict[str, Any]:
     """Moving a series moves the recurrence ids its overrides and exclusions are keyed by, by the same
     wall-clock distance; otherwise they would name instances the series no longer has."""
     recurrence = dict(values.recurrence)

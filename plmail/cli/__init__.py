@@ -144,6 +144,18 @@ def cmd_user_add(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_user_reset_second_factor(settings: Settings, args: argparse.Namespace) -> int:
+    """For an administrator locked out of their own second factor (no other admin to reset it on the web)."""
+
+    async def reset(services: Services) -> str:
+        user = await services.users.by_email(args.email)
+        await services.users.reset_second_factor(user.id)
+        return user.email
+
+    print(f"two-factor sign-in removed for {with_services(settings, reset)}; the password alone signs in now")
+    return 0
+
+
 class _ProgressBar:
     """One self-overwriting line on stderr: percentage, messages read, rate."""
 
@@ -179,8 +191,14 @@ def cmd_import_mbox(settings: Settings, args: argparse.Namespace) -> int:
             )
         finally:
             bar.finish()
-        return (f"imported {report.imported}, duplicates {report.duplicates}, skipped {report.skipped} "
-                f"({report.read} read in {report.seconds:.1f} s)")
+        lines = [f"imported {report.imported}, duplicates {report.duplicates}, skipped {report.skipped} "
+                 f"({report.read} read in {report.seconds:.1f} s)"]
+        if report.noted:
+            lines.append(f"{report.noted} stored with a note of what could not be read (shown with each message)")
+        lines += [f"skipped {s.source_ref}: {s.reason}" for s in report.reasons[:50]]
+        if len(report.reasons) > 50:
+            lines.append(f"… and {len(report.reasons) - 50} more (listed in the ingest_skip table)")
+        return "\n".join(lines)
 
     print(with_services(settings, run))
     return 0
@@ -310,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--name", help="display name")
     add.add_argument("--admin", action="store_true", help="make the user an administrator")
     add.set_defaults(handler=cmd_user_add)
+    reset = user.add_parser("reset-second-factor", help="remove a user's two-factor sign-in (a lost phone)")
+    reset.add_argument("email")
+    reset.set_defaults(handler=cmd_user_reset_second_factor)
 
     app_password = sub.add_parser("app-password", help="app passwords for JMAP clients (phones, desktop apps)")
     app_sub = app_password.add_subparsers(dest="app_password_command", required=True)

@@ -72,7 +72,7 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
             password=password, name=args.name or "", ca_file=ca_file, smtp_host=args.smtp_host or "",
             smtp_port=args.smtp_port, smtp_tls=args.smtp_tls if args.smtp_host else "",
             smtp_username=args.smtp_username or "", smtp_password=smtp_password,
-        ))
+        ), operator=True)
 
     account_id = with_services(settings, run)
     print(f"added account {account_id}; its first sync is queued (or run: plmail sync --account {account_id} --wait)")

@@ -82,5 +82,9 @@ async def migrate(db: Database) -> MigrationReport:
             with contextlib.redirect_stdout(io.StringIO()):  # Piccolo prints progress; we log it
                 await manager.run()
             await Migration.insert(Migration(name=migration_id, app_name=APP_NAME)).run()
-            log.info("applied migration %s", migration_id)
+            log.debug("applied migration %s", migration_id)
+        if pending:
+            # One line, not one per migration: a fresh installation applies them all, and the start-up lines that
+            # say which PostgreSQL runs and where must stay near the top of the log.
+            log.info("applied %d migration(s): %s .. %s", len(pending), pending[0], pending[-1])
     return MigrationReport(applied=tuple(pending), already_applied=len(applied))

@@ -14,6 +14,9 @@ from plmail.domain.enums import Locale
 JsonValue: TypeAlias = Union[str, int, float, bool, list["JsonValue"], dict[str, "JsonValue"], None]  # noqa: UP007
 JsonObject: TypeAlias = dict[str, JsonValue]
 RawMimeLoader = Callable[[], Awaitable[bytes | None]]
+# The "extractor" of the link an accepted proposal leaves on its event: evidence of where the event came
+# from, never a claim an extractor made (nothing replays it, and it does not count as extraction).
+ACCEPTED_PROPOSAL_EVIDENCE = "accepted_proposal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,8 @@ class StoredProposal:
     dedup_key_hash: str
     detector: str
     created_at: datetime
+    location: str | None = None  # the place the sentence named
+    stated_end: datetime | None = None  # the end the sentence wrote; None: ends_at is the default length
 
 
 class EventStatus(StrEnum):
@@ -192,6 +197,14 @@ class CalendarPart:
 
 
 @dataclass(frozen=True, slots=True)
+class AttachmentFacts:
+    """What an extractor may know of an attachment without reading it: its type and name."""
+
+    content_type: str | None
+    filename: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ExtractionContext:
     """The message facts extractors read.
 
@@ -211,6 +224,7 @@ class ExtractionContext:
     calendar_parts: tuple[CalendarPart, ...] = ()
     body_html: str | None = None
     raw_mime_loader: RawMimeLoader | None = None
+    attachments: tuple[AttachmentFacts, ...] = ()  # every non-calendar part, for a supports() that looks at types
     _lowered: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

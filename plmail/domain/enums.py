@@ -94,6 +94,7 @@ class JmapObjectType(StrEnum):
     THREAD = "Thread"
     EMAIL_SUBMISSION = "EmailSubmission"
     IDENTITY = "Identity"
+    VACATION_RESPONSE = "VacationResponse"
 
 
 class ChangeType(StrEnum):

@@ -9,7 +9,7 @@ without knowing the subclasses. The tree:
       ConfigurationError, EmbeddedDatabaseError (DataDirInUseError), SchemaError (SchemaTooNewError),
       CredentialError, NotFoundError, CorruptBlobError, ValidationError (FilterError, InvalidMessageError),
       ForbiddenError, ConflictError, UnanswerableError, LimitError,
-      AuthenticationError (LoginThrottledError), SetupAlreadyDoneError
+      AuthenticationError (LoginThrottledError), RateLimitedError, SetupAlreadyDoneError
       — beside each provider's client, its own subtree: ImapError (providers/imap/errors.py), GmailApiError
         and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py), OAuthError
         (providers/oauth.py); PropagationError (mail/propagation.py).
@@ -76,6 +76,14 @@ class InvalidMessageError(ValidationError):
     """The bytes are not a message plmail can store (or send), and the message says why."""
 
 
+class TooLargeError(ValidationError):
+    """Larger than allowed; `max_size` is the limit in octets (JMAP's tooLarge carries it)."""
+
+    def __init__(self, message: str, *, max_size: int, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.max_size = max_size
+
+
 class ForbiddenError(PlmailError):
     """The object exists, but this change to it is never allowed (renaming a system label)."""
 
@@ -124,6 +132,18 @@ class LoginThrottledError(AuthenticationError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"Too many failed sign-in attempts. Try again in {retry_after} seconds.")
         self.retry_after = retry_after
+
+
+class RateLimitedError(PlmailError):
+    """Too many requests of one kind (connection tests); try again after `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return True
 
 
 class SetupAlreadyDoneError(PlmailError):

@@ -35,7 +35,8 @@ SYNC_ACCOUNT = JobSpec("sync_account", QueueName.INGEST, timeout=1800, retries=4
 # The fallback poll, for servers without IDLE and anything IDLE missed.
 SYNC_ALL_ACCOUNTS = JobSpec("sync_all_accounts", QueueName.INGEST, cron="*/15 * * * *")
 IMPORT_MAIL_PAGE = JobSpec("import_mail_page", QueueName.INGEST_BACKLOG, timeout=900, retries=5, retry_delay=10.0)
-# Propagation runs on ingest: the provider connection it needs is the syncs' kind of work.
+# On ingest, not on a queue of its own (the seed's export): the ingest worker holds the provider's connection
+# and rate budget, and telling a provider about a change is work of that connection.
 PROPAGATE_PROVIDER_CHANGES = JobSpec("propagate_provider_changes", QueueName.INGEST, timeout=600, retries=8,
                                      retry_delay=10.0)
 PROPAGATE_STRANDED_CHANGES = JobSpec("propagate_stranded_changes", QueueName.INGEST, cron="*/10 * * * *")
@@ -51,6 +52,8 @@ SEND_SUBMISSION = JobSpec("send_submission", QueueName.SEND, timeout=300, retrie
 # The safety net: a submission whose job was lost (a worker killed) is queued again; a claimed one nobody
 # finished is marked "may have been sent".
 SEND_DUE = JobSpec("send_due", QueueName.SEND, cron="* * * * *")
+# One attempt: a reply that failed to go is not sent twice (the engine says why in the log).
+SEND_VACATION_REPLY = JobSpec("send_vacation_reply", QueueName.SEND, timeout=120, retries=1)
 
 # --- follow-up work for stored mail (the enrich queues, routed by recency and account liveness) --------------
 # One attempt only for both: a message that does not parse will not parse on a second attempt, and the job
@@ -60,6 +63,8 @@ PROPOSE_EVENTS = JobSpec("propose_events", QueueName.ENRICH, also_on=ENRICH_QUEU
 APPLY_RULE_TO_EXISTING = JobSpec("apply_rule_to_existing", QueueName.ENRICH)
 RESORT_MAIL = JobSpec("resort_mail", QueueName.ENRICH, timeout=3600, retries=2)
 WAKE_SNOOZED = JobSpec("wake_snoozed", QueueName.ENRICH, cron="* * * * *")
+# The triggers keep the counts; this nightly check re-derives them and logs any drift it repairs.
+REPAIR_LABEL_COUNTS = JobSpec("repair_label_counts", QueueName.ENRICH, cron="7 4 * * *", timeout=3600)
 
 # --- the assistant ---------------------------------------------------------------------------------------------
 CLASSIFY_MESSAGES = JobSpec("classify_messages", QueueName.ENRICH_BACKLOG, also_on=ENRICH_QUEUES, timeout=1800,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 HeaderValue = str | list[str]
 RawHeaders = Mapping[str, HeaderValue]
@@ -61,3 +62,5 @@ class ParsedMessage:
     content_hash: str
     preview: str
     defects: tuple[str, ...]
+    cut_note: str | None = None  # what plmail did not read of a hostile message (mail/bounds.py), stored with it
+    mime_tree: dict[str, Any] | None = None  # the MIME tree for JMAP's bodyStructure (mail/structure.py)

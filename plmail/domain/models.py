@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.domain.enums import AccountStatus, LabelRole, Locale, ProviderKind
+from plmail.domain.mailstore import MailScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +31,10 @@ class User:
     is_admin: bool
     locale: Locale
     time_zone: str
-    session_epoch: int
     created_at: datetime
     appearance: Appearance = Appearance()
+    disabled: bool = False
+    two_factor: bool = False  # a confirmed TOTP second factor
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,36 @@ class LabelInfo:
 class ThrottleState:
     failures: int
     locked_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class WebSessionRow:
+    """A signed-in browser, as the settings page lists it."""
+
+    id: int
+    user_id: int
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    remember: bool
+    user_agent: str
+    client_address: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedDeviceRow:
+    id: int
+    user_id: int
+    last_seen_at: datetime
+    second_factor_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SecondFactorState:
+    """A user's TOTP secret (sealed) and the last time step a code was accepted for."""
+
+    sealed_secret: bytes | None
+    last_step: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +174,8 @@ class AccountRow:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The user behind a request, and the mail accounts (= JMAP accounts) it may reach."""
+    """The user behind a request, and the mail accounts it may reach: each is a JMAP account of its own, and
+    together they are the user's unified account (`unified_id`), the primary one."""
 
     user_id: int
     email: str
@@ -150,11 +183,25 @@ class Principal:
     password_id: int
     accounts: tuple[AccountRow, ...]
 
+    @property
+    def unified_id(self) -> str:
+        return f"u{self.user_id}"
+
     def account(self, account_id: object) -> AccountRow | None:
         for account in self.accounts:
             if isinstance(account_id, str) and account_id == str(account.id):
                 return account
         return None
+
+    def scope(self, jmap_id: object) -> MailScope | None:
+        """The mail a JMAP accountId names for this user; None when it names none of theirs."""
+        if jmap_id == self.unified_id:
+            return MailScope(self.user_id, tuple(a.id for a in self.accounts), unified=True)
+        account = self.account(jmap_id)
+        return MailScope.single(self.user_id, account.id) if account is not None else None
+
+    def jmap_id(self, scope: MailScope) -> str:
+        return self.unified_id if scope.unified else str(scope.account_id)
 
 
 @dataclass(frozen=True, slots=True)

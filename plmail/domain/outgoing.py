@@ -276,3 +276,19 @@ class ComposerDraft:
     thread_id: int | None = None
     files: tuple[DraftFile, ...] = ()
     failure: str = ""  # why its last send did not go, shown on the reopened draft
+
+
+@dataclass(frozen=True, slots=True)
+class VacationSettings:
+    """A user's automatic reply (JMAP VacationResponse): answered while enabled and between the dates."""
+
+    is_enabled: bool = False
+    from_date: datetime | None = None
+    to_date: datetime | None = None
+    subject: str | None = None
+    text_body: str | None = None
+    html_body: str | None = None
+
+    def active(self, now: datetime) -> bool:
+        return (self.is_enabled and (self.from_date is None or self.from_date <= now)
+                and (self.to_date is None or now < self.to_date))

@@ -16,7 +16,7 @@ from plmail.domain.ingest import HoldQuestion, PostIngestResult, ProviderRef
 from plmail.domain.jobs import JobSpec
 from plmail.domain.models import Account
 from plmail.domain.outgoing import OutgoingMessage, ProvidedIdentity, SendReceipt
-from plmail.domain.providers import ImportPage, PendingChange, PropagationOutcome
+from plmail.domain.providers import ImportPage, PendingChange, PropagationOutcome, Tombstone
 
 
 class Enqueuer(Protocol):
@@ -70,6 +70,20 @@ class LabelPropagator(Protocol):
     kind: ProviderKind
 
     async def propagate(self, account_id: int, changes: Sequence[PendingChange]) -> PropagationOutcome: ...
+
+
+class MessageDestroyer(Protocol):
+    """Deletes destroyed messages for good at the provider (JMAP Email/set destroy, "Delete forever")."""
+
+    kind: ProviderKind
+
+    async def refusal(self, account_id: int) -> str | None:
+        """Why the account cannot delete for good now (a permission it was not granted), or None."""
+        ...
+
+    async def destroy(self, account_id: int, doomed: Sequence[Tombstone]) -> PropagationOutcome:
+        """Delete them at the provider; the outcome names tombstone ids. One already gone there is done."""
+        ...
 
 
 class ImportStateProbe(Protocol):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from plmail.domain.ingest import ProviderRef
+
 
 @dataclass(frozen=True, slots=True)
 class ImportPage:
@@ -55,3 +57,14 @@ class PendingChange:
 class PropagationOutcome:
     done: tuple[int, ...] = ()  # change ids the provider now reflects
     failed: dict[int, str] = field(default_factory=dict)  # change id -> reason
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """A message destroyed in plmail that its provider still has to delete for good (RFC 8621 §4.6 destroy)."""
+
+    id: int
+    account_id: int
+    ref: ProviderRef
+    rfc_message_id: str | None
+    attempts: int

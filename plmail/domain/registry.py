@@ -21,6 +21,7 @@ from plmail.domain.ports import (
     ImportStateProbe,
     LabelPropagator,
     MailTransport,
+    MessageDestroyer,
     RawMessageFetcher,
     SyncWatcher,
 )
@@ -40,7 +41,10 @@ class DuplicateRoleError(ValueError):
 
 
 class ByKind(Generic[R]):
-    """One role's implementations, at most one per provider kind."""
+    """One role's implementations, at most one per provider kind.
+
+    Looked up by the account's kind, never by asking each implementation whether it claims the account (the
+    seed's `supports()`): a syncer installed for one kind can never sync another kind's account."""
 
     def __init__(self, role: str) -> None:
         self.role = role
@@ -77,6 +81,7 @@ class ProviderRegistry:
     transports: ByKind[MailTransport] = field(default_factory=lambda: ByKind("mail transport"))
     draft_stores: ByKind[DraftStore] = field(default_factory=lambda: ByKind("draft store"))
     identity_sources: ByKind[IdentitySource] = field(default_factory=lambda: ByKind("identity source"))
+    destroyers: ByKind[MessageDestroyer] = field(default_factory=lambda: ByKind("message destroyer"))
     # Jobs of a provider's own (a spec and the function that runs it), added to every worker's catalog.
     jobs: list[tuple[JobSpec, JobFunction]] = field(default_factory=list)
     # What requests syncs between the scheduled polls (IMAP IDLE); runs beside the ingest workers.

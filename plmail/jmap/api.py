@@ -42,6 +42,11 @@ def parse_request(body: bytes, content_type: str | None, limits: Limits = LIMITS
         request = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError):
         raise RequestError("notJSON", "The request body is not valid I-JSON.") from None
+    return check_request(request, limits)
+
+
+def check_request(request: Any, limits: Limits = LIMITS) -> dict[str, Any]:
+    """A decoded Request object (RFC 8620 §3.3), checked; over a WebSocket it comes with "@type" and "id"."""
     if not isinstance(request, dict):
         raise RequestError("notRequest", "The request must be a JSON object.")
     using, calls = request.get("using"), request.get("methodCalls")

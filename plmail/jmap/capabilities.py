@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from plmail.domain.enums import Category
 from plmail.mail.downloads import MAX_CONCURRENT_UPLOADS
-from plmail.mail.email_query import COLLATIONS
+from plmail.mail.email_query import COLLATIONS, SORT_PROPERTIES
 from plmail.mail.outbox import MAX_DELAYED_SEND
 
 MAX_DELAYED_SECONDS: Final = int(MAX_DELAYED_SEND.total_seconds())
@@ -17,9 +17,13 @@ CORE: Final = "urn:ietf:params:jmap:core"
 MAIL: Final = "urn:ietf:params:jmap:mail"
 SUBMISSION: Final = "urn:ietf:params:jmap:submission"
 CATEGORIES: Final = "urn:plmail:params:jmap:categories"  # vendor: inbox tabs on Email, Thread and in filters
+WEBSOCKET: Final = "urn:ietf:params:jmap:websocket"  # RFC 8887
+VACATION: Final = "urn:ietf:params:jmap:vacationresponse"  # RFC 8621 §8
+QUOTA: Final = "urn:ietf:params:jmap:quota"  # RFC 9425
+CALENDARS: Final = "urn:ietf:params:jmap:calendars"  # JMAP for Calendars, JSCalendar (RFC 8984) events
 
-SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES})
-SORT_OPTIONS: Final = ("receivedAt", "from", "to", "subject", "size")
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA, CALENDARS})
+SORT_OPTIONS: Final = SORT_PROPERTIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +55,35 @@ def core_capability(limits: Limits = LIMITS) -> dict[str, Any]:
     }
 
 
-def session_capabilities(limits: Limits = LIMITS) -> dict[str, Any]:
-    return {
+def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = None) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {
         CORE: core_capability(limits),
         MAIL: {},
         SUBMISSION: {},
         CATEGORIES: {"categories": [c.value for c in Category]},
+        VACATION: {},
+        QUOTA: {},
+        CALENDARS: {},
     }
+    if websocket is not None:
+        capabilities[WEBSOCKET] = {"url": websocket, "supportsPush": True}
+    return capabilities
 
 
 def latest_release() -> str:
     return (datetime.now(UTC) + MAX_DELAYED_SEND).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def account_capabilities() -> dict[str, Any]:
-    return {
+def calendar_account_capability() -> dict[str, Any]:
+    """Only the primary account carries the calendars: a person keeps one diary, not one per mailbox."""
+    return {"maxCalendarsPerEvent": 1, "minDateTime": "1900-01-01T00:00:00Z", "maxDateTime": "2200-01-01T00:00:00Z",
+            "maxExpandedQueryDuration": "P0D", "maxParticipantsPerEvent": None, "mayCreateCalendar": False}
+
+
+def account_capabilities(*, unified: bool = False) -> dict[str, Any]:
+    """What an account offers. The automatic reply and the calendars are the user's, so only the unified
+    (primary) account has them."""
+    capabilities: dict[str, Any] = {
         MAIL: {
             "maxMailboxesPerEmail": None,
             "maxMailboxDepth": None,
@@ -78,4 +96,9 @@ def account_capabilities() -> dict[str, Any]:
         SUBMISSION: {"maxDelayedSend": MAX_DELAYED_SECONDS, "submissionExtensions": {
             "FUTURERELEASE": [str(MAX_DELAYED_SECONDS), latest_release()]}},
         CATEGORIES: {},
+        QUOTA: {},
     }
+    if unified:
+        capabilities[VACATION] = {}
+        capabilities[CALENDARS] = calendar_account_capability()
+    return capabilities

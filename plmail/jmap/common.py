@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 from plmail.domain.enums import JmapObjectType
+from plmail.domain.errors import PlmailError
 from plmail.domain.ids import parse_id
+from plmail.domain.mailstore import MailScope
 from plmail.jmap.args import Args
 from plmail.jmap.capabilities import LIMITS
-from plmail.jmap.errors import MethodError, invalid_arguments
+from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties, refusal
 from plmail.jmap.registry import Call
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 GET_ARGUMENTS = ("accountId", "ids", "properties")
 CHANGES_ARGUMENTS = ("accountId", "sinceState", "maxChanges")
@@ -58,12 +64,12 @@ def max_changes(args: Args) -> int:
 
 async def changes_response(call: Call, kind: JmapObjectType, **extra: Any) -> dict[str, Any]:
     args = call.args(*CHANGES_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     since = args.raw("sinceState")
     if since is None:
         raise invalid_arguments("'sinceState' is required.")
-    result = await call.ctx.states.changes(account.id, kind, since, max_changes(args))
-    return {"accountId": str(account.id), "oldState": result.old_state, "newState": result.new_state,
+    result = await call.ctx.states.changes(scope, kind, since, max_changes(args))
+    return {"accountId": call.jmap_id(scope), "oldState": result.old_state, "newState": result.new_state,
             "hasMoreChanges": result.has_more_changes, "created": result.created, "updated": result.updated,
             "destroyed": result.destroyed, **extra}
 
@@ -84,29 +90,29 @@ def set_request(args: Args) -> SetRequest:
     return SetRequest(create, update, destroy)
 
 
-async def check_state(call: Call, args: Args, account_id: int, kind: JmapObjectType) -> str:
+async def check_state(call: Call, args: Args, scope: MailScope, kind: JmapObjectType) -> str:
     """The state before the writes; with ifInState, refuse unless the client's view is current."""
-    current = await call.ctx.states.state(account_id, kind)
+    current = await call.ctx.states.state(scope, kind)
     expected = args.string("ifInState")
     if expected is not None and expected != current:
         raise MethodError("stateMismatch", "The state has changed since you last read it.")
     return current
 
 
-def set_response(account_id: int, old_state: str, new_state: str, *, created: dict[str, Any],
+def set_response(account_id: str, old_state: str, new_state: str, *, created: dict[str, Any],
                  updated: dict[str, Any], destroyed: list[str], not_created: dict[str, Any],
                  not_updated: dict[str, Any], not_destroyed: dict[str, Any]) -> dict[str, Any]:
-    return {"accountId": str(account_id), "oldState": old_state, "newState": new_state,
+    return {"accountId": account_id, "oldState": old_state, "newState": new_state,
             "created": created or None, "updated": updated or None, "destroyed": destroyed or None,
             "notCreated": not_created or None, "notUpdated": not_updated or None,
             "notDestroyed": not_destroyed or None}
 
 
-async def ensure_bound(call: Call, account_id: int) -> None:
+async def ensure_bound(call: Call, scope: MailScope) -> None:
     """Labels created since the last request get their binding (and their Mailbox id) first."""
-    if account_id not in call.ctx.bound_accounts:
-        await call.ctx.services.mailboxes.bind_labels(call.ctx.principal.user_id, account_id)
-        call.ctx.bound_accounts.add(account_id)
+    if scope not in call.ctx.bound_scopes:
+        await call.ctx.services.mailboxes.bind_labels(call.ctx.principal.user_id, scope)
+        call.ctx.bound_scopes.add(scope)
         call.ctx.states.invalidate()
 
 
@@ -135,3 +141,38 @@ def page_of(ids: Sequence[str], args: Args, cap: int = LIMITS.max_query_limit) -
     count = cap if capped is not None else limit
     assert count is not None
     return Page(position, list(ids[position:position + count]), total, capped)
+
+
+def utc_date(value: Any, name: str) -> datetime:
+    """A UTCDate or Date property (RFC 8620 §1.4): an RFC 3339 time with its offset."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment
+    raise invalid_properties(f"'{name}' is a date such as 2026-03-01T09:00:00Z.", name)
+
+
+async def each_object(keys: Iterable[K], act: Callable[[K], Awaitable[V]]) -> tuple[dict[K, V], dict[K, Any]]:
+    """One /set operation per object: what each gave, and the SetError of each refused (the rest go on)."""
+    done: dict[K, V] = {}
+    refused: dict[K, Any] = {}
+    for key in keys:
+        try:
+            done[key] = await act(key)
+        except (SetError, PlmailError) as exc:
+            refused[key] = refusal(exc)
+    return done, refused
+
+
+def query_response(account_id: int | str, state: str, page: Page, *, changes: bool, total: bool) -> dict[str, Any]:
+    """A /query answer (RFC 8620 §5.5) for a result already paged."""
+    response: dict[str, Any] = {"accountId": str(account_id), "queryState": state, "canCalculateChanges": changes,
+                                "position": page.position, "ids": page.ids}
+    if total:
+        response["total"] = page.total
+    if page.limit is not None:
+        response["limit"] = page.limit
+    return response

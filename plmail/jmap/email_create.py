@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from plmail.domain.messages import Address
+from plmail.jmap.common import utc_date
 from plmail.jmap.email_patch import keyword
 from plmail.jmap.errors import invalid_properties
 
@@ -74,16 +75,7 @@ def _ids(value: Any, name: str) -> tuple[str, ...]:
 
 
 def _date(value: Any, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment
-    raise invalid_properties(f"'{name}' is a date such as 2026-03-01T09:00:00Z.", name)
+    return utc_date(value, name) if value is not None else None
 
 
 def _header_property(name: str, value: Any) -> tuple[str, str]:

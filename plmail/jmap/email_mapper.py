@@ -10,6 +10,7 @@ from typing import Any
 from plmail.jmap.headers import HeaderRequest, addresses, header_value
 from plmail.mail.bodies import BodyPart
 from plmail.mail.email_reader import EmailRecord, ReadSpec
+from plmail.mail.keywords import keywords_of
 
 BODY_PROPERTIES = ("partId", "blobId", "size", "headers", "name", "type", "charset", "disposition", "cid",
                    "language", "location", "subParts")
@@ -26,8 +27,6 @@ DEFAULT_EMAIL_PROPERTIES = ("id", "blobId", "threadId", "mailboxIds", "keywords"
                             "sentAt", "hasAttachment", "preview", "bodyValues", "textBody", "htmlBody", "attachments")
 VENDOR_PROPERTIES = ("category",)
 
-# IMAP system flags and JMAP keywords that mean the same; $seen and $flagged come from their columns.
-_FLAG_KEYWORDS = {"\\draft": "$draft", "$draft": "$draft", "\\answered": "$answered", "$answered": "$answered"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +49,7 @@ def utc(moment: datetime | None) -> str | None:
 
 def keywords(record: EmailRecord) -> dict[str, bool]:
     row = record.row
-    found = {_FLAG_KEYWORDS[f.lower()]: True for f in row.flags if f.lower() in _FLAG_KEYWORDS}
-    if row.seen:
-        found["$seen"] = True
-    if row.starred:
-        found["$flagged"] = True
-    return dict(sorted(found.items()))
+    return dict.fromkeys(sorted(keywords_of(row.flags, seen=row.seen, starred=row.starred)), True)
 
 
 def _people(values: Iterable[dict[str, str]]) -> list[dict[str, Any]] | None:
@@ -63,33 +57,38 @@ def _people(values: Iterable[dict[str, str]]) -> list[dict[str, Any]] | None:
     return people or None
 
 
-def _parts(parts: Iterable[BodyPart], spec: EmailSpec) -> list[dict[str, Any]]:
-    return [part_json(p, spec.body_properties, spec.body_header_requests) for p in parts]
+def _parts(parts: Iterable[BodyPart], spec: EmailSpec, message_headers: Sequence[tuple[str, str]]
+           ) -> list[dict[str, Any]]:
+    return [part_json(p, spec.body_properties, spec.body_header_requests, message_headers) for p in parts]
 
 
-def part_json(part: BodyPart, props: Iterable[str], headers: Sequence[HeaderRequest]) -> dict[str, Any]:
+def part_json(part: BodyPart, props: Iterable[str], headers: Sequence[HeaderRequest],
+              message_headers: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     values: dict[str, Any] = {
         "partId": part.part_id,
         "blobId": part.blob_id,
         "size": part.size,
         "name": part.name,
         "type": part.type,
-        "charset": part.charset if part.type.startswith("text/") else None,
+        # RFC 8621 §4.1.4: a text part without a charset parameter is us-ascii; other types have none.
+        "charset": (part.charset or "us-ascii") if part.type.startswith("text/") else None,
         "disposition": part.disposition,
         "cid": part.cid,
-        "language": None,
-        "location": None,
+        "language": list(part.language) if part.language else None,
+        "location": part.location,
     }
+    own = list(message_headers) if part.top and part.header_pairs is None and message_headers else part.headers()
+    props = list(props)
     result: dict[str, Any] = {}
     for prop in props:
         if prop == "headers":
-            result["headers"] = [{"name": n, "value": v} for n, v in part.headers()]
+            result["headers"] = [{"name": n, "value": v} for n, v in own]
         elif prop in values:
             result[prop] = values[prop]
     for request in headers:
-        result[request.property] = header_value(part.headers(), request)
+        result[request.property] = header_value(own, request)
     if part.sub_parts:  # a structure without its children says nothing, whatever bodyProperties lists
-        result["subParts"] = [part_json(p, props, headers) for p in part.sub_parts]
+        result["subParts"] = [part_json(p, props, headers, message_headers) for p in part.sub_parts]
     return result
 
 
@@ -120,11 +119,11 @@ def email_json(record: EmailRecord, spec: EmailSpec) -> dict[str, Any]:
         "hasAttachment": lambda: row.has_attachments,
         "preview": lambda: row.preview,
         "category": lambda: row.category,
-        "bodyStructure": lambda: part_json(body.structure, spec.body_properties, spec.body_header_requests)
-        if body else None,
-        "textBody": lambda: _parts(body.text_body, spec) if body else [],
-        "htmlBody": lambda: _parts(body.html_body, spec) if body else [],
-        "attachments": lambda: _parts(body.attachments, spec) if body else [],
+        "bodyStructure": lambda: part_json(body.structure, spec.body_properties, spec.body_header_requests,
+                                           headers) if body else None,
+        "textBody": lambda: _parts(body.text_body, spec, headers) if body else [],
+        "htmlBody": lambda: _parts(body.html_body, spec, headers) if body else [],
+        "attachments": lambda: _parts(body.attachments, spec, headers) if body else [],
         "bodyValues": lambda: {k: {"value": v.value, "isEncodingProblem": False, "isTruncated": v.truncated}
                                for k, v in record.values.items()},
     }

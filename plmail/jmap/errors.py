@@ -13,6 +13,7 @@ from plmail.domain.errors import (
     InvalidMessageError,
     NotFoundError,
     PlmailError,
+    TooLargeError,
     UnanswerableError,
     ValidationError,
 )
@@ -98,6 +99,10 @@ def method_error(exc: PlmailError) -> MethodError | None:
         return MethodError(exc.reason, str(exc))
     if isinstance(exc, ValidationError):
         return MethodError("invalidArguments", str(exc))
+    if isinstance(exc, NotFoundError):
+        return MethodError("invalidArguments", str(exc))
+    if isinstance(exc, ForbiddenError):
+        return MethodError("forbidden", str(exc))
     return None
 
 
@@ -111,6 +116,8 @@ def set_error(exc: PlmailError) -> SetError | None:
         return SetError("forbidden", str(exc))
     if isinstance(exc, ConflictError):
         return SetError(exc.reason, str(exc))
+    if isinstance(exc, TooLargeError):
+        return SetError("tooLarge", str(exc), max_size=exc.max_size)
     if isinstance(exc, SubmissionRefused):
         if exc.reason == "invalidRecipients":
             return SetError(exc.reason, str(exc), invalid_recipients=list(exc.recipients))

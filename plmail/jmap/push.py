@@ -1,7 +1,9 @@
-"""Push over EventSource (RFC 8620 §7.3), driven by the process's change feed (`mail/change_feed.py`).
+"""Push (RFC 8620 §7): StateChange objects for EventSource (§7.3) and the WebSocket (RFC 8887), driven by the
+process's change feed (`mail/change_feed.py`).
 
 A stream watches its user's accounts on the feed; when one moves, it reads the states again and sends only
-the ones that moved.
+the ones that moved. Every JMAP account of the user is covered: the unified one (whose states move with any
+of its accounts) and each connected account.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from litestar.response.sse import ServerSentEventMessage
 
 from plmail.domain.enums import JmapObjectType
+from plmail.domain.mailstore import MailScope, unified_key
 from plmail.domain.models import Principal
 from plmail.mail.change_feed import CLOSED, ChangeFeed
 from plmail.mail.states import ChangeLog
@@ -24,6 +27,18 @@ PUSHED_TYPES = (JmapObjectType.MAILBOX, JmapObjectType.EMAIL, JmapObjectType.THR
                 JmapObjectType.EMAIL_SUBMISSION)
 MIN_PING, MAX_PING = 5, 300
 MAX_STREAM_SECONDS = 300.0  # then the client reconnects, and a revoked app password stops working
+
+Snapshot = dict[tuple[str, JmapObjectType], str]
+
+
+def pushed_types(names: list[str] | str | None) -> frozenset[JmapObjectType]:
+    """The types a client asked for ("*", None or an empty list: all of them); unknown names are ignored."""
+    if names is None or names == "*" or names == [] or names == "":
+        return frozenset(PUSHED_TYPES)
+    wanted = {n.strip() for n in (names.split(",") if isinstance(names, str) else names)}
+    if "*" in wanted or "{types}" in wanted:
+        return frozenset(PUSHED_TYPES)
+    return frozenset(t for t in PUSHED_TYPES if t.value in wanted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,43 +49,74 @@ class StreamOptions:
 
     @classmethod
     def parse(cls, types: str | None, closeafter: str | None, ping: str | None) -> StreamOptions:
-        if types is None or types.strip() in ("", "*", "{types}"):
-            wanted = frozenset(PUSHED_TYPES)
-        else:
-            names = {t.strip() for t in types.split(",")}
-            wanted = frozenset(t for t in PUSHED_TYPES if t.value in names)
         seconds = int(ping) if ping and ping.strip().isdigit() else 0
         if seconds:
             seconds = min(max(seconds, MIN_PING), MAX_PING)
-        return cls(wanted, (closeafter or "").strip() == "state", seconds)
+        return cls(pushed_types(None if types is None or types.strip() in ("", "*") else types),
+                   (closeafter or "").strip() == "state", seconds)
 
 
-def _event_id(snapshot: dict[tuple[int, JmapObjectType], str]) -> str:
-    """Encodes every state the stream covers, so a reconnect (Last-Event-ID) can tell nothing moved."""
+def push_state(snapshot: Snapshot) -> str:
+    """Encodes every state the stream covers, so a reconnect (Last-Event-ID, pushState) can tell nothing moved."""
     text = ";".join(f"{a}:{k.value}={s}" for (a, k), s in sorted(snapshot.items(), key=lambda i: (i[0][0], i[0][1])))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _state_event(changed: dict[tuple[int, JmapObjectType], str], event_id: str) -> ServerSentEventMessage:
+def state_change(changed: Snapshot) -> dict[str, Any]:
     by_account: dict[str, dict[str, str]] = {}
     for (account_id, kind), state in sorted(changed.items(), key=lambda i: (i[0][0], i[0][1])):
-        by_account.setdefault(str(account_id), {})[kind.value] = state
-    payload: dict[str, Any] = {"@type": "StateChange", "changed": by_account}
-    return ServerSentEventMessage(data=json.dumps(payload), event="state", id=event_id)
+        by_account.setdefault(account_id, {})[kind.value] = state
+    return {"@type": "StateChange", "changed": by_account}
+
+
+def user_scopes(principal: Principal) -> list[tuple[str, MailScope]]:
+    """Every JMAP account of the user, by its id: the unified account first."""
+    unified = principal.scope(principal.unified_id)
+    assert unified is not None
+    return [(principal.unified_id, unified),
+            *((str(a.id), MailScope.single(principal.user_id, a.id)) for a in principal.accounts)]
+
+
+class StateWatch:
+    """The states of the user's accounts for the types asked for, and what moved since they were last sent."""
+
+    def __init__(self, feed: ChangeFeed, changes: ChangeLog, principal: Principal,
+                 types: frozenset[JmapObjectType]) -> None:
+        self.feed = feed
+        self.changes = changes
+        self.principal = principal
+        scopes = user_scopes(principal)
+        self.pairs = [(jmap_id, scope, kind) for jmap_id, scope in scopes for kind in PUSHED_TYPES if kind in types]
+        self.accounts = [a.id for a in principal.accounts] + [unified_key(principal.user_id)]
+        self.sent: Snapshot = {}
+
+    async def snapshot(self) -> Snapshot:
+        if not self.pairs:
+            return {}
+        found = await self.changes.reader().snapshot([(scope, kind) for _, scope, kind in self.pairs])
+        return {(jmap_id, kind): found[(scope, kind)] for jmap_id, scope, kind in self.pairs}
+
+    async def moved(self) -> Snapshot:
+        """The states that differ from what was sent, now counted as sent."""
+        now = await self.snapshot()
+        moved = {pair: state for pair, state in now.items() if self.sent.get(pair) != state}
+        self.sent = now
+        return moved
 
 
 async def state_stream(feed: ChangeFeed, changes: ChangeLog, principal: Principal, options: StreamOptions,
                        last_event_id: str | None) -> AsyncIterator[ServerSentEventMessage]:
-    accounts = [a.id for a in principal.accounts]
-    pairs = [(a, k) for a in accounts for k in PUSHED_TYPES if k in options.types]
+    """EventSource: the states at once (unless Last-Event-ID says nothing moved), then each change. With
+    closeafter=state the stream ends after the first change following the initial states, so a long-polling
+    client waits for news instead of spinning."""
+    watch = StateWatch(feed, changes, principal, options.types)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MAX_STREAM_SECONDS
-    async with feed.subscribe(accounts) as queue:
-        sent = await changes.reader().snapshot(pairs) if pairs else {}
-        if pairs and _event_id(sent) != last_event_id:
-            yield _state_event(sent, _event_id(sent))
-            if options.close_after_state:
-                return
+    async with feed.subscribe(watch.accounts) as queue:
+        watch.sent = await watch.snapshot()
+        if watch.pairs and push_state(watch.sent) != last_event_id:
+            yield ServerSentEventMessage(data=json.dumps(state_change(watch.sent)), event="state",
+                                         id=push_state(watch.sent))
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -86,13 +132,12 @@ async def state_stream(feed: ChangeFeed, changes: ChangeLog, principal: Principa
                 items.append(queue.get_nowait())
             if CLOSED in items:
                 return
-            if not pairs:
+            if not watch.pairs:
                 continue
-            now = await changes.reader().snapshot(pairs)
-            moved = {pair: state for pair, state in now.items() if sent.get(pair) != state}
+            moved = await watch.moved()
             if not moved:
                 continue
-            sent = now
-            yield _state_event(moved, _event_id(now))
+            yield ServerSentEventMessage(data=json.dumps(state_change(moved)), event="state",
+                                         id=push_state(watch.sent))
             if options.close_after_state:
                 return

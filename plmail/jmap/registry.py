@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from plmail.domain.models import AccountRow, Principal
+from plmail.domain.mailstore import MailScope
+from plmail.domain.models import Principal
 from plmail.jmap.args import Args
 from plmail.jmap.errors import MethodError, invalid_arguments
 from plmail.mail.states import StateReader
@@ -66,7 +67,7 @@ class RequestContext:
     using: frozenset[str]
     states: StateReader
     created_ids: dict[str, str] = field(default_factory=dict)
-    bound_accounts: set[int] = field(default_factory=set)
+    bound_scopes: set[MailScope] = field(default_factory=set)
 
     def creation_id(self, value: str) -> str | None:
         """A "#creationId" names an object created earlier in this request; anything else is itself."""
@@ -87,16 +88,20 @@ class Call:
     def args(self, *allowed: str) -> Args:
         return Args(self.arguments, allowed)
 
-    def account(self, args: Args) -> AccountRow:
-        value = args.raw("accountId")
+    def scope(self, args: Args, name: str = "accountId") -> MailScope:
+        """The mail the call's accountId names: the unified account or one connected account of the user."""
+        value = args.raw(name)
         if value is None:
-            raise invalid_arguments("'accountId' is required.")
+            raise invalid_arguments(f"'{name}' is required.")
         if not isinstance(value, str):
-            raise invalid_arguments("'accountId' must be a string.")
-        account = self.ctx.principal.account(value)
-        if account is None:
+            raise invalid_arguments(f"'{name}' must be a string.")
+        scope = self.ctx.principal.scope(value)
+        if scope is None:
             raise MethodError("accountNotFound", f"No account {value!r} is available to you.")
-        return account
+        return scope
+
+    def jmap_id(self, scope: MailScope) -> str:
+        return self.ctx.principal.jmap_id(scope)
 
     def uses(self, capability: str) -> bool:
         return capability in self.ctx.using

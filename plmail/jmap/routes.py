@@ -19,14 +19,15 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
 from litestar.response.sse import ServerSentEvent, ServerSentEventMessage
 
-from plmail.domain.errors import AuthenticationError, LimitError, LoginThrottledError, NotFoundError
-from plmail.domain.models import Principal
+from plmail.domain.errors import LimitError, NotFoundError
 from plmail.jmap.api import ApiProcessor, parse_request
+from plmail.jmap.auth import authenticate
 from plmail.jmap.capabilities import LIMITS
 from plmail.jmap.errors import RequestError
 from plmail.jmap.methods import build_registry
 from plmail.jmap.push import StreamOptions, state_stream
 from plmail.jmap.session import build_session
+from plmail.jmap.websocket import websocket_route
 from plmail.web.auth import services_from
 
 _INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
@@ -35,22 +36,8 @@ _SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy":
                  "Cache-Control": "private, max-age=86400"}
 
 
-REALM = 'Basic realm="plmail JMAP"'
 # The process's method table and its per-user concurrency limit: JMAP's own machinery, not a service.
 API = ApiProcessor(build_registry())
-
-
-async def _principal(request: Request[Any, Any, Any]) -> Principal:
-    client = request.client.host if request.client else "unknown"
-    try:
-        return await services_from(request).app_passwords.authenticate(request.headers.get("authorization"),
-                                                                       client=client)
-    except LoginThrottledError as exc:
-        raise RequestError("about:blank", f"Too many failed attempts. Try again in {exc.retry_after} seconds.",
-                           status=429, headers={"Retry-After": str(exc.retry_after)}) from None
-    except AuthenticationError as exc:
-        raise RequestError("unauthorized", str(exc), status=401, headers={"WWW-Authenticate": REALM}) from None
-
 
 def _problem(request: Request[Any, Any, Any], exc: RequestError) -> Response[Any]:
     return Response(exc.problem(), status_code=exc.status, media_type="application/problem+json",
@@ -80,13 +67,13 @@ async def well_known() -> Redirect:
 
 @get("/jmap/session", exception_handlers=_HANDLERS)
 async def session(request: Request[Any, Any, Any]) -> Response[Any]:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     return Response(build_session(principal, str(request.base_url)), headers={"Cache-Control": "no-store"})
 
 
 @post("/jmap/api", request_max_body_size=LIMITS.max_size_request, status_code=200, exception_handlers=_HANDLERS)
 async def api(request: Request[Any, Any, Any]) -> Response[Any]:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     try:
         body = await request.body()
     except RequestEntityTooLarge:
@@ -101,11 +88,11 @@ async def api(request: Request[Any, Any, Any]) -> Response[Any]:
 @get("/jmap/download/{account_id:str}/{blob_id:str}/{name:str}", exception_handlers=_HANDLERS)
 async def download(request: Request[Any, Any, Any], account_id: FromPath[str], blob_id: FromPath[str],
                    name: FromPath[str], accept: FromQuery[str | None] = None) -> Response[bytes]:
-    principal = await _principal(request)
-    account = principal.account(account_id)
-    if account is None:
+    principal = await authenticate(request)
+    scope = principal.scope(account_id)
+    if scope is None:
         raise NotFoundError("No such blob.")
-    blob = await services_from(request).downloads.download(principal.user_id, account.id, blob_id)
+    blob = await services_from(request).downloads.download(principal.user_id, scope, blob_id)
     wanted = (accept or "").strip().lower()
     stored = blob.content_type.split(";")[0].strip().lower()
     media = wanted if _MEDIA_TYPE.match(wanted) else stored
@@ -123,9 +110,9 @@ async def download(request: Request[Any, Any, Any], account_id: FromPath[str], b
 @post("/jmap/upload/{account_id:str}", request_max_body_size=LIMITS.max_size_upload, status_code=201,
       exception_handlers=_HANDLERS)
 async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> Response[Any]:
-    principal = await _principal(request)
-    account = principal.account(account_id)
-    if account is None:
+    principal = await authenticate(request)
+    scope = principal.scope(account_id)
+    if scope is None:
         raise RequestError("about:blank", f"No account {account_id!r} is available to you.", status=404)
     downloads = services_from(request).downloads
     content_type = (request.headers.get("content-type") or "application/octet-stream").split(";")[0].strip().lower()
@@ -137,8 +124,8 @@ async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> 
         except RequestEntityTooLarge:
             raise RequestError("limit", f"Uploads are limited to {LIMITS.max_size_upload} bytes.", status=413,
                                limit="maxSizeUpload") from None
-        stored = await downloads.upload(principal.user_id, account.id, data, content_type)
-    return Response({"accountId": str(account.id), "blobId": f"u-{stored.sha256}", "type": stored.content_type,
+        stored = await downloads.upload(principal.user_id, scope, data, content_type)
+    return Response({"accountId": account_id, "blobId": f"u-{stored.sha256}", "type": stored.content_type,
                      "size": stored.size}, status_code=201)
 
 
@@ -146,7 +133,7 @@ async def upload(request: Request[Any, Any, Any], account_id: FromPath[str]) -> 
 async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | None] = None,
                       closeafter: FromQuery[str | None] = None, ping: FromQuery[str | None] = None
                       ) -> ServerSentEvent:
-    principal = await _principal(request)
+    principal = await authenticate(request)
     services = services_from(request)
     options = StreamOptions.parse(types, closeafter, ping)
     events: AsyncIterator[ServerSentEventMessage] = state_stream(
@@ -155,4 +142,4 @@ async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | No
 
 
 # Full paths on every handler (no Router prefix): the cookie middleware's exclusion is matched against them.
-JMAP_ROUTES = [well_known, session, api, download, upload, eventsource]
+JMAP_ROUTES = [well_known, session, api, download, upload, eventsource, websocket_route(API)]

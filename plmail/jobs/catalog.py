@@ -86,6 +86,7 @@ def default_catalog() -> JobCatalog:
         (jobs.APPLY_RULE_TO_EXISTING, mail.apply_rule_to_existing),
         (jobs.RESORT_MAIL, mail.resort_mail),
         (jobs.WAKE_SNOOZED, mail.wake_snoozed),
+        (jobs.REPAIR_LABEL_COUNTS, mail.repair_label_counts),
         (jobs.CLASSIFY_MESSAGES, assistant.classify_messages),
         (jobs.RELEASE_HELD, assistant.release_held),
         (jobs.RELEASE_OVERDUE_HELD, assistant.release_overdue_held),
@@ -100,5 +101,6 @@ def default_catalog() -> JobCatalog:
         (jobs.SEND_SUBMISSION, sending.send_submission),
         (jobs.FILE_SENT_COPY, sending.file_sent_copy),
         (jobs.SEND_DUE, sending.send_due),
+        (jobs.SEND_VACATION_REPLY, sending.send_vacation_reply),
     ])
     return catalog

@@ -1,4 +1,5 @@
-"""JMAP housekeeping: expired uploads and change-log rows older than any client can still ask for."""
+"""JMAP housekeeping: expired uploads, change-log rows older than any client can still ask for, tombstones of
+mail long deleted at its provider, and automatic-reply records past their week."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ async def prune_jmap(ctx: dict[str, Any]) -> int:
     services = services_of(ctx)
     blobs = await services.downloads.prune_expired_uploads()
     rows = await services.changes.prune_expired()
-    if blobs or rows:
-        log.info("pruned %d unused upload(s) and %d change-log row(s)", blobs, rows)
-    return blobs + rows
+    tombstones = await services.destroyer.prune()
+    replies = await services.vacation.prune()
+    if blobs or rows or tombstones or replies:
+        log.info("pruned %d unused upload(s), %d change-log row(s), %d tombstone(s), %d reply record(s)", blobs,
+                 rows, tombstones, replies)
+    return blobs + rows + tombstones + replies

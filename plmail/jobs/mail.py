@@ -24,6 +24,12 @@ async def wake_snoozed(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).operations.wake_due(datetime.now(UTC))
 
 
+async def repair_label_counts(ctx: dict[str, Any]) -> dict[str, int]:
+    """Re-derive the kept label counts; the service logs whatever had drifted."""
+    report = await services_of(ctx).label_counts.repair()
+    return {"shares_moved": report.shares_moved, "counts_repaired": len(report.drifted)}
+
+
 async def resort_mail(ctx: dict[str, Any], *, user_id: int) -> dict[str, int]:
     """Re-sort a user's stored mail after a sorting preference changed."""
     report = await services_of(ctx).category_backfill.run(user_id=int(user_id))

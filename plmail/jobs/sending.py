@@ -29,3 +29,7 @@ async def file_sent_copy(ctx: dict[str, Any], *, submission_id: int, receipt: An
 
 async def send_due(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).outbox.send_due()
+
+
+async def send_vacation_reply(ctx: dict[str, Any], *, message_id: int) -> str:
+    return await services_of(ctx).vacation.answer(int(message_id))

@@ -2,11 +2,15 @@
 
 Resumable by construction: a message whose bytes are already stored in the account (same SHA-256)
 is counted as a duplicate and not stored again, so running an interrupted import again finishes it.
+One bad message costs only itself, as on the IMAP path: one that cannot be parsed or stored is skipped with
+its reason (kept in ingest_skip and in the report), the rest of its batch is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -20,7 +24,7 @@ from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ValidationError
-from plmail.domain.ingest import IngestedMessage
+from plmail.domain.ingest import IngestedMessage, SkippedMessage
 from plmail.domain.messages import ParsedMessage
 from plmail.domain.models import User
 from plmail.mail.batching import bounded_runs
@@ -29,6 +33,8 @@ from plmail.mail.labels import LabelResolver
 from plmail.mail.mailfiles import ArchivedMessage, archive_size, is_maildir, read_maildir, read_mbox
 from plmail.mail.mime import parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ACCOUNT_NAME = "Imported mail"
 DEFAULT_BATCH = 500
@@ -51,6 +57,8 @@ class ImportReport:
     read: int
     seconds: float
     account_id: int
+    noted: int = 0  # stored with a note of what was not read (too deep, too many parts, huge headers)
+    reasons: tuple[SkippedMessage, ...] = ()  # why each skipped message was skipped
 
 
 class ArchiveImporter:
@@ -86,28 +94,36 @@ class ArchiveImporter:
         for label_id in {folder_label, *roles.values()}:
             await self.resolver.bind(label_id, account_id)  # JMAP clients see labels through bindings
         chunks = _chunks(read_maildir(path) if is_folder else read_mbox(path), batch_size)
-        imported = duplicates = skipped = read = 0
+        imported = duplicates = read = noted = 0
+        skipped: list[SkippedMessage] = []
         # Reading and parsing the next chunk happens in a thread while the database stores this one:
         # parsing is Python work and storing is PostgreSQL work, and the machine has more than one core.
         pending = asyncio.create_task(asyncio.to_thread(_read_and_parse, chunks))
         while True:
-            chunk = await pending
-            if not chunk:
+            chunk, unreadable = await pending
+            if not chunk and not unreadable:
                 break
             pending = asyncio.create_task(asyncio.to_thread(_read_and_parse, chunks))
-            read += len(chunk)
+            read += len(chunk) + len(unreadable)
+            for item, reason in unreadable:
+                await self.ingest_repo.record_skip(account_id, item.source_ref, reason,
+                                                   hashlib.sha256(item.raw).hexdigest())
+                skipped.append(SkippedMessage(account_id, item.source_ref, reason))
             fresh, repeated = await self._split_known(account_id, chunk)
             duplicates += len(repeated)
             await self._label_repeats(account_id, repeated, folder_label)
             batch = [await self._to_ingest(user, account_id, item, folder_label, roles) for item in fresh]
             if batch:
-                result = await self.pipeline.ingest(batch)
-                imported += result.stored
-                duplicates += result.duplicates
-                skipped += len(result.skipped)
+                outcome = await self.pipeline.ingest_each_if_needed(batch)
+                imported += outcome.stored
+                duplicates += outcome.duplicates
+                skipped.extend(outcome.skipped)
+                refused = {s.source_ref for s in outcome.skipped}
+                noted += sum(1 for m in batch if m.parsed.cut_note and m.source_ref not in refused)
             if progress is not None:
-                progress(chunk[-1][0].position, total, read)
-        return ImportReport(imported, duplicates, skipped, read, time.monotonic() - started, account_id)
+                progress(max([i.position for i, _ in chunk] + [i.position for i, _ in unreadable]), total, read)
+        return ImportReport(imported, duplicates, len(skipped), read, time.monotonic() - started, account_id,
+                            noted, tuple(skipped))
 
     async def _split_known(
         self, account_id: int, chunk: list[_Parsed]
@@ -193,10 +209,17 @@ def _default_label(path: Path, is_folder: bool) -> str:
 _Parsed = tuple[ArchivedMessage, ParsedMessage]
 
 
-def _read_and_parse(chunks: Iterator[list[ArchivedMessage]]) -> list[_Parsed]:
-    """The next chunk of the archive, parsed; empty at the end."""
-    chunk = next(chunks, [])
-    return [(item, parse_mime(item.raw)) for item in chunk]
+def _read_and_parse(chunks: Iterator[list[ArchivedMessage]]) -> tuple[list[_Parsed], list[tuple[ArchivedMessage, str]]]:
+    """The next chunk of the archive, parsed, and the messages that could not be (with why); empty at the end."""
+    parsed: list[_Parsed] = []
+    unreadable: list[tuple[ArchivedMessage, str]] = []
+    for item in next(chunks, []):
+        try:
+            parsed.append((item, parse_mime(item.raw)))
+        except Exception as exc:  # the parser promises not to raise; if it does, only this message pays
+            log.exception("could not parse %s", item.source_ref)
+            unreadable.append((item, f"parse: {type(exc).__name__}: {exc}"))
+    return parsed, unreadable
 
 
 def _chunks(items: Iterable[ArchivedMessage], size: int) -> Iterator[list[ArchivedMessage]]:

@@ -22,7 +22,9 @@ from plmail.mail.changes import PUSH_CHANNEL
 log = logging.getLogger(__name__)
 
 _READY_TIMEOUT = 5.0
-CLOSED = -1  # queued to every watcher when the feed shuts down
+# Queued to every watcher when the feed shuts down. Not -1: a unified account's key is minus its user's id
+# (domain/mailstore.py), so -1 is user 1's unified account; no user id is ever this large.
+CLOSED = -(2**62)
 RESYNC = 0  # queued when notifications may have been missed: every watcher re-reads its states
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
+from plmail.domain.mailstore import PUSH_CHANNEL, unified_key
 
-PUSH_CHANNEL = "plmail_jmap_state"
+__all__ = ["PUSH_CHANNEL", "Change", "MailChangeRecorder", "StateManager"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,9 @@ class Change:
     object_type: JmapObjectType
     entity_id: str
     change_type: ChangeType
+    # The row belongs to the unified account of account_id's user (a label as its Mailbox there); storage finds
+    # the user, so a writer that knows only the account need not look it up.
+    for_unified: bool = False
 
 
 @dataclass(slots=True)
@@ -41,7 +45,7 @@ class StateManager:
         """Insert pending rows on the caller's transaction; ids must exist by now."""
         if not self.pending:
             return
-        await self.repo.insert([(c.account_id, c.object_type.value, c.entity_id, c.change_type.value)
+        await self.repo.insert([(c.account_id, c.object_type.value, c.entity_id, c.change_type.value, c.for_unified)
                                 for c in self.pending])
         self.pending.clear()
 
@@ -65,6 +69,8 @@ class MailChangeRecorder:
         self, account_id: int, message_id: int, *, created: bool = False, destroyed: bool = False,
         thread_id: int | None = None,
     ) -> None:
+        """Pass `thread_id` only when the thread's membership changed (a message arrived, left or moved): a
+        keyword or a label is the Email's and its Mailboxes' change, not the Thread's."""
         kind = ChangeType.CREATED if created else ChangeType.DESTROYED if destroyed else ChangeType.UPDATED
         self.state.record(Change(account_id, JmapObjectType.EMAIL, str(message_id), kind))
         if thread_id is not None:
@@ -79,9 +85,25 @@ class MailChangeRecorder:
     def thread_destroyed(self, account_id: int, thread_id: int) -> None:
         self.state.record(Change(account_id, JmapObjectType.THREAD, str(thread_id), ChangeType.DESTROYED))
 
-    def mailboxes_changed(self, account_id: int, binding_ids: Iterable[int]) -> None:
+    def mailboxes_changed(self, account_id: int, binding_ids: Iterable[int], *, labels: Iterable[int] = ()) -> None:
+        """The account's Mailboxes (bindings) and, as the unified account's Mailboxes, the labels behind them:
+        a label counts there even where this account never bound it."""
         for binding_id in sorted(set(binding_ids)):
             self.state.record(Change(account_id, JmapObjectType.MAILBOX, str(binding_id), ChangeType.UPDATED))
+        for label_id in sorted(set(labels)):
+            self.state.record(Change(account_id, JmapObjectType.MAILBOX, str(label_id), ChangeType.UPDATED,
+                                     for_unified=True))
+
+    def labels_changed(self, user_id: int, label_ids: Iterable[int], change: ChangeType = ChangeType.UPDATED
+                       ) -> None:
+        """Labels as the Mailboxes of the user's unified account (created, renamed, moved, deleted)."""
+        for label_id in sorted(set(label_ids)):
+            self.state.record(Change(unified_key(user_id), JmapObjectType.MAILBOX, str(label_id), change))
+
+    def unified_destroyed(self, user_id: int, kind: JmapObjectType, entity_ids: Iterable[int]) -> None:
+        """Objects gone from the unified account while their own account's log stops counting (it was removed)."""
+        for entity_id in sorted(set(entity_ids)):
+            self.state.record(Change(unified_key(user_id), kind, str(entity_id), ChangeType.DESTROYED))
 
     def mailboxes_destroyed(self, account_id: int, binding_ids: Iterable[int]) -> None:
         for binding_id in sorted(set(binding_ids)):

@@ -20,7 +20,7 @@ from email.headerregistry import Address as HeaderAddress
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-from plmail.domain.errors import InvalidMessageError, ValidationError
+from plmail.domain.errors import InvalidMessageError, TooLargeError, ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent, Envelope, Identity, OutgoingAttachment
 from plmail.mail.mime import html_to_text
@@ -31,7 +31,8 @@ _FORBIDDEN = re.compile(r"[\r\n\x00]")
 _ADDRESS = re.compile(r"^[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+$")
 _MESSAGE_ID = re.compile(r"^[^<>\s@]+@[^<>\s@]+$")
 # Headers a writer may add beside the ones built from the fields: private ones and the client's name.
-_EXTRA_HEADER = re.compile(r"^(X-[A-Za-z0-9-]{1,70}|User-Agent)$", re.IGNORECASE)
+# Auto-Submitted (RFC 3834) marks the automatic replies plmail sends, so other responders stay quiet.
+_EXTRA_HEADER = re.compile(r"^(X-[A-Za-z0-9-]{1,70}|User-Agent|Auto-Submitted)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +134,8 @@ def compose(identity: Identity, content: DraftContent, *, now: datetime | None =
     raw = message.as_bytes(policy=policy)
     if len(raw) > size_limit:
         megabytes = size_limit / (1024 * 1024)
-        raise ValidationError(f"The message is larger than this account allows ({megabytes:.0f} MB).",
-                              field="attachments")
+        raise TooLargeError(f"The message is larger than this account allows ({megabytes:.0f} MB).",
+                            max_size=size_limit, field="attachments")
     rcpt = tuple(dict.fromkeys(a.address for a in (*to, *cc, *bcc)))
     return ComposedMessage(mid, raw, Envelope(sender.address, rcpt))
 

@@ -251,7 +251,8 @@ class ComposerService:
             inline.append(dataclasses.replace(image, content_id=content_id))
         content = self._cleaned(written, identity)
         content = dataclasses.replace(content, attachments=(*content.attachments, *inline))
-        saved = await self.drafts.save(user_id, content, replaces=written.draft_id, keep_parts=written.keep_parts)
+        saved = await self.drafts.save(user_id, content, replaces=written.draft_id, keep_parts=written.keep_parts,
+                                       identity=identity)
         draft = ComposerDraft(content, written.body_format, saved.message_id, saved.thread_id, saved.files)
         return SavedComposition(draft, tuple(inline_ids))
 

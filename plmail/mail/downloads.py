@@ -11,7 +11,7 @@ import asyncio
 import email
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,8 +22,11 @@ from plmail.db.database import Database
 from plmail.db.repos.jmap_blobs import JmapBlobRepository
 from plmail.domain.errors import LimitError, NotFoundError
 from plmail.domain.ids import parse_id
-from plmail.domain.mailstore import PartRow, Upload
+from plmail.domain.mailstore import MailScope, PartRow, Upload
 from plmail.mail.blobs import BlobStore, RawMessageResolver
+from plmail.mail.charsets import decode_text
+from plmail.mail.sanitizer import sanitize_html
+from plmail.mail.structure import section, split_blob
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +73,18 @@ class BlobService:
         self.raw_messages = raw_messages
         self._uploading: Counter[int] = Counter()
 
-    async def raw_message(self, account_id: int, message_id: int) -> tuple[bytes, str]:
-        source = await self.repo.message_source(account_id, message_id)
+    async def raw_message(self, account_id: int | Sequence[int], message_id: int) -> tuple[bytes, str]:
+        """The original of a message of the account (or of any of the accounts)."""
+        accounts = [account_id] if isinstance(account_id, int) else list(account_id)
+        source = await self.repo.message_source(accounts, message_id)
         if source is None:
             raise NotFoundError("No such message.")
 
         async def remember(digest: str) -> None:
             await self.repo.remember_raw(message_id, digest)
 
-        data = await self.raw_messages.load(raw_path=source.raw_path, account_id=account_id, message_id=message_id,
-                                            kind=source.provider_kind, remember=remember)
+        data = await self.raw_messages.load(raw_path=source.raw_path, account_id=source.account_id,
+                                            message_id=message_id, kind=source.provider_kind, remember=remember)
         return data, source.subject
 
     async def header_block(self, digest: str) -> bytes | None:
@@ -89,33 +94,52 @@ class BlobService:
         except (OSError, ValueError):
             return None
 
-    async def part_content(self, account_id: int, part: PartRow) -> bytes:
+    async def part_content(self, account_id: int | Sequence[int], part: PartRow) -> bytes:
         if part.sha256:
             return await self.store.get(part.sha256)
         raw, _ = await self.raw_message(account_id, part.message_id)
         return await asyncio.to_thread(_mime_part, raw, part.path)
 
-    async def download(self, user_id: int, account_id: int, blob_id: str) -> BlobContent:
+    async def download(self, user_id: int, scope: MailScope, blob_id: str) -> BlobContent:
+        """The blob; a part of a message blob (`m-42x1_2`, an attached message's `p-17x2`) is cut from it."""
+        base, sections = split_blob(blob_id)
+        content = await self._blob(user_id, scope, base)
+        owner = (parse_id(base.partition("-")[2]) or 0) if base.startswith("m-") else 0
+        for part_id in sections:
+            if not part_id or not all(s.isdigit() for s in part_id.split(".")):
+                raise NotFoundError("No such blob.")
+            found = await asyncio.to_thread(section, content.data, part_id)
+            data = found.data
+            if found.type == "text/html":  # HTML leaves plmail only sanitised, like the body
+                data = sanitize_html(decode_text(data, found.charset), message_id=owner).html.encode("utf-8")
+            media = found.type + ("; charset=utf-8" if found.type == "text/html" else
+                                  f"; charset={found.charset}" if found.charset else "")
+            content = BlobContent(data, media, found.name or f"part-{part_id}")
+        return content
+
+    async def _blob(self, user_id: int, scope: MailScope, blob_id: str) -> BlobContent:
         kind, _, key = blob_id.partition("-")
         if kind == "u":
-            upload = await self.repo.upload(user_id, account_id, key) if len(key) == 64 else None
+            upload = await self.repo.upload(user_id, None if scope.unified else scope.account_id, key) \
+                if len(key) == 64 else None
             if upload is None:
                 raise NotFoundError("No such blob.")
             return BlobContent(await self.store.get(upload.sha256), upload.content_type, "upload")
         number = parse_id(key)
         if number is None:
             raise NotFoundError("No such blob.")
+        accounts = scope.account_ids
         if kind == "m":
-            data, subject = await self.raw_message(account_id, number)
+            data, subject = await self.raw_message(accounts, number)
             return BlobContent(data, "message/rfc822", f"{subject.strip() or 'message'}.eml")
         if kind == "p":
-            part = await self.repo.part(account_id, number)
+            part = await self.repo.part(accounts, number)
             if part is None:
                 raise NotFoundError("No such blob.")
-            return BlobContent(await self.part_content(account_id, part), part.content_type,
+            return BlobContent(await self.part_content(accounts, part), part.content_type,
                                part.filename or f"part-{part.id}")
         if kind in ("t", "h"):
-            bodies = await self.repo.bodies(account_id, number)
+            bodies = await self.repo.bodies(accounts, number)
             if bodies is None or bodies[0 if kind == "t" else 1] is None:
                 raise NotFoundError("No such blob.")
             text = bodies[0 if kind == "t" else 1] or ""
@@ -136,16 +160,16 @@ class BlobService:
             if self._uploading[user_id] <= 0:
                 del self._uploading[user_id]
 
-    async def upload(self, user_id: int, account_id: int, data: bytes, content_type: str) -> Upload:
+    async def upload(self, user_id: int, scope: MailScope, data: bytes, content_type: str) -> Upload:
         digest = await self.store.put(data)
         upload = Upload(digest, content_type, len(data))
-        await self.repo.record_upload(user_id, account_id, upload)
+        await self.repo.record_upload(user_id, None if scope.unified else scope.account_id, upload)
         return upload
 
-    async def uploaded(self, user_id: int, account_id: int, blob_id: str) -> bytes | None:
+    async def uploaded(self, user_id: int, scope: MailScope, blob_id: str) -> bytes | None:
         """The bytes of any blob the account can reach (an upload, a part, a raw message), or None."""
         try:
-            return (await self.download(user_id, account_id, blob_id)).data
+            return (await self.download(user_id, scope, blob_id)).data
         except NotFoundError:
             return None
 

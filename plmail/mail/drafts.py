@@ -102,11 +102,15 @@ class DraftService:
 
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
                    now: datetime | None = None, keywords: frozenset[str] | None = None,
-                   keep_parts: tuple[str, ...] = ()) -> SavedDraft:
+                   keep_parts: tuple[str, ...] = (), push: bool = True,
+                   identity: Identity | None = None) -> SavedDraft:
         """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
         `keep_parts` names attachments of the replaced version (by part path) that the new one carries on; its
-        inline images go along while the new HTML still shows them (cid:…), so an editor need not track them."""
-        identity = await self.identities.sendable(user_id, content.identity_id)
+        inline images go along while the new HTML still shows them (cid:…), so an editor need not track them.
+        `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer).
+        `identity`: the caller's `sendable` answer for `content.identity_id`, saving an autosave a second look."""
+        if identity is None or identity.id != content.identity_id:
+            identity = await self.identities.sendable(user_id, content.identity_id)
         previous = await self._own_draft(user_id, replaces) if replaces is not None else None
         if previous is not None and (keep_parts or content.html_body) and previous.raw_path is not None:
             fresh = {a.content_id for a in content.attachments if a.content_id}
@@ -118,7 +122,8 @@ class DraftService:
         saved = await self.store(user_id, identity, composed, keywords=keywords, has_files=bool(content.attachments))
         if previous is not None:
             await self._delete_local(previous)
-        await self._push(saved.account_id, saved.message_id, previous.ref if previous is not None else None)
+        if push:
+            await self._push(saved.account_id, saved.message_id, previous.ref if previous is not None else None)
         return saved
 
     async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,
@@ -135,6 +140,12 @@ class DraftService:
             is_draft=DRAFT_FLAG in flags, flags=flags, seen="$seen" in wanted, starred="$flagged" in wanted,
             source_ref=f"composed:{composed.message_id}",
         )
+        # A reply belongs to the provider's conversation of what it answers: threading joins a conversation the
+        # provider grouped only by its key, and the transport sends the reply into it (Gmail's threadId).
+        answered = (*message.parsed.in_reply_to, *reversed(message.parsed.references))
+        thread_key = await self.repo.provider_thread_of(identity.account_id, answered)
+        if thread_key is not None:
+            message = dataclasses.replace(message, provider_thread_key=thread_key)
         result = await self.pipeline.ingest([message])
         if not result.messages:
             reason = result.skipped[0].reason if result.skipped else "it was stored already"
@@ -231,10 +242,10 @@ class DraftService:
     # -- the provider's side (jobs on ingest) -----------------------------------------------------------------
 
     async def push(self, account_id: int, message_id: int, replaces: ProviderRef | None) -> None:
-        """Store the draft at its provider, removing the version it replaces. A draft deleted meanwhile is not
-        left behind at the provider: whatever was just stored for it is removed again."""
+        """Store the draft at its provider, removing the version it replaces. A draft deleted or sent meanwhile
+        is not left behind at the provider: whatever was just stored for it is removed again."""
         draft = await self.repo.get(message_id)
-        if draft is None:
+        if draft is None or not is_draft(draft, None):  # deleted, or sent before its draft got there
             if replaces is not None:
                 await self.discard_remote(account_id, replaces)
             return
@@ -249,7 +260,7 @@ class DraftService:
             ref = await store.save_draft(record.account, raw, replaces=replaces)
             if ref is None:
                 return
-            if not await self.repo.set_ref(message_id, ref):
+            if not await self.repo.set_ref(message_id, ref, only_draft=True):
                 await store.discard_draft(record.account, ref)
                 return
             await self.submissions.set_draft_ref(message_id, ref)

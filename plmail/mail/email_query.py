@@ -11,22 +11,41 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.db.database import Database
-from plmail.db.repos.filter_sql import JMAP_VOCABULARY, FilterCompiler, Params
+from plmail.db.repos.filter_sql import JMAP_VOCABULARY, UNIFIED_VOCABULARY, FilterCompiler, Params
 from plmail.db.repos.jmap_changes import JmapChangeRepository
 from plmail.db.repos.jmap_email import JmapEmailRepository
-from plmail.db.repos.jmap_query import MARK_END, MARK_START, SORT_EXPRESSIONS, EmailQuery, JmapQueryRepository, order_by
+from plmail.db.repos.jmap_query import (
+    KEYWORD_SORTS,
+    MARK_END,
+    MARK_START,
+    SORT_EXPRESSIONS,
+    THREAD_SORTS,
+    EmailQuery,
+    JmapQueryRepository,
+    order_by,
+    sort_expression,
+)
 from plmail.domain.enums import JmapObjectType
-from plmail.domain.errors import UnanswerableError, ValidationError
+from plmail.domain.errors import FilterError, UnanswerableError, ValidationError
+from plmail.domain.mailstore import MailScope
 from plmail.mail.query_cache import ResultCache, ScanState
 
-__all__ = ["COLLATIONS", "MARK_END", "MARK_START", "EmailQueryService", "QueryDelta", "QueryPage", "QueryPlan",
-           "sort_comparators"]
+__all__ = ["COLLATIONS", "MARK_END", "MARK_START", "SORT_PROPERTIES", "EmailQueryService", "QueryDelta", "QueryPage",
+           "QueryPlan", "SortKey", "sort_comparators"]
 
 COLLATIONS = ("i;ascii-numeric", "i;ascii-casemap", "i;unicode-casemap")
 _CHUNK = 256
 _THREAD_CONDITIONS = frozenset({"allInThreadHaveKeyword", "someInThreadHaveKeyword", "noneInThreadHaveKeyword",
                                 "threadCategory"})
 MAX_QUERY_CHANGES = 10_000  # beyond this many changed emails, querying again is cheaper for everyone
+SORT_PROPERTIES = (*SORT_EXPRESSIONS, *sorted(KEYWORD_SORTS))
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    property: str
+    ascending: bool
+    keyword: str | None = None  # the keyword of a hasKeyword / …InThreadHaveKeyword sort
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,25 +80,31 @@ def _conditions(node: Any) -> set[str]:
     return set(node)
 
 
-def sort_comparators(value: Any) -> list[tuple[str, bool]]:
+def sort_comparators(value: Any) -> list[SortKey]:
     if value is None:
-        return [("receivedAt", False)]
+        return [SortKey("receivedAt", False)]
     if not isinstance(value, list):
         raise ValidationError("'sort' must be a list of comparators.", field="sort")
     comparators = []
     for comparator in value:
         if not isinstance(comparator, dict) or not isinstance(comparator.get("property"), str):
             raise ValidationError("A comparator is an object with a 'property'.", field="sort")
-        if comparator["property"] not in SORT_EXPRESSIONS:
+        if comparator["property"] not in SORT_PROPERTIES:
             raise UnanswerableError(f"Emails cannot be sorted by {comparator['property']!r}.", reason="unsupportedSort")
+        keyword = comparator.get("keyword")
+        if comparator["property"] in KEYWORD_SORTS:
+            if not isinstance(keyword, str):
+                raise ValidationError(f"Sorting by {comparator['property']} needs a 'keyword'.", field="sort")
+        elif "keyword" in comparator:
+            raise ValidationError("Only keyword sorts take a 'keyword'.", field="sort")
         collation = comparator.get("collation")
         if collation is not None and collation not in COLLATIONS:
             raise UnanswerableError(f"Unknown collation {collation!r}.", reason="unsupportedSort")
         ascending = comparator.get("isAscending", True)
         if not isinstance(ascending, bool):
             raise ValidationError("'isAscending' is true or false.", field="sort")
-        comparators.append((comparator["property"], ascending))
-    return comparators or [("receivedAt", False)]
+        comparators.append(SortKey(comparator["property"], ascending, keyword))
+    return comparators or [SortKey("receivedAt", False)]
 
 
 class EmailQueryService:
@@ -88,14 +113,15 @@ class EmailQueryService:
         self.emails = JmapEmailRepository(db)
         self.changes = JmapChangeRepository(db)
         self.compiler = FilterCompiler(JMAP_VOCABULARY)
+        self.unified_compiler = FilterCompiler(UNIFIED_VOCABULARY)
         self.results = ResultCache()
 
-    async def snippets(self, account_id: int, ids: Sequence[int], subject_terms: str, body_terms: str
+    async def snippets(self, scope: MailScope, ids: Sequence[int], subject_terms: str, body_terms: str
                        ) -> dict[int, tuple[str | None, str | None]]:
         """(subject, preview) with the matches between MARK_START and MARK_END; None where nothing is looked for."""
-        return await self.repo.snippets(account_id, ids, subject_terms, body_terms)
+        return await self.repo.snippets(scope.account_ids, ids, subject_terms, body_terms)
 
-    def plan(self, account_id: int, tree: Any, sort: Any, *, collapse: bool, categories: bool) -> QueryPlan:
+    def plan(self, scope: MailScope, tree: Any, sort: Any, *, collapse: bool, categories: bool) -> QueryPlan:
         if tree is not None and not isinstance(tree, Mapping):
             raise ValidationError("'filter' must be an object.", field="filter")
         used = _conditions(tree)
@@ -103,10 +129,17 @@ class EmailQueryService:
             raise UnanswerableError("'threadCategory' needs the categories capability in 'using'.",
                                     reason="unsupportedFilter")
         params = Params()
-        params.add(account_id)  # $1 in every statement built from the plan
-        where = self.compiler.compile(tree, params)
-        query = EmailQuery(where, tuple(params.values), order_by(sort_comparators(sort)))
-        return QueryPlan(query, collapse, collapse or bool(used & _THREAD_CONDITIONS))
+        # $1 in every statement built from the plan: the account, or the unified account's accounts
+        params.add(list(scope.account_ids) if scope.unified else scope.account_id)
+        where = (self.unified_compiler if scope.unified else self.compiler).compile(tree, params)
+        keys = sort_comparators(sort)
+        try:
+            order = order_by([(sort_expression(k.property, k.keyword, params), k.ascending) for k in keys])
+        except FilterError as exc:
+            raise ValidationError(str(exc), field="sort") from None
+        query = EmailQuery(where, tuple(params.values), order, unified=scope.unified)
+        thread_sorted = any(k.property in THREAD_SORTS for k in keys)
+        return QueryPlan(query, collapse, collapse or thread_sorted or bool(used & _THREAD_CONDITIONS))
 
     async def _scan(self, plan: QueryPlan, scan: ScanState, *, stop: int | None = None,
                     anchor: int | None = None) -> None:
@@ -148,18 +181,19 @@ class EmailQueryService:
         # Without collapsing a page is one indexed read; nothing is worth remembering.
         return QueryPage(position, [email_id for email_id, _ in await self.repo.page(q, limit, position)], total)
 
-    async def delta(self, account_id: int, plan: QueryPlan, since: int, current: int, max_changes: int | None,
+    async def delta(self, scope: MailScope, plan: QueryPlan, since: int, current: int, max_changes: int | None,
                     want_total: bool) -> QueryDelta:
         """Every email changed since the old state is removed and, where it is in the results now, added
         at its new index; unchanged emails keep their order, because every change is in the log."""
         email = JmapObjectType.EMAIL.value
-        changed = {int(i) for i in await self.changes.changed_ids(account_id, email, since, current,
+        changed = {int(i) for i in await self.changes.changed_ids(scope.log_accounts(email), email, since, current,
                                                                   MAX_QUERY_CHANGES) if i.isdigit()}
         if plan.thread_dependent:
+            thread = JmapObjectType.THREAD.value
             threads = {int(i) for i in await self.changes.changed_ids(
-                account_id, JmapObjectType.THREAD.value, since, current, MAX_QUERY_CHANGES) if i.isdigit()}
-            threads |= set(await self.emails.threads_of_emails(account_id, sorted(changed)))
-            changed |= set(await self.emails.emails_of_threads(account_id, sorted(threads)))
+                scope.log_accounts(thread), thread, since, current, MAX_QUERY_CHANGES) if i.isdigit()}
+            threads |= set(await self.emails.threads_of_emails(scope.account_ids, sorted(changed)))
+            changed |= set(await self.emails.emails_of_threads(scope.account_ids, sorted(threads)))
         if len(changed) > MAX_QUERY_CHANGES:
             raise UnanswerableError("Too much has changed; run the query again.", reason="cannotCalculateChanges")
         positions = await self.repo.positions(plan.query, sorted(changed), collapse=plan.collapse)

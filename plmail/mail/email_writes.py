@@ -1,8 +1,9 @@
 """Changing and importing emails (JMAP's Email/set and Email/import), handed to the services the web UI uses.
 
 Keywords and mailboxes become ThreadOperations calls (which record the change log and queue
-provider propagation); destroying an Email moves it to Trash and never deletes it; an import goes
-through the ingest pipeline like any other arriving mail.
+provider propagation): every keyword is kept ($seen and $flagged in their columns, the rest as flags the
+provider's propagator hands on where it can), and $junk / $notjunk are the web UI's Spam moves. Destroying
+is MailDestroyer's; an import goes through the ingest pipeline like any other arriving mail.
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.db.repos.operations import OperationRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import ForbiddenError, InvalidMessageError, ValidationError
-from plmail.domain.mailstore import OwnedMessage
+from plmail.domain.mailstore import MailScope, OwnedMessage
 from plmail.mail.ingest import parse_message
+from plmail.mail.keywords import COLUMN_KEYWORDS, DRAFT, FLAGGED, JUNK, NOT_JUNK, SEEN, is_keyword, keywords_of
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
-
-SETTABLE_KEYWORDS = ("$seen", "$flagged")
-_FLAG_KEYWORDS = {"\\draft": "$draft", "$draft": "$draft", "\\answered": "$answered", "$answered": "$answered"}
 
 
 @dataclass(slots=True)
@@ -35,6 +34,7 @@ class EmailChange:
     starred: bool | None = None
     add: frozenset[int] = frozenset()
     remove: frozenset[int] = frozenset()
+    keywords: dict[str, bool] = field(default_factory=dict)  # the others, set (True) or cleared
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +55,7 @@ class EmailPatch:
 
 
 def current_keywords(message: OwnedMessage, flags: Sequence[str]) -> set[str]:
-    found = {_FLAG_KEYWORDS[f.lower()] for f in flags if f.lower() in _FLAG_KEYWORDS}
-    return found | ({"$seen"} if message.seen else set()) | ({"$flagged"} if message.starred else set())
+    return keywords_of(flags, seen=message.seen, starred=message.starred)
 
 
 class EmailWriter:
@@ -66,12 +65,14 @@ class EmailWriter:
         self.operations = operations
         self.pipeline = pipeline
 
-    async def messages(self, user_id: int, account_id: int, ids: Sequence[int]) -> dict[int, OwnedMessage]:
-        return {m.id: m for m in await self.owned.messages(user_id, ids) if m.account_id == account_id}
+    async def messages(self, user_id: int, scope: MailScope, ids: Sequence[int]) -> dict[int, OwnedMessage]:
+        return {m.id: m for m in await self.owned.messages(user_id, ids) if m.account_id in scope.account_ids}
 
-    async def resolve_mailboxes(self, user_id: int, account_id: int, binding_ids: Sequence[int]) -> dict[int, int]:
-        """Mailbox (label binding) id -> label id; unknown ids are left out."""
-        return await self.mailboxes.labels_of_bindings(user_id, account_id, list(binding_ids))
+    async def resolve_mailboxes(self, user_id: int, scope: MailScope, mailbox_ids: Sequence[int]) -> dict[int, int]:
+        """Mailbox id (a label binding, or in the unified account the label) -> label id; unknown ids are left out."""
+        if scope.unified:
+            return await self.mailboxes.owned_labels(user_id, list(mailbox_ids))
+        return await self.mailboxes.labels_of_bindings(user_id, scope.account_id, list(mailbox_ids))
 
     def plan(self, message: OwnedMessage, flags: Sequence[str], patch: EmailPatch, labels: Mapping[str, int]
              ) -> EmailChange:
@@ -82,12 +83,16 @@ class EmailWriter:
         else:
             want = {k for k in have if patch.keyword_edits.get(k, True)} | {k for k, on in patch.keyword_edits.items()
                                                                             if on}
-        if (want ^ have) - set(SETTABLE_KEYWORDS):
-            raise ValidationError("Only $seen and $flagged can be changed here.", field="keywords")
-        if ("$seen" in want) != message.seen:
-            change.seen = "$seen" in want
-        if ("$flagged" in want) != message.starred:
-            change.starred = "$flagged" in want
+        bad = sorted(k for k in want if not is_keyword(k))
+        if bad:
+            raise ValidationError(f"Not a keyword: {', '.join(bad)}.", field="keywords")
+        if JUNK in want and NOT_JUNK in want:
+            raise ValidationError("An email cannot be $junk and $notjunk at once.", field="keywords")
+        if (SEEN in want) != message.seen:
+            change.seen = SEEN in want
+        if (FLAGGED in want) != message.starred:
+            change.starred = FLAGGED in want
+        change.keywords = {k: k in want for k in sorted((want ^ have) - COLUMN_KEYWORDS)}
         if patch.mailboxes is not None or patch.mailbox_edits:
             requested = patch.mailboxes if patch.mailboxes is not None else list(patch.mailbox_edits)
             unknown = [m for m in requested if m not in labels]
@@ -111,6 +116,7 @@ class EmailWriter:
         seen: dict[bool, list[int]] = defaultdict(list)
         starred: dict[bool, list[int]] = defaultdict(list)
         moves: dict[tuple[frozenset[int], frozenset[int]], list[int]] = defaultdict(list)
+        keywords: dict[tuple[str, bool], list[int]] = defaultdict(list)
         for change in changes:
             if change.seen is not None:
                 seen[change.seen].append(change.email_id)
@@ -118,26 +124,33 @@ class EmailWriter:
                 starred[change.starred].append(change.email_id)
             if change.add or change.remove:
                 moves[(change.add, change.remove)].append(change.email_id)
+            for keyword, on in change.keywords.items():
+                keywords[(keyword, on)].append(change.email_id)
         for (add, remove), ids in moves.items():
             await self.operations.change_labels(user_id, ids, add=add, remove=remove)
         for value, ids in seen.items():
             await self.operations.set_seen(user_id, value, message_ids=ids)
         for value, ids in starred.items():
             await self.operations.set_starred(user_id, value, message_ids=ids)
-
-    async def trash(self, user_id: int, ids: Sequence[int]) -> None:
-        """Email/set destroy is a move to Trash (Trash on, Inbox off); nothing is ever deleted."""
-        if ids:
-            await self.operations.trash(user_id, message_ids=ids)
+        for (keyword, on), ids in sorted(keywords.items()):
+            await self.operations.set_keyword(user_id, ids, keyword, on)
+            if on and keyword == JUNK:
+                await self.operations.spam(user_id, message_ids=ids)
+            elif on and keyword == NOT_JUNK:
+                await self.operations.not_spam(user_id, message_ids=ids)
 
     async def import_email(self, account_id: int, provider: ProviderKind, raw: bytes, labels: Sequence[int],
                            keywords: set[str], received_at: datetime | None) -> Imported:
         if provider is not ProviderKind.LOCAL:
             raise ForbiddenError("Only local archive accounts take imports: a provider account's server would never "
                                  "see the message.")
-        flags = tuple(k for k in ("$draft", "$answered") if k in keywords)
-        message = parse_message(raw, account_id=account_id, label_ids=tuple(labels), seen="$seen" in keywords,
-                                starred="$flagged" in keywords, flags=flags, is_draft="$draft" in keywords,
+        bad = sorted(k for k in keywords if not is_keyword(k))
+        if bad:
+            raise ValidationError(f"Not a keyword: {', '.join(bad)}.", field="keywords")
+        # Every keyword given is kept (RFC 8621 §4.8); $seen and $flagged live in their columns.
+        flags = tuple(sorted(keywords - COLUMN_KEYWORDS))
+        message = parse_message(raw, account_id=account_id, label_ids=tuple(labels), seen=SEEN in keywords,
+                                starred=FLAGGED in keywords, flags=flags, is_draft=DRAFT in keywords,
                                 received_at=received_at or datetime.now(UTC), source_ref="jmap-import")
         result = await self.pipeline.ingest([message])
         if not result.messages:

@@ -16,6 +16,7 @@ from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
 from plmail.domain.errors import ForbiddenError, NotFoundError, ValidationError
+from plmail.domain.mailstore import MailScope
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import Identity, IdentityOrigin
 from plmail.domain.registry import ProviderRegistry
@@ -48,6 +49,27 @@ class IdentityService:
         if record is None:
             raise NotFoundError("No such account.")
         return await self.repo.for_account(account_id)
+
+    async def for_scope(self, scope: MailScope) -> list[Identity]:
+        """The identities of one account, or in the unified account every identity of the user."""
+        if scope.unified:
+            return await self.for_user(scope.user_id)
+        return await self.for_account(scope.user_id, scope.account_id)
+
+    async def account_for_new(self, scope: MailScope, email: str) -> int:
+        """The account a new identity of `scope` belongs to: its own, or (unified) the user's only account, or the
+        one whose address shares the new address's domain."""
+        if not scope.unified:
+            return scope.account_id
+        if len(scope.account_ids) == 1:
+            return scope.account_ids[0]
+        domain = email.rpartition("@")[2].lower()
+        for account_id in scope.account_ids:
+            record = await self.accounts.owned(scope.user_id, account_id)
+            if record is not None and record.email.lower().endswith("@" + domain):
+                return account_id
+        raise ValidationError("Several accounts could send as this address: create it in its account's JMAP "
+                              "account.", field="email")
 
     async def owned(self, user_id: int, identity_id: int) -> Identity:
         await self._ensure(user_id)

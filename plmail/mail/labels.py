@@ -15,7 +15,7 @@ from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.label_admin import LabelAdminRepository
 from plmail.db.repos.labels import LabelRepository
-from plmail.domain.enums import LabelRole
+from plmail.domain.enums import ChangeType, LabelRole
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.models import LabelInfo, SidebarLabel
 from plmail.mail.changes import MailChangeRecorder, StateManager
@@ -49,6 +49,7 @@ class LabelResolver:
     def __init__(self, db: Database) -> None:
         self.labels = LabelRepository(db)
         self.admin = LabelAdminRepository(db)
+        self.change_log = ChangeLogRepository(db)
         self._label_ids: dict[tuple[int, int | None, str], int] = {}
         self._role_ids: dict[tuple[int, LabelRole], int] = {}
         self._binding_ids: dict[tuple[int, int, BindingHandle], int] = {}
@@ -70,8 +71,10 @@ class LabelResolver:
             cache_key = (user_id, parent, segment)
             found = self._label_ids.get(cache_key)
             if found is None:
-                found = await self.labels.find_or_create(user_id, segment, parent)
+                found, created = await self.labels.find_or_create_noting(user_id, segment, parent)
                 self._label_ids[cache_key] = found
+                if created:  # a new folder at a provider is a new Mailbox of the unified account
+                    await _record_labels(self.change_log, user_id, [found], ChangeType.CREATED)
             parent = found
         assert parent is not None
         return parent
@@ -128,11 +131,14 @@ class LabelManager:
             raise NotFoundError("No such parent label.")
         if await self.repo.exists(user_id, parent_id, clean):
             raise ValidationError(f"A label named {clean!r} already exists there.")
-        return await self.repo.create(user_id, clean, parent_id, _clean_colour(color))
+        async with self.db.transaction():
+            label_id = await self.repo.create(user_id, clean, parent_id, _clean_colour(color))
+            await _record_labels(self.change_log, user_id, [label_id], ChangeType.CREATED)
+        return label_id
 
     async def update(
         self, user_id: int, label_id: int, *, name: str | None = None, color: str | None = None,
-        parent_id: int | None = None, move: bool = False, visible: bool | None = None,
+        parent_id: int | None = None, move: bool = False, visible: bool | None = None, sort_order: int | None = None,
     ) -> None:
         label = await self.labels.owned(user_id, label_id)
         if label is None:
@@ -152,8 +158,8 @@ class LabelManager:
             raise ValidationError("A label with that name already exists there.")
         async with self.db.transaction():
             await self.repo.update(label_id, name=new_name, color=_clean_colour(color) if color is not None else None,
-                                   parent_id=target_parent, visible=visible)
-            await self._announce(label_id)
+                                   parent_id=target_parent, visible=visible, sort_order=sort_order)
+            await self._announce(user_id, label_id)
 
     async def delete(self, user_id: int, label_id: int) -> int:
         """Delete a label; the mail keeps every other label, and mail left with none moves to Archive."""
@@ -168,20 +174,32 @@ class LabelManager:
             # Phones hold the label as a Mailbox per account: they must hear that it is gone.
             for account_id, binding_id in await self.repo.bindings_of_tree(user_id, label_id):
                 recorder.mailboxes_destroyed(account_id, [binding_id])
+            recorder.labels_changed(user_id, await self.repo.tree_ids(user_id, label_id), ChangeType.DESTROYED)
             affected = await self.repo.delete_keeping_mail(user_id, label_id)
-            for account_id, message_id, thread_id in affected:
-                recorder.email_changed(account_id, message_id, thread_id=thread_id)
+            for account_id, message_id, _ in affected:
+                recorder.email_changed(account_id, message_id)
+            if affected:  # mail left with no label went to Archive, whose counts moved
+                recorder.labels_changed(user_id, [(await self.labels.role_ids(user_id))[LabelRole.ARCHIVE]])
             await state.write()
             await state.announce()
         return len(affected)
 
-    async def _announce(self, label_id: int) -> None:
+    async def _announce(self, user_id: int, label_id: int) -> None:
         state = StateManager(self.change_log)
         recorder = MailChangeRecorder(state)
         for account_id, binding_id in await self.repo.bindings_of(label_id):
             recorder.mailboxes_changed(account_id, [binding_id])
+        recorder.labels_changed(user_id, [label_id])
         await state.write()
         await state.announce()
+
+
+async def _record_labels(change_log: ChangeLogRepository, user_id: int, label_ids: Sequence[int],
+                         change: ChangeType) -> None:
+    state = StateManager(change_log)
+    MailChangeRecorder(state).labels_changed(user_id, label_ids, change)
+    await state.write()
+    await state.announce()
 
 
 def _clean_name(name: str | None) -> str:

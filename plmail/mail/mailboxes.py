@@ -2,7 +2,8 @@
 
 A Mailbox id is a label binding id, one per (label, account). The label itself belongs to the user,
 so creating, renaming or destroying a Mailbox is the LabelManager's operation on that label (the
-web UI's code path); the binding is only where JMAP finds it in one account.
+web UI's code path); the binding is only where JMAP finds it in one account. In the unified account
+a Mailbox is the label itself (its id the label id), counted over every account of the user.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
 from plmail.domain.errors import ConflictError, ForbiddenError, NotFoundError, ValidationError
-from plmail.domain.mailstore import MailboxCounts, MailboxRow
+from plmail.domain.mailstore import MailboxCounts, MailboxRow, MailScope
 from plmail.mail.changes import Change, StateManager
 from plmail.mail.labels import LabelManager, LabelResolver
 
@@ -35,60 +36,68 @@ class MailboxService:
         self.repo = JmapMailboxRepository(db)
         self.manager = LabelManager(db)
         self.change_log = ChangeLogRepository(db)
-        self._counts: OrderedDict[tuple[int, tuple[int, ...], tuple[int, ...]], dict[int, MailboxCounts]] = \
-            OrderedDict()
+        self._counts: OrderedDict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
+                                  dict[int, MailboxCounts]] = OrderedDict()
 
-    async def bind_labels(self, user_id: int, account_id: int) -> None:
+    async def bind_labels(self, user_id: int, scope: MailScope) -> None:
         """Every label of the user is a Mailbox in every account; a label created since (in the web UI)
         gets its binding now, announced as created so connected clients learn of it."""
-        if not await self.repo.unbound(user_id, account_id):
-            return
-        async with self.db.transaction():
-            created = await self.repo.bind_missing(user_id, account_id)
-            if created:
-                await self._record(account_id, created, ChangeType.CREATED)
+        for account_id in scope.account_ids:
+            if not await self.repo.unbound(user_id, account_id):
+                continue
+            async with self.db.transaction():
+                created = await self.repo.bind_missing(user_id, account_id)
+                if created:
+                    await self._record(account_id, created, ChangeType.CREATED)
 
-    async def views(self, user_id: int, account_id: int, *, counts_at: tuple[int, ...] | None = None,
+    async def _rows(self, user_id: int, scope: MailScope) -> list[MailboxRow]:
+        return await (self.repo.labels(user_id) if scope.unified else self.repo.mailboxes(user_id, scope.account_id))
+
+    async def views(self, user_id: int, scope: MailScope, *, counts_at: tuple[int, ...] | None = None,
                     only: set[str] | None = None) -> list[MailboxView]:
         """With `counts_at` (the Email and Mailbox states read first), the counts too, for the mailboxes
         in `only` (or all): a scan of the account's mail, so it is remembered until either state moves."""
-        rows = await self.repo.mailboxes(user_id, account_id)
+        rows = await self._rows(user_id, scope)
         if counts_at is None:
             return [MailboxView(r, None) for r in rows]
         labels = tuple(sorted(r.label_id for r in rows if only is None or str(r.binding_id) in only))
-        key = (account_id, labels, counts_at)
+        key = (scope.account_ids, labels, counts_at)
         totals = self._counts.get(key)
         if totals is None:
-            totals = self._counts[key] = await self.repo.counts(account_id, labels)
+            totals = self._counts[key] = await self.repo.counts(scope.account_ids, labels) if scope.account_ids \
+                else {}
             while len(self._counts) > _COUNT_ENTRIES:
                 self._counts.popitem(last=False)
         return [MailboxView(r, totals.get(r.label_id, MailboxCounts())) for r in rows]
 
-    async def by_binding(self, user_id: int, account_id: int, binding_id: int) -> MailboxRow | None:
-        return next((r for r in await self.repo.mailboxes(user_id, account_id) if r.binding_id == binding_id), None)
+    async def by_binding(self, user_id: int, scope: MailScope, binding_id: int) -> MailboxRow | None:
+        return next((r for r in await self._rows(user_id, scope) if r.binding_id == binding_id), None)
 
-    async def create(self, user_id: int, account_id: int, name: str, parent: MailboxRow | None,
-                     visible: bool) -> int:
+    async def create(self, user_id: int, scope: MailScope, name: str, parent: MailboxRow | None,
+                     visible: bool, sort_order: int | None = None) -> int:
+        """A new label; its Mailbox id in `scope` (the binding of a single account, the label in the unified one)."""
         async with self.db.transaction():
             try:
                 label_id = await self.manager.create(user_id, name, parent_id=parent.label_id if parent else None)
-                if not visible:
-                    await self.manager.update(user_id, label_id, visible=False)
+                if not visible or sort_order is not None:
+                    await self.manager.update(user_id, label_id, visible=visible, sort_order=sort_order)
             except NotFoundError as exc:
                 raise ValidationError(str(exc), field="parentId") from None
             except ValidationError as exc:
                 raise ValidationError(str(exc), field="name") from None
-            binding_id = await LabelResolver(self.db).bind(label_id, account_id)
-            await self._record(account_id, [binding_id], ChangeType.CREATED)
-        return binding_id
+            resolver = LabelResolver(self.db)
+            for account_id in scope.account_ids:
+                binding_id = await resolver.bind(label_id, account_id)
+                await self._record(account_id, [binding_id], ChangeType.CREATED)
+        return label_id if scope.unified else binding_id
 
     async def update(self, user_id: int, mailbox: MailboxRow, *, name: str | None, move: bool,
-                     parent: MailboxRow | None, visible: bool | None) -> None:
+                     parent: MailboxRow | None, visible: bool | None, sort_order: int | None = None) -> None:
         if mailbox.role is not None and ((name is not None and name != mailbox.name) or move):
             raise ForbiddenError("System mailboxes cannot be renamed or moved.")
         try:
             await self.manager.update(user_id, mailbox.label_id, name=name, visible=visible, move=move,
-                                      parent_id=parent.label_id if parent else None)
+                                      parent_id=parent.label_id if parent else None, sort_order=sort_order)
         except ValidationError as exc:
             raise ValidationError(str(exc), field="parentId" if move else "name") from None
 

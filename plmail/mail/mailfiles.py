@@ -34,8 +34,12 @@ class ArchivedMessage:
     gmail_labels: tuple[str, ...] = ()
 
 
+_HEAD_SCAN = 1024 * 1024  # as far as the parser reads a header block (mail/bounds.py)
+
+
 def _flags_from_headers(raw: bytes) -> tuple[bool | None, bool | None, tuple[str, ...]]:
-    head = raw[: raw.find(b"\n\n") if b"\n\n" in raw else 8192]
+    end = raw.find(b"\n\n", 0, _HEAD_SCAN)
+    head = raw[: end if end >= 0 else min(len(raw), _HEAD_SCAN)]
     seen: bool | None = None
     starred: bool | None = None
     labels: tuple[str, ...] = ()

@@ -9,6 +9,7 @@ parses to something.
 from __future__ import annotations
 
 import email
+import email.parser
 import hashlib
 import html
 import re
@@ -16,13 +17,15 @@ from datetime import UTC, datetime
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses, parsedate_to_datetime
+from typing import Any
 
 from plmail.domain.messages import Address, HeaderValue, ParsedMessage, PartData
+from plmail.mail.bounds import MAX_DEPTH, MAX_PARTS, bound_message
 from plmail.mail.charsets import decode_text, repair_surrogates, storable
 from plmail.mail.headers import decode_words, header
+from plmail.mail.structure import read_tree
 
-MAX_PARTS = 500
-MAX_DEPTH = 40
+UNREADABLE_STRUCTURE = "the MIME structure could not be read; only the headers were"
 MAX_BODY_CHARS = 2_000_000
 PREVIEW_CHARS = 256
 CALENDAR_TYPES = frozenset({"text/calendar", "application/ics"})
@@ -158,7 +161,8 @@ class _Walker:
 
     def walk(self, part: Message, path: str, depth: int, in_attached_message: bool) -> None:
         self.seen += 1
-        if depth > MAX_DEPTH or self.seen > MAX_PARTS:
+        # A backstop only: the bytes were bounded before parsing (mail/bounds.py); containers count here too.
+        if depth > MAX_DEPTH or self.seen > MAX_PARTS + MAX_DEPTH + 1:
             if "too-complex" not in self.defects:
                 self.defects.append("too-complex")
             return
@@ -214,15 +218,34 @@ def _attached_message_bytes(part: Message) -> bytes:
     return _payload(part)
 
 
+def _read(raw: bytes) -> tuple[Message, list[str]]:
+    """The parsed message within the limits of mail/bounds.py, and what was cut to stay within them."""
+    bounded = bound_message(raw)
+    cuts = list(bounded.cuts)
+    try:
+        return email.message_from_bytes(bounded.data, policy=compat32), cuts
+    except (RecursionError, TypeError, ValueError, LookupError, IndexError):
+        headers_only = email.parser.BytesParser(policy=compat32).parsebytes(bounded.data, headersonly=True)
+        return headers_only, [*cuts, UNREADABLE_STRUCTURE]
+
+
 def parse_mime(raw: bytes) -> ParsedMessage:
-    """Parse one message. Never raises on malformed input; problems are listed in `defects`."""
-    msg = email.message_from_bytes(raw, policy=compat32)
+    """Parse one message. Never raises on malformed input; problems are listed in `defects`, and what was not
+    read of a hostile message (too deep, too many parts, huge headers) in `cut_note`."""
+    msg, cuts = _read(raw)
     headers = _raw_headers(msg)
     walker = _Walker()
     try:
         walker.walk(msg, "", 0, False)
     except (RecursionError, TypeError, ValueError, LookupError) as exc:
         walker.defects.append(f"mime: {type(exc).__name__}")
+    if cuts and "too-complex" not in walker.defects:
+        walker.defects.append("too-complex")
+    try:
+        tree: dict[str, Any] | None = read_tree(msg)
+    except (RecursionError, TypeError, ValueError, LookupError, UnicodeError) as exc:
+        tree = None
+        walker.defects.append(f"mime tree: {type(exc).__name__}")
     body_text = storable("\n".join(walker.texts))[:MAX_BODY_CHARS] if walker.texts else None
     body_html = storable(walker.htmls[0]) if walker.htmls else None
     if body_text is None and body_html is not None:
@@ -253,6 +276,8 @@ def parse_mime(raw: bytes) -> ParsedMessage:
         content_hash=hashlib.sha256(raw).hexdigest(),
         preview=make_preview(body_text),
         defects=tuple(defects),
+        cut_note="; ".join(cuts) or None,
+        mime_tree=tree,
     )
 
 

@@ -26,6 +26,7 @@ from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES
 from plmail.domain.mailstore import OwnedMessage
 from plmail.domain.ports import Enqueuer
 from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.keywords import flag_spellings
 
 log = logging.getLogger(__name__)
 
@@ -144,13 +145,17 @@ class ThreadOperations:
     async def _announce(
         self, recorder: MailChangeRecorder, changed: Sequence[OwnedMessage], bindings: set[tuple[int, int]]
     ) -> None:
+        # Labels and keywords are the Email's (and its Mailboxes' counts), never the Thread's: membership stays.
         for message in changed:
-            recorder.email_changed(message.account_id, message.id, thread_id=message.thread_id)
+            recorder.email_changed(message.account_id, message.id)
         by_account: dict[int, list[int]] = {}
         for account_id, binding_id in await self.repo.bindings(sorted(bindings)):
             by_account.setdefault(account_id, []).append(binding_id)
-        for account_id, binding_ids in by_account.items():
-            recorder.mailboxes_changed(account_id, binding_ids)
+        labels_of: dict[int, set[int]] = {}
+        for account_id, label_id in bindings:
+            labels_of.setdefault(account_id, set()).add(label_id)
+        for account_id in sorted(set(by_account) | set(labels_of)):
+            recorder.mailboxes_changed(account_id, by_account.get(account_id, []), labels=labels_of.get(account_id, ()))
 
     async def _role_change(
         self, user_id: int, thread_ids: Iterable[int], message_ids: Iterable[int], *,
@@ -261,7 +266,8 @@ class ThreadOperations:
         messages = {m.id: m for m in await self.repo.messages(user_id, ids)}
         owned = sorted(messages)
         if kind.startswith("keyword:"):
-            changed_ids = await self.repo.set_flag(owned, kind.removeprefix("keyword:"), value)
+            keyword = kind.removeprefix("keyword:")
+            changed_ids = await self.repo.set_flag(owned, keyword, value, flag_spellings(keyword))
         else:
             changed_ids = await (self.repo.set_seen(owned, value) if kind == "seen"
                                  else self.repo.set_starred(owned, value))

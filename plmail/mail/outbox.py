@@ -112,7 +112,8 @@ class OutboxService:
 
     async def submit(self, user_id: int, message_id: int, identity_id: int, *, envelope: Envelope | None = None,
                      send_at: datetime | None = None, origin: str = "web", answers: int | None = None,
-                     answer_keyword: str | None = None, now: datetime | None = None) -> Submission:
+                     answer_keyword: str | None = None, now: datetime | None = None,
+                     marks_answered: bool = True) -> Submission:
         """Put the message in the outbox, to go at `send_at` (default now). Refusals say why in JMAP's words."""
         moment = now or datetime.now(UTC)
         message = await self.messages.owned(user_id, message_id)
@@ -146,7 +147,7 @@ class OutboxService:
                                     f"before sending more.", reason="forbiddenToSend")
         if answer_keyword is not None and answer_keyword not in _ANSWER_KEYWORDS:
             answer_keyword = None
-        if answers is None:  # a reply written elsewhere (a JMAP client): the mail its In-Reply-To names
+        if answers is None and marks_answered:  # a reply written elsewhere (a JMAP client): what In-Reply-To names
             answers = await self.repo.answered_by(message.id)
             answer_keyword = "$answered" if answers is not None else None
         thread_key = await self.threads.provider_key(message.thread_id) if message.thread_id is not None else None
@@ -195,8 +196,8 @@ class OutboxService:
     async def for_accounts(self, account_ids: Sequence[int], ids: Sequence[int] | None = None) -> list[Submission]:
         return await self.repo.for_accounts(account_ids, ids=ids)
 
-    async def query(self, account_id: int, query: SubmissionQuery) -> list[int]:
-        return await self.repo.query(account_id, query)
+    async def query(self, account_ids: Sequence[int], query: SubmissionQuery) -> list[int]:
+        return await self.repo.query(account_ids, query)
 
     async def failure_of(self, user_id: int, message_id: int) -> str:
         """Why the last send of this draft did not go ("" when it did not fail): the draft shows it."""

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
@@ -46,6 +46,25 @@ from plmail.mail.steps import InitialImportState, RecentMailPolicy, StepRegistry
 from plmail.mail.threader import SUBJECT_FALLBACK_WINDOW, ThreadCandidate, has_reply_prefix, plan_threads
 
 log = logging.getLogger(__name__)
+
+
+class _Threadable(Protocol):
+    """A message the threader plans for: its id and what its provider handed over."""
+
+    @property
+    def message_id(self) -> int: ...
+
+    @property
+    def source(self) -> IngestedMessage: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rehomed:
+    """A stored row that now belongs to another account, with the parse of its new provider's copy."""
+
+    message_id: int
+    source: IngestedMessage
+    ai_category: str | None = None
 
 
 @dataclass(slots=True)
@@ -147,27 +166,67 @@ class PostIngestPipeline:
     async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage]) -> tuple[int, set[str]]:
         """(stored, source refs not stored). A batch the pipeline cannot take as a whole is taken one by one,
         so a message that breaks more than itself still costs only itself; each one that fails is noted."""
+        outcome = await self.ingest_each_if_needed(batch)
+        return outcome.stored, {s.source_ref for s in outcome.skipped}
+
+    async def ingest_each_if_needed(self, batch: Sequence[IngestedMessage]) -> IsolatedIngest:
+        """Ingest the batch; when it fails as a whole, one message at a time, noting each that fails."""
         if not batch:
-            return 0, set()
+            return IsolatedIngest(0, 0, ())
         try:
             result = await self.ingest(batch)
-            return result.stored, {s.source_ref for s in result.skipped}
+            return IsolatedIngest(result.stored, result.duplicates, result.skipped)
         except Exception:
             log.exception("a batch of %s messages failed as a whole; storing them one by one", len(batch))
-        stored = 0
-        refused: set[str] = set()
+        stored = duplicates = 0
+        skipped: list[SkippedMessage] = []
         for message in batch:
             try:
                 result = await self.ingest([message])
             except Exception as exc:
                 log.exception("could not store %s of account %s", message.source_ref, message.account_id)
-                await self.repo.record_skip(message.account_id, message.source_ref, f"{type(exc).__name__}: {exc}",
+                reason = f"{type(exc).__name__}: {exc}"
+                await self.repo.record_skip(message.account_id, message.source_ref, reason,
                                             message.parsed.content_hash)
-                refused.add(message.source_ref)
+                skipped.append(SkippedMessage(message.account_id, message.source_ref, reason))
                 continue
             stored += result.stored
-            refused |= {s.source_ref for s in result.skipped}
-        return stored, refused
+            duplicates += result.duplicates
+            skipped.extend(result.skipped)
+        return IsolatedIngest(stored, duplicates, tuple(skipped))
+
+    async def rehome(self, account_id: int, rows: Sequence[Rehomed], recorder: MailChangeRecorder) -> tuple[int, ...]:
+        """Rows stored once under another account that now belong to `account_id` (the Gmailify claim of IMAP):
+        categorised from their own headers and threaded there, announced there as created. Inside the caller's
+        transaction; the rows must already point at the account and at no thread. Returns the threads touched.
+
+        Not run again: rules and steps. A second run would run the user's rules over mail they may have
+        filed by hand since, and the steps' results (events, proposals) already hang on the row's id."""
+        if not rows:
+            return ()
+        account = await self.accounts.facts(account_id)
+        if account is None:
+            raise NotFoundError(f"Account {account_id} does not exist.")
+        disabled = {Category(c) for c in account.disabled_categories if c in Category._value2member_map_}
+        senders = sorted({r.source.parsed.from_address for r in rows if r.source.parsed.from_address})
+        correspondents = await self.contacts.correspondents(account.user_id, senders)
+        categories = [(r.message_id, self.categorizer.categorize(
+            CategoryFacts(r.source.parsed.from_address, r.source.parsed.headers, r.source.provider_labels,
+                          None if account.sorts_by_rules else r.ai_category),
+            correspondents=correspondents, disabled=disabled).value) for r in rows]
+        threading = await self._thread(account, rows)
+        await self.repo.set_categories_and_threads(
+            [(message_id, category, threading.thread_of.get(message_id)) for message_id, category in categories])
+        touched = sorted(set(threading.thread_of.values()) | set(threading.survivors))
+        await self.threads.recompute(touched)
+        for r in rows:
+            recorder.email_changed(account.id, r.message_id, created=True)
+        for thread_id in threading.absorbed:
+            recorder.thread_destroyed(account.id, thread_id)
+        for message_id in threading.moved:
+            recorder.email_changed(account.id, message_id)
+        recorder.threads_touched(account.id, touched)
+        return tuple(touched)
 
     async def _ingest_account(
         self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder, *,
@@ -214,7 +273,8 @@ class PostIngestPipeline:
         recorder.threads_touched(account.id, touched)
         label_ids = sorted({label for p in kept for label in p.source.label_ids})
         if label_ids:
-            recorder.mailboxes_changed(account.id, await self.repo.bindings_for(account.id, label_ids))
+            recorder.mailboxes_changed(account.id, await self.repo.bindings_for(account.id, label_ids),
+                                       labels=label_ids)
         stored = [
             StoredMessage(
                 id=p.message_id,
@@ -234,7 +294,9 @@ class PostIngestPipeline:
     async def _drop_known(self, account: AccountFacts, prepared: Sequence[_Prepared]) -> list[_Prepared]:
         """Leave out what is stored already, or twice in this batch, under its provider id, and the Sent copies
         a provider filed itself of what plmail sent (the sent message is stored already)."""
-        known = await self.repo.already_stored(account.id, [(p.message_id, p.source.ref) for p in prepared])
+        refs = [(p.message_id, p.source.ref) for p in prepared]
+        # A message the user destroyed that the provider still lists (its deletion there may still wait).
+        known = await self.repo.already_stored(account.id, refs) | await self.repo.tombstoned(account.id, refs)
         adopted = await self.repo.adopt_sent_copies(account.id, [
             (rfc_id, p.source.ref) for p in prepared
             if p.message_id not in known and (rfc_id := p.source.parsed.message_id) and p.source.ref.identity()])
@@ -251,7 +313,8 @@ class PostIngestPipeline:
 
     async def _harvest_contacts(self, account: AccountFacts, batch: Sequence[IngestedMessage]) -> None:
         """Addresses the user wrote to become correspondents; done before categorising so a reply in the
-        same batch already counts."""
+        same batch already counts. Inside the pipeline, not a step as the seed's HarvestContactsStep: a step
+        runs after the batch is categorised, too late for the mail that made the sender a correspondent."""
         sightings: list[ContactSighting] = []
         now = datetime.now(UTC)
         for message in batch:
@@ -301,7 +364,8 @@ class PostIngestPipeline:
             json.dumps(list(parsed.in_reply_to)), json.dumps(list(parsed.references)),
             parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),
             parsed.body_text, parsed.body_html, safe, parsed.preview,
-            category.value, parsed.content_hash, raw_digest, now, now if held else None,
+            category.value, parsed.content_hash, raw_digest, now, now if held else None, parsed.cut_note,
+            json.dumps(parsed.mime_tree) if parsed.mime_tree is not None else None,
         )
         return _Prepared(message, message_id, category, held, ask_assistant, record, raw_digest, part_digests)
 
@@ -344,7 +408,7 @@ class PostIngestPipeline:
         await self.repo.insert_parts(parts)
         await self.repo.add_labels(labels)
 
-    async def _thread(self, account: AccountFacts, fresh: Sequence[_Prepared]) -> _Threading:
+    async def _thread(self, account: AccountFacts, fresh: Sequence[_Threadable]) -> _Threading:
         if not fresh:
             return _Threading()
         try:
@@ -365,7 +429,7 @@ class PostIngestPipeline:
             thread_of={p.message_id: t for p, t in zip(fresh, ids, strict=True)}, created=tuple(ids), error=error
         )
 
-    async def _plan_and_create(self, account: AccountFacts, fresh: Sequence[_Prepared]) -> _Threading:
+    async def _plan_and_create(self, account: AccountFacts, fresh: Sequence[_Threadable]) -> _Threading:
         candidates = [_candidate(i, p) for i, p in enumerate(fresh)]
         dated = [c.occurred_at for c in candidates if c.occurred_at is not None]
         lookups = await self.threads.lookups(
@@ -399,6 +463,13 @@ class PostIngestPipeline:
 
 
 @dataclass(frozen=True, slots=True)
+class IsolatedIngest:
+    stored: int
+    duplicates: int
+    skipped: tuple[SkippedMessage, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Threading:
     """The threading decision for a batch, made before its rows are written."""
 
@@ -419,7 +490,7 @@ class _AccountOutcome:
     propagate: set[int]  # accounts whose rules changed labels the provider must learn about
 
 
-def _candidate(index: int, prepared: _Prepared) -> ThreadCandidate:
+def _candidate(index: int, prepared: _Threadable) -> ThreadCandidate:
     parsed = prepared.source.parsed
     refs = tuple(dict.fromkeys((*parsed.in_reply_to, *reversed(parsed.references))))
     participants = {a.address for a in (*parsed.to, *parsed.cc)}

@@ -14,6 +14,7 @@ from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.operations import OperationRepository
 from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.registry import ProviderRegistry
+from plmail.mail.destroy import MailDestroyer
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,9 @@ class PropagationError(PlmailError):
 
 
 class PropagationService:
-    def __init__(self, db: Database, providers: ProviderRegistry) -> None:
+    def __init__(self, db: Database, providers: ProviderRegistry, destroyer: MailDestroyer | None = None) -> None:
         self.db = db
+        self.destroyer = destroyer
         self.propagators = providers.propagators
         self.repo = OperationRepository(db)
         self.accounts = AccountRepository(db)
@@ -40,16 +42,25 @@ class PropagationService:
         facts = await self.accounts.facts(account_id)
         if facts is None:
             raise NotFoundError(f"Account {account_id} no longer exists.")
-        propagator = self.propagators.get(facts.provider_kind)
-        if propagator is None:
-            raise PropagationError(f"No propagator for {facts.provider_kind.value} accounts.")
         done_total = 0
         failures: dict[int, str] = {}
+        if self.destroyer is not None:  # deletions first: a message destroyed needs no other change
+            destroyed, failed = await self.destroyer.run_at_provider(account_id, facts.provider_kind)
+            done_total += destroyed
+            if failed:
+                failures |= {-tombstone: reason for tombstone, reason in failed.items()}
+        propagator = self.propagators.get(facts.provider_kind)
+        if propagator is None:
+            if failures:
+                raise PropagationError(f"{len(failures)} deletion(s) could not be made at the provider: "
+                                       f"{next(iter(failures.values()))}")
+            raise PropagationError(f"No propagator for {facts.provider_kind.value} accounts.")
         while True:
             async with self.db.transaction():
                 if not await self.repo.try_lock_account(account_id):
                     return done_total  # another worker is on it and will see these rows too
-                pending = [c for c in await self.repo.pending_changes(account_id, BATCH) if c.id not in failures]
+                pending = [c for c in await self.repo.pending_changes(account_id, BATCH + len(failures))
+                           if c.id not in failures][:BATCH]
                 if not pending:
                     break
                 outcome = await propagator.propagate(account_id, pending)

@@ -13,16 +13,18 @@ from plmail.mail.changes import MailChangeRecorder, StateManager
 
 async def announce(db: Database, account_id: int, message_ids: Mapping[int, int | None], label_ids: Sequence[int],
                    *, destroyed: bool = False, threads_destroyed: Iterable[int] = ()) -> None:
-    """Record changed (or deleted) messages with their threads, destroyed threads, and the mailboxes of
-    `label_ids` in the JMAP change log, on the caller's transaction."""
+    """Record changed (or deleted) messages, destroyed threads, and the mailboxes of `label_ids` in the JMAP
+    change log, on the caller's transaction. A deleted message changes its thread; a changed one (its flags,
+    its folder) leaves the thread's membership alone."""
     state = StateManager(ChangeLogRepository(db))
     recorder = MailChangeRecorder(state)
     for message_id, thread_id in sorted(message_ids.items()):
-        recorder.email_changed(account_id, message_id, destroyed=destroyed, thread_id=thread_id)
+        recorder.email_changed(account_id, message_id, destroyed=destroyed, thread_id=thread_id if destroyed else None)
     for thread_id in sorted(set(threads_destroyed)):
         recorder.thread_destroyed(account_id, thread_id)
     if label_ids:
-        recorder.mailboxes_changed(account_id, await IngestRepository(db).bindings_for(account_id, list(label_ids)))
+        recorder.mailboxes_changed(account_id, await IngestRepository(db).bindings_for(account_id, list(label_ids)),
+                                   labels=label_ids)
     await state.write()
     await state.announce()
 

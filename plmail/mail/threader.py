@@ -10,7 +10,8 @@ A cascade of four stages, each there because the one below it is not good enough
 The whole batch is planned at once with a union-find over messages and stored threads. That makes
 the result independent of arrival order (folders sync one after another, so replies in INBOX often
 arrive before the Sent message they answer) and means two messages of one provider conversation in
-one batch can never both create a thread.
+one batch can never both create a thread — which is why there is no provider-thread cache (the seed's
+PROVIDER_THREAD_CACHE_LIMIT): nothing is looked up message by message, so nothing unflushed is missed.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def plan_threads(
             for thread_id in lookups.replying_to.get(c.rfc_id, ()):
                 if joinable(thread_id):
                     uf.union(node, ("t", thread_id))
-    return _components(candidates, uf, methods, lookups)
+    return _components(uf, methods, lookups)
 
 
 def _join_by_subject(
@@ -176,7 +177,6 @@ def _join_by_subject(
 
 
 def _components(
-    candidates: Sequence[ThreadCandidate],
     uf: _UnionFind,
     methods: Mapping[int, ThreadingMethod],
     lookups: ThreadLookups,

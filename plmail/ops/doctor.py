@@ -8,7 +8,6 @@ changes nothing: it neither creates a missing key nor applies a migration.
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import stat
@@ -23,6 +22,7 @@ import httpx
 
 from plmail import __version__
 from plmail.assistant.settings import AssistantSettingsStore
+from plmail.calendar.extraction.kitinerary_engine import find_kitinerary
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.embedded import client_binaries_for, embedded_for
@@ -36,8 +36,6 @@ from plmail.keys import KEY_BYTES, CredentialBox
 from plmail.ops.database import short_lived_database
 from plmail.providers.imap.session import ImapConnector, try_login
 
-KITINERARY = "kitinerary-extractor"
-KITINERARY_PLACES = ("/usr/lib/*/libexec/kf*/kitinerary-extractor", "/usr/libexec/kf*/kitinerary-extractor")
 DISK_FAIL_BYTES = 1 << 30
 DISK_WARN_BYTES = 5 << 30
 SYNC_STALE = timedelta(days=1)
@@ -138,19 +136,8 @@ def check_disk(settings: Settings) -> list[Finding]:
     return [Finding(name, Level.OK, free)]
 
 
-def find_kitinerary(path_env: str | None = None) -> Path | None:
-    found = shutil.which(KITINERARY, path=path_env)
-    if found:
-        return Path(found)
-    for pattern in KITINERARY_PLACES:
-        for match in sorted(glob.glob(pattern)):
-            if os.access(match, os.X_OK):
-                return Path(match)
-    return None
-
-
 def check_kitinerary(settings: Settings) -> list[Finding]:
-    found = find_kitinerary()
+    found = find_kitinerary(settings.kitinerary)
     if found is None:
         return [Finding("KItinerary extractor", Level.INFO,
                         "not installed (optional: Debian package libkpimitinerary-bin reads more booking mails)")]

@@ -28,6 +28,7 @@ Accounts are created (or, in "reconnect" state, given their new tokens) by `plma
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import logging
@@ -119,11 +120,21 @@ class OAuthUnavailableError(OAuthError):
 
 
 # --- endpoints ---------------------------------------------------------------------------------------------
-GOOGLE_SCOPES = ("openid", "email", "https://www.googleapis.com/auth/gmail.modify")
+# The full mail scope (as the predecessor asked for): it covers drafts and send as gmail.modify does, and
+# deleting for good (users.messages.delete), which gmail.modify cannot.
+GOOGLE_FULL_MAIL_SCOPE = "https://mail.google.com/"
+GOOGLE_SCOPES = ("openid", "email", GOOGLE_FULL_MAIL_SCOPE)
+MAIL_SEND_SCOPE = "https://graph.microsoft.com/Mail.Send"
 MICROSOFT_SCOPES = (
     "offline_access", "openid", "email", "profile",
-    "https://graph.microsoft.com/User.Read", "https://graph.microsoft.com/Mail.ReadWrite",
+    "https://graph.microsoft.com/User.Read", "https://graph.microsoft.com/Mail.ReadWrite", MAIL_SEND_SCOPE,
 )
+
+
+def grants(scope: str, wanted: str) -> bool:
+    """Whether a token's granted `scope` names `wanted` (Microsoft answers with full URIs or short names)."""
+    short = wanted.rsplit("/", 1)[-1].lower()
+    return any(name.rsplit("/", 1)[-1].lower() == short for name in scope.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +148,21 @@ class ProviderEndpoints:
     scopes: tuple[str, ...]
     authorize_params: tuple[tuple[str, str], ...] = ()
     scope_on_refresh: bool = False  # Microsoft's v2 endpoint wants the scopes again on a refresh
+    # Scopes added after accounts were first connected. A refresh may ask only for what was granted (Microsoft
+    # refuses more with invalid_grant), so it asks for these only when the account's grant holds them.
+    later_scopes: tuple[str, ...] = ()
+    send_scope: str | None = None  # the permission sending needs, where the mail scope does not cover it
 
     @property
     def scope(self) -> str:
         return " ".join(self.scopes)
+
+    def refresh_scope(self, granted: str) -> str:
+        return " ".join(s for s in self.scopes if s not in self.later_scopes or grants(granted, s))
+
+    def may_send(self, granted: str) -> bool:
+        """Whether a grant covers sending; one from before plmail asked for it needs a new consent."""
+        return self.send_scope is None or grants(granted, self.send_scope)
 
 
 def endpoints(provider: OAuthProvider, base_url: str | None = None, *, tenant: str = "common") -> ProviderEndpoints:
@@ -170,6 +192,8 @@ def endpoints(provider: OAuthProvider, base_url: str | None = None, *, tenant: s
         scopes=MICROSOFT_SCOPES,
         authorize_params=(("response_mode", "query"), ("prompt", "select_account")),
         scope_on_refresh=True,
+        later_scopes=(MAIL_SEND_SCOPE,),
+        send_scope=MAIL_SEND_SCOPE,
     )
 
 
@@ -413,13 +437,15 @@ class OAuthHttp:
             form["scope"] = ends.scope
         return await self._token_request(pending.provider, form)
 
-    async def refresh(self, provider: OAuthProvider, refresh_token: str, *, now: datetime | None = None
-                      ) -> TokenSet:
+    async def refresh(self, provider: OAuthProvider, refresh_token: str, *, now: datetime | None = None,
+                      granted: str = "") -> TokenSet:
+        """New tokens for the grant whose scopes are `granted` (what the last token response named)."""
         form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
         ends = self.config[provider]
         if ends.scope_on_refresh:
-            form["scope"] = ends.scope
-        return await self._token_request(provider, form, now=now)
+            form["scope"] = ends.refresh_scope(granted)
+        renewed = await self._token_request(provider, form, now=now)
+        return renewed if renewed.scope or not granted else dataclasses.replace(renewed, scope=granted)
 
     async def identity(self, provider: OAuthProvider, access_token: str) -> tuple[str, str, str]:
         """(email, display name, subject) of the signed-in user."""
@@ -522,6 +548,13 @@ class OAuthTokens:
         that token, its replacement is returned without asking the provider again."""
         return await self._refresh(await self._record(account.id), rejected=rejected, force=True)
 
+    async def may_send(self, account: Account | AccountRecord) -> bool:
+        """Whether the account's grant lets plmail send (False: it was granted before sending asked for it)."""
+        record = await self._record(account.id)
+        provider = provider_for(record.provider_kind)
+        assert provider is not None
+        return self.http.config[provider].may_send((await self._open(record)).scope)
+
     async def _record(self, account_id: int) -> AccountRecord:
         record = await self.accounts.for_job(account_id)
         if record is None:
@@ -552,7 +585,8 @@ class OAuthTokens:
             if not tokens.refresh_token:
                 return await self._lost(fresh, provider, "no refresh token is stored")
             try:
-                renewed = await self.http.refresh(provider, tokens.refresh_token, now=self.clock())
+                renewed = await self.http.refresh(provider, tokens.refresh_token, now=self.clock(),
+                                                  granted=tokens.scope)
             except OAuthGrantError as exc:
                 return await self._lost(fresh, provider, str(exc))
             except OAuthUnavailableError as exc:

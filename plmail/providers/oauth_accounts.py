@@ -30,6 +30,7 @@ from plmail.providers.oauth import (
     OAuthProvider,
     OAuthTokens,
     kind_for,
+    provider_for,
 )
 from plmail.providers.plugins import PluginHost
 
@@ -90,6 +91,17 @@ class OAuthAccountService:
     async def needs_reconnect(self, user_id: int, account_id: int) -> bool:
         record = await self.accounts.owned(user_id, account_id)
         return record is not None and record.status is AccountStatus.RECONNECT
+
+    async def needs_consent_to_send(self, user_id: int, account_id: int) -> bool:
+        """An OAuth account connected before plmail asked for the permission to send (Microsoft's Mail.Send):
+        it syncs, but sends only after the user connects it again."""
+        record = await self.accounts.owned(user_id, account_id)
+        if record is None or provider_for(record.provider_kind) is None or record.credentials is None:
+            return False
+        try:
+            return not await self.tokens.may_send(record)
+        except OAuthError:
+            return False  # the sign-in itself is gone: the page asks to reconnect for that already
 
 
 @dataclass(slots=True)

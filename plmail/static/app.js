@@ -1,6 +1,7 @@
 // The whole UI's keyboard and toasts: Gmail's shortcuts on the list and the conversation, the phone menu,
 // the undo toast (10 s, Undo or z), folded quotes, search suggestions and recent searches.
-// The composer's own keys (c, r, a, f, Ctrl+Enter, Escape) stay in compose.js; both skip keys typed into a field.
+// The composer's keys stay where they were: c, r, a, f in keys.js (data-key), Ctrl+Enter and Escape in compose.js;
+// all of them skip keys typed into a field and follow the shortcuts setting.
 (function () {
   "use strict";
 

@@ -1,7 +1,8 @@
 // The composer's behaviour that htmx cannot give: the rich-text editor (Trix) wired to the form, autosave two
 // seconds after typing stops (and on leaving the page), uploads one file at a time with progress, pasted images
 // kept as inline parts, keyboard selection of address suggestions, the signature swapped with the From, and
-// the shortcuts c, r, a, f, Ctrl+Enter and Esc. Every text it shows comes translated from the page.
+// the composer's keys Ctrl+Enter and Esc (c, r, a and f are keys.js's). Every text it shows comes translated
+// from the page.
 (function () {
   "use strict";
 
@@ -133,6 +134,7 @@
     // A send or discard waits for the save in flight: it names the draft that save produces.
     this.form.addEventListener("htmx:confirm", function (e) {
       if (e.detail.verb !== "post") return;  // the address suggestions are GETs
+      self.syncEditor();
       clearTimeout(self.timer);
       self.timer = null;
       var submitter = e.detail.triggeringEvent && e.detail.triggeringEvent.submitter;
@@ -175,11 +177,19 @@
     return this.format.value === "rich" ? this.editorText() : this.plain.value;
   };
 
+  // Trix fills its input when it renders; the keys typed a moment ago must be in what is saved.
+  Composer.prototype.syncEditor = function () {
+    var controller = this.editorElement && this.editorElement.editorController;
+    if (this.format.value === "rich" && controller && controller.updateInputElement) controller.updateInputElement();
+  };
+
   Composer.prototype.snapshot = function () {
+    this.syncEditor();
     var data = new FormData(this.form);
     var parts = [];
     data.forEach(function (value, key) {
-      if (typeof value === "string" && key !== "_csrf_token") parts.push(key + "=" + value);
+      // What the person wrote; the draft's id and part paths change with every save the server makes.
+      if (typeof value === "string" && !/^(_csrf_token|draft_id|keep_part)$/.test(key)) parts.push(key + "=" + value);
     });
     return parts.join("&");
   };
@@ -228,6 +238,7 @@
   };
 
   Composer.prototype.formData = function () {
+    this.syncEditor();
     var data = new FormData(this.form);
     data.delete("attachments");
     data.delete("action");
@@ -371,7 +382,7 @@
 
   Composer.prototype.send = function () {
     var button = this.form.querySelector("[data-send]");
-    if (button && !this.done) this.form.requestSubmit(button);
+    if (button && !this.done) button.click();  // a click: htmx sends the button's action=send with the form
   };
 
   Composer.prototype.close = function () {
@@ -386,17 +397,21 @@
         note.setAttribute("role", "status");
         note.textContent = self.form.elements.draft_id.value ? self.shell.dataset.textClosed : "";
         self.shell.replaceWith(note);
+      } else if (panelOpenedFrom) {
+        window.location.href = panelOpenedFrom;  // the page the Compose panel replaced
       } else {
         var back = document.referrer;
         var here = window.location.origin;
         window.location.href = back && back.indexOf(here) === 0 && back.indexOf(here + "/compose") !== 0 ? back : "/";
       }
     };
-    if (this.snapshot() !== this.lastSaved && this.worthSaving()) {
-      this.save({}).then(finish);
-    } else {
-      this.queue.then(finish);
-    }
+    setTimeout(function () {  // after the editor has taken the last keys in
+      if (self.snapshot() !== self.lastSaved && self.worthSaving()) {
+        self.save({}).then(finish);
+      } else {
+        self.queue.then(finish);
+      }
+    }, 50);
   };
 
   Composer.prototype.leaving = function () {
@@ -474,6 +489,12 @@
   };
 
   var composers = [];
+  var panelOpenedFrom = null;  // where the page was when Compose opened the composer in its place
+
+  // New mail in place of the page's content (or a page of its own) fills the screen on a phone.
+  function markComposing() {
+    document.body.classList.toggle("composing", !!document.querySelector("[data-composer]:not(.inline)"));
+  }
 
   function startComposers(root) {
     var found = root.matches && root.matches("[data-composer]") ? [root] : [];
@@ -484,6 +505,7 @@
       shell.plmailComposer = new Composer(shell);
       composers.push(shell.plmailComposer);
     });
+    markComposing();
   }
 
   function openComposers() {
@@ -492,7 +514,7 @@
   }
 
   function typing(target) {
-    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|TRIX-EDITOR)$/.test(target.tagName));
+    return window.plmailKeys ? window.plmailKeys.typing(target) : false;
   }
 
   document.addEventListener("keydown", function (e) {
@@ -517,20 +539,7 @@
       }
       return;
     }
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
-    if (e.key === "c") {
-      var compose = document.querySelector("[data-key-compose]");
-      if (compose) {
-        e.preventDefault();
-        compose.click();
-      }
-    } else if (e.key === "r" || e.key === "a" || e.key === "f") {
-      var answer = document.querySelector("[data-key='" + e.key + "']");
-      if (answer) {
-        e.preventDefault();
-        answer.click();
-      }
-    }
+    // c, r, a and f are keys.js's: the Compose link and the thread's answer buttons carry data-key.
   });
 
   // A refusal (400) and a send that can no longer be undone (409) come back as the composer with the reason.
@@ -542,6 +551,19 @@
     }
   });
   document.addEventListener("htmx:load", function (e) { startComposers(e.detail.elt); });
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("[data-compose-panel]")) {
+      panelOpenedFrom = panelOpenedFrom || window.location.href;
+    }
+  });
+  // Back or forward through htmx's history leaves the page without a pagehide: keep what was typed first.
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    openComposers().forEach(function (c) { c.leaving(); });
+  });
+  document.addEventListener("htmx:historyRestore", function () {
+    panelOpenedFrom = null;
+    markComposing();
+  });
   // Settings → Sending: signatures are written in the same editor.
   function startSignatureForms(root) {
     if (!window.Trix) return;
@@ -565,7 +587,10 @@
     var c = shell.plmailComposer;
     if (!c.form.elements.to.value) { c.form.elements.to.focus(); return; }
     if (c.format.value === "rich") {
-      c.whenEditor(function (editor) { editor.setSelectedRange([0, 0]); c.editorElement.focus(); });
+      c.whenEditor(function (editor) {
+        c.editorElement.focus();
+        editor.setSelectedRange([0, 0]);
+      });
     } else {
       c.plain.focus();
       c.plain.setSelectionRange(0, 0);

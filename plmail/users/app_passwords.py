@@ -1,8 +1,9 @@
 """App passwords: how a phone (a JMAP client) proves who it is, and what it may then reach.
 
 A secret is 256 random bits, so a fast SHA-256 is the right hash (argon2 protects guessable
-passwords; nobody guesses 2^256). Failures count against the one sign-in throttle, under keys of their
-own, so a phone with a revoked password cannot lock its owner out of the web UI.
+passwords; nobody guesses 2^256). For the same reason a valid app password is never refused: the one sign-in
+throttle only slows down requests carrying a wrong one, under keys of their own, so a phone with a revoked
+password cannot lock its owner out of the web UI either.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from plmail.db.repos.jmap_auth import AppPasswordRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.errors import AuthenticationError, NotFoundError, ValidationError
 from plmail.domain.models import AppPasswordRow, Principal
-from plmail.users.throttle import LoginThrottle
+from plmail.users.throttle import Attempt, LoginThrottle
 
 CREDENTIAL_PREFIX: Final = "plmail_"
 TOUCH_INTERVAL_SECONDS: Final = 300
@@ -46,10 +47,10 @@ def _secret_of(value: str) -> str | None:
 
 
 class AppPasswordService:
-    def __init__(self, db: Database, throttle: LoginThrottle | None = None) -> None:
+    def __init__(self, db: Database, throttle: LoginThrottle) -> None:
         self.repo = AppPasswordRepository(db)
         self.users = UserRepository(db)
-        self.throttle = throttle or LoginThrottle(db)
+        self.throttle = throttle
 
     async def create(self, user_id: int, name: str) -> NewAppPassword:
         clean = " ".join(name.split())[:100]
@@ -74,7 +75,8 @@ class AppPasswordService:
 
     async def authenticate(self, authorization: str | None, *, client: str) -> Principal:
         """Bearer plmail_<secret>, or Basic email:secret whose email must be the owner's. Raises
-        AuthenticationError (LoginThrottledError while the client or the address is locked)."""
+        AuthenticationError for wrong credentials (LoginThrottledError when this client has guessed wrong too
+        often lately); a valid app password always works."""
         scheme, _, credentials = (authorization or "").strip().partition(" ")
         scheme = scheme.lower()
         if scheme not in ("bearer", "basic") or not credentials.strip():
@@ -91,16 +93,14 @@ class AppPasswordService:
             user_part, _, password_part = decoded.partition(":")
             username = user_part.strip().lower()
             secret = _secret_of(password_part.strip())
-        keys = [f"jmap:ip:{client}"] + ([f"jmap:email:{username}"] if username else [])
-        await self.throttle.refuse_when_locked(keys)
+        attempt = Attempt("jmap", username or None, client)
         match = await self.repo.match(_hash(secret)) if secret else None
         if match is None or (username is not None and not hmac.compare_digest(username, match.email)):
-            policy = self.throttle.policy
-            # the client's key, then the address's if one was named
-            await self.throttle.failed(list(zip(keys, [policy.ip_threshold, policy.email_threshold], strict=False)))
+            await self.throttle.refuse_if_waiting(attempt)
+            await self.throttle.failed(attempt)
             raise AuthenticationError("The app password is wrong, revoked, or belongs to someone else.")
         if username:
-            await self.throttle.succeeded(keys[1])
+            await self.throttle.succeeded(attempt)
         if match.last_used_at is None or datetime.now(UTC) - match.last_used_at > timedelta(
                 seconds=TOUCH_INTERVAL_SECONDS):
             await self.repo.touch(match.password_id, TOUCH_INTERVAL_SECONDS)

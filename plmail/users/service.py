@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import zoneinfo
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from plmail.db.database import Database
 from plmail.db.repos.labels import LabelRepository
@@ -15,7 +17,7 @@ from plmail.domain.errors import (
     SetupAlreadyDoneError,
     ValidationError,
 )
-from plmail.domain.models import Appearance, User
+from plmail.domain.models import Appearance, TrustedDeviceRow, User
 from plmail.users.passwords import (
     MAX_PASSWORD_LENGTH,
     MIN_PASSWORD_LENGTH,
@@ -23,7 +25,9 @@ from plmail.users.passwords import (
     needs_rehash,
     verify_password,
 )
-from plmail.users.throttle import LoginThrottle, ThrottlePolicy
+from plmail.users.sessions import NewSession, SessionService, TrustedDevices
+from plmail.users.throttle import Attempt, LoginThrottle, ThrottlePolicy
+from plmail.users.two_factor import TwoFactorService
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -50,12 +54,32 @@ def check_time_zone(name: str) -> str:
     return name
 
 
+@dataclass(frozen=True, slots=True)
+class Browser:
+    """What the web layer knows about who is signing in: the client address, the user agent, the device cookie."""
+
+    client: str
+    user_agent: str = ""
+    device_token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SignInResult:
+    user: User
+    session: NewSession | None  # None: the password was right, and a second-factor code is needed next
+    device_token: str | None = None  # a new device cookie to set (None: keep the browser's)
+
+
 class UserService:
-    def __init__(self, db: Database, throttle: LoginThrottle | None = None) -> None:
+    def __init__(self, db: Database, throttle: LoginThrottle, *, sessions: SessionService, devices: TrustedDevices,
+                 two_factor: TwoFactorService) -> None:
         self.db = db
         self.users = UserRepository(db)
         self.labels = LabelRepository(db)
-        self.throttle = throttle or LoginThrottle(db)
+        self.throttle = throttle
+        self.sessions = sessions
+        self.devices = devices
+        self.two_factor = two_factor
 
     @property
     def policy(self) -> ThrottlePolicy:
@@ -99,33 +123,61 @@ class UserService:
             await self.labels.ensure_system_labels(created.id)
         return created
 
-    async def authenticate(self, email: str, password: str, *, client: str) -> User:
-        """Check a sign-in; throttled per address and per client before any hashing happens."""
+    async def sign_in(self, email: str, password: str, browser: Browser, *, remember: bool = False
+                      ) -> SignInResult:
+        """Check a password (throttled before any hashing); with a second factor and no remembered device, the
+        result has no session yet and `sign_in_with_code` finishes the sign-in."""
         address = email.strip().lower()
-        keys = [f"email:{address}", f"ip:{client}"]
-        await self.throttle.refuse_when_locked(keys)
         credentials = await self.users.credentials_by_email(address) if len(password) <= MAX_PASSWORD_LENGTH else None
+        device = await self.devices.find(browser.device_token, credentials.user.id if credentials else None)
+        attempt = Attempt("web", address, browser.client, device.id if device else None)
+        await self.throttle.admit(attempt)
         stored_hash = credentials.password_hash if credentials else None
         if credentials is None or not await verify_password(stored_hash, password):
-            await self.throttle.failed([(keys[0], self.policy.email_threshold), (keys[1], self.policy.ip_threshold)])
+            await self.throttle.failed(attempt)
             raise AuthenticationError("The email address or password is wrong.")
-        await self.throttle.succeeded(keys[0])
+        user = credentials.user
+        if user.disabled:
+            raise AuthenticationError("This account is disabled. Ask your administrator.")
+        await self.throttle.succeeded(attempt)
         if stored_hash and needs_rehash(stored_hash):
-            await self.users.set_password_hash(credentials.user.id, await hash_password(password), end_sessions=False)
-        await self.users.record_login(credentials.user.id)
-        return credentials.user
+            await self.users.set_password_hash(user.id, await hash_password(password))
+        if user.two_factor and not _remembers_second_factor(device):
+            return SignInResult(user, None)
+        return await self._complete(user, device, browser, remember=remember)
+
+    async def sign_in_with_code(self, user_id: int, code: str, browser: Browser, *, remember: bool = False,
+                                remember_device: bool = False) -> SignInResult:
+        """The second step: a TOTP or recovery code, throttled exactly like a password."""
+        user = await self.by_id(user_id)
+        device = await self.devices.find(browser.device_token, user.id)
+        attempt = Attempt("web", user.email, browser.client, device.id if device else None)
+        await self.throttle.admit(attempt)
+        if user.disabled or not await self.two_factor.verify(user.id, code):
+            await self.throttle.failed(attempt)
+            raise AuthenticationError("That code is wrong or was used already.")
+        await self.throttle.succeeded(attempt)
+        result = await self._complete(user, device, browser, remember=remember)
+        if remember_device:
+            await self.devices.remember_second_factor(user.id, result.device_token or browser.device_token or "")
+        return result
+
+    async def start_session(self, user: User, browser: Browser, *, remember: bool = False) -> SignInResult:
+        """A session without a password check: for the user who just set plmail up."""
+        return await self._complete(user, None, browser, remember=remember)
+
+    async def _complete(self, user: User, device: TrustedDeviceRow | None, browser: Browser, *, remember: bool
+                        ) -> SignInResult:
+        session = await self.sessions.start(user, remember=remember, user_agent=browser.user_agent,
+                                            client=browser.client)
+        token = await self.devices.signed_in(user.id, device, user_agent=browser.user_agent)
+        await self.users.record_login(user.id)
+        return SignInResult(user, session, token)
 
     async def by_id(self, user_id: int) -> User:
         user = await self.users.by_id(user_id)
         if user is None:
             raise NotFoundError("No such user.")
-        return user
-
-    async def session_user(self, user_id: int, epoch: int) -> User | None:
-        """The user a session cookie names, or None when the user is gone or the session was ended."""
-        user = await self.users.by_id(user_id)
-        if user is None or user.session_epoch != epoch:
-            return None
         return user
 
     async def by_email(self, email: str) -> User:
@@ -137,12 +189,40 @@ class UserService:
     async def all_users(self) -> list[User]:
         return await self.users.all()
 
-    async def change_password(self, user: User, current: str, new: str) -> None:
-        if not await verify_password(await self.users.password_hash(user.id), current):
+    async def check_password(self, user: User, password: str) -> None:
+        """For changes a signed-in user confirms with the password (a stolen session alone cannot make them)."""
+        if not await verify_password(await self.users.password_hash(user.id), password):
             raise AuthenticationError("The current password is wrong.")
+
+    async def change_password(self, user: User, current: str, new: str, browser: Browser, *, remember: bool
+                              ) -> SignInResult:
+        """Ends every session, this one too: a password change is how people lock out a stolen cookie, and a copy of
+        this browser's cookie is one. The browser that changed it gets a new session."""
+        await self.check_password(user, current)
         check_password_rules(new)
-        # Ends every other session: a password change is how people lock out a stolen cookie.
-        await self.users.set_password_hash(user.id, await hash_password(new), end_sessions=True)
+        await self.users.set_password_hash(user.id, await hash_password(new))
+        await self.sessions.end_all(user.id)
+        return await self.start_session(user, browser, remember=remember)
+
+    async def set_disabled(self, admin: User, user_id: int, disabled: bool) -> None:
+        """An administrator switches a user off (every session ends at once) or on again."""
+        if disabled and user_id == admin.id:
+            raise ValidationError("You cannot disable your own account.")
+        if not await self.users.set_disabled(user_id, disabled):
+            raise NotFoundError("No such user.")
+        if disabled:
+            await self.sessions.end_all(user_id)
+
+    async def reset_second_factor(self, user_id: int) -> None:
+        """An administrator removes a user's second factor (lost phone, no recovery codes left)."""
+        await self.by_id(user_id)
+        await self.two_factor.remove(user_id)
+        await self.devices.forget_second_factor(user_id)
+
+    async def disable_second_factor(self, user: User, password: str) -> None:
+        await self.check_password(user, password)
+        await self.two_factor.remove(user.id)
+        await self.devices.forget_second_factor(user.id)
 
     async def update_preferences(self, user: User, *, display_name: str, locale: str, time_zone: str) -> None:
         if locale not in Locale._value2member_map_:
@@ -163,4 +243,13 @@ class UserService:
             "theme": theme, "density": density, "hour_cycle": hour_cycle, "shortcuts": shortcuts}})
 
     async def prune_throttle(self) -> int:
-        return await self.throttle.prune()
+        """Housekeeping: old throttle counters, ended sessions, devices not seen for a year."""
+        pruned = await self.throttle.prune()
+        pruned += await self.sessions.prune()
+        pruned += await self.devices.prune()
+        return pruned
+
+
+def _remembers_second_factor(device: TrustedDeviceRow | None) -> bool:
+    return device is not None and device.second_factor_until is not None and \
+        device.second_factor_until > datetime.now(UTC)

@@ -1,8 +1,18 @@
-"""The one sign-in throttle, for web passwords and JMAP app passwords alike.
+"""The one sign-in throttle, for web passwords, second-factor codes and JMAP app passwords alike.
 
-Failures are counted per key ("email:…", "ip:…", "jmap:ip:…") within a window; a key that reaches its
-threshold is locked for a time that doubles with every further failure, up to a ceiling. Each kind of
-sign-in names its own keys, so a phone with a revoked app password cannot lock its owner out of the web.
+It slows guessing down without handing anyone a way to lock a user out:
+
+- Failures count per (address, client address): after a few, each further attempt from that pair waits a
+  delay that doubles up to a ceiling. Someone guessing from elsewhere slows only themselves.
+- Failures count per client address too, across all addresses (credential stuffing); only failures count, so a
+  proxy that many people sign in through is not slowed by their successes.
+- A browser that signed in before (a trusted device, the device cookie) never waits: the right password from it
+  is always checked. Its own wrong guesses count against the device, and too many make it an ordinary client.
+- A valid app password is never refused: app passwords are 256 random bits, so the throttle only slows down
+  requests that carry a wrong one.
+
+Each kind of sign-in (web, jmap) keeps its own counters, so a phone with a revoked app password cannot slow
+its owner's web sign-in down.
 """
 
 from __future__ import annotations
@@ -10,23 +20,49 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 from plmail.db.database import Database
 from plmail.db.repos.users import LoginThrottleRepository
 from plmail.domain.errors import LoginThrottledError
 from plmail.domain.models import ThrottleState
 
+SignInKind = Literal["web", "jmap"]
+
 
 @dataclass(frozen=True, slots=True)
 class ThrottlePolicy:
     window_seconds: int = 15 * 60
-    email_threshold: int = 5  # failures for one address before it is locked
-    ip_threshold: int = 20  # failures from one client address, across all addresses it tries
+    pair_threshold: int = 5  # failures of one address from one client before each further attempt waits
+    client_threshold: int = 20  # failures from one client address, across all addresses it tries
+    device_threshold: int = 10  # wrong guesses from a trusted device before it is trusted no more
     base_lock_seconds: int = 30
     max_lock_seconds: int = 15 * 60
 
     def lock_seconds(self, failures: int, threshold: int) -> int:
         return int(min(self.base_lock_seconds * 2 ** max(failures - threshold, 0), self.max_lock_seconds))
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """Who is trying: the address they name (or None), the client address, the trusted device they carry."""
+
+    kind: SignInKind
+    address: str | None
+    client: str
+    device_id: int | None = None
+
+    @property
+    def keys(self) -> list[tuple[str, str]]:
+        """(key, which threshold) for an attempt that is not from a trusted device."""
+        keys = [(f"{self.kind}:client:{self.client}", "client")]
+        if self.address:
+            keys.insert(0, (f"{self.kind}:pair:{self.address}|{self.client}", "pair"))
+        return keys
+
+    @property
+    def device_key(self) -> str | None:
+        return f"device:{self.device_id}" if self.device_id is not None else None
 
 
 class LoginThrottle:
@@ -37,23 +73,56 @@ class LoginThrottle:
     async def state(self, keys: Sequence[str]) -> ThrottleState:
         return await self.repo.state(list(keys))
 
-    async def refuse_when_locked(self, keys: Sequence[str]) -> None:
-        """Raises LoginThrottledError while any of the keys is locked; asked before any hashing happens."""
-        state = await self.repo.state(list(keys))
+    async def trusted(self, attempt: Attempt) -> bool:
+        """Whether the attempt comes from a trusted device that has not guessed wrong too often."""
+        if attempt.device_key is None:
+            return False
+        state = await self.repo.state([attempt.device_key])
+        return state.failures < self.policy.device_threshold
+
+    async def admit(self, attempt: Attempt) -> None:
+        """Raises LoginThrottledError while an attempt like this one has to wait; asked before any hashing.
+        A trusted device never waits."""
+        if await self.trusted(attempt):
+            return
+        await self._refuse_while_waiting([key for key, _ in attempt.keys])
+
+    async def refuse_if_waiting(self, attempt: Attempt) -> None:
+        """For credentials already found wrong (an app password): raise while the attempt's keys wait."""
+        await self._refuse_while_waiting([key for key, _ in attempt.keys])
+
+    async def _refuse_while_waiting(self, keys: list[str]) -> None:
+        state = await self.repo.state(keys)
         now = datetime.now(UTC)
         if state.locked_until is not None and state.locked_until > now:
             raise LoginThrottledError(max(1, int((state.locked_until - now).total_seconds() + 0.999)))
 
-    async def failed(self, keys: Sequence[tuple[str, int]]) -> None:
-        """Count a failure against each (key, its threshold); a key at its threshold is locked."""
-        for key, threshold in keys:
+    async def failed(self, attempt: Attempt) -> None:
+        """Count a wrong password or code: against the device when it is trusted, else against the pair and the
+        client address, which then wait for a time that doubles with every further failure."""
+        if await self.trusted(attempt):
+            assert attempt.device_key is not None
+            await self.repo.record_failure(attempt.device_key, window_seconds=self.policy.window_seconds)
+            return
+        thresholds = {"pair": self.policy.pair_threshold, "client": self.policy.client_threshold}
+        for key, which in attempt.keys:
             failures = await self.repo.record_failure(key, window_seconds=self.policy.window_seconds)
+            threshold = thresholds[which]
             if failures >= threshold:
                 seconds = self.policy.lock_seconds(failures, threshold)
                 await self.repo.lock(key, datetime.now(UTC) + timedelta(seconds=seconds))
 
-    async def succeeded(self, key: str) -> None:
-        await self.repo.clear(key)
+    async def succeeded(self, attempt: Attempt) -> None:
+        """The pair and the device start over; the client address's count stays (it counts failures only)."""
+        for key, which in attempt.keys:
+            if which == "pair":
+                await self.repo.clear(key)
+        if attempt.device_key is not None:
+            await self.repo.clear(attempt.device_key)
+
+    async def count(self, key: str, *, window_seconds: int) -> int:
+        """Count one event under `key` within a window (connection tests per user); returns the count so far."""
+        return await self.repo.record_failure(key, window_seconds=window_seconds)
 
     async def prune(self) -> int:
         return await self.repo.prune(older_than_seconds=24 * 3600)

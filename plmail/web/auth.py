@@ -1,12 +1,19 @@
-"""Sessions for the web UI: who is signed in, and the gate every page except a few passes through."""
+"""Sessions for the web UI: who is signed in, and the gate every page except a few passes through.
+
+The session cookie names a row on the server (users/sessions.py); signing out deletes the row. A second,
+encrypted cookie (`plmail_flow`, Litestar's client-side session) carries only short-lived steps in between:
+the OAuth state, and a sign-in waiting for its second-factor code.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
-from litestar import Request
+from litestar import Request, Response
 from litestar.connection import ASGIConnection
+from litestar.datastructures import Cookie
 from litestar.enums import ScopeType
 from litestar.exceptions import PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
@@ -15,26 +22,82 @@ from litestar.response.base import ASGIResponse
 from litestar.response.redirect import ASGIRedirectResponse
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from plmail.domain.models import User
+from plmail.domain.models import User, WebSessionRow
+from plmail.users.service import Browser, SignInResult
+from plmail.users.sessions import DEVICE_SECONDS
 
 if TYPE_CHECKING:
     from plmail.services import Services
 
-SESSION_USER = "uid"
-SESSION_EPOCH = "ep"
+SESSION_COOKIE: Final = "plmail_session"
+DEVICE_COOKIE: Final = "plmail_device"
+FLOW_COOKIE: Final = "plmail_flow"
+PENDING_SECOND_FACTOR: Final = "second_factor"
+PENDING_SECONDS: Final = 300  # how long a right password waits for its code
 
-# Pages reachable without a session: sign-in, first-run setup, health checks, assets, and JMAP,
-# which authenticates each request with an app password instead of a cookie.
+# Pages reachable without a session: sign-in, first-run setup, health checks, assets, JMAP, which
+# authenticates each request with an app password instead of a cookie, and calendar feeds, whose URL
+# carries a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
-                       "^/favicon.ico")
+                       "^/favicon.ico", "^/calendar/feed/")
 
 
 def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:
     return connection.app.state.services  # type: ignore[no-any-return]
 
 
-def start_session(request: Request[Any, Any, Any], user: User) -> None:
-    request.set_session({SESSION_USER: user.id, SESSION_EPOCH: user.session_epoch})
+def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """The client's address: the peer, or what a trusted proxy said it was (web/proxy.py rewrote the scope)."""
+    return connection.client.host if connection.client else "unknown"
+
+
+def browser_of(request: Request[Any, Any, Any]) -> Browser:
+    return Browser(client_address(request), request.headers.get("user-agent", ""),
+                   request.cookies.get(DEVICE_COOKIE))
+
+
+def current_session(request: Request[Any, Any, Any]) -> WebSessionRow | None:
+    session = request.scope.get("auth")
+    return session if isinstance(session, WebSessionRow) else None
+
+
+def set_sign_in_cookies(response: Response[Any], result: SignInResult) -> Response[Any]:
+    """The session cookie (persistent only with "remember me") and, for a browser new to this user, the device
+    cookie. `Secure` is added by web/security.py whenever the request came over HTTPS."""
+    if result.session is not None:
+        response.set_cookie(Cookie(key=SESSION_COOKIE, value=result.session.token, max_age=result.session.max_age,
+                                   httponly=True, samesite="lax", path="/"))
+    if result.device_token is not None:
+        response.set_cookie(Cookie(key=DEVICE_COOKIE, value=result.device_token, max_age=DEVICE_SECONDS,
+                                   httponly=True, samesite="strict", path="/"))
+    return response
+
+
+def clear_session_cookie(response: Response[Any]) -> Response[Any]:
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+def hold_second_factor(request: Request[Any, Any, Any], user: User, *, remember: bool, next_path: str) -> None:
+    """Remember, for a few minutes, that this browser gave the right password and now owes a code."""
+    flow = dict(request.session or {})
+    flow[PENDING_SECOND_FACTOR] = {"uid": user.id, "at": int(time.time()), "remember": remember, "next": next_path}
+    request.set_session(flow)
+
+
+def pending_second_factor(request: Request[Any, Any, Any]) -> dict[str, Any] | None:
+    pending = (request.session or {}).get(PENDING_SECOND_FACTOR)
+    if not isinstance(pending, dict) or not isinstance(pending.get("uid"), int):
+        return None
+    if not isinstance(pending.get("at"), int) or time.time() - pending["at"] > PENDING_SECONDS:
+        return None
+    return pending
+
+
+def drop_second_factor(request: Request[Any, Any, Any]) -> None:
+    flow = dict(request.session or {})
+    if flow.pop(PENDING_SECOND_FACTOR, None) is not None:
+        request.set_session(flow)
 
 
 def safe_next(target: str | None) -> str:
@@ -51,13 +114,10 @@ class RequireSignIn(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         request: Request[Any, Any, Any] = Request(scope)
         services = services_from(request)
-        raw_session = scope.get("session")
-        session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
-        user: User | None = None
-        uid, epoch = session.get(SESSION_USER), session.get(SESSION_EPOCH)
-        if isinstance(uid, int) and isinstance(epoch, int):
-            user = await services.users.session_user(uid, epoch)
-        if user is None:
+        active = await services.sessions.resume(
+            request.cookies.get(SESSION_COOKIE), user_agent=request.headers.get("user-agent", ""),
+            client=client_address(request))
+        if active is None:
             if await services.users.setup_needed():
                 target = "/setup"
             else:
@@ -76,7 +136,8 @@ class RequireSignIn(ASGIMiddleware):
                 response = ASGIRedirectResponse(path=target, status_code=303)
             await response(scope, receive, send)
             return
-        scope["user"] = user
+        scope["user"] = active.user
+        scope["auth"] = active.session
         await next_app(scope, receive, send)
 
 

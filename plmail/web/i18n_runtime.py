@@ -184,3 +184,52 @@ WEB_UI_RUNTIME = (
 # The state of this process's worker per queue on the admin page (jobs/workers.py WorkerState)
 WORKER_STATES = (NC_("worker", "starting"), NC_("worker", "running"), NC_("worker", "restarting"),
                  NC_("worker", "stopped"), NC_("worker", "dead"))
+
+
+# Chosen at run time by issues 19, 20, 23 (sign-in security, calendar forms and RSVP, destroy, connection
+# tests): errors the services raise and the flash messages and options the controllers pick
+INTEGRATED_RUNTIME = (
+    N_("Added to calendar"),
+    N_("Choose an .ics file."),
+    N_("Choose how the event repeats."),
+    N_("Choose one of your calendars."),
+    N_("Deleting mail for good needs Gmail's full mail access, which this account was connected without. "
+       "Reconnect it under Settings → Accounts and allow full access; until then, move the mail to Trash instead."),
+    N_("Does not repeat"),
+    N_("Every day"),
+    N_("Every month"),
+    N_("Every week"),
+    N_("Every weekday (Mon–Fri)"),
+    N_("Every year"),
+    N_("Give the event a title."),
+    N_("Keep this custom rule"),
+    N_("Maybe"),
+    N_("New recovery codes; the old ones no longer work."),
+    N_("No"),
+    N_("No such occurrence."),
+    N_("No such user."),
+    N_("Second factor removed; the user signs in with the password."),
+    N_("Start the set-up again: the secret is not valid."),
+    N_("That browser is signed out."),
+    N_("That code does not match. Check the time on your phone and try again."),
+    N_("That code is wrong or was used already."),
+    N_("The URL points to another server now: enter its API key again."),
+    N_("The end must be after the start."),
+    N_("The event could not be saved; try again."),
+    N_("The file is larger than 4 MB."),
+    N_("This account is disabled. Ask your administrator."),
+    N_("This event has no such occurrence."),
+    N_("This is not an iCalendar (.ics) file."),
+    N_("Too many connection tests. Wait a minute and try again."),
+    N_("Two-factor sign-in is off."),
+    N_("Two-factor sign-in is on."),
+    N_("User disabled; their sessions ended."),
+    N_("User enabled."),
+    N_("Yes"),
+    N_("You cannot disable your own account."),
+    N_("Your answer is recorded and on its way to the organiser."),
+    N_("Your answer is recorded, but it could not be sent to the organiser."),
+    N_("Your answer is recorded; nothing was sent."),
+    N_("plmail connects only to mail ports (25, 143, 465, 587, 993, 1025, 1143). An administrator can allow "
+       "other ports."),
+)

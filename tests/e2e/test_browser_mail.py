@@ -1,4 +1,5 @@
-"""The mail flows in a real browser: list toolbar, conversation actions, snooze, labels, filter preview."""
+"""The mail flows in a real browser: the tab a rule filed into, list toolbar, conversation actions, snooze, labels,
+filter preview."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from playwright.async_api import Browser, Page, expect
 
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
+from plmail.mail.rules.model import RuleDraft
 from plmail.services import Services
 from tests.support.mail import make_message
 from tests.support.repos import account_rows
@@ -29,6 +31,16 @@ async def _seed(services: Services) -> None:
                                    to=["eve@example.org"]), account_id=account, label_ids=(inbox,))
         for i, subject in enumerate(["Garden party", "Tax return", "Train tickets"])
     ])
+    # A "file into category" rule and a message it files (its sender's authentication passed)
+    labels = {r["id"] for r in await services.db.fetch("SELECT id FROM label")}
+    await services.rules.save(user.id, None, RuleDraft("bank", None, {"from": "bank.example"},
+                                                       [{"type": "fileIntoCategory", "category": "updates"}]),
+                              labels, {account})
+    passed = "mx.example.net; dkim=pass header.d=bank.example; spf=pass smtp.mailfrom=bank.example; dmarc=pass"
+    await services.pipeline.ingest([parse_message(make_message(
+        message_id="st@bank.example", subject="Monthly statement", sender="Bank <alerts@bank.example>",
+        to=["eve@example.org"], date=now, headers={"Authentication-Results": passed}),
+        account_id=account, label_ids=(inbox,))])
 
 
 async def _sign_in(page: Page, base: str) -> None:
@@ -45,6 +57,12 @@ async def test_toolbar_conversation_snooze_labels_and_filter_preview(serve: Serv
     page = await browser.new_page()
     await _sign_in(page, serve.url)
     threads = page.locator("li.thread")
+    await expect(threads).to_have_count(3)
+    tabs = page.get_by_role("navigation", name="Inbox tabs")
+    await tabs.get_by_role("link", name=re.compile("^Updates")).click()  # where the rule filed the statement
+    await expect(threads).to_have_count(1)
+    await expect(threads).to_contain_text("Monthly statement")
+    await tabs.get_by_role("link", name=re.compile("^General")).click()
     await expect(threads).to_have_count(3)
 
     await page.get_by_role("checkbox", name=re.compile("Select Tax return")).check()
@@ -80,3 +98,4 @@ async def test_toolbar_conversation_snooze_labels_and_filter_preview(serve: Serv
     await page.get_by_role("button", name="Save filter").click()
     await expect(page.get_by_role("heading", name="Filters")).to_be_visible()
     await expect(page.get_by_text("If the subject contains “train”, then archive it.")).to_be_visible()
+

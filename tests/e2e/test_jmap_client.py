@@ -1,6 +1,6 @@
 """jmapc, a real JMAP client, against a running `plmail serve`: session, mailboxes, a query chained into a
 get, changes after new mail, marking read and archiving (which the web UI then shows), threads, identities,
-and an EventSource StateChange within two seconds of a new message."""
+an EventSource StateChange within two seconds of a new message, and the calendar read with raw calls."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import jmapc
 import pytest
 from jmapc import Ref
 from jmapc.methods import (
+    CustomMethod,
+    CustomResponse,
     EmailChanges,
     EmailGet,
     EmailQuery,
@@ -31,6 +33,7 @@ from jmapc.session import Session
 
 from plmail.config import Settings
 from plmail.services import Services
+from tests.integration.calendar.conftest import invite, utc
 from tests.integration.jmap.conftest import JmapBox, make_box
 from tests.support.mail import make_message
 from tests.support.serve import ServeProcess
@@ -77,7 +80,8 @@ async def test_jmapc_against_a_running_server(box: JmapBox, live: ServeProcess) 
     client = LoopbackClient.create_with_api_token(host=f"127.0.0.1:{live.port}", api_token=box.token)
 
     session = await asyncio.to_thread(lambda: client.jmap_session)
-    assert client.account_id == box.account and session.username == "reader@example.org"
+    # jmapc works on the primary account: the user's unified one
+    assert client.account_id == box.primary and session.username == "reader@example.org"
     assert "urn:ietf:params:jmap:mail" in session.capabilities.urns
     assert session.capabilities.core.max_calls_in_request == 32
 
@@ -122,13 +126,40 @@ async def test_jmapc_against_a_running_server(box: JmapBox, live: ServeProcess) 
     # going away at teardown (closing the response from here would wait for the stream to finish).
     threading.Thread(target=_events_into, args=(client, events), daemon=True).start()
     initial = await asyncio.to_thread(events.get, True, 10)
-    assert isinstance(initial, jmapc.Event) and box.account in initial.data.changed
+    assert isinstance(initial, jmapc.Event) and {box.primary, box.account} <= set(initial.data.changed)
     started = time.monotonic()
     arrived = await box.ingest(make_message(message_id="fourth@x", subject="Pushed"))
     pushed = await asyncio.to_thread(events.get, True, 2)
     elapsed = time.monotonic() - started
     assert isinstance(pushed, jmapc.Event), pushed
     assert elapsed < 2.0
-    assert pushed.data.changed[box.account].email is not None
+    assert pushed.data.changed[box.primary].email is not None
     newer = await asyncio.to_thread(client.request, EmailChanges(since_state=changes.new_state))
     assert str(arrived.messages[0].id) in newer.created
+
+    # The same session reads the calendar with raw calls (jmapc has no calendar classes).
+    invited = await box.ingest(invite("jmapc@x", title="Phone sees this", rrule="FREQ=WEEKLY;COUNT=3",
+                                      start=utc(2026, 4, 1, 9)))
+    await box.services.calendar.extraction.run(box.user.id, [m.id for m in invited.messages])
+    assert "urn:ietf:params:jmap:calendars" in session.capabilities.urns
+    calendars, found = await asyncio.to_thread(client.request, [
+        _raw("Calendar/get", {"accountId": box.primary, "ids": None}),
+        _raw("CalendarEvent/query", {"accountId": box.primary, "filter": {"after": "2026-04-07T00:00:00Z"}}),
+    ])
+    assert isinstance(calendars.response, CustomResponse) and isinstance(found.response, CustomResponse)
+    assert calendars.response.data is not None and found.response.data is not None
+    assert any(c["isDefault"] for c in calendars.response.data["list"])
+    got = await asyncio.to_thread(client.request, _raw("CalendarEvent/get", {
+        "accountId": box.primary, "ids": found.response.data["ids"]}))
+    assert isinstance(got, CustomResponse) and got.data is not None
+    [event] = got.data["list"]
+    assert (event["uid"], event["title"], event["start"], event["recurrenceRules"][0]["count"]) == (
+        "jmapc@x", "Phone sees this", "2026-04-01T09:00:00", 3)
+
+
+def _raw(name: str, arguments: dict[str, Any]) -> CustomMethod:
+    """A method jmapc has no class for, sent as it is (jmapc's own way of calling an extension)."""
+    method = CustomMethod(data=arguments)
+    method.jmap_method = name
+    method.using = {"urn:ietf:params:jmap:calendars"}
+    return method

@@ -155,3 +155,37 @@ def test_data_dir_the_database_user_cannot_reach_is_refused_clearly() -> None:
         assert "cannot enter" in result.stderr and str(hidden) in result.stderr
     finally:
         shutil.rmtree(hidden, ignore_errors=True)
+
+
+def test_serve_survives_a_database_restart_and_still_stops_promptly(data_dir: Path) -> None:
+    """After `pg_ctl restart -m fast` every connection plmail held is gone: it serves again, and SIGTERM still
+    stops it within its grace period (the IMAP IDLE supervisor once retried forever on the way out)."""
+    from plmail.db.embedded import find_pg_binaries, resolve_run_as
+
+    serve = ServeProcess(data_dir).start()
+    try:
+        serve.wait_healthy()
+        run_as = resolve_run_as(None)
+        as_user: dict[str, object] = {}
+        if os.geteuid() == 0 and run_as.uid != 0:
+            as_user = {"user": run_as.uid, "group": run_as.gid, "extra_groups": []}
+        restarted = subprocess.run(  # type: ignore[call-overload]
+            [find_pg_binaries().tool("pg_ctl"), "-D", str(data_dir / "pg" / "data"),
+             "-l", str(data_dir / "pg" / "server.log"), "-w", "restart", "-m", "fast"],
+            capture_output=True, text=True, timeout=60, cwd=str(data_dir / "pg"), **as_user)
+        assert restarted.returncode == 0, restarted.stderr
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                health = httpx.get(f"{serve.url}/healthz", timeout=5)
+                if health.status_code == 200 and health.json()["database"] == "ok":
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, f"not serving again after the restart:\n{serve.log()}"
+            time.sleep(0.2)
+        assert httpx.get(f"{serve.url}/login", timeout=5).status_code == 302  # to /setup: it reads the database
+        started = time.monotonic()
+    finally:
+        code = serve.terminate(timeout=20)
+    assert code == 0 and time.monotonic() - started < 10, serve.log()

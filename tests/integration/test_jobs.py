@@ -223,3 +223,55 @@ async def test_a_job_overrunning_the_grace_period_is_put_back_not_lost(services:
     stored = await services.queues[QueueName.ENRICH].job(job.key)
     assert stored is not None
     assert stored.status == Status.QUEUED, (stored.attempts, stored.error)  # back on the queue for the next worker
+
+
+FLAKY_DATABASE_JOB = JobSpec("database_goes_away", QueueName.ENRICH, retries=1)
+DATABASE_ATTEMPTS: list[str] = []
+
+
+async def database_goes_away(ctx: dict[str, Any], *, tag: str, dsn: str, how: str) -> str:
+    """On its first run the database drops this job's connection under it (as a restart does), or the query itself
+    is wrong; later runs succeed."""
+    DATABASE_ATTEMPTS.append(tag)
+    db = services_of(ctx).db
+    if DATABASE_ATTEMPTS.count(tag) == 1:
+        async with db.transaction():
+            if how == "dropped":
+                pid = await db.fetchval("SELECT pg_backend_pid()")
+                admin = await asyncpg.connect(dsn)
+                try:
+                    await admin.execute("SELECT pg_terminate_backend($1)", pid)
+                finally:
+                    await admin.close()
+                await db.fetchval("SELECT 1")
+            else:
+                await db.fetchval("SELECT 1 FROM no_such_table")
+    return tag
+
+
+async def test_a_job_the_database_restart_failed_runs_again_and_its_own_errors_do_not(services: Services,
+                                                                                     database_url: str) -> None:
+    catalog = JobCatalog()
+    catalog.register(FLAKY_DATABASE_JOB, database_goes_away)
+    supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=2)
+    supervisor.start()
+    try:
+        dropped = await services.queues.enqueue(FLAKY_DATABASE_JOB, tag="dropped", dsn=database_url, how="dropped")
+        broken = await services.queues.enqueue(FLAKY_DATABASE_JOB, tag="broken", dsn=database_url, how="broken")
+        assert dropped is not None and broken is not None
+        queue = services.queues[QueueName.ENRICH]
+
+        async def settled() -> bool:
+            jobs = [await queue.job(dropped.key), await queue.job(broken.key)]
+            return all(j is not None and j.status in (Status.COMPLETE, Status.FAILED) for j in jobs)
+
+        await _wait_for(settled, timeout=60)
+        again = await queue.job(dropped.key)
+        assert again is not None and again.status == Status.COMPLETE, (again.status if again else None)
+        assert DATABASE_ATTEMPTS.count("dropped") == 2 and again.meta.get("database_retries") == 1
+        # A query of its own that fails is the job's failure: its one attempt is used up.
+        failed = await queue.job(broken.key)
+        assert failed is not None and failed.status == Status.FAILED and "no_such_table" in (failed.error or "")
+        assert DATABASE_ATTEMPTS.count("broken") == 1
+    finally:
+        await supervisor.stop()

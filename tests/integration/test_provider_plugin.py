@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from plmail.config import Settings
-from plmail.domain.enums import LabelRole, QueueName
+from plmail.domain.enums import LabelRole, ProviderKind, QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.providers.plugins import PLUGINS
@@ -81,3 +81,21 @@ async def test_a_plugin_without_install_is_refused_before_anything_is_built(sett
 
     with pytest.raises(ConfigurationError, match="no install"):
         await open_services(settings, database_url, plugins=(*PLUGINS, "tests.support.dummy_provider"))
+
+
+async def test_a_syncer_installed_for_one_kind_never_syncs_another_kinds_account(with_dummy: Services) -> None:
+    """The deliberate difference from the seed's `supports()` cascade: syncers are found by the account's kind."""
+    services = with_dummy
+    user = await services.users.create_user("kinds@example.org", "correct horse")
+    dummy.SERVER.mail.clear()
+    local = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Local",
+                                                email="kinds@example.org")
+    dummy.SERVER.mail[local] = [make_message(message_id="not-mine@dummy")]
+    before = dummy.SERVER.syncs
+    assert await services.sync.run(local) == []
+    assert dummy.SERVER.syncs == before  # the dummy's syncer was not asked about the local account
+    assert int(await services.db.fetchval("SELECT count(*) FROM message WHERE account_id = $1", local)) == 0
+    own = await account_rows(services).create(user_id=user.id, provider_kind=dummy.DUMMY, name="Dummy",
+                                              email="kinds@example.org")
+    await services.sync.run(own)
+    assert dummy.SERVER.syncs == before + 1

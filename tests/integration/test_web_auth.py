@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import httpx
+from litestar import Litestar
 
 from plmail.services import Services
+from tests.conftest import browser
 from tests.support.web import csrf_token, post_form, sign_in, sign_up_admin
 
 PASSWORD = "correct horse"
@@ -74,25 +76,62 @@ async def test_sign_in_redirect_target_is_kept_but_never_off_site(client: httpx.
     assert response.headers["location"] == "/"
 
 
-async def test_login_is_throttled_after_repeated_failures(client: httpx.AsyncClient, services: Services) -> None:
+async def test_failures_slow_down_that_address_from_that_client_only(client: httpx.AsyncClient, web_app: Litestar,
+                                                                    services: Services) -> None:
     await sign_up_admin(client, "admin@example.org", PASSWORD)
-    client.cookies.clear()
-    for _ in range(services.users.policy.email_threshold):
+    client.cookies.clear()  # a browser that never signed in (no device cookie)
+    policy = services.users.policy
+    for _ in range(policy.pair_threshold):
         assert (await sign_in(client, "admin@example.org", "guess")).status_code == 401
-    # Locked now: even the right password is refused, with a retry hint, before any hashing.
-    locked = await sign_in(client, "admin@example.org", PASSWORD)
-    assert locked.status_code == 429
-    assert int(locked.headers["retry-after"]) > 0
-    assert "Too many failed sign-in attempts" in locked.text
-    # The lock is stored in the database, so a restart does not lift it.
-    state = await services.users.throttle.state(["email:admin@example.org"])
-    assert state.failures == services.users.policy.email_threshold
+    # This address from this client waits now: even the right password is not checked, with a retry hint.
+    waiting = await sign_in(client, "admin@example.org", PASSWORD)
+    assert waiting.status_code == 429
+    assert int(waiting.headers["retry-after"]) > 0
+    assert "Too many failed sign-in attempts" in waiting.text
+    # The wait is stored in the database, so a restart does not lift it.
+    pair = "web:pair:admin@example.org|203.0.113.7"
+    state = await services.users.throttle.state([pair])
+    assert state.failures == policy.pair_threshold
     assert state.locked_until is not None
-    # Once the lock has passed, the right password works and clears the counter.
+    # Someone guessing elsewhere slows only themselves: from another address the right password works.
+    async with browser(web_app, "198.51.100.20") as elsewhere:
+        assert (await sign_in(elsewhere, "admin@example.org", PASSWORD)).status_code == 200
+    # Once the wait has passed, the right password works here too and the pair starts over.
     await services.db.execute("UPDATE login_throttle SET locked_until = now() - interval '1 second'")
     assert (await sign_in(client, "admin@example.org", PASSWORD)).status_code == 200
-    cleared = await services.users.throttle.state(["email:admin@example.org"])
+    cleared = await services.users.throttle.state([pair])
     assert cleared.failures == 0
+
+
+async def test_fifty_wrong_passwords_never_lock_out_a_browser_that_signed_in_before(
+        client: httpx.AsyncClient, web_app: Litestar, services: Services) -> None:
+    await sign_up_admin(client, "admin@example.org", PASSWORD)  # this browser signed in: it has a device cookie
+    assert client.cookies.get("plmail_device")
+    await client.post("/logout", data={"_csrf_token": await csrf_token(client, "/")})
+    # An attacker at the same client address (behind the same proxy, say) tries 50 passwords.
+    async with browser(web_app) as attacker:
+        statuses = [(await sign_in(attacker, "admin@example.org", f"guess {n}")).status_code for n in range(50)]
+        assert statuses[:5] == [401] * 5 and set(statuses[5:]) == {429}
+        assert (await sign_in(attacker, "admin@example.org", PASSWORD)).status_code == 429
+    # The browser that signed in before is never refused the right password.
+    assert (await sign_in(client, "admin@example.org", PASSWORD)).status_code == 200
+    assert (await client.get("/", follow_redirects=False)).status_code == 200
+
+
+async def test_many_failures_from_one_client_address_slow_only_new_browsers_there(
+        client: httpx.AsyncClient, web_app: Litestar, services: Services) -> None:
+    await sign_up_admin(client, "admin@example.org", PASSWORD)
+    await services.users.create_user("bob@example.org", PASSWORD)
+    async with browser(web_app, "192.0.2.50") as stuffing:
+        for n in range(services.users.policy.client_threshold):
+            await sign_in(stuffing, f"user{n}@example.org", "guess")  # a different address every time
+        # Every address is slowed from this client now, but only for browsers without a device cookie...
+        assert (await sign_in(stuffing, "bob@example.org", PASSWORD)).status_code == 429
+    # ...and only failures count: people signing in successfully from an address do not slow it down.
+    async with browser(web_app, "192.0.2.51") as office:
+        for _ in range(services.users.policy.client_threshold + 1):
+            assert (await sign_in(office, "bob@example.org", PASSWORD)).status_code == 200
+            office.cookies.clear()
 
 
 async def test_post_without_csrf_token_is_refused(client: httpx.AsyncClient) -> None:

@@ -11,10 +11,11 @@ from contextlib import asynccontextmanager
 
 
 class ImapProxy:
-    def __init__(self, upstream_host: str, upstream_port: int) -> None:
+    def __init__(self, upstream_host: str, upstream_port: int, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.upstream = (upstream_host, upstream_port)
-        self.host = "127.0.0.1"
-        self.port = 0
+        self.host = host
+        self.port = port
+        self.accepted = 0  # connections clients opened
         self.client_bytes = bytearray()  # everything any client sent, in order
         self.server_bytes = 0  # bytes passed from the server to clients since the last cut_after()
         self._cut_at: int | None = None
@@ -25,7 +26,7 @@ class ImapProxy:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> ImapProxy:
-        self._server = await asyncio.start_server(self._accept, self.host, 0)
+        self._server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -61,6 +62,7 @@ class ImapProxy:
         return self.client_bytes.decode("utf-8", "replace").split("\r\n")
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         except OSError:
@@ -97,8 +99,10 @@ class ImapProxy:
 
 
 @asynccontextmanager
-async def imap_proxy(upstream_host: str, upstream_port: int) -> AsyncIterator[ImapProxy]:
-    proxy = await ImapProxy(upstream_host, upstream_port).start()
+async def imap_proxy(upstream_host: str, upstream_port: int, *, host: str = "127.0.0.1", port: int = 0
+                     ) -> AsyncIterator[ImapProxy]:
+    """Listening on `host`:`port` (default: a free port on 127.0.0.1)."""
+    proxy = await ImapProxy(upstream_host, upstream_port, host=host, port=port).start()
     try:
         yield proxy
     finally:

@@ -53,11 +53,8 @@ class PgTestCluster:
 
     def dsn(self, database: str) -> str:
         if self._external:
-            base = self._external.rsplit("/", 1)[0]
-            query = ""
-            if "?" in self._external:
-                query = "?" + self._external.split("?", 1)[1]
-            return f"{base}/{quote(database)}{query}"
+            url, _, query = self._external.partition("?")  # the query may name a socket directory with slashes
+            return f"{url.rsplit('/', 1)[0]}/{quote(database)}" + (f"?{query}" if query else "")
         assert self._pg is not None
         return (
             f"postgresql://plmail@/{quote(database)}?host={quote(str(self._pg.socket_dir))}&port=5432"

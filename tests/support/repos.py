@@ -6,6 +6,7 @@ from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_store import CalendarRepository
+from plmail.db.repos.label_counts import LabelCountRepository
 from plmail.services import Services
 
 
@@ -23,3 +24,7 @@ def calendar_rows(services: Services) -> CalendarRepository:
 
 def event_rows(services: Services) -> CalendarEventRepository:
     return CalendarEventRepository(services.db)
+
+
+def label_counts(services: Services) -> LabelCountRepository:
+    return LabelCountRepository(services.db)

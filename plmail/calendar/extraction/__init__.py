@@ -1,4 +1,5 @@
-"""Extraction of calendar events from mail: iCalendar invitations and schema.org booking markup.
+"""Extraction of calendar events from mail: iCalendar invitations, schema.org booking markup, and what
+KDE's KItinerary reads in plain-text mail, PDF tickets and Apple Wallet passes.
 
 Extractors make claims (:class:`ExtractedEvent`); the runner keeps the first claim per dedup key
 across extractors ordered by priority; whether a claim becomes a calendar row is decided later,
@@ -10,6 +11,8 @@ from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES
 from plmail.calendar.extraction.domains import registrable_domain
 from plmail.calendar.extraction.ics import IcsEventExtractor, is_meeting_message
 from plmail.calendar.extraction.ics_parse import ICS_EXTRACTOR, IcsParseResult, ics_dedup_key, parse_ics
+from plmail.calendar.extraction.kitinerary import KITINERARY_EXTRACTOR, KItineraryExtractor, booking_signals
+from plmail.calendar.extraction.kitinerary_engine import EngineStatus, KItineraryEngine, KItineraryError
 from plmail.calendar.extraction.mime import calendar_parts_from_mime, context_from_mime
 from plmail.calendar.extraction.protocol import DuplicateExtractorError, ExtractorRegistry
 from plmail.calendar.extraction.registry import default_extractors, default_registry
@@ -18,10 +21,12 @@ from plmail.calendar.extraction.structured import (
     STRUCTURED_DATA_EXTRACTOR,
     StructuredDataEventExtractor,
     StructuredResult,
+    schema_claims,
     structured_dedup_key,
     structured_events,
 )
 from plmail.domain.calendar import (
+    AttachmentFacts,
     CalendarPart,
     EventKind,
     EventStatus,
@@ -37,9 +42,12 @@ __all__ = [
     "CALENDAR_CONTENT_TYPES",
     "DEDUP_KEY_VERSION",
     "ICS_EXTRACTOR",
+    "KITINERARY_EXTRACTOR",
     "STRUCTURED_DATA_EXTRACTOR",
+    "AttachmentFacts",
     "CalendarPart",
     "DuplicateExtractorError",
+    "EngineStatus",
     "EventExtractionRunner",
     "EventExtractor",
     "EventKind",
@@ -52,11 +60,15 @@ __all__ = [
     "IcsEventExtractor",
     "IcsParseResult",
     "ItipMethod",
+    "KItineraryEngine",
+    "KItineraryError",
+    "KItineraryExtractor",
     "Participant",
     "RawMimeLoader",
     "StructuredDataEventExtractor",
     "StructuredResult",
     "anchored",
+    "booking_signals",
     "calendar_parts_from_mime",
     "context_from_mime",
     "default_extractors",
@@ -67,6 +79,7 @@ __all__ = [
     "override_key",
     "parse_ics",
     "registrable_domain",
+    "schema_claims",
     "structured_dedup_key",
     "structured_events",
 ]

@@ -7,6 +7,7 @@ and disagree without any of them writing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
@@ -108,12 +109,30 @@ def _timing(event: ExtractedEvent) -> JsonObject:
 
 
 def _participants(event: ExtractedEvent) -> dict[str, JsonValue]:
+    return participants_object(event.organizer, event.attendees)
+
+
+def participants_object(organizer: Participant | None, attendees: Sequence[Participant]) -> dict[str, JsonValue]:
+    """JSCalendar ``participants``: the organiser as owner, each attendee with the roles iCalendar gave."""
     people: dict[str, JsonValue] = {}
-    if event.organizer is not None:
-        people["organizer"] = _participant(event.organizer, {"owner": True})
-    for index, attendee in enumerate(event.attendees, start=1):
+    if organizer is not None:
+        people["organizer"] = _participant(organizer, {"owner": True})
+    for index, attendee in enumerate(attendees, start=1):
         people[f"attendee-{index}"] = _participant(attendee, _ROLES.get(attendee.role or "", {"attendee": True}))
     return people
+
+
+def participant_address(organizer: object, attendees: Sequence[object], participant_id: str) -> str | None:
+    """The address of the participant `participants_object` named `participant_id` (stored people: dicts with
+    an "email"), or None when no such participant has one."""
+    person: object = None
+    if participant_id == "organizer":
+        person = organizer
+    elif participant_id.startswith("attendee-") and participant_id[9:].isdigit():
+        index = int(participant_id[9:]) - 1
+        person = attendees[index] if 0 <= index < len(attendees) else None
+    email = person.get("email") if isinstance(person, dict) else None
+    return email.strip().lower() if isinstance(email, str) and email.strip() else None
 
 
 _ROLES: dict[str, JsonObject] = {

@@ -1,9 +1,9 @@
-"""schema.org items out of raw HTML, JSON-LD and microdata read separately and block by block.
+"""schema.org items out of raw HTML: JSON-LD, microdata and RDFa, read separately and block by block.
 
 extruct raises on the first broken JSON-LD block by default, and ``errors="ignore"`` drops the
 whole syntax instead; either way one sloppy template would cost every other block. So the HTML
 is parsed once, each ``<script type="application/ld+json">`` is read on its own, and microdata
-has its own guard: a broken block costs that block.
+and RDFa each have their own guard: a broken block costs that block.
 """
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ _JSON_LD_SCRIPTS = lxml.etree.XPath(
     " = 'application/ld+json']"
 )
 _ITEMSCOPES = lxml.etree.XPath("//*[@itemscope]")
+_DATETIME_PROPERTIES = lxml.etree.XPath("//*[@property][@datetime][not(@content)]")
 MAX_ITEMSCOPES = 400
+# RDFa is parsed again by pyRdfa, so it is read only where an element types itself (and not past this size).
+_TYPED = lxml.etree.XPath("//*[@typeof]")
+MAX_RDFA_CHARS = 500_000  # pyRdfa takes about a second for this much
+MAX_RDFA_NODES = 2_000
+_RDFA_DEPTH = 8
 # libxml2 drops everything after </html>, where list footers and sloppy templates put markup.
 _DOCUMENT_END = re.compile(r"</(?:html|body)\s*>", re.IGNORECASE)
 
@@ -40,6 +46,7 @@ class MarkupItems:
     json_ld: tuple[object, ...]
     microdata: tuple[object, ...]
     errors: tuple[str, ...]
+    rdfa: tuple[object, ...] = ()
 
 
 def read_markup(html: str) -> MarkupItems:
@@ -54,7 +61,8 @@ def read_markup(html: str) -> MarkupItems:
         return MarkupItems((), (), ())
     json_ld = _json_ld(tree, errors)
     microdata = _microdata(tree, errors)
-    return MarkupItems(tuple(json_ld), tuple(microdata), tuple(errors))
+    rdfa = _rdfa(tree, errors) if _typed(tree) else []
+    return MarkupItems(tuple(json_ld), tuple(microdata), tuple(errors), tuple(rdfa))
 
 
 def _json_ld(tree: object, errors: list[str]) -> list[object]:
@@ -134,3 +142,77 @@ def _drop_nodes(root: dict[str, object]) -> None:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+
+
+def _typed(tree: object) -> bool:
+    try:
+        return bool(_TYPED(tree))
+    except (lxml.etree.LxmlError, RecursionError):
+        return False
+
+
+def _rdfa(tree: object, errors: list[str]) -> list[object]:
+    """RDFa as the nested objects JSON-LD would have written.
+
+    pyRdfa answers a flat graph: every node once, full IRIs as keys, each value a list, a nested object
+    only as a reference by ``@id``. The items are its roots (nodes nothing refers to), with references
+    put back in place up to a bounded depth, so the schema.org mappers read all three syntaxes alike.
+    HTML+RDFa reads a ``<time datetime>`` as the value, which pyRdfa does not, so it is copied to content.
+    Runs last: it changes the parsed tree.
+    """
+    try:
+        for element in _DATETIME_PROPERTIES(tree):
+            element.set("content", element.get("datetime"))
+        html = lxml.etree.tostring(tree, encoding=str, method="html")
+    except (lxml.etree.LxmlError, RecursionError, ValueError) as error:
+        errors.append(f"RDFa unreadable: {type(error).__name__}")
+        return []
+    if len(html) > MAX_RDFA_CHARS:
+        errors.append(f"RDFa not read in HTML of {len(html)} characters")
+        return []
+    try:
+        found = extruct.extract(html, syntaxes=["rdfa"], errors="strict")
+    except Exception as error:  # pyRdfa and rdflib raise their own kinds on hostile input
+        errors.append(f"RDFa unreadable: {type(error).__name__}")
+        return []
+    graph = found.get("rdfa", []) if isinstance(found, Mapping) else []
+    nodes = [node for node in graph[:MAX_RDFA_NODES] if isinstance(node, dict)] if isinstance(graph, list) else []
+    by_id = {node["@id"]: node for node in nodes if isinstance(node.get("@id"), str)}
+    referenced = {
+        value["@id"]
+        for node in nodes for values in node.values() if isinstance(values, list)
+        for value in values if isinstance(value, dict) and isinstance(value.get("@id"), str)
+    }
+    roots = [node for node in nodes if node.get("@type") and node.get("@id") not in referenced]
+    budget = [MAX_RDFA_NODES * 4]  # shared references are copied where they are used, so the copy is capped
+    return [_compacted(node, by_id, 0, budget) for node in roots]
+
+
+def _compacted(
+    node: Mapping[str, object], by_id: Mapping[str, dict[str, object]], depth: int, budget: list[int]
+) -> dict[str, object]:
+    budget[0] -= 1
+    item: dict[str, object] = {}
+    if budget[0] < 0:
+        return item
+    for key, values in node.items():
+        if key == "@id":
+            continue
+        if key == "@type":
+            item["@type"] = values
+            continue
+        name = key.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+        if not isinstance(values, list) or not name:
+            continue
+        shaped: list[object] = []
+        for value in values[:20]:
+            target = by_id.get(value["@id"]) if isinstance(value, dict) and isinstance(value.get("@id"), str) else None
+            if target is not None and depth < _RDFA_DEPTH:
+                shaped.append(_compacted(target, by_id, depth + 1, budget))
+            elif isinstance(value, dict) and "@value" in value:
+                shaped.append(value["@value"])
+            elif isinstance(value, dict) and isinstance(value.get("@id"), str):
+                shaped.append(value["@id"])
+        if shaped:
+            item[name] = shaped[0] if len(shaped) == 1 else shaped
+    return item

@@ -19,7 +19,8 @@ from email.utils import getaddresses, parsedate_to_datetime
 
 from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES
 from plmail.calendar.extraction.text import decode_bytes
-from plmail.domain.calendar import CalendarPart, ExtractionContext, RawMimeLoader
+from plmail.domain.calendar import AttachmentFacts, CalendarPart, ExtractionContext, RawMimeLoader
+from plmail.mail.bounds import bound_message
 
 MAX_PARTS = 500
 MAX_DEPTH = 40
@@ -39,7 +40,8 @@ def context_from_mime(
     received_at: datetime | None = None,
     raw_mime_loader: RawMimeLoader | None = None,
 ) -> ExtractionContext:
-    """An extraction context for a message known only by its bytes."""
+    """An extraction context for a message known only by its bytes (which are also what its loader returns,
+    unless another is given)."""
     message = _parse(raw)
     headers: dict[str, str | list[str]] = {}
     for name, value in message.items():
@@ -52,6 +54,7 @@ def context_from_mime(
         else:
             headers[name] = [existing, text]
     calendar: list[CalendarPart] = []
+    attachments: list[AttachmentFacts] = []
     html: str | None = None
     for part in _leaves(message):
         if _is_calendar(part):
@@ -59,6 +62,12 @@ def context_from_mime(
         elif html is None and part.get_content_type() == "text/html":
             payload = _payload(part)
             html = decode_bytes(payload, part.get_content_charset()) if payload else None
+        elif part.get_content_maintype() != "text" or part.get_filename():
+            attachments.append(AttachmentFacts(part.get_content_type(), _filename(part)))
+
+    async def own_bytes() -> bytes | None:
+        return raw
+
     return ExtractionContext(
         message_id=message_id,
         account_id=account_id,
@@ -69,16 +78,18 @@ def context_from_mime(
         headers=headers,
         calendar_parts=tuple(calendar),
         body_html=html,
-        raw_mime_loader=raw_mime_loader,
+        raw_mime_loader=raw_mime_loader or own_bytes,
+        attachments=tuple(attachments),
     )
 
 
 def _parse(raw: bytes) -> Message:
+    bounded = bound_message(raw).data  # the same limits as for storing it (mail/bounds.py)
     try:
-        return email.message_from_bytes(raw, policy=email.policy.compat32)
+        return email.message_from_bytes(bounded, policy=email.policy.compat32)
     except RecursionError:
         # The stdlib parser recurses once per nested multipart; a hostile depth leaves us the headers.
-        return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(raw, headersonly=True)
+        return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(bounded, headersonly=True)
 
 
 def _leaves(message: Message) -> list[Message]:
@@ -111,6 +122,14 @@ def _payload(part: Message) -> bytes:
     except (ValueError, TypeError, LookupError):
         return b""
     return payload if isinstance(payload, bytes) else b""
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        name = part.get_filename()
+    except (ValueError, TypeError, LookupError, UnicodeError):
+        return None
+    return (_decoded(name) or "")[:255] or None if name else None
 
 
 def _decoded(value: object) -> str | None:

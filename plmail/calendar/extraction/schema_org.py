@@ -13,6 +13,7 @@ from plmail.calendar.extraction.schema_values import (
     children,
     identity,
     moment,
+    named_zone,
     place,
     status_of,
     text,
@@ -44,6 +45,7 @@ class Draft:
     title: str | None
     location: str | None = None
     description: str | None = None
+    time_zone: str | None = None  # only a zone the data named beside the start (see named_zone)
 
 
 Mapper = Callable[[Node], Iterator[Draft]]
@@ -55,7 +57,14 @@ def drafts(node: Node, schema_type: str) -> Iterator[Draft]:
 
 
 def _number(reservation: Node) -> str | None:
-    return text(reservation, "reservationNumber", "reservationId", limit=_IDENTITY)
+    """The booking number, else an Apple Wallet pass's own identity (its type and serial number): a pass
+    KItinerary read without a vendor script carries no booking number, but the pair names it uniquely."""
+    number = text(reservation, "reservationNumber", "reservationId", limit=_IDENTITY)
+    if number:
+        return number
+    pass_type = text(reservation, "pkpassPassTypeIdentifier", limit=_IDENTITY)
+    serial = text(reservation, "pkpassSerialNumber", limit=_IDENTITY)
+    return f"{pass_type}/{serial}" if pass_type and serial else None
 
 
 def _passenger(reservation: Node) -> str | None:
@@ -122,6 +131,7 @@ def _flights(reservation: Node) -> Iterator[Draft]:
                 ("Terminal", text(leg, "departureTerminal", limit=20)),
                 ("Gate", text(leg, "departureGate", limit=20)),
             ),
+            time_zone=named_zone(departs),
         )
 
 
@@ -134,7 +144,8 @@ def _trips(schema_type: str, kind: EventKind, label: str, stops: tuple[str, str]
             return
         status = status_of(reservation.get("reservationStatus"))
         for trip in children(reservation, "reservationFor", MAX_LEGS):
-            departs = trip.get("departureTime")
+            # A ticket valid for a day (a UIC barcode names no train) is that day, like a flight's departureDay.
+            departs = trip.get("departureTime") or trip.get("departureDay")
             start = moment(departs)
             if start is None:
                 continue
@@ -155,6 +166,7 @@ def _trips(schema_type: str, kind: EventKind, label: str, stops: tuple[str, str]
                     ("Passenger", _passenger(reservation)),
                     ("Platform", text(trip, "departurePlatform", limit=20)),
                 ),
+                time_zone=named_zone(departs),
             )
 
     return mapper
@@ -165,7 +177,8 @@ def _event_reservation(reservation: Node) -> Iterator[Draft]:
     if not number:
         return
     for event in children(reservation, "reservationFor", MAX_LEGS):
-        start = moment(event.get("startDate"))
+        begins = event.get("startDate")
+        start = moment(begins)
         if start is None:
             continue
         venue = child(event, "location")
@@ -179,13 +192,15 @@ def _event_reservation(reservation: Node) -> Iterator[Draft]:
             title=text(event, "name", limit=MAX_TITLE) or "Event",
             location=place(venue, MAX_LOCATION) if venue is not None else text(event, "location", limit=MAX_LOCATION),
             description=_details(("Booking reference", number), ("Ticket holder", _passenger(reservation))),
+            time_zone=named_zone(begins),
         )
 
 
 def _dining(reservation: Node) -> Iterator[Draft]:
     number = _number(reservation)
     restaurant = child(reservation, "reservationFor")
-    start = moment(reservation.get("startTime")) or moment(restaurant.get("startDate") if restaurant else None)
+    begins = reservation.get("startTime") or (restaurant.get("startDate") if restaurant else None)
+    start = moment(begins)
     if not number or start is None:
         return
     yield Draft(
@@ -198,6 +213,7 @@ def _dining(reservation: Node) -> Iterator[Draft]:
         title=text(restaurant, "name", limit=MAX_TITLE) or "Table reservation",
         location=place(restaurant, MAX_LOCATION),
         description=_details(("Booking reference", number), ("Party size", text(reservation, "partySize", limit=10))),
+        time_zone=named_zone(begins),
     )
 
 
@@ -223,12 +239,14 @@ def _lodging(reservation: Node) -> Iterator[Draft]:
         title=text(hotel, "name", limit=MAX_TITLE) or "Hotel stay",
         location=place(hotel, MAX_LOCATION),
         description=_details(("Booking reference", number), ("Guest", _passenger(reservation))),
+        time_zone=named_zone(arrives) if isinstance(start, datetime) else None,
     )
 
 
 def _rental(reservation: Node) -> Iterator[Draft]:
     number = _number(reservation)
-    start = moment(reservation.get("pickupTime"))
+    picks_up = reservation.get("pickupTime")
+    start = moment(picks_up)
     if not number or start is None:
         return
     car = child(reservation, "reservationFor")
@@ -248,6 +266,7 @@ def _rental(reservation: Node) -> Iterator[Draft]:
             ("Booking reference", number),
             ("Drop-off", place(child(reservation, "dropoffLocation"), MAX_LOCATION)),
         ),
+        time_zone=named_zone(picks_up),
     )
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TypeAlias
 
 from plmail.calendar.extraction.text import clean_line
+from plmail.calendar.timezones import zone
 from plmail.domain.calendar import EventStatus
 
 Node: TypeAlias = Mapping[str, object]
@@ -91,7 +92,8 @@ def children(node: Node | None, key: str, limit: int) -> Iterator[Node]:
 
 
 def moment(value: object) -> datetime | date | None:
-    """An ISO 8601 date or date-time: aware UTC when it has an offset, naive when it has none, a date alone.
+    """An ISO 8601 date or date-time: aware UTC when it has an offset or names its zone, naive when it has
+    neither, a date alone.
 
     A time with neither offset nor zone stays a naive wall-clock time: no instant was ever named,
     and the reading printed on the ticket is the one the writer anchors in the user's zone.
@@ -108,13 +110,44 @@ def moment(value: object) -> datetime | date | None:
             return date(int(year), int(month), int(day))
         wall = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
         if offset is None:
-            return wall
+            where = zone(_zone_named(value) or "")
+            return wall.replace(tzinfo=where).astimezone(UTC) if where is not None else wall
         shift = _offset(offset)
         if shift is None:
             return None
         return (wall - shift).replace(tzinfo=UTC)
     except (ValueError, OverflowError):
         return None
+
+
+def named_zone(value: object) -> str | None:
+    """The IANA zone written beside a time, as KItinerary does (``{"@type": "QDateTime", "@value": …,
+    "timezone": "Europe/Zurich"}``), when it is a real zone that agrees with the written offset.
+
+    An offset alone cannot name a zone, but here the zone is named: the event keeps it. A zone that
+    contradicts its own offset is not believed, because the instant is the one fact both agree on."""
+    name = _zone_named(value)
+    where = zone(name) if name else None
+    if where is None:
+        return None
+    instant = moment(value)
+    raw = scalar(value) or ""
+    match = _MOMENT.fullmatch(raw[:64])
+    if not isinstance(instant, datetime) or instant.tzinfo is None or match is None:
+        return None
+    written = _offset(match.group(7)) if match.group(7) else None
+    if written is not None and instant.astimezone(where).utcoffset() != written:
+        return None
+    return name
+
+
+def _zone_named(value: object) -> str | None:
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if not isinstance(value, Mapping):
+        return None
+    name = value.get("timezone")
+    return name.strip() if isinstance(name, str) and 0 < len(name.strip()) <= 64 else None
 
 
 def _offset(text_value: str) -> timedelta | None:

@@ -1,4 +1,4 @@
-"""Events from the schema.org markup booking confirmations carry (JSON-LD and microdata).
+"""Events from the schema.org markup booking confirmations carry (JSON-LD, microdata and RDFa).
 
 The sender already parsed its own booking into structured fields; reading them is arithmetic,
 not inference. Confidence is 90, not 100: the fields are exact, their meaning not always (an
@@ -35,7 +35,7 @@ MAX_CANDIDATES = 1_000
 MAX_VISITS = 5_000
 MAX_DEPTH = 6
 OFFLOAD_CHARS = 512_000
-_HINT = re.compile(r"ld\+json|itemscope", re.IGNORECASE)
+_HINT = re.compile(r"ld\+json|itemscope|typeof\s*=", re.IGNORECASE)
 _PAYLOAD_DEPTH = 12
 _PAYLOAD_NODES = 4_000
 _PAYLOAD_STRING = 4_000
@@ -59,20 +59,33 @@ def structured_dedup_key(issuer: str, schema_type: str, identity: str) -> str:
 def structured_events(html: str, *, sender: str | None) -> StructuredResult:
     """Every event the markup of one HTML body states, capped at MAX_EVENTS; never raises on bad markup."""
     markup = read_markup(html)
+    # JSON-LD first: when a template carries the same booking in several syntaxes, its JSON-LD is the richer one.
+    events, examined = schema_claims(
+        [*markup.json_ld, *markup.microdata, *markup.rdfa], sender=sender,
+        extractor=STRUCTURED_DATA_EXTRACTOR, confidence=STRUCTURED_DATA_CONFIDENCE,
+    )
+    return StructuredResult(events, markup.errors, examined)
+
+
+def schema_claims(
+    items: Sequence[object], *, sender: str | None, extractor: str, confidence: int
+) -> tuple[tuple[ExtractedEvent, ...], int]:
+    """The claims schema.org items make, keyed to the sender's registrable domain, capped at MAX_EVENTS;
+    and how many items were looked at. Every reader of schema.org data (markup, KItinerary) comes here,
+    so one booking gets one key whoever read it."""
     issuer = registrable_domain(sender)
     claims: dict[str, ExtractedEvent] = {}
     examined = 0
-    # JSON-LD first: when a template carries the same booking in both syntaxes, its JSON-LD is the richer one.
-    for node, schema_type in _candidates([*markup.json_ld, *markup.microdata]):
+    for node, schema_type in _candidates(items):
         examined += 1
         if examined > MAX_CANDIDATES:
             break
         for draft in drafts(node, schema_type):
-            claim = _claim(draft, issuer, node)
+            claim = _claim(draft, issuer, node, extractor, confidence)
             claims.setdefault(claim.dedup_key, claim)
             if len(claims) >= MAX_EVENTS:
-                return StructuredResult(tuple(claims.values()), markup.errors, examined)
-    return StructuredResult(tuple(claims.values()), markup.errors, examined)
+                return tuple(claims.values()), examined
+    return tuple(claims.values()), examined
 
 
 class StructuredDataEventExtractor:
@@ -127,13 +140,13 @@ def _candidates(items: Sequence[object]) -> Iterator[tuple[Node, str]]:
                 yield item, schema_type
 
 
-def _claim(draft: Draft, issuer: str, node: Node) -> ExtractedEvent:
+def _claim(draft: Draft, issuer: str, node: Node, extractor: str, confidence: int) -> ExtractedEvent:
     key = structured_dedup_key(issuer, draft.schema_type, draft.identity)
     return ExtractedEvent(
         uid=key,
         dedup_key=key,
-        extractor=STRUCTURED_DATA_EXTRACTOR,
-        confidence=STRUCTURED_DATA_CONFIDENCE,
+        extractor=extractor,
+        confidence=confidence,
         kind=draft.kind,
         status=draft.status,
         start=draft.start,
@@ -143,8 +156,9 @@ def _claim(draft: Draft, issuer: str, node: Node) -> ExtractedEvent:
         description=draft.description,
         location=draft.location,
         # An offset is not a zone: -05:00 is Chicago in summer and Bogotá all year. The instant is
-        # exact either way, so it is kept in UTC and rendered in the user's zone.
-        time_zone=None,
+        # exact either way, so it is kept in UTC and rendered in the user's zone, unless the data
+        # named the zone beside the time (KItinerary does), which is then kept.
+        time_zone=draft.time_zone if isinstance(draft.start, datetime) else None,
         # These sources carry no revision; inventing one would make an arbitrary order look
         # authoritative. At 0 the reconciler falls back to when the mail arrived.
         sequence=0,

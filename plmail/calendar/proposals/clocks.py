@@ -77,7 +77,9 @@ def _clock(tag: str) -> str:
 
 
 _EDGE = r"(?<![\w.,:/+\-])"
-_NOT_AN_AMOUNT = rf"(?![\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))"
+# A time glued to an airport code is a timetable's ("09.07. 14:15WAW", "1410-1745ECO"), not a word or an amount.
+_AIRPORT = rf"(?-i:[A-Z]{{3}})(?![{LETTER}\d])"
+_NOT_AN_AMOUNT = rf"(?!(?!{_AIRPORT})[\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))"
 _APPROX = r"(?:ca\.?|circa|zirka|etwa|ungefähr|approx\.?|approximately|around|about|gg\.?)"
 _SINGLE = re.compile(
     rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{_APPROX})\s*)?{_EDGE}{_clock('a')}{_NOT_AN_AMOUNT}",
@@ -106,7 +108,7 @@ _COMPACT_RANGE = re.compile(
     rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<pre>von|from|vom|at|um|@)\s*)?"
     r"(?P<ah>[01]\d|2[0-3])(?P<am>[0-5]\d)\s*(?P<conn>-|–|—|bis|to|until|till|til)\s*"
     r"(?P<bh>[01]\d|2[0-3])(?P<bm>[0-5]\d)(?:\s?\+\s?1)?"
-    rf"(?:\s?(?P<suf>uhr|h(?![{LETTER}])))?(?![\d{LETTER}]|[.:,]\d)",
+    rf"(?:\s?(?P<suf>uhr|h(?![{LETTER}])))?(?!(?!{_AIRPORT})[\d{LETTER}]|[.:,]\d)",
     re.IGNORECASE,
 )
 _COMPACT_SINGLE = re.compile(

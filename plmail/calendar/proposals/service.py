@@ -18,8 +18,9 @@ from plmail.calendar.suppression import EventSuppressor, accepted_uid
 from plmail.calendar.writer import CalendarEventWriter, EventDraft
 from plmail.db.database import Database
 from plmail.db.repos.calendar_events import CalendarEventRepository
+from plmail.db.repos.calendar_links import EventSourceLinkRepository, LinkValues
 from plmail.db.repos.calendar_proposals import ProposalRepository, ProposalRow, ProposalSource
-from plmail.domain.calendar import StoredProposal
+from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE, StoredProposal
 from plmail.domain.errors import NotFoundError
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,12 @@ class ProposalService:
         writer: CalendarEventWriter,
         resolver: ExtractedEventCalendarResolver,
         proposer: EventProposer | None = None,
+        links: EventSourceLinkRepository | None = None,
     ) -> None:
         self.db = db
         self.proposals = proposals
         self.events = events
+        self.links = links or EventSourceLinkRepository(db)
         self.suppressor = suppressor
         self.writer = writer
         self.resolver = resolver
@@ -101,6 +104,7 @@ class ProposalService:
                     user_id=p.user_id, message_id=item.source.id, title=p.title, starts_at=p.start, ends_at=p.end,
                     is_all_day=p.all_day, time_zone=p.time_zone, confidence=p.confidence,
                     source_sentence=p.source_sentence, dedup_key_hash=p.dedup_key_hash, detector=p.detector,
+                    location=p.location, stated_end=p.stated_end,
                 ) for p in item.decision.proposals]  # fmt: skip
                 if not rows:
                     continue
@@ -154,17 +158,20 @@ class ProposalService:
         The source is AcceptedProposal, not Manual: the day, time and title were plmail's reading of
         someone else's sentence, which a person agreed to; if it turns out an hour off, the parser is the
         suspect, and only the source can still say so. Trusted, full confidence, never rewritten by mail.
+        The evidence stays: a link to the message with the sentence it was read from, the place the
+        sentence named as the location, and the end it wrote (else the default length).
         """
         async with self.db.transaction():
             proposal = await self.proposals.owned(user_id, proposal_id, lock=True)
             if proposal is None:
                 raise NotFoundError("No such proposal.")
-            start, end = event_times(proposal.starts_at, proposal.ends_at, all_day=proposal.is_all_day,
-                                     time_zone=proposal.time_zone)
+            start, end = event_times(proposal.starts_at, proposal.stated_end or proposal.ends_at,
+                                     all_day=proposal.is_all_day, time_zone=proposal.time_zone)
             uid = accepted_uid(proposal.dedup_key_hash)
             draft = EventDraft(
-                uid=uid, start=start, end=end, title=proposal.title, time_zone=proposal.time_zone,
-                source=EventSource.ACCEPTED_PROPOSAL, confidence=100, dedup_key_version=DEDUP_KEY_VERSION,
+                uid=uid, start=start, end=end, title=proposal.title, location=proposal.location,
+                time_zone=proposal.time_zone, source=EventSource.ACCEPTED_PROPOSAL, confidence=100,
+                dedup_key_version=DEDUP_KEY_VERSION,
             )
             calendar_id = await self.resolver.resolve(user_id, proposal.account_id)
             # The reference for materialising is the proposal's own start, never the clock.
@@ -172,6 +179,12 @@ class ProposalService:
                                                reference=proposal.starts_at)
             # None: the same proposal, reached through another copy of the message, was accepted already.
             event_id = created if created is not None else (await self.events.by_uid(user_id, uid))[0].id
+            await self.links.upsert(user_id, LinkValues(
+                event_id=event_id, message_id=proposal.message_id, part_id=None,
+                extractor=ACCEPTED_PROPOSAL_EVIDENCE, confidence=proposal.confidence, dedup_key=uid, applied=True,
+                payload={"sentence": proposal.source_sentence, "detector": proposal.detector,
+                         "title": proposal.title, "location": proposal.location},
+            ))
             await self.proposals.delete_decided(user_id, proposal.dedup_key_hash)
         return event_id
 

@@ -20,6 +20,7 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.mailstore import PUSH_CHANNEL
 from plmail.domain.models import Account
 
 # Session advisory lock namespaces (first key of the two-key form).
@@ -137,9 +138,32 @@ class AccountAdminRepository:
         return status.endswith(" 1")
 
     async def delete(self, user_id: int, account_id: int) -> bool:
-        """The account and, through its foreign keys, its folders, mail, threads and bindings."""
-        status = await self.db.execute("DELETE FROM account WHERE id = $1 AND user_id = $2", account_id, user_id)
-        return status.endswith(" 1")
+        """The account and, through its foreign keys, its folders, mail, threads and bindings. The user's unified
+        JMAP account keeps counting on the change log, whose rows of this account no longer count: its mail,
+        threads, identities and submissions are logged as destroyed there, and every label as updated."""
+        async with self.db.transaction():
+            exists = await self.db.fetchval("SELECT 1 FROM account WHERE id = $1 AND user_id = $2 FOR UPDATE",
+                                            account_id, user_id)
+            if exists is None:
+                return False
+            await self.db.execute(
+                """INSERT INTO jmap_change_log (account_id, object_type, entity_id, change_type, created_at)
+                   SELECT -$2::bigint, kind, entity, change, now() FROM (
+                       SELECT 1 AS o, 'Email' AS kind, id::text AS entity, 'destroyed' AS change
+                         FROM message WHERE account_id = $1
+                       UNION ALL SELECT 2, 'Thread', id::text, 'destroyed' FROM message_thread WHERE account_id = $1
+                       UNION ALL SELECT 3, 'Identity', id::text, 'destroyed' FROM identity WHERE account_id = $1
+                       UNION ALL SELECT 4, 'EmailSubmission', id::text, 'destroyed' FROM submission
+                                  WHERE account_id = $1
+                       UNION ALL SELECT 5, 'Mailbox', id::text, 'updated' FROM label WHERE user_id = $2) x
+                    ORDER BY o, entity""",
+                account_id, user_id,
+            )
+            await self.db.execute("DELETE FROM account WHERE id = $1 AND user_id = $2", account_id, user_id)
+            await self.db.execute(
+                "SELECT pg_notify($1, json_build_array(json_build_array(-$2::bigint, 'Email'))::text)",
+                                  PUSH_CHANNEL, user_id)
+        return True
 
     async def set_status(self, account_id: int, status: AccountStatus, detail: str = "") -> None:
         await self.db.execute(
@@ -217,7 +241,11 @@ class AccountAdminRepository:
             try:
                 yield held
             finally:
-                if held.taken and not conn.is_closed():
+                try:
+                    closed = conn.is_closed()
+                except asyncpg.InterfaceError:  # the database dropped it (a restart) and the pool took it back
+                    closed = True
+                if held.taken and not closed:
                     # The pool does not reset returned connections, so a lock that could not be given back
                     # ends its connection: a connection that goes away takes the lock with it.
                     released = False

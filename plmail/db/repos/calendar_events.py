@@ -37,6 +37,8 @@ class OccurrenceRow:
     ends_at: datetime
     is_override: bool
     cancelled: bool
+    title: str | None = None  # an override's own title; None: the event's
+    location: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class RangeEntry:
     starts_at: datetime
     ends_at: datetime
     cancelled: bool  # the occurrence, or the whole event
+    recurrence_id: datetime | None = None  # set for an instance of a series
+    source: str = "manual"
 
 
 def _json(value: object) -> Any:
@@ -89,6 +93,37 @@ class CalendarEventRepository:
         row = await self.db.fetchrow(f"{_SELECT} WHERE id = $1 AND user_id = $2", event_id, user_id)
         return _event(row) if row else None
 
+    async def in_calendar(self, user_id: int, calendar_id: int, *, limit: int) -> list[StoredEvent]:
+        """Every event of one of the user's calendars, oldest start first (a feed, an export)."""
+        rows = await self.db.fetch(
+            f"{_SELECT} WHERE user_id = $1 AND calendar_id = $2 ORDER BY starts_at, id LIMIT $3",
+            user_id, calendar_id, limit,
+        )
+        return [_event(r) for r in rows]
+
+    async def for_user(self, user_id: int, *, calendar_ids: Sequence[int] | None = None, limit: int
+                       ) -> list[StoredEvent]:
+        rows = await self.db.fetch(
+            f"""{_SELECT} WHERE user_id = $1 AND ($2::int[] IS NULL OR calendar_id = ANY($2::int[]))
+                ORDER BY starts_at, id LIMIT $3""",
+            user_id, list(calendar_ids) if calendar_ids is not None else None, limit,
+        )
+        return [_event(r) for r in rows]
+
+    async def overlapping(self, user_id: int, start: datetime | None, end: datetime | None,
+                          calendar_ids: Sequence[int] | None, *, limit: int) -> list[int]:
+        """Ids of the user's events with an occurrence overlapping [start, end) (either side open when None),
+        by their first such occurrence's start."""
+        rows = await self.db.fetch(
+            """SELECT e.id, min(o.starts_at) AS first FROM calendar_event e
+                 JOIN calendar_event_occurrence o ON o.event_id = e.id
+                WHERE e.user_id = $1 AND ($4::int[] IS NULL OR e.calendar_id = ANY($4::int[]))
+                  AND ($3::timestamptz IS NULL OR o.starts_at < $3) AND ($2::timestamptz IS NULL OR o.ends_at > $2)
+                GROUP BY e.id ORDER BY first, e.id LIMIT $5""",
+            user_id, start, end, list(calendar_ids) if calendar_ids is not None else None, limit,
+        )
+        return [int(r["id"]) for r in rows]
+
     async def by_ids(self, user_id: int, event_ids: Sequence[int]) -> dict[int, StoredEvent]:
         if not event_ids:
             return {}
@@ -118,6 +153,18 @@ class CalendarEventRepository:
         await self.db.execute(
             f"UPDATE calendar_event SET {sets}, updated_at = now() WHERE id = $1 AND user_id = $2",
             event_id, values.user_id, *row[2:],
+        )
+
+    async def move(self, user_id: int, event_id: int, calendar_id: int) -> None:
+        """Into another of the owner's calendars, occurrences along (they carry the calendar for the range index)."""
+        await self.db.execute(
+            """WITH moved AS (UPDATE calendar_event e SET calendar_id = c.id, updated_at = now()
+                                FROM calendar c
+                               WHERE e.id = $1 AND e.user_id = $2 AND c.id = $3 AND c.user_id = $2
+                           RETURNING e.id, c.id AS calendar_id)
+               UPDATE calendar_event_occurrence o SET calendar_id = moved.calendar_id
+                 FROM moved WHERE o.event_id = moved.id""",
+            event_id, user_id, calendar_id,
         )
 
     async def set_status(self, user_id: int, event_id: int, status: str, sequence: int) -> None:
@@ -152,17 +199,22 @@ class CalendarEventRepository:
         await self.db.execute(
             """WITH owned AS (SELECT id, calendar_id FROM calendar_event WHERE id = $1 AND user_id = $2),
                     fresh AS (SELECT * FROM unnest($3::timestamptz[], $4::timestamptz[], $5::timestamptz[],
-                                                   $6::boolean[], $7::boolean[]) AS x(rid, s, e, o, c)),
+                                                   $6::boolean[], $7::boolean[], $8::text[], $9::text[])
+                                       AS x(rid, s, e, o, c, t, l)),
                     gone AS (DELETE FROM calendar_event_occurrence d USING owned
                               WHERE d.event_id = owned.id AND d.recurrence_id <> ALL($3::timestamptz[]))
                INSERT INTO calendar_event_occurrence
-                      (event_id, calendar_id, recurrence_id, starts_at, ends_at, is_override, cancelled)
-               SELECT owned.id, owned.calendar_id, fresh.rid, fresh.s, fresh.e, fresh.o, fresh.c FROM owned, fresh
+                      (event_id, calendar_id, recurrence_id, starts_at, ends_at, is_override, cancelled, title,
+                       location)
+               SELECT owned.id, owned.calendar_id, fresh.rid, fresh.s, fresh.e, fresh.o, fresh.c, fresh.t, fresh.l
+                 FROM owned, fresh
                ON CONFLICT (event_id, recurrence_id) DO UPDATE
                   SET starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at,
-                      is_override = EXCLUDED.is_override, cancelled = EXCLUDED.cancelled""",
+                      is_override = EXCLUDED.is_override, cancelled = EXCLUDED.cancelled,
+                      title = EXCLUDED.title, location = EXCLUDED.location""",
             event_id, user_id, [r.recurrence_id for r in rows], [r.starts_at for r in rows],
             [r.ends_at for r in rows], [r.is_override for r in rows], [r.cancelled for r in rows],
+            [r.title for r in rows], [r.location for r in rows],
         )
 
     async def cancel_occurrences(self, user_id: int, event_id: int) -> int:
@@ -176,26 +228,31 @@ class CalendarEventRepository:
 
     async def occurrences(self, user_id: int, event_id: int) -> list[OccurrenceRow]:
         rows = await self.db.fetch(
-            """SELECT o.recurrence_id, o.starts_at, o.ends_at, o.is_override, o.cancelled
+            """SELECT o.recurrence_id, o.starts_at, o.ends_at, o.is_override, o.cancelled, o.title, o.location
                  FROM calendar_event_occurrence o JOIN calendar_event e ON e.id = o.event_id
                 WHERE e.id = $1 AND e.user_id = $2 ORDER BY o.recurrence_id""",
             event_id, user_id,
         )
-        return [OccurrenceRow(r["recurrence_id"], r["starts_at"], r["ends_at"], r["is_override"], r["cancelled"])
-                for r in rows]
+        return [OccurrenceRow(r["recurrence_id"], r["starts_at"], r["ends_at"], r["is_override"], r["cancelled"],
+                              r["title"], r["location"]) for r in rows]
 
     async def between(self, user_id: int, start: datetime, end: datetime, *, limit: int) -> list[RangeEntry]:
-        """Occurrences overlapping [start, end) in the user's calendars, through the per-calendar span index."""
+        """Occurrences overlapping [start, end) in the user's calendars, through the per-calendar span index;
+        invitations the user declined are not on the calendar."""
         rows = await self.db.fetch(
-            """SELECT e.id, e.title, e.location, e.status, e.kind, e.is_all_day, o.starts_at, o.ends_at,
-                      o.cancelled OR e.status = 'cancelled' AS cancelled
+            """SELECT e.id, coalesce(o.title, e.title) AS title, coalesce(o.location, e.location) AS location,
+                      e.status, e.kind, e.is_all_day, o.starts_at, o.ends_at,
+                      o.cancelled OR e.status = 'cancelled' AS cancelled, e.source,
+                      CASE WHEN e.recurrence ? 'recurrenceRules' OR e.recurrence ? 'recurrenceOverrides'
+                           THEN o.recurrence_id END AS recurrence_id
                  FROM calendar c
                  JOIN calendar_event_occurrence o ON o.calendar_id = c.id
                  JOIN calendar_event e ON e.id = o.event_id
                 WHERE c.user_id = $1 AND e.user_id = $1
                   AND tstzrange(o.starts_at, o.ends_at, '[)') && tstzrange($2, $3, '[)')
+                  AND e.my_participation IS DISTINCT FROM 'declined' -- an invitation the user said No to
                 ORDER BY o.starts_at, e.id LIMIT $4""",
             user_id, start, end, limit,
         )
         return [RangeEntry(r["id"], r["title"], r["location"], r["status"], r["kind"], r["is_all_day"],
-                           r["starts_at"], r["ends_at"], r["cancelled"]) for r in rows]
+                           r["starts_at"], r["ends_at"], r["cancelled"], r["recurrence_id"], r["source"]) for r in rows]

@@ -99,6 +99,19 @@ class EventSourceLinkRepository:
         )
         return [r["dedup_key"] for r in rows]
 
+    async def source_account(self, user_id: int, event_id: int) -> int | None:
+        """The account of the newest message that put the event on the calendar (and still counts)."""
+        value = await self.db.fetchval(
+            """SELECT m.account_id FROM event_source_link l
+                 JOIN calendar_event e ON e.id = l.event_id
+                 JOIN message m ON m.id = l.message_id
+                 JOIN account a ON a.id = m.account_id
+                WHERE l.event_id = $1 AND e.user_id = $2 AND a.user_id = $2
+                ORDER BY l.applied DESC, coalesce(m.received_at, m.sent_at) DESC NULLS LAST, m.id DESC LIMIT 1""",
+            event_id, user_id,
+        )
+        return int(value) if value is not None else None
+
     async def provenance(self, user_id: int, event_id: int) -> list[ProvenanceRow]:
         """Every message linked to the event, applied or superseded, oldest mail first."""
         rows = await self.db.fetch(
@@ -149,3 +162,19 @@ class EventSourceLinkRepository:
             user_id, thread_id,
         )
         return [ThreadLink(r["message_id"], r["event_id"], r["extractor"], r["applied"]) for r in rows]
+
+    async def first_sources(self, user_id: int, event_ids: list[int]) -> dict[int, tuple[int, int | None]]:
+        """For each event, the earliest message that was applied to it: (message id, thread id)."""
+        if not event_ids:
+            return {}
+        rows = await self.db.fetch(
+            """SELECT DISTINCT ON (l.event_id) l.event_id, m.id AS message_id, m.thread_id
+                 FROM event_source_link l
+                 JOIN calendar_event e ON e.id = l.event_id
+                 JOIN message m ON m.id = l.message_id
+                 JOIN account a ON a.id = m.account_id
+                WHERE e.user_id = $1 AND a.user_id = $1 AND l.event_id = ANY($2::bigint[]) AND l.applied
+                ORDER BY l.event_id, coalesce(m.received_at, m.sent_at) NULLS LAST, m.id""",
+            user_id, list(dict.fromkeys(event_ids)),
+        )
+        return {int(r["event_id"]): (int(r["message_id"]), r["thread_id"]) for r in rows}

@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
-from plmail.domain.calendar import StoredProposal
+from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE, StoredProposal
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,8 @@ class ProposalRow:
     source_sentence: str
     dedup_key_hash: str
     detector: str
+    location: str | None = None
+    stated_end: datetime | None = None
 
 
 def _loads(value: object) -> Any:
@@ -108,7 +110,7 @@ def _stored(row: asyncpg.Record) -> StoredProposal:
         thread_id=row["thread_id"], title=row["title"], starts_at=row["starts_at"], ends_at=row["ends_at"],
         is_all_day=row["is_all_day"], time_zone=row["time_zone"], confidence=row["confidence"],
         source_sentence=row["source_sentence"], dedup_key_hash=str(row["dedup_key_hash"]), detector=row["detector"],
-        created_at=row["created_at"],
+        created_at=row["created_at"], location=row["location"], stated_end=row["stated_end"],
     )
 
 
@@ -116,7 +118,7 @@ def _stored(row: asyncpg.Record) -> StoredProposal:
 _ARRIVAL = "coalesce(m.received_at, m.sent_at, m.created_at)"
 _PROPOSAL_COLUMNS = """p.id, p.user_id, p.message_id, m.account_id, m.thread_id, p.title, p.starts_at, p.ends_at,
                        p.is_all_day, p.time_zone, p.confidence, p.source_sentence, p.dedup_key_hash, p.detector,
-                       p.created_at"""
+                       p.created_at, p.location, p.stated_end"""
 
 
 class ProposalRepository:
@@ -142,12 +144,12 @@ class ProposalRepository:
                        u.time_zone, u.locale,
                        EXISTS (SELECT 1 FROM message_part p WHERE p.message_id = m.id AND p.is_calendar)
                            AS has_calendar_part,
-                       EXISTS (SELECT 1 FROM event_source_link l WHERE l.message_id = m.id AND l.applied)
-                           AS has_applied_link
+                       EXISTS (SELECT 1 FROM event_source_link l WHERE l.message_id = m.id AND l.applied
+                                  AND l.extractor <> $3) AS has_applied_link
                   FROM message m JOIN account a ON a.id = m.account_id JOIN app_user u ON u.id = a.user_id
                  WHERE a.user_id = $1 AND m.id = ANY($2::bigint[])
                  ORDER BY {_ARRIVAL}, m.id""",
-            user_id, list(dict.fromkeys(message_ids)),
+            user_id, list(dict.fromkeys(message_ids)), ACCEPTED_PROPOSAL_EVIDENCE,
         )
         return [_source(r) for r in rows]
 
@@ -170,20 +172,23 @@ class ProposalRepository:
             return 0
         added = await self.db.fetch(
             """INSERT INTO event_proposal (user_id, message_id, title, starts_at, ends_at, is_all_day, time_zone,
-                                           confidence, source_sentence, dedup_key_hash, detector, created_at)
+                                           confidence, source_sentence, dedup_key_hash, detector, created_at,
+                                           location, stated_end)
                SELECT x.user_id, x.message_id, x.title, x.starts_at, x.ends_at, x.is_all_day, x.time_zone,
-                      x.confidence, x.source_sentence, x.dedup_key_hash, x.detector, now()
+                      x.confidence, x.source_sentence, x.dedup_key_hash, x.detector, now(), x.location, x.stated_end
                  FROM unnest($1::int[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[],
-                             $6::boolean[], $7::text[], $8::smallint[], $9::text[], $10::text[], $11::text[])
+                             $6::boolean[], $7::text[], $8::smallint[], $9::text[], $10::text[], $11::text[],
+                             $12::text[], $13::timestamptz[])
                       AS x(user_id, message_id, title, starts_at, ends_at, is_all_day, time_zone, confidence,
-                           source_sentence, dedup_key_hash, detector)
+                           source_sentence, dedup_key_hash, detector, location, stated_end)
                  JOIN message m ON m.id = x.message_id JOIN account a ON a.id = m.account_id
                 WHERE a.user_id = x.user_id
                ON CONFLICT (message_id, starts_at) DO NOTHING RETURNING id""",
             [r.user_id for r in rows], [r.message_id for r in rows], [r.title for r in rows],
             [r.starts_at for r in rows], [r.ends_at for r in rows], [r.is_all_day for r in rows],
             [r.time_zone for r in rows], [r.confidence for r in rows], [r.source_sentence for r in rows],
-            [r.dedup_key_hash for r in rows], [r.detector for r in rows],
+            [r.dedup_key_hash for r in rows], [r.detector for r in rows], [r.location for r in rows],
+            [r.stated_end for r in rows],
         )
         return len(added)
 

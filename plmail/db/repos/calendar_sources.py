@@ -24,6 +24,14 @@ class StoredPart:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredAttachment:
+    """A part that is not a calendar: only its type and name, which a cheap supports() may look at."""
+
+    content_type: str
+    filename: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class MessageInput:
     """One stored message as the extraction service needs it, with its owner's zone and addresses."""
 
@@ -41,6 +49,7 @@ class MessageInput:
     parts: tuple[StoredPart, ...]
     user_zone: str
     addresses: frozenset[str]
+    attachments: tuple[StoredAttachment, ...] = ()
 
     @property
     def arrived_at(self) -> datetime | None:
@@ -56,6 +65,16 @@ def _addresses(row: asyncpg.Record) -> frozenset[str]:
     aliases = settings.get("aliases", []) if isinstance(settings, dict) else []
     values = [row["account_email"], row["user_email"], *(aliases if isinstance(aliases, list) else [])]
     return frozenset(str(v).strip().lower() for v in values if isinstance(v, str) and v.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class BookingScan:
+    """A coarse superset of KItinerary's cheap test for a backfill's scan (the run asks supports() after)."""
+
+    sender_domains: tuple[str, ...]
+    subject_stems: tuple[str, ...]
+    attachment_types: tuple[str, ...]
+    attachment_suffixes: tuple[str, ...]
 
 
 # The arrival order every extraction pass walks in, so an older revision is read before a newer one.
@@ -82,16 +101,20 @@ class CalendarSourceRepository:
             user_id, list(dict.fromkeys(message_ids)),
         )
         parts = await self.db.fetch(
-            """SELECT p.id, p.message_id, p.content_type, p.charset, p.sha256
+            """SELECT p.id, p.message_id, p.content_type, p.charset, p.sha256, p.filename, p.is_calendar
                  FROM message_part p JOIN message m ON m.id = p.message_id JOIN account a ON a.id = m.account_id
-                WHERE a.user_id = $1 AND p.message_id = ANY($2::bigint[]) AND p.is_calendar ORDER BY p.id""",
+                WHERE a.user_id = $1 AND p.message_id = ANY($2::bigint[]) ORDER BY p.id""",
             user_id, [r["id"] for r in rows],
         )
         by_message: dict[int, list[StoredPart]] = {}
+        attached: dict[int, list[StoredAttachment]] = {}
         for p in parts:
-            by_message.setdefault(p["message_id"], []).append(
-                StoredPart(p["id"], p["content_type"], p["charset"], p["sha256"])
-            )
+            if p["is_calendar"]:
+                by_message.setdefault(p["message_id"], []).append(
+                    StoredPart(p["id"], p["content_type"], p["charset"], p["sha256"])
+                )
+            else:
+                attached.setdefault(p["message_id"], []).append(StoredAttachment(p["content_type"], p["filename"]))
         return [
             MessageInput(
                 id=r["id"], account_id=r["account_id"], user_id=r["user_id"],
@@ -99,7 +122,7 @@ class CalendarSourceRepository:
                 subject=r["subject"], from_address=r["from_address"],
                 headers=h if isinstance(h := _loads(r["headers"]), dict) else {}, body_html=r["body_html"],
                 raw_path=r["raw_path"], parts=tuple(by_message.get(r["id"], ())), user_zone=r["time_zone"] or "UTC",
-                addresses=_addresses(r),
+                addresses=_addresses(r), attachments=tuple(attached.get(r["id"], ())),
             )
             for r in rows
         ]
@@ -112,7 +135,7 @@ class CalendarSourceRepository:
         )
 
     async def candidates(
-        self, user_id: int, *, after: tuple[datetime, int] | None, limit: int
+        self, user_id: int, *, after: tuple[datetime, int] | None, limit: int, bookings: BookingScan | None = None
     ) -> list[tuple[datetime, int]]:
         """(arrival, id) of the user's messages an extractor might read, oldest first, a page at a time.
 
@@ -126,9 +149,21 @@ class CalendarSourceRepository:
                    AND (EXISTS (SELECT 1 FROM message_part p WHERE p.message_id = m.id AND p.is_calendar)
                         OR m.body_html ILIKE '%ld+json%' OR m.body_html ILIKE '%itemscope%'
                         OR m.headers::text ILIKE ANY({_MEETING_HEADERS})
-                        OR EXISTS (SELECT 1 FROM event_source_link l WHERE l.message_id = m.id))
+                        OR EXISTS (SELECT 1 FROM event_source_link l WHERE l.message_id = m.id)
+                        OR ($5::boolean AND (
+                               lower(split_part(m.from_address, '@', 2)) = ANY($6::text[])
+                            OR lower(split_part(m.from_address, '@', 2)) LIKE ANY($7::text[])
+                            OR m.subject ILIKE ANY($8::text[])
+                            OR EXISTS (SELECT 1 FROM message_part p WHERE p.message_id = m.id
+                                         AND (lower(p.content_type) = ANY($9::text[])
+                                              OR lower(coalesce(p.filename, '')) LIKE ANY($10::text[]))))))
                  ORDER BY {_ARRIVAL}, m.id LIMIT $4""",
-            user_id, after[0] if after else None, after[1] if after else None, limit,
+            user_id, after[0] if after else None, after[1] if after else None, limit, bookings is not None,
+            list(bookings.sender_domains) if bookings else [],
+            [f"%.{d}" for d in bookings.sender_domains] if bookings else [],
+            [f"%{stem}%" for stem in bookings.subject_stems] if bookings else [],
+            list(bookings.attachment_types) if bookings else [],
+            [f"%{suffix}" for suffix in bookings.attachment_suffixes] if bookings else [],
         )
         return [(r["arrival"], r["id"]) for r in rows]
 

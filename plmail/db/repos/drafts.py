@@ -4,6 +4,7 @@ label propagation)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plmail.db.database import Database
@@ -59,13 +60,27 @@ class DraftRepository:
         found = await self.get(message_id)
         return found if found is not None and found.user_id == user_id else None
 
-    async def set_ref(self, message_id: int, ref: ProviderRef) -> bool:
-        """Record where the provider keeps the message now; False when the row is gone."""
+    async def provider_thread_of(self, account_id: int, rfc_message_ids: Sequence[str]) -> str | None:
+        """The provider's conversation id (Gmail's threadId, Graph's conversationId) of the thread holding the
+        first of these Message-IDs the account has stored with one: what a reply to them belongs to."""
+        if not rfc_message_ids:
+            return None
+        value = await self.db.fetchval(
+            """SELECT t.provider_thread_key FROM message m JOIN message_thread t ON t.id = m.thread_id
+                WHERE m.account_id = $1 AND m.rfc_message_id = ANY($2::text[]) AND t.provider_thread_key IS NOT NULL
+                ORDER BY array_position($2::text[], m.rfc_message_id), m.id DESC LIMIT 1""",
+            account_id, list(rfc_message_ids),
+        )
+        return str(value) if value is not None else None
+
+    async def set_ref(self, message_id: int, ref: ProviderRef, *, only_draft: bool = False) -> bool:
+        """Record where the provider keeps the message now; False when the row is gone (or, with `only_draft`,
+        is no longer a draft: it was sent while its draft was on the way to the provider)."""
         status = await self.db.execute(
             """UPDATE message SET mailbox_id = $2, imap_uid = $3, gmail_id = $4, graph_id = $5, synced_at = now(),
                                   updated_at = now()
-                WHERE id = $1""",
-            message_id, ref.mailbox_id, ref.imap_uid, ref.gmail_id, ref.graph_id,
+                WHERE id = $1 AND (NOT $6 OR flags ?| $7::text[])""",
+            message_id, ref.mailbox_id, ref.imap_uid, ref.gmail_id, ref.graph_id, only_draft, _DRAFT_FLAGS,
         )
         return status.endswith(" 1")
 

@@ -13,16 +13,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from plmail.db.repos.threads import thread_tab
 from plmail.domain.errors import FilterError
 
 MAX_DEPTH = 10
 MAX_CONDITIONS = 100
+# Keywords with a column of their own, and the IMAP system flags that mean the others; any other keyword is
+# one of the message's flags, matched without regard to case (IMAP keeps the server's spelling).
 _KEYWORDS = {
     "$seen": "m.seen_at IS NOT NULL",
     "$flagged": "m.starred_at IS NOT NULL",
-    "$draft": "(m.flags ? '\\Draft' OR m.flags ? '$draft')",
-    "$answered": "(m.flags ? '\\Answered' OR m.flags ? '$answered')",
 }
+_SYSTEM_FLAGS = {"$draft": "\\Draft", "$answered": "\\Answered", "$deleted": "\\Deleted"}
+_KEYWORD_TEXT = re.compile(r"^[\x21-\x7e]{1,255}$")
 _WORDS = re.compile(r"[\w.@+-]+")
 _TEXT_PROPERTIES = {"from", "to", "cc", "bcc", "subject", "body", "text", "listId", "filename"}
 
@@ -46,9 +49,11 @@ class FilterVocabulary:
     labels: bool = False
     accounts: bool = False
     thread_keywords: bool = True
+    mailboxes_are_labels: bool = False  # the unified account: a Mailbox id is a label id
 
 
 JMAP_VOCABULARY = FilterVocabulary()
+UNIFIED_VOCABULARY = FilterVocabulary(mailboxes_are_labels=True)
 RULE_VOCABULARY = FilterVocabulary(mailboxes=False, labels=True, accounts=True, thread_keywords=False)
 
 
@@ -118,14 +123,15 @@ class FilterCompiler:
             return f"(m.from_address ILIKE {p} OR m.from_name ILIKE {p})"
         if name in ("to", "cc", "bcc"):
             column = {"to": "to_addresses", "cc": "cc_addresses", "bcc": "bcc_addresses"}[name]
-            return f"(m.{column}::text ILIKE {p})"
+            # The three lists' trigram index finds the candidates; the named list decides.
+            return (f"(plmail_recipients_text(m.to_addresses, m.cc_addresses, m.bcc_addresses) ILIKE {p} "
+                    f"AND m.{column}::text ILIKE {p})")
         if name == "subject":
             return f"(m.subject ILIKE {p})"
         if name == "body":
             return f"(m.body_text ILIKE {p})"
         if name == "listId":
-            return (f"EXISTS (SELECT 1 FROM jsonb_each_text(m.headers) h "
-                    f"WHERE lower(h.key) = 'list-id' AND h.value ILIKE {p})")
+            return f"(plmail_list_id(m.headers) ILIKE {p})"
         return f"EXISTS (SELECT 1 FROM message_part mp WHERE mp.message_id = m.id AND mp.filename ILIKE {p})"
 
     # Conditions that are not free text, one method each.
@@ -169,32 +175,31 @@ class FilterCompiler:
         return f"(m.received_at >= {params.add(_instant(value, 'after'))})"
 
     def _c_hasKeyword(self, value: Any, params: Params) -> str:
-        return _keyword(value)
+        return keyword_sql(value, params)
 
     def _c_notKeyword(self, value: Any, params: Params) -> str:
-        return f"(NOT {_keyword(value)})"
+        return f"(NOT {keyword_sql(value, params)})"
 
-    def _thread_keyword(self, value: Any, quantifier: str) -> str:
+    def _thread_keyword(self, value: Any, params: Params, quantifier: str) -> str:
         if not self.vocabulary.thread_keywords:
             raise FilterError("Thread keyword conditions are not available here.")
-        inner = _keyword(value).replace("m.", "t2.")
-        if quantifier == "all":
-            return f"NOT EXISTS (SELECT 1 FROM message t2 WHERE t2.thread_id = m.thread_id AND NOT {inner})"
-        exists = f"EXISTS (SELECT 1 FROM message t2 WHERE t2.thread_id = m.thread_id AND {inner})"
-        return exists if quantifier == "some" else f"(NOT {exists})"
+        return thread_keyword_sql(value, params, quantifier)
 
     def _c_allInThreadHaveKeyword(self, value: Any, params: Params) -> str:
-        return self._thread_keyword(value, "all")
+        return self._thread_keyword(value, params, "all")
 
     def _c_someInThreadHaveKeyword(self, value: Any, params: Params) -> str:
-        return self._thread_keyword(value, "some")
+        return self._thread_keyword(value, params, "some")
 
     def _c_noneInThreadHaveKeyword(self, value: Any, params: Params) -> str:
-        return self._thread_keyword(value, "none")
+        return self._thread_keyword(value, params, "none")
 
     def _c_inMailbox(self, value: Any, params: Params) -> str:
         if not self.vocabulary.mailboxes:
             raise FilterError("Use 'hasLabel' in rules.")
+        if self.vocabulary.mailboxes_are_labels:
+            label = params.add(_int_id(value, "inMailbox"))
+            return f"EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id AND ml.label_id = {label})"
         binding = params.add(_int_id(value, "inMailbox"))
         return (f"EXISTS (SELECT 1 FROM message_label ml JOIN label_binding b ON b.label_id = ml.label_id "
                 f"WHERE ml.message_id = m.id AND b.id = {binding} AND b.account_id = m.account_id)")
@@ -205,6 +210,9 @@ class FilterCompiler:
         if not isinstance(value, list):
             raise FilterError("'inMailboxOtherThan' takes a list of mailbox ids.", "invalidArguments")
         ids = params.add([_int_id(v, "inMailboxOtherThan") for v in value])
+        if self.vocabulary.mailboxes_are_labels:
+            return (f"EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id "
+                    f"AND ml.label_id <> ALL({ids}::int[]))")
         return (f"EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id AND ml.label_id NOT IN "
                 f"(SELECT b.label_id FROM label_binding b WHERE b.id = ANY({ids}::int[])))")
 
@@ -226,16 +234,31 @@ class FilterCompiler:
         if not isinstance(value, str):
             raise FilterError("'threadCategory' takes a category name.", "invalidArguments")
         category = params.add(value)
-        return f"EXISTS (SELECT 1 FROM message_thread tc WHERE tc.id = m.thread_id AND tc.category = {category})"
+        tab = thread_tab("tc")
+        return f"EXISTS (SELECT 1 FROM message_thread tc WHERE tc.id = m.thread_id AND {tab} = {category})"
 
 
-def _keyword(value: Any) -> str:
-    if not isinstance(value, str):
-        raise FilterError("A keyword is a string.", "invalidArguments")
-    sql = _KEYWORDS.get(value.lower())
-    if sql is None:
-        raise FilterError(f"Keyword {value!r} is not supported.")
-    return sql
+def keyword_sql(value: Any, params: Params, alias: str = "m") -> str:
+    """Whether the message `alias` has the keyword (RFC 8621 §4.1.1: case-insensitive)."""
+    if not isinstance(value, str) or not _KEYWORD_TEXT.match(value):
+        raise FilterError("A keyword is a string of 1-255 printable ASCII characters.", "invalidArguments")
+    lowered = value.lower()
+    column = _KEYWORDS.get(lowered)
+    if column is not None:
+        return column.replace("m.", f"{alias}.")
+    names = params.add([lowered, *([_SYSTEM_FLAGS[lowered].lower()] if lowered in _SYSTEM_FLAGS else [])])
+    return (f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({alias}.flags) kf "
+            f"WHERE lower(kf) = ANY({names}::text[]))")
+
+
+def thread_keyword_sql(value: Any, params: Params, quantifier: str, alias: str = "m") -> str:
+    """Whether all, some or none of the messages in the thread of `alias` have the keyword."""
+    inner = keyword_sql(value, params, "t2")
+    thread = f"t2.thread_id = {alias}.thread_id"
+    if quantifier == "all":
+        return f"(NOT EXISTS (SELECT 1 FROM message t2 WHERE {thread} AND NOT {inner}))"
+    exists = f"EXISTS (SELECT 1 FROM message t2 WHERE {thread} AND {inner})"
+    return exists if quantifier == "some" else f"(NOT {exists})"
 
 
 def _number(value: Any, name: str) -> int:

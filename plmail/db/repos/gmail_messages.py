@@ -86,13 +86,15 @@ class GmailMessageRepository:
 
     # -- what is here ------------------------------------------------------------------------------------
     async def known(self, account_id: int, gmail_ids: Sequence[str]) -> set[str]:
-        """Ids stored as messages or noted as skipped: the listing treats both as done."""
+        """Ids stored as messages or noted as skipped: the listing treats both as done. So are the messages of
+        drafts plmail wrote (gmail_draft): stored here already, or sent or replaced and about to be removed."""
         if not gmail_ids:
             return set()
         rows = await self.db.fetch(
             """SELECT x.g FROM unnest($2::text[]) AS x(g)
                 WHERE EXISTS (SELECT 1 FROM message m WHERE m.gmail_id = x.g AND m.account_id = $1)
-                   OR EXISTS (SELECT 1 FROM gmail_skipped_message s WHERE s.gmail_id = x.g AND s.account_id = $1)""",
+                   OR EXISTS (SELECT 1 FROM gmail_skipped_message s WHERE s.gmail_id = x.g AND s.account_id = $1)
+                   OR EXISTS (SELECT 1 FROM gmail_draft d WHERE d.gmail_message_id = x.g AND d.account_id = $1)""",
             account_id, list(gmail_ids),
         )
         return {r["g"] for r in rows}

@@ -132,7 +132,8 @@ class IdentityRepository:
         touched: list[int] = []
         async with self.db.transaction():
             existing = {r["lower"]: r for r in await self.db.fetch(
-                "SELECT id, lower(email) AS lower, name, origin FROM identity WHERE account_id = $1", account_id)}
+                """SELECT id, lower(email) AS lower, name, reply_to, text_signature, html_signature, origin
+                     FROM identity WHERE account_id = $1""", account_id)}
             wanted = {p.email.lower(): p for p in provided}
             for key, row in existing.items():
                 if row["origin"] == IdentityOrigin.PROVIDER.value and key not in wanted:
@@ -147,11 +148,23 @@ class IdentityRepository:
                                                 html_signature=item.html_signature)
                     if created is not None:
                         touched.append(created)
-                elif row["origin"] == IdentityOrigin.PROVIDER.value and row["name"] != item.name:
-                    await self.update(row["id"], name=item.name)
+                elif row["origin"] != IdentityOrigin.ALIAS.value and await self._adopt_provided(row, item):
                     touched.append(row["id"])
             await self.ensure_primary(account_id)
         return touched
+
+    async def _adopt_provided(self, row: asyncpg.Record, item: ProvidedIdentity) -> bool:
+        """Name, reply-to and signatures as the provider lists them now. For the account's own address only what
+        the provider states: an empty display name or signature there keeps the one the user set here."""
+        exact = row["origin"] == IdentityOrigin.PROVIDER.value
+        changed: dict[str, Any] = {}
+        for column, value in (("name", item.name), ("text_signature", item.text_signature),
+                              ("html_signature", item.html_signature)):
+            if (value or exact) and (row[column] or "") != value:
+                changed[column] = value
+        if (item.reply_to or exact) and _addresses(row["reply_to"]) != item.reply_to:
+            changed["reply_to"] = item.reply_to
+        return bool(changed) and await self.update(row["id"], **changed)
 
     async def mirror_aliases(self, account_id: int) -> None:
         """Keep account.settings.aliases equal to the account's other identities: every reader of "the account's

@@ -35,6 +35,30 @@ class AdoptionCandidate:
 
 
 @dataclass(frozen=True, slots=True)
+class GmailCopy:
+    """A message a Gmail account of the same user stores, which an IMAP sibling may have the better claim on."""
+
+    id: int
+    account_id: int
+    gmail_id: str
+    gmail_thread_key: str | None
+    thread_id: int | None
+    rfc_message_id: str
+    gmail_label_ids: tuple[str, ...] | None
+    ai_category: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TakenOver:
+    """A row as it was in the account it was taken from."""
+
+    id: int
+    account_id: int
+    thread_id: int | None
+    labels: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ServerFlags:
     uid: int
     flags: tuple[str, ...]  # sorted
@@ -186,6 +210,65 @@ class ImapMessageRepository:
                 "INSERT INTO message_label (message_id, label_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
                 candidate.id, label_id,
             )
+
+    # -- Gmailify --------------------------------------------------------------------------------------
+
+    async def gmail_copies(self, user_id: int, rfc_ids: Sequence[str]) -> list[GmailCopy]:
+        """Rows of the user's Gmail accounts with these Message-IDs, oldest first."""
+        if not rfc_ids:
+            return []
+        rows = await self.db.fetch(
+            """SELECT m.id, m.account_id, m.gmail_id, m.provider_thread_key, m.thread_id, m.rfc_message_id,
+                      m.gmail_label_ids, m.ai_category
+                 FROM message m JOIN account a ON a.id = m.account_id
+                WHERE m.rfc_message_id = ANY($2::text[]) AND a.user_id = $1 AND a.provider_kind = 'gmail'
+                  AND m.gmail_id IS NOT NULL
+                ORDER BY m.id""",
+            user_id, list(rfc_ids),
+        )
+        copies = []
+        for r in rows:
+            labels = json.loads(r["gmail_label_ids"]) if isinstance(r["gmail_label_ids"], str) else r["gmail_label_ids"]
+            copies.append(GmailCopy(r["id"], r["account_id"], r["gmail_id"], r["provider_thread_key"], r["thread_id"],
+                                    r["rfc_message_id"], tuple(labels) if isinstance(labels, list) else None,
+                                    r["ai_category"]))
+        return copies
+
+    async def take_over(self, account_id: int, mailbox_id: int, label_id: int | None,
+                        rows: Sequence[tuple[int, ServerFlags]]) -> list[TakenOver]:
+        """Re-point rows of another account at (this account, mailbox, uid): same id, read state and the user's
+        own labels; the place labels follow the folder, the provider's ids go, the thread is chosen anew."""
+        if not rows:
+            return []
+        ids = [r[0] for r in rows]
+        before = await self.db.fetch(
+            """SELECT m.id, m.account_id, m.thread_id,
+                      coalesce((SELECT array_agg(ml.label_id ORDER BY ml.label_id) FROM message_label ml
+                                 WHERE ml.message_id = m.id), '{}') AS labels
+                 FROM message m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE""",
+            ids,
+        )
+        await self.db.execute(
+            """UPDATE message m
+                  SET account_id = $1, mailbox_id = $2, imap_uid = x.uid, flags = x.flags::jsonb, gmail_id = NULL,
+                      gmail_label_ids = NULL, provider_thread_key = NULL, graph_id = NULL, graph_folder_id = NULL,
+                      thread_id = NULL, vanished_at = NULL, synced_at = now(), updated_at = now()
+                 FROM unnest($3::bigint[], $4::bigint[], $5::text[]) AS x(i, uid, flags)
+                WHERE m.id = x.i""",
+            account_id, mailbox_id, ids, [r[1].uid for r in rows], [json.dumps(list(r[1].flags)) for r in rows],
+        )
+        await self.db.execute(
+            """DELETE FROM message_label ml USING label l
+                WHERE ml.label_id = l.id AND l.role IS NOT NULL AND ml.message_id = ANY($1::bigint[])""",
+            ids,
+        )
+        if label_id is not None:
+            await self.db.execute(
+                """INSERT INTO message_label (message_id, label_id) SELECT i, $2 FROM unnest($1::bigint[]) AS x(i)
+                   ON CONFLICT DO NOTHING""",
+                ids, label_id,
+            )
+        return [TakenOver(r["id"], r["account_id"], r["thread_id"], tuple(r["labels"])) for r in before]
 
     # -- flags from the server -------------------------------------------------------------------------
 

@@ -23,8 +23,9 @@ _MESSAGE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("starred_at", "timestamptz"), ("in_reply_to", "jsonb"), ("thread_references", "jsonb"), ("size", "int"),
     ("has_attachments", "boolean"), ("flags", "jsonb"), ("body_text", "text"), ("body_html", "text"),
     ("body_html_safe", "text"), ("preview", "text"), ("category", "text"), ("content_hash", "text"),
-    ("raw_path", "text"), ("synced_at", "timestamptz"), ("category_held_at", "timestamptz"), ("thread_id", "bigint"),
-    ("thread_error", "text"),
+    ("raw_path", "text"), ("synced_at", "timestamptz"), ("category_held_at", "timestamptz"), ("parse_note", "text"),
+    ("mime_tree", "jsonb"),
+    ("thread_id", "bigint"), ("thread_error", "text"),
 )
 MESSAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _MESSAGE_COLUMN_TYPES)
 PART_COLUMNS: tuple[str, ...] = (
@@ -83,6 +84,32 @@ class IngestRepository:
         rows = await self.db.fetch(
             "SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[]) "
             f"AS x(i, g, gr, mb, u) WHERE $1::int IS NOT NULL AND ({' OR '.join(tests)})",
+            account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed], [k[3] for k in keyed],
+            [k[4] for k in keyed],
+        )
+        return {r["i"] for r in rows}
+
+    async def set_categories_and_threads(self, rows: Sequence[tuple[int, str, int | None]]) -> None:
+        """(message id, category, thread id) of stored rows that were threaded again."""
+        if not rows:
+            return
+        await self.db.execute(
+            """UPDATE message m SET category = x.c, thread_id = x.t, thread_error = NULL, updated_at = now()
+                 FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS x(i, c, t) WHERE m.id = x.i""",
+            [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+        )
+    async def tombstoned(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
+        """Which of (our id, provider reference) name a message the user destroyed: never stored again."""
+        keys = [(i, r.gmail_id, r.graph_id, r.mailbox_id, r.imap_uid) for i, r in refs]
+        keyed = [k for k in keys if k[1] is not None or k[2] is not None or (k[3] is not None and k[4] is not None)]
+        if not keyed:
+            return set()
+        rows = await self.db.fetch(
+            """SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+                      AS x(i, g, gr, mb, u)
+                WHERE EXISTS (SELECT 1 FROM message_tombstone t WHERE t.account_id = $1
+                                 AND (t.gmail_id = x.g OR t.graph_id = x.gr
+                                      OR (t.mailbox_id = x.mb AND t.imap_uid = x.u)))""",
             account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed], [k[3] for k in keyed],
             [k[4] for k in keyed],
         )

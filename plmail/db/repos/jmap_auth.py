@@ -52,7 +52,7 @@ class AppPasswordRepository:
         row = await self.db.fetchrow(
             """SELECT p.id, p.last_used_at, u.id AS user_id, u.email, u.display_name
                  FROM app_password p JOIN app_user u ON u.id = p.user_id
-                WHERE p.secret_hash = $1 AND p.revoked_at IS NULL""",
+                WHERE p.secret_hash = $1 AND p.revoked_at IS NULL AND u.disabled_at IS NULL""",
             secret_hash,
         )
         if row is None:

@@ -9,14 +9,16 @@ the maximum, and every later writer gets a higher sequence.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import asyncpg
 
 from plmail.db.database import Database
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _LOCK_TIMEOUT = "2s"
 PRUNE_BATCH = 10_000
@@ -29,6 +31,20 @@ SELECT x.a, x.t, greatest(
 """
 
 
+async def under_share_lock(db: Database, table: str, read: Callable[[], Awaitable[T]]) -> T:
+    """``read`` once every writer in flight on ``table`` (a change log) has committed: sequences are handed out
+    at insert, so only then is what is visible complete below its maximum. A stuck writer must not stall every
+    phone, so after the lock timeout it reads without waiting; the rare loss is a late row below the state."""
+    try:
+        async with db.transaction():
+            await db.execute(f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'; LOCK TABLE {table} IN SHARE MODE")
+            found = await read()
+    except asyncpg.LockNotAvailableError:
+        log.warning("%s stayed locked for %s; reading without waiting", table, _LOCK_TIMEOUT)
+        found = await read()
+    return found
+
+
 class JmapChangeRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -38,42 +54,38 @@ class JmapChangeRepository:
         if not pairs:
             return {}
         accounts, kinds = [p[0] for p in pairs], [p[1] for p in pairs]
-        try:
-            async with self.db.transaction():
-                await self.db.execute(
-                    f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'; LOCK TABLE jmap_change_log IN SHARE MODE")
-                rows = await self.db.fetch(_WATERMARKS, accounts, kinds)
-        except asyncpg.LockNotAvailableError:
-            # A stuck writer must not stall every phone; the rare loss is a late row below the state.
-            log.warning("change log stayed locked for %s; reading states without waiting", _LOCK_TIMEOUT)
-            rows = await self.db.fetch(_WATERMARKS, accounts, kinds)
+        rows = await under_share_lock(self.db, "jmap_change_log", lambda: self.db.fetch(_WATERMARKS, accounts, kinds))
         return {(r["a"], r["t"]): int(r["state"]) for r in rows}
 
-    async def horizon(self, account_id: int, object_type: str) -> int:
-        """The highest sequence pruned for the pair: a client state below it may have missed rows."""
+    async def horizon(self, account_ids: Sequence[int], object_type: str) -> int:
+        """The highest sequence pruned for the pairs: a client state below it may have missed rows."""
         value = await self.db.fetchval(
-            "SELECT pruned_through FROM jmap_change_horizon WHERE account_id = $1 AND object_type = $2",
-            account_id, object_type,
+            "SELECT max(pruned_through) FROM jmap_change_horizon WHERE account_id = ANY($1::bigint[]) "
+            "AND object_type = $2",
+            list(account_ids), object_type,
         )
         return int(value) if value is not None else 0
 
-    async def rows(self, account_id: int, object_type: str, after: int, upto: int, limit: int
+    async def rows(self, account_ids: Sequence[int], object_type: str, after: int, upto: int, limit: int
                    ) -> list[tuple[int, str, str]]:
+        """Rows of any of the accounts in sequence order; with one account, one range of the scan index."""
+        where = "account_id = $1" if len(account_ids) == 1 else "account_id = ANY($1::bigint[])"
         rows = await self.db.fetch(
-            """SELECT sequence, entity_id, change_type FROM jmap_change_log
-                WHERE account_id = $1 AND object_type = $2 AND sequence > $3 AND sequence <= $4
-                ORDER BY sequence LIMIT $5""",
-            account_id, object_type, after, upto, limit,
+            f"""SELECT sequence, entity_id, change_type FROM jmap_change_log
+                 WHERE {where} AND object_type = $2 AND sequence > $3 AND sequence <= $4
+                 ORDER BY sequence LIMIT $5""",
+            account_ids[0] if len(account_ids) == 1 else list(account_ids), object_type, after, upto, limit,
         )
         return [(r["sequence"], r["entity_id"], r["change_type"]) for r in rows]
 
-    async def changed_ids(self, account_id: int, object_type: str, after: int, upto: int, limit: int) -> list[str]:
+    async def changed_ids(self, account_ids: Sequence[int], object_type: str, after: int, upto: int, limit: int
+                          ) -> list[str]:
         """Distinct ids with any change in (after, upto], at most `limit` + 1 of them (to detect "too many")."""
         rows = await self.db.fetch(
             """SELECT DISTINCT entity_id FROM jmap_change_log
-                WHERE account_id = $1 AND object_type = $2 AND sequence > $3 AND sequence <= $4
+                WHERE account_id = ANY($1::bigint[]) AND object_type = $2 AND sequence > $3 AND sequence <= $4
                 LIMIT $5""",
-            account_id, object_type, after, upto, limit + 1,
+            list(account_ids), object_type, after, upto, limit + 1,
         )
         return [r["entity_id"] for r in rows]
 

@@ -1,4 +1,5 @@
-"""Labels as JMAP Mailboxes: one label binding per (label, account), its id the Mailbox id."""
+"""Labels as JMAP Mailboxes: one label binding per (label, account), its id the Mailbox id; in the unified
+account the label itself, its id the Mailbox id."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ from collections.abc import Sequence
 
 from plmail.db.database import Database
 from plmail.domain.mailstore import MailboxCounts, MailboxRow
-
-_DRAFT = "(m.flags ? '\\Draft' OR m.flags ? '$draft')"
 
 
 class JmapMailboxRepository:
@@ -50,19 +49,33 @@ class JmapMailboxRepository:
         return [MailboxRow(r["binding_id"], r["label_id"], r["name"], r["role"], r["parent_id"], r["parent_binding"],
                            r["sort_order"], r["is_visible"]) for r in rows]
 
-    async def counts(self, account_id: int, label_ids: Sequence[int]) -> dict[int, MailboxCounts]:
-        """Emails and threads per label within one account; unread emails leave drafts out (RFC 8621 §2)."""
+    async def labels(self, user_id: int) -> list[MailboxRow]:
+        """The user's labels as the unified account's Mailboxes (the same tree the web sidebar shows)."""
+        rows = await self.db.fetch(
+            """SELECT l.id, l.name, l.role, l.parent_id, l.sort_order, l.is_visible FROM label l
+                WHERE l.user_id = $1 ORDER BY l.sort_order NULLS LAST, lower(l.name), l.id""",
+            user_id,
+        )
+        return [MailboxRow(r["id"], r["id"], r["name"], r["role"], r["parent_id"], r["parent_id"], r["sort_order"],
+                           r["is_visible"]) for r in rows]
+
+    async def owned_labels(self, user_id: int, label_ids: Sequence[int]) -> dict[int, int]:
+        """label id -> label id for the user's own labels among `label_ids`."""
+        rows = await self.db.fetch("SELECT id FROM label WHERE user_id = $1 AND id = ANY($2::int[])",
+                                   user_id, list(label_ids))
+        return {r["id"]: r["id"] for r in rows}
+
+    async def counts(self, account_ids: Sequence[int], label_ids: Sequence[int]) -> dict[int, MailboxCounts]:
+        """Emails and threads per label within the accounts, read from the kept counts (binned mail included);
+        unread emails leave drafts out (RFC 8621 §2)."""
         if not label_ids:
             return {}
         rows = await self.db.fetch(
-            f"""SELECT ml.label_id, count(*) AS total,
-                       count(*) FILTER (WHERE m.seen_at IS NULL AND NOT {_DRAFT}) AS unread,
-                       count(DISTINCT m.thread_id) AS threads,
-                       count(DISTINCT m.thread_id) FILTER (WHERE m.seen_at IS NULL AND NOT {_DRAFT}) AS unread_threads
-                  FROM message_label ml JOIN message m ON m.id = ml.message_id
-                 WHERE m.account_id = $1 AND ml.label_id = ANY($2::int[])
-                 GROUP BY ml.label_id""",
-            account_id, list(label_ids),
+            """SELECT label_id, sum(emails)::int AS total, sum(unread_emails)::int AS unread,
+                      sum(email_threads)::int AS threads, sum(unread_email_threads)::int AS unread_threads
+                 FROM label_count WHERE account_id = ANY($1::int[]) AND label_id = ANY($2::int[])
+                GROUP BY label_id HAVING sum(emails) > 0""",
+            list(account_ids), list(label_ids),
         )
         return {r["label_id"]: MailboxCounts(r["total"], r["unread"], r["threads"], r["unread_threads"]) for r in rows}
 

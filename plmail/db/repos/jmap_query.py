@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.db.database import Database
+from plmail.db.repos.filter_sql import Params, keyword_sql, thread_keyword_sql
 
 SORT_EXPRESSIONS = {
     "receivedAt": "m.received_at",
@@ -20,18 +21,30 @@ SORT_EXPRESSIONS = {
     "from": "lower(coalesce(nullif(m.from_name, ''), m.from_address, ''))",
     "to": "lower(coalesce(nullif(m.to_addresses->0->>'name', ''), m.to_addresses->0->>'address', ''))",
 }
+# Sorts by a keyword (RFC 8621 §4.4.2): whether the email, or all / some emails of its thread, have it.
+KEYWORD_SORTS = frozenset({"hasKeyword", "allInThreadHaveKeyword", "someInThreadHaveKeyword"})
+THREAD_SORTS = frozenset({"allInThreadHaveKeyword", "someInThreadHaveKeyword"})
 # A message without a thread (its thread failed) is a thread of its own.
 THREAD_KEY = "coalesce(m.thread_id, -m.id)"
 _SERIAL_ROWS = 512
 
 
-def order_by(comparators: Sequence[tuple[str, bool]]) -> str:
-    """ORDER BY for (property, ascending) pairs; the id breaks ties in the first comparator's direction."""
+def sort_expression(name: str, keyword: str | None, params: Params) -> str:
+    """The SQL a comparator sorts by; a keyword sort's keyword becomes a parameter."""
+    if name == "hasKeyword":
+        return f"({keyword_sql(keyword, params)})"
+    if name in THREAD_SORTS:
+        return f"({thread_keyword_sql(keyword, params, 'all' if name.startswith('all') else 'some')})"
+    return SORT_EXPRESSIONS[name]
+
+
+def order_by(keys: Sequence[tuple[str, bool]]) -> str:
+    """ORDER BY for (SQL expression, ascending) pairs; the id breaks ties in the first key's direction."""
     parts = []
-    for name, ascending in comparators:
+    for expression, ascending in keys:
         direction = "ASC NULLS FIRST" if ascending else "DESC NULLS LAST"
-        parts.append(f"{SORT_EXPRESSIONS[name]} {direction}")
-    first_ascending = comparators[0][1] if comparators else False
+        parts.append(f"{expression} {direction}")
+    first_ascending = keys[0][1] if keys else False
     parts.append("m.id ASC" if first_ascending else "m.id DESC")
     return ", ".join(parts)
 
@@ -47,12 +60,17 @@ _QUERY = "(websearch_to_tsquery('english', {p}) || websearch_to_tsquery('simple'
 
 @dataclass(frozen=True, slots=True)
 class EmailQuery:
-    where: str  # compiled filter over alias m; $1 is the account id
+    where: str  # compiled filter over alias m; $1 is the account id (or, unified, the account ids)
     params: tuple[Any, ...]
     order: str  # from order_by()
+    unified: bool = False
 
     def arg(self, position_offset: int) -> str:
         return f"${len(self.params) + position_offset}"
+
+    @property
+    def accounts(self) -> str:
+        return "m.account_id = ANY($1::bigint[])" if self.unified else "m.account_id = $1"
 
 
 class JmapQueryRepository:
@@ -61,9 +79,20 @@ class JmapQueryRepository:
 
     async def page(self, query: EmailQuery, limit: int, offset: int) -> list[tuple[int, int]]:
         """(id, thread key) of matching emails in order."""
-        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
-                   WHERE m.account_id = $1 AND {query.where}
-                   ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        if query.unified:
+            # Each account's first rows walked down its own (account_id, received_at, id) index, then merged: an
+            # account_id = ANY(...) over the whole set would sort every matching message of every account.
+            sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+                       WHERE m.id IN (SELECT x.id FROM unnest($1::bigint[]) AS acc(account_id)
+                                      CROSS JOIN LATERAL (SELECT m.id FROM message m
+                                                           WHERE m.account_id = acc.account_id AND {query.where}
+                                                           ORDER BY {query.order}
+                                                           LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x)
+                       ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        else:
+            sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+                       WHERE {query.accounts} AND {query.where}
+                       ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
         if limit + offset <= _SERIAL_ROWS:
             rows = await self.db.fetch(sql, *query.params, limit, offset)
         else:
@@ -77,7 +106,7 @@ class JmapQueryRepository:
     async def total(self, query: EmailQuery, *, collapse: bool) -> int:
         counted = f"count(DISTINCT {THREAD_KEY})" if collapse else "count(*)"
         return int(await self.db.fetchval(
-            f"SELECT {counted} FROM message m WHERE m.account_id = $1 AND {query.where}", *query.params))
+            f"SELECT {counted} FROM message m WHERE {query.accounts} AND {query.where}", *query.params))
 
     async def positions(self, query: EmailQuery, ids: Sequence[int], *, collapse: bool) -> dict[int, int]:
         """Index in the (collapsed) result of each of `ids` that is in it."""
@@ -86,7 +115,7 @@ class JmapQueryRepository:
         if collapse:
             sql = f"""WITH firsts AS (
                           SELECT DISTINCT ON ({THREAD_KEY}) m.id FROM message m
-                           WHERE m.account_id = $1 AND {query.where}
+                           WHERE {query.accounts} AND {query.where}
                            ORDER BY {THREAD_KEY}, {query.order})
                       SELECT id, idx FROM (
                           SELECT m.id, row_number() OVER (ORDER BY {query.order}) - 1 AS idx
@@ -95,12 +124,12 @@ class JmapQueryRepository:
         else:
             sql = f"""SELECT id, idx FROM (
                           SELECT m.id, row_number() OVER (ORDER BY {query.order}) - 1 AS idx
-                            FROM message m WHERE m.account_id = $1 AND {query.where}) ranked
+                            FROM message m WHERE {query.accounts} AND {query.where}) ranked
                        WHERE id = ANY({query.arg(1)}::bigint[])"""
         rows = await self.db.fetch(sql, *query.params, list(ids))
         return {r["id"]: int(r["idx"]) for r in rows}
 
-    async def snippets(self, account_id: int, ids: Sequence[int], subject_terms: str, body_terms: str
+    async def snippets(self, account_ids: Sequence[int], ids: Sequence[int], subject_terms: str, body_terms: str
                        ) -> dict[int, tuple[str | None, str | None]]:
         """(subject, preview) with matches between the sentinels; None where there is nothing to look for."""
         rows = await self.db.fetch(
@@ -109,7 +138,7 @@ class JmapQueryRepository:
                             {_QUERY.format(p="$3")}, $5) END AS subject,
                        CASE WHEN $4 = '' THEN NULL ELSE ts_headline('english', left(coalesce(m.body_text, ''), 200000),
                             {_QUERY.format(p="$4")}, $6) END AS preview
-                  FROM message m WHERE m.account_id = $1 AND m.id = ANY($2::bigint[])""",
-            account_id, list(ids), subject_terms, body_terms, _SUBJECT_OPTIONS, _PREVIEW_OPTIONS,
+                  FROM message m WHERE m.account_id = ANY($1::bigint[]) AND m.id = ANY($2::bigint[])""",
+            list(account_ids), list(ids), subject_terms, body_terms, _SUBJECT_OPTIONS, _PREVIEW_OPTIONS,
         )
         return {r["id"]: (r["subject"], r["preview"]) for r in rows}

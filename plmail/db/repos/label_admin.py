@@ -51,13 +51,15 @@ class LabelAdminRepository:
         ))
 
     async def update(
-        self, label_id: int, *, name: str | None, color: str | None, parent_id: int | None, visible: bool | None
+        self, label_id: int, *, name: str | None, color: str | None, parent_id: int | None, visible: bool | None,
+        sort_order: int | None = None,
     ) -> None:
         await self.db.execute(
             """UPDATE label SET name = coalesce($2, name), color = coalesce($3, color), parent_id = $4,
-                                is_visible = coalesce($5, is_visible), updated_at = now()
+                                is_visible = coalesce($5, is_visible), sort_order = coalesce($6, sort_order),
+                                updated_at = now()
                 WHERE id = $1""",
-            label_id, name, color, parent_id, visible,
+            label_id, name, color, parent_id, visible, sort_order,
         )
 
     async def ancestry(self, label_id: int) -> set[int]:
@@ -84,6 +86,17 @@ class LabelAdminRepository:
             user_id, label_id,
         )
         return [(r["account_id"], r["id"]) for r in rows]
+
+    async def tree_ids(self, user_id: int, label_id: int) -> list[int]:
+        """A label of the user and every label nested below it."""
+        rows = await self.db.fetch(
+            """WITH RECURSIVE tree(id) AS (
+                   SELECT id FROM label WHERE id = $2 AND user_id = $1
+                   UNION SELECT l.id FROM label l JOIN tree ON l.parent_id = tree.id)
+               SELECT id FROM tree""",
+            user_id, label_id,
+        )
+        return [r["id"] for r in rows]
 
     async def delete_keeping_mail(self, user_id: int, label_id: int) -> list[tuple[int, int, int | None]]:
         """Delete the label and its children; messages left without any label get Archive.

@@ -32,7 +32,7 @@ class LabelRepository:
         )
 
     async def sidebar(self, user_id: int) -> list[SidebarLabel]:
-        """Visible labels with the number of unread, not-binned threads under each."""
+        """Visible labels with the number of unread, not-binned threads under each (the kept counts)."""
         rows = await self.db.fetch(
             """WITH RECURSIVE tree AS (
                    SELECT id, 0 AS depth, ARRAY[lpad(coalesce(sort_order, 999999)::text, 7, '0'), lower(name)] AS ord
@@ -42,9 +42,8 @@ class LabelRepository:
                                                                   lower(l.name)]
                      FROM label l JOIN tree ON l.parent_id = tree.id WHERE l.user_id = $1 AND l.is_visible)
                SELECT l.id, l.name, l.role, l.parent_id, l.color, tree.depth,
-                      (SELECT count(*) FROM thread_label tl
-                         JOIN message_thread t ON t.id = tl.thread_id
-                        WHERE tl.label_id = l.id AND t.unread_count > 0 AND NOT t.binned) AS unread_threads
+                      (SELECT coalesce(sum(c.unread_threads), 0) FROM label_count c
+                        WHERE c.label_id = l.id AND NOT c.binned) AS unread_threads
                  FROM tree JOIN label l ON l.id = tree.id
                 ORDER BY tree.ord""",
             user_id,
@@ -83,6 +82,10 @@ class LabelRepository:
 
     async def find_or_create(self, user_id: int, name: str, parent_id: int | None = None) -> int:
         """The user's label `name` under `parent_id`, created when missing; safe against a concurrent create."""
+        return (await self.find_or_create_noting(user_id, name, parent_id))[0]
+
+    async def find_or_create_noting(self, user_id: int, name: str, parent_id: int | None = None) -> tuple[int, bool]:
+        """(label id, whether this call created it)."""
         value = await self.db.fetchval(
             """INSERT INTO label (user_id, parent_id, name, role, color, is_visible, sort_order, created_at, updated_at)
                VALUES ($1, $2, $3, NULL, NULL, true, NULL, now(), now())
@@ -90,12 +93,12 @@ class LabelRepository:
             user_id, parent_id, name,
         )
         if value is not None:
-            return int(value)
+            return int(value), True
         found = await self.db.fetchval(
             "SELECT id FROM label WHERE user_id = $1 AND coalesce(parent_id, 0) = coalesce($2::int, 0) AND name = $3",
             user_id, parent_id, name,
         )
-        return int(found)
+        return int(found), False
 
     async def find_or_create_path(self, user_id: int, path: str, separator: str = "/") -> int:
         """A nested name such as "Work/Invoices" becomes a parent chain."""

@@ -100,13 +100,21 @@ class OperationRepository:
         )
         return [r["id"] for r in rows]
 
-    async def set_flag(self, message_ids: Sequence[int], flag: str, value: bool) -> list[int]:
-        """A keyword kept with the message's flags, added or removed; returns the messages that changed."""
+    async def set_flag(self, message_ids: Sequence[int], flag: str, value: bool,
+                       spellings: Sequence[str] = ()) -> list[int]:
+        """A keyword kept with the message's flags, added or removed; returns the messages that changed.
+        `spellings` (lower-cased) are every stored form that means it (\\Answered for $answered, a server's
+        $Forwarded): present in any of them, the keyword is there; removing it removes them all."""
+        forms = sorted({flag.lower(), *(s.lower() for s in spellings)})
         rows = await self.db.fetch(
-            """UPDATE message SET flags = CASE WHEN $3 THEN flags || to_jsonb($2::text) ELSE flags - $2 END,
+            """UPDATE message SET flags = CASE WHEN $3 THEN flags || to_jsonb($2::text) ELSE
+                       (SELECT coalesce(jsonb_agg(f), '[]'::jsonb) FROM jsonb_array_elements_text(flags) f
+                         WHERE lower(f) <> ALL($4::text[])) END,
                                   flags_touched_at = now(), updated_at = now()
-                WHERE id = ANY($1::bigint[]) AND (flags ? $2) <> $3 RETURNING id""",
-            list(message_ids), flag, value,
+                WHERE id = ANY($1::bigint[])
+                  AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(flags) f WHERE lower(f) = ANY($4::text[])) <> $3
+                RETURNING id""",
+            list(message_ids), flag, value, forms,
         )
         return [r["id"] for r in rows]
 
@@ -232,8 +240,11 @@ class OperationRepository:
     async def accounts_with_pending_changes(self) -> list[int]:
         """Active, signed-in accounts that still owe their provider a change."""
         rows = await self.db.fetch(
-            """SELECT DISTINCT c.account_id FROM provider_change c JOIN account a ON a.id = c.account_id
-                WHERE c.done_at IS NULL AND a.is_active AND a.status = 'ok' ORDER BY c.account_id"""
+            """SELECT a.id AS account_id FROM account a
+                WHERE a.is_active AND a.status = 'ok'
+                  AND (EXISTS (SELECT 1 FROM provider_change c WHERE c.account_id = a.id AND c.done_at IS NULL)
+                       OR EXISTS (SELECT 1 FROM message_tombstone t WHERE t.account_id = a.id AND t.done_at IS NULL))
+                ORDER BY a.id"""
         )
         return [r["account_id"] for r in rows]
 

@@ -103,14 +103,14 @@ class SubmissionRepository:
         )
         return [_submission(r) for r in rows]
 
-    async def query(self, account_id: int, query: SubmissionQuery, *, limit: int = 10_000) -> list[int]:
+    async def query(self, account_ids: Sequence[int], query: SubmissionQuery, *, limit: int = 10_000) -> list[int]:
         states = {"pending": ["pending"], "canceled": ["canceled"],
                   "final": ["sending", "sent", "failed", "uncertain"]}.get(query.undo_status or "")
         order = ", ".join(f"{_SORT_COLUMNS[name]} {'ASC' if ascending else 'DESC'} NULLS LAST"
                           for name, ascending in query.sort) or "s.id"
         rows = await self.db.fetch(
             f"""SELECT s.id FROM submission s
-                 WHERE s.account_id = $1
+                 WHERE s.account_id = ANY($1::bigint[])
                    AND ($2::int[] IS NULL OR s.identity_id = ANY($2::int[]))
                    AND ($3::bigint[] IS NULL OR s.email_id = ANY($3::bigint[]))
                    AND ($4::bigint[] IS NULL OR s.thread_id = ANY($4::bigint[]))
@@ -118,7 +118,7 @@ class SubmissionRepository:
                    AND ($6::timestamptz IS NULL OR s.send_at < $6)
                    AND ($7::timestamptz IS NULL OR s.send_at >= $7)
                  ORDER BY {order}, s.id LIMIT $8""",
-            account_id, _array(query.identity_ids), _array(query.email_ids), _array(query.thread_ids), states,
+            list(account_ids), _array(query.identity_ids), _array(query.email_ids), _array(query.thread_ids), states,
             query.before, query.after, limit,
         )
         return [r["id"] for r in rows]

@@ -33,16 +33,24 @@ class DeletedMessage:
 
 @dataclass(frozen=True, slots=True)
 class CategoryMove:
+    """A thread's tab before and after (see `thread_tab`)."""
     thread_id: int
     account_id: int
     old: str | None
     new: str | None
 
 
-# The thread's subject is that of its oldest message, so it does not depend on arrival order; and the
-# category is that of its newest message not held for the assistant, unless the user pinned one.
-# Every sub-statement reads the threads as they were before it, so the survivors' new star, snooze and
-# category come from the absorbed rows that the same statement deletes.
+
+
+def thread_tab(alias: str) -> str:
+    """The tab a thread shows in: the user's "file into category" instruction outranks every category of
+    plmail's own and of the provider's. None means in no tab."""
+    return f"coalesce({alias}.user_category, {alias}.category)"
+
+
+# The category and the user's category are both those of the newest message not held for the assistant,
+# unless the user pinned the thread. Every sub-statement reads the threads as they were before it, so the
+# survivors' new star, snooze and category come from the absorbed rows that the same statement deletes.
 _ABSORB = """
 WITH pairs AS (
     SELECT DISTINCT ON (a) s, a FROM unnest($1::bigint[], $2::bigint[]) AS x(s, a) ORDER BY a, s
@@ -52,7 +60,8 @@ WITH pairs AS (
     SELECT p.s,
            max(t.starred_at) AS starred_at,
            max(t.snoozed_until) AS snoozed_until,
-           (array_agg(t.category ORDER BY t.id) FILTER (WHERE t.category_pinned))[1] AS pinned_category
+           (array_agg(t.category ORDER BY t.id) FILTER (WHERE t.category_pinned))[1] AS pinned_category,
+           (array_agg(t.user_category ORDER BY t.id) FILTER (WHERE t.category_pinned))[1] AS pinned_user_category
       FROM pairs p JOIN message_thread t ON t.id = p.a
      GROUP BY p.s
 ), merged AS (
@@ -60,6 +69,8 @@ WITH pairs AS (
        SET starred_at = greatest(s.starred_at, c.starred_at),  -- greatest() passes over NULLs
            snoozed_until = greatest(s.snoozed_until, c.snoozed_until),
            category = CASE WHEN s.category_pinned THEN s.category ELSE coalesce(c.pinned_category, s.category) END,
+           user_category = CASE WHEN s.category_pinned OR c.pinned_category IS NULL THEN s.user_category
+                                ELSE c.pinned_user_category END,
            category_pinned = s.category_pinned OR c.pinned_category IS NOT NULL
       FROM carried c
      WHERE s.id = c.s
@@ -69,24 +80,39 @@ WITH pairs AS (
 SELECT id FROM moved
 """
 
+# A message not held for the assistant (or released again) is one whose category may decide a tab.
+_DECIDES = "(m.category_held_at IS NULL OR m.category_released_at IS NOT NULL)"
+_NEWEST_FIRST = "coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC"
+
+# The subject comes from the side of a merge that holds the replied-to message: the oldest message of the
+# thread that replies to no other message in it (its root), not simply the oldest, whose date may be a
+# replier's wrong clock. A thread whose every message replies to another falls back to the oldest.
 _RECOMPUTE = f"""
-WITH stats AS (
+WITH own_ids AS (
+    SELECT m.thread_id, array_agg(m.rfc_message_id) FILTER (WHERE m.rfc_message_id IS NOT NULL) AS ids
+      FROM message m
+     WHERE m.thread_id = ANY($1::bigint[])
+     GROUP BY m.thread_id
+), roots AS (
+    SELECT DISTINCT ON (m.thread_id) m.thread_id, m.subject
+      FROM message m JOIN own_ids o ON o.thread_id = m.thread_id
+     ORDER BY m.thread_id,
+              coalesce((m.in_reply_to || m.thread_references) ?| array_remove(o.ids, m.rfc_message_id), false),
+              coalesce(m.sent_at, m.received_at, m.created_at), m.id
+), stats AS (
     SELECT m.thread_id,
            count(*) AS n,
            count(*) FILTER (WHERE m.seen_at IS NULL) AS unread,
            count(*) FILTER (WHERE m.has_attachments) AS attachments,
            max(m.starred_at) AS starred_at,
            max(coalesce(m.received_at, m.sent_at, m.created_at)) AS last_at,
-           (array_agg(m.category ORDER BY coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC)
-               FILTER (WHERE m.category_held_at IS NULL OR m.category_released_at IS NOT NULL))[1] AS newest_category,
-           (array_agg(m.rule_category ORDER BY coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC)
-               FILTER (WHERE m.rule_category IS NOT NULL))[1] AS newest_rule_category,
-           (array_agg(m.subject ORDER BY coalesce(m.received_at, m.sent_at, m.created_at), m.id))[1] AS first_subject
+           (array_agg(m.category ORDER BY {_NEWEST_FIRST}) FILTER (WHERE {_DECIDES}))[1] AS newest_category,
+           (array_agg(m.rule_category ORDER BY {_NEWEST_FIRST}) FILTER (WHERE {_DECIDES}))[1] AS newest_rule_category
       FROM message m
      WHERE m.thread_id = ANY($1::bigint[])
      GROUP BY m.thread_id
 ), old AS (
-    SELECT id, category AS old_category FROM message_thread WHERE id = ANY($1::bigint[])
+    SELECT t.id, {thread_tab("t")} AS old_tab FROM message_thread t WHERE t.id = ANY($1::bigint[])
 )
 UPDATE message_thread t
    SET message_count = s.n,
@@ -95,32 +121,37 @@ UPDATE message_thread t
        starred_at = s.starred_at,
        last_message_at = s.last_at,
        category = CASE WHEN t.category_pinned THEN t.category ELSE s.newest_category END,
-       user_category = s.newest_rule_category,
-       subject = s.first_subject,
+       user_category = CASE WHEN t.category_pinned THEN t.user_category ELSE s.newest_rule_category END,
+       subject = r.subject,
        normalized_subject = lower(btrim(regexp_replace(
-           regexp_replace(coalesce(s.first_subject, ''), '{REPLY_PREFIX_PATTERN}', '', 'i'), '\\s+', ' ', 'g'))),
+           regexp_replace(coalesce(r.subject, ''), '{REPLY_PREFIX_PATTERN}', '', 'i'), '\\s+', ' ', 'g'))),
        updated_at = now()
-  FROM stats s, old o
- WHERE t.id = s.thread_id AND o.id = t.id
-RETURNING t.id, t.account_id, o.old_category, t.category
+  FROM stats s, roots r, old o
+ WHERE t.id = s.thread_id AND r.thread_id = t.id AND o.id = t.id
+RETURNING t.id, t.account_id, o.old_tab, {thread_tab("t")} AS tab
 """
 
 
-# Writes only the threads whose tab changes, and returns them, so every caller can announce exactly
-# those to JMAP clients (that is how a phone learns of a re-sort).
-_REFRESH_CATEGORY = """
+# Resolved like the built-in category: the newest message not held wins, pinned threads keep theirs. Writes
+# only the threads whose category columns change, and returns those whose tab changes, so every caller can
+# announce exactly those to JMAP clients (that is how a phone learns of a re-sort).
+_REFRESH_CATEGORY = f"""
 WITH newest AS (
     SELECT DISTINCT ON (m.thread_id) m.thread_id, m.category, m.rule_category
       FROM message m
-     WHERE m.thread_id = ANY($1::bigint[])
-       AND (m.category_held_at IS NULL OR m.category_released_at IS NOT NULL)
-     ORDER BY m.thread_id, coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DESC
+     WHERE m.thread_id = ANY($1::bigint[]) AND {_DECIDES}
+     ORDER BY m.thread_id, {_NEWEST_FIRST}
+), old AS (
+    SELECT t.id, {thread_tab("t")} AS old_tab FROM message_thread t WHERE t.id = ANY($1::bigint[])
+), written AS (
+    UPDATE message_thread t
+       SET category = n.category, user_category = n.rule_category, updated_at = now()
+      FROM newest n, old o
+     WHERE t.id = n.thread_id AND o.id = t.id AND NOT t.category_pinned
+       AND (t.category IS DISTINCT FROM n.category OR t.user_category IS DISTINCT FROM n.rule_category)
+    RETURNING t.id, t.account_id, o.old_tab, {thread_tab("t")} AS tab
 )
-UPDATE message_thread t
-   SET category = n.category, updated_at = now()
-  FROM newest n
- WHERE t.id = n.thread_id AND NOT t.category_pinned AND t.category IS DISTINCT FROM n.category
-RETURNING t.id, t.account_id, (SELECT category FROM message_thread o WHERE o.id = t.id) AS old_category, t.category
+SELECT id, account_id, old_tab, tab FROM written WHERE old_tab IS DISTINCT FROM tab
 """
 
 
@@ -265,13 +296,13 @@ class ThreadRepository:
             return []
         rows = await self.db.fetch(_RECOMPUTE, sorted(set(thread_ids)))
         await self.sync_labels(thread_ids)
-        return [CategoryMove(r["id"], r["account_id"], r["old_category"], r["category"]) for r in rows]
+        return [CategoryMove(r["id"], r["account_id"], r["old_tab"], r["tab"]) for r in rows]
 
     async def refresh_categories(self, thread_ids: Sequence[int]) -> list[CategoryMove]:
         if not thread_ids:
             return []
         rows = await self.db.fetch(_REFRESH_CATEGORY, sorted(set(thread_ids)))
-        return [CategoryMove(r["id"], r["account_id"], r["old_category"], r["category"]) for r in rows]
+        return [CategoryMove(r["id"], r["account_id"], r["old_tab"], r["tab"]) for r in rows]
 
     async def sync_labels(self, thread_ids: Sequence[int]) -> None:
         """A thread carries every label any of its messages carries (Gmail semantics), computed from the

@@ -9,22 +9,34 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import Locale
-from plmail.domain.models import Appearance, ThrottleState, User, UserCredentials
+from plmail.domain.models import Appearance, SecondFactorState, ThrottleState, User, UserCredentials
 
-_USER_COLUMNS = "id, email, display_name, is_admin, locale, time_zone, session_epoch, created_at, settings"
+_USER_COLUMNS = ("id, email, display_name, is_admin, locale, time_zone, created_at, settings, "
+                 "disabled_at IS NOT NULL AS disabled, totp_enabled_at IS NOT NULL AS two_factor")
 
 
-def _user(row: asyncpg.Record) -> User:
+def prefixed_user_columns(alias: str, prefix: str) -> str:
+    """The user columns of table `alias`, each named `prefix` + column, for joins whose other table shares names."""
+    return ", ".join(
+        f"{alias}.{name} AS {prefix}{name}"
+        for name in ("id", "email", "display_name", "is_admin", "locale", "time_zone", "created_at", "settings")
+    ) + (f", {alias}.disabled_at IS NOT NULL AS {prefix}disabled"
+         f", {alias}.totp_enabled_at IS NOT NULL AS {prefix}two_factor")
+
+
+def user_from_row(row: asyncpg.Record, prefix: str = "") -> User:
+    locale = row[f"{prefix}locale"]
     return User(
-        id=row["id"],
-        email=row["email"],
-        display_name=row["display_name"],
-        is_admin=row["is_admin"],
-        locale=Locale(row["locale"]) if row["locale"] in Locale._value2member_map_ else Locale.EN,
-        time_zone=row["time_zone"],
-        session_epoch=row["session_epoch"],
-        created_at=row["created_at"],
-        appearance=_appearance(row["settings"]),
+        id=row[f"{prefix}id"],
+        email=row[f"{prefix}email"],
+        display_name=row[f"{prefix}display_name"],
+        is_admin=row[f"{prefix}is_admin"],
+        locale=Locale(locale) if locale in Locale._value2member_map_ else Locale.EN,
+        time_zone=row[f"{prefix}time_zone"],
+        created_at=row[f"{prefix}created_at"],
+        disabled=row[f"{prefix}disabled"],
+        two_factor=row[f"{prefix}two_factor"],
+        appearance=_appearance(row[f"{prefix}settings"]),
     )
 
 
@@ -41,6 +53,9 @@ def _appearance(value: object) -> Appearance:
         hour_cycle=cycle if cycle in Appearance.HOUR_CYCLES else default.hour_cycle,
         shortcuts=stored.get("shortcuts") is not False,
     )
+
+
+_user = user_from_row
 
 
 class UserRepository:
@@ -60,8 +75,8 @@ class UserRepository:
         """Returns None when the address is already taken."""
         row = await self.db.fetchrow(
             f"""INSERT INTO app_user (email, display_name, password_hash, is_admin, locale, time_zone,
-                                       session_epoch, created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, 0, now(), now())
+                                       created_at, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, now(), now())
                 ON CONFLICT (email) DO NOTHING
                 RETURNING {_USER_COLUMNS}""",
             email, display_name, password_hash, is_admin, locale.value, time_zone,
@@ -93,13 +108,45 @@ class UserRepository:
     async def record_login(self, user_id: int) -> None:
         await self.db.execute("UPDATE app_user SET last_login_at = now() WHERE id = $1", user_id)
 
-    async def set_password_hash(self, user_id: int, password_hash: str, *, end_sessions: bool) -> None:
-        await self.db.execute(
-            """UPDATE app_user SET password_hash = $2, updated_at = now(),
-                      session_epoch = session_epoch + CASE WHEN $3 THEN 1 ELSE 0 END
+    async def set_password_hash(self, user_id: int, password_hash: str) -> None:
+        await self.db.execute("UPDATE app_user SET password_hash = $2, updated_at = now() WHERE id = $1",
+                              user_id, password_hash)
+
+    async def set_disabled(self, user_id: int, disabled: bool) -> bool:
+        status = await self.db.execute(
+            """UPDATE app_user SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) END,
+                      updated_at = now()
                WHERE id = $1""",
-            user_id, password_hash, end_sessions,
+            user_id, disabled,
         )
+        return status.endswith(" 1")
+
+    async def second_factor(self, user_id: int) -> SecondFactorState:
+        row = await self.db.fetchrow("SELECT totp_secret, totp_last_step FROM app_user WHERE id = $1", user_id)
+        if row is None:
+            return SecondFactorState(None, None)
+        return SecondFactorState(bytes(row["totp_secret"]) if row["totp_secret"] is not None else None,
+                                 row["totp_last_step"])
+
+    async def set_second_factor(self, user_id: int, sealed_secret: bytes | None, *, last_step: int | None = None
+                                ) -> None:
+        """Store a confirmed secret (None removes the second factor)."""
+        await self.db.execute(
+            """UPDATE app_user SET totp_secret = $2, totp_last_step = $3,
+                      totp_enabled_at = CASE WHEN $2::bytea IS NULL THEN NULL ELSE now() END, updated_at = now()
+               WHERE id = $1""",
+            user_id, sealed_secret, last_step,
+        )
+
+    async def accept_step(self, user_id: int, step: int) -> bool:
+        """Record that a code of this time step was used; False when it (or a later one) was used already."""
+        value = await self.db.fetchval(
+            """UPDATE app_user SET totp_last_step = $2
+                WHERE id = $1 AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)
+            RETURNING id""",
+            user_id, step,
+        )
+        return value is not None
 
     async def settings(self, user_id: int) -> dict[str, object]:
         value = await self.db.fetchval("SELECT settings FROM app_user WHERE id = $1", user_id)
@@ -121,7 +168,7 @@ class UserRepository:
 
 
 class LoginThrottleRepository:
-    """Failure counters keyed by "email:…" or "ip:…"."""
+    """Event counters within a window, keyed by what they count (see users/throttle.py for the keys)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -3,25 +3,38 @@
 from plmail.db.tables.accounts import Account, Mailbox
 from plmail.db.tables.calendar import (
     Calendar,
+    CalendarChange,
     CalendarEvent,
     CalendarEventOccurrence,
+    CalendarSubscription,
     EventProposal,
     EventSourceLink,
     EventSuppression,
 )
-from plmail.db.tables.gmail import GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
-from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload
+from plmail.db.tables.gmail import GmailDraft, GmailQuotaAccount, GmailQuotaLimit, GmailSkippedMessage
+from plmail.db.tables.jmap import JmapChangeHorizon, JmapChangeLog, JmapUpload, VacationReply, VacationResponse
 from plmail.db.tables.labels import Label, LabelBinding
-from plmail.db.tables.mail import Blob, Contact, IngestSkip, Message, MessagePart, MessageThread
+from plmail.db.tables.mail import (
+    Blob,
+    Contact,
+    IngestSkip,
+    Message,
+    MessagePart,
+    MessageThread,
+    MessageTombstone,
+)
 from plmail.db.tables.ops import AppSetting, QueueProbe
 from plmail.db.tables.rules import MailRule, ProviderChange
 from plmail.db.tables.sending import Identity, Submission
-from plmail.db.tables.users import AppPassword, LoginThrottle, User
+from plmail.db.tables.users import AppPassword, LoginThrottle, RecoveryCode, TrustedDevice, User, WebSession
 
 TABLES = [
     User,
     AppPassword,
     LoginThrottle,
+    WebSession,
+    TrustedDevice,
+    RecoveryCode,
     Account,
     Mailbox,
     MessageThread,
@@ -45,11 +58,17 @@ TABLES = [
     EventSourceLink,
     EventSuppression,
     EventProposal,
+    CalendarSubscription,
+    CalendarChange,
     GmailSkippedMessage,
     GmailQuotaLimit,
+    GmailDraft,
     GmailQuotaAccount,
     Identity,
     Submission,
+    MessageTombstone,
+    VacationResponse,
+    VacationReply,
 ]
 
 __all__ = [
@@ -59,12 +78,15 @@ __all__ = [
     "AppSetting",
     "Blob",
     "Calendar",
+    "CalendarChange",
     "CalendarEvent",
     "CalendarEventOccurrence",
+    "CalendarSubscription",
     "Contact",
     "EventProposal",
     "EventSourceLink",
     "EventSuppression",
+    "GmailDraft",
     "GmailQuotaAccount",
     "GmailQuotaLimit",
     "GmailSkippedMessage",
@@ -81,8 +103,14 @@ __all__ = [
     "Message",
     "MessagePart",
     "MessageThread",
+    "MessageTombstone",
     "ProviderChange",
     "QueueProbe",
+    "RecoveryCode",
     "Submission",
+    "TrustedDevice",
     "User",
+    "VacationReply",
+    "VacationResponse",
+    "WebSession",
 ]

@@ -6,6 +6,7 @@ that follows the tables' own one.
 
 from piccolo.columns import (
     JSONB,
+    BigInt,
     BigSerial,
     Boolean,
     ForeignKey,
@@ -87,6 +88,8 @@ class CalendarEventOccurrence(Table, tablename="calendar_event_occurrence"):
     ends_at = Timestamptz()
     is_override = Boolean(default=False)
     cancelled = Boolean(default=False)
+    title = Text(null=True, default=None)  # this instance's own title (an override); None: the event's
+    location = Text(null=True, default=None)
 
 
 class EventSourceLink(Table, tablename="event_source_link"):
@@ -141,4 +144,39 @@ class EventProposal(Table, tablename="event_proposal"):
     source_sentence = Text()  # kept as evidence: a guess whose reason shows can be judged in a second
     dedup_key_hash = Varchar(length=64)  # char(64) in the raw migration; what a decline suppresses
     detector = Varchar(length=64)
+    created_at = Timestamptz()
+    location = Text(null=True, default=None)  # the place the sentence names ("at Cafe Lotte")
+    stated_end = Timestamptz(null=True, default=None)  # the end the sentence writes; None: ends_at is a default
+
+
+class CalendarSubscription(Table, tablename="calendar_subscription"):
+    """A private, read-only feed of one calendar for a phone's calendar app.
+
+    The URL's token is a selector (looked up) and a verifier (only its SHA-256 is kept, compared in
+    constant time), so neither a database reader nor a timing measurement learns a working URL.
+    """
+
+    id = BigSerial(primary_key=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id", index=True)
+    calendar = ForeignKey(
+        references=Calendar, on_delete=OnDelete.cascade, null=False, db_column_name="calendar_id"
+    )
+    selector = Varchar(length=32)
+    verifier_hash = Varchar(length=64)
+    created_at = Timestamptz()
+    revoked_at = Timestamptz(null=True, default=None)
+    last_fetched_at = Timestamptz(null=True, default=None)
+
+
+class CalendarChange(Table, tablename="calendar_change"):
+    """The calendar's change log, written by triggers on calendars and events (the raw migration), so
+    JMAP's /changes and a feed's ETag see every write, cascades included. No foreign keys: a row about a
+    deleted calendar or event is the point, and pruning removes old rows."""
+
+    sequence = BigSerial(primary_key=True)
+    user_id = Integer()
+    calendar_id = Integer(null=True, default=None)
+    object_type = Varchar(length=16)  # Calendar, CalendarEvent
+    entity_id = BigInt()
+    change_type = Varchar(length=16)  # created, updated, destroyed
     created_at = Timestamptz()

@@ -59,3 +59,14 @@ class GmailQuotaAccount(Table, tablename="gmail_quota_account"):
     slow_factor = Real(default=1.0)
     slow_until = Timestamptz(null=True, default=None)
     updated_at = Timestamptz()
+
+
+class GmailDraft(Table, tablename="gmail_draft"):
+    """A Gmail draft's own id beside the id of the message it holds now: Gmail updates and deletes a draft by
+    the draft id, and plmail's stored draft knows only its message's."""
+
+    id = BigSerial(primary_key=True)
+    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id")
+    draft_id = Varchar(length=255)
+    gmail_message_id = Varchar(length=255)
+    updated_at = Timestamptz()

@@ -1,4 +1,4 @@
-from piccolo.columns import BigInt, BigSerial, ForeignKey, OnDelete, Timestamptz, Varchar
+from piccolo.columns import BigInt, BigSerial, Boolean, ForeignKey, OnDelete, Text, Timestamptz, Varchar
 from piccolo.table import Table
 
 from plmail.db.tables.accounts import Account
@@ -31,15 +31,40 @@ class JmapChangeHorizon(Table, tablename="jmap_change_horizon"):
 
 
 class JmapUpload(Table, tablename="jmap_upload"):
-    """A blob a JMAP client uploaded, owned by one user and account; the bytes live in the blob store
-    under their SHA-256 and the row is what makes `u-<sha256>` reachable only by its owner."""
+    """A blob a JMAP client uploaded, owned by one user and account (none: uploaded to the unified account);
+    the bytes live in the blob store under their SHA-256 and the row is what makes `u-<sha256>` reachable only
+    by its owner."""
 
     id = BigSerial(primary_key=True)
     user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id")
     account = ForeignKey(
-        references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id", index=True
+        references=Account, on_delete=OnDelete.cascade, null=True, db_column_name="account_id", index=True
     )
     sha256 = Varchar(length=64)
     content_type = Varchar(length=255, default="application/octet-stream")
     size = BigInt(default=0)
     created_at = Timestamptz(index=True)
+
+
+class VacationResponse(Table, tablename="vacation_response"):
+    """A user's automatic reply (JMAP VacationResponse, RFC 8621 §8): one per user."""
+
+    id = BigSerial(primary_key=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id",
+                      unique=True)
+    is_enabled = Boolean(default=False)
+    from_date = Timestamptz(null=True, default=None)
+    to_date = Timestamptz(null=True, default=None)
+    subject = Text(null=True, default=None)
+    text_body = Text(null=True, default=None)
+    html_body = Text(null=True, default=None)
+    updated_at = Timestamptz()
+
+
+class VacationReply(Table, tablename="vacation_reply"):
+    """Who was answered automatically, and when: one reply per sender per period."""
+
+    id = BigSerial(primary_key=True)
+    user = ForeignKey(references=User, on_delete=OnDelete.cascade, null=False, db_column_name="user_id")
+    sender = Varchar(length=320)
+    replied_at = Timestamptz()

@@ -84,6 +84,10 @@ class Message(Table, tablename="message"):
     content_hash = Varchar(length=64, null=True, default=None)
     raw_path = Text(null=True, default=None)  # None: not stored yet (fetched lazily for Gmail and Graph)
     thread_error = Text(null=True, default=None)
+    # What was not read of a hostile message (too deep, too many parts, huge headers; mail/bounds.py).
+    parse_note = Text(null=True, default=None)
+    # The MIME tree as JMAP's bodyStructure needs it (part ids, types, dispositions, sizes); None: not read yet.
+    mime_tree = JSONB(null=True, default=None)
     vanished_at = Timestamptz(null=True, default=None)
     flags_touched_at = Timestamptz(null=True, default=None)
     synced_at = Timestamptz(null=True, default=None)
@@ -96,7 +100,7 @@ class MessagePart(Table, tablename="message_part"):
     message = ForeignKey(
         references=Message, on_delete=OnDelete.cascade, null=False, db_column_name="message_id", index=True
     )
-    part_path = Varchar(length=64, default="")  # MIME position such as "2.1"
+    part_path = Text(default="")  # MIME position such as "2.1" (up to 100 levels deep: mail/bounds.py)
     content_type = Varchar(length=255)
     charset = Varchar(length=64, null=True, default=None)
     filename = Text(null=True, default=None)
@@ -137,3 +141,21 @@ class Contact(Table, tablename="contact"):
     first_seen_at = Timestamptz()
     last_seen_at = Timestamptz()
     is_correspondent = Boolean(default=False)  # the user has written to this address
+
+
+class MessageTombstone(Table, tablename="message_tombstone"):
+    """A message the user destroyed: kept until its provider has deleted it too, and for a while after, so a
+    sync that still sees it there never brings it back. Where it lives is the provider's reference."""
+
+    id = BigSerial(primary_key=True)
+    account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id",
+                         index=True)
+    mailbox_id = BigInt(null=True, default=None)
+    imap_uid = BigInt(null=True, default=None)
+    gmail_id = Varchar(length=255, null=True, default=None)
+    graph_id = Varchar(length=512, null=True, default=None)
+    rfc_message_id = Text(null=True, default=None)
+    attempts = Integer(default=0)
+    last_error = Text(default="")
+    created_at = Timestamptz()
+    done_at = Timestamptz(null=True, default=None)

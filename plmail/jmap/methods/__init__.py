@@ -7,6 +7,8 @@ from plmail.jmap.registry import MethodRegistry
 
 def build_registry() -> MethodRegistry:
     from plmail.jmap.methods import (
+        calendar,
+        copying,
         core,
         email_get,
         email_query,
@@ -14,9 +16,12 @@ def build_registry() -> MethodRegistry:
         identity,
         mailbox,
         misc,
+        quota,
         submission,
         thread,
+        vacation,
     )
 
     return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
-                           thread.table, misc.table, identity.table, submission.table])
+                           thread.table, misc.table, identity.table, submission.table, calendar.table, copying.table,
+                           vacation.table, quota.table])

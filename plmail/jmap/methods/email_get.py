@@ -39,7 +39,8 @@ def email_spec(call: Call, args: Args) -> EmailSpec:
     header_requests = tuple(parse_header_property(p) for p in props if p.startswith("header:"))
     read = ReadSpec(
         properties=tuple(p for p in props if not p.startswith("header:")),
-        header_lines=bool(header_requests),
+        # The top part's header fields are the message's: read them for bodyProperties that show headers.
+        header_lines=bool(header_requests) or any(p == "headers" or p.startswith("header:") for p in body_props),
         fetch_text=args.boolean("fetchTextBodyValues"),
         fetch_html=args.boolean("fetchHTMLBodyValues"),
         fetch_all=args.boolean("fetchAllBodyValues"),
@@ -57,20 +58,20 @@ def email_spec(call: Call, args: Args) -> EmailSpec:
 async def get(call: Call) -> dict[str, Any]:
     args = call.args(*GET_ARGUMENTS, "bodyProperties", "fetchTextBodyValues", "fetchHTMLBodyValues",
                      "fetchAllBodyValues", "maxBodyValueBytes")
-    account = call.account(args)
+    scope = call.scope(args)
     ids = get_ids(args)
     spec = email_spec(call, args)
     services = call.ctx.services
     if "mailboxIds" in spec.properties:
-        await ensure_bound(call, account.id)
-    state = await call.ctx.states.state(account.id, JmapObjectType.EMAIL)
+        await ensure_bound(call, scope)
+    state = await call.ctx.states.state(scope, JmapObjectType.EMAIL)
     if ids is None:
-        if await services.emails.count(account.id) > LIMITS.max_objects_in_get:
+        if await services.emails.count(scope) > LIMITS.max_objects_in_get:
             raise MethodError("requestTooLarge", "Too many emails to return them all; ask for ids.")
-        ids = [str(i) for i in await services.emails.all_ids(account.id, LIMITS.max_objects_in_get)]
+        ids = [str(i) for i in await services.emails.all_ids(scope, LIMITS.max_objects_in_get)]
     numeric, _ = split_ids(ids)
-    records = await services.emails.get(account.id, numeric, spec.read)
+    records = await services.emails.get(scope, numeric, spec.read)
     found = {str(n): records[n] for n in numeric if n in records}
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": call.jmap_id(scope), "state": state,
             "list": [email_json(found[i], spec) for i in ids if i in found],
             "notFound": [i for i in ids if i not in found]}

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plmail.domain.enums import JmapObjectType
+from plmail.domain.mailstore import MailScope
 from plmail.jmap.capabilities import CATEGORIES, LIMITS, MAIL
 from plmail.jmap.errors import MethodError
 from plmail.jmap.registry import Call, MethodTable
@@ -27,29 +28,29 @@ def id_strings(ids: Sequence[int]) -> list[str]:
     return [str(i) for i in ids]
 
 
-async def _states(call: Call, account_id: int, thread_dependent: bool) -> tuple[int, ...]:
+async def _states(call: Call, scope: MailScope, thread_dependent: bool) -> tuple[int, ...]:
     """The states a query's results depend on. Sequences are one counter for all types, so the larger of
     them is a query state that moves with either, and /changes from it misses neither."""
-    email = await call.ctx.states.sequence(account_id, EMAIL)
-    return (email, await call.ctx.states.sequence(account_id, THREAD)) if thread_dependent else (email,)
+    email = await call.ctx.states.sequence(scope, EMAIL)
+    return (email, await call.ctx.states.sequence(scope, THREAD)) if thread_dependent else (email,)
 
 
 @table.method("Email/query", MAIL)
 async def query(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "filter", "sort", "position", "anchor", "anchorOffset", "limit", "calculateTotal",
                      "collapseThreads")
-    account = call.account(args)
+    scope = call.scope(args)
     service = call.ctx.services.email_query
-    plan = service.plan(account.id, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
+    plan = service.plan(scope, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
                         categories=call.uses(CATEGORIES))
     requested = args.integer("limit", minimum=0)
     limit = LIMITS.max_query_limit if requested is None else min(requested, LIMITS.max_query_limit)
-    states = await _states(call, account.id, plan.thread_dependent)
+    states = await _states(call, scope, plan.thread_dependent)
     page = await service.run(plan, states, position=args.integer("position", 0) or 0,
                              anchor=parse_anchor(args.string("anchor")),
                              anchor_offset=args.integer("anchorOffset", 0) or 0, limit=limit,
                              want_total=args.boolean("calculateTotal"))
-    response: dict[str, Any] = {"accountId": str(account.id), "queryState": str(max(states)),
+    response: dict[str, Any] = {"accountId": call.jmap_id(scope), "queryState": str(max(states)),
                                 "canCalculateChanges": True,
                                 "position": page.position, "ids": id_strings(page.ids)}
     if page.total is not None and args.boolean("calculateTotal"):
@@ -63,21 +64,21 @@ async def query(call: Call) -> dict[str, Any]:
 async def query_changes(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "filter", "sort", "sinceQueryState", "maxChanges", "upToId", "calculateTotal",
                      "collapseThreads")
-    account = call.account(args)
+    scope = call.scope(args)
     since_value = args.string("sinceQueryState", required=True)
     service = call.ctx.services.email_query
-    plan = service.plan(account.id, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
+    plan = service.plan(scope, args.raw("filter"), args.raw("sort"), collapse=args.boolean("collapseThreads"),
                         categories=call.uses(CATEGORIES))
     max_changes = args.integer("maxChanges", minimum=1)
     since = parse_state(since_value)
-    current = max(await _states(call, account.id, plan.thread_dependent))
+    current = max(await _states(call, scope, plan.thread_dependent))
     kinds = (EMAIL, THREAD) if plan.thread_dependent else (EMAIL,)
-    horizon = max([await call.ctx.states.horizon(account.id, kind) for kind in kinds])
+    horizon = max([await call.ctx.states.horizon(scope, kind) for kind in kinds])
     if since > current or since < horizon:
         raise MethodError("cannotCalculateChanges", "This query state cannot be brought up to date; query again.")
     # upToId is an optimisation a server may skip: every change is reported whatever its position.
-    delta = await service.delta(account.id, plan, since, current, max_changes, args.boolean("calculateTotal"))
-    response: dict[str, Any] = {"accountId": str(account.id), "oldQueryState": since_value,
+    delta = await service.delta(scope, plan, since, current, max_changes, args.boolean("calculateTotal"))
+    response: dict[str, Any] = {"accountId": call.jmap_id(scope), "oldQueryState": since_value,
                                 "newQueryState": str(current), "removed": id_strings(delta.removed),
                                 "added": [{"id": str(i), "index": index} for i, index in delta.added]}
     if delta.total is not None:

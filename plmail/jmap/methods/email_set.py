@@ -6,18 +6,28 @@ from datetime import datetime
 from typing import Any
 
 from plmail.domain.enums import JmapObjectType, ProviderKind
-from plmail.domain.errors import NotFoundError, PlmailError
+from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError
 from plmail.domain.ids import parse_id
+from plmail.domain.mailstore import MailScope
 from plmail.domain.messages import Address
 from plmail.domain.models import AccountRow
 from plmail.domain.outgoing import DraftContent, OutgoingAttachment
 from plmail.jmap.capabilities import LIMITS, MAIL
-from plmail.jmap.common import SET_ARGUMENTS, changes_response, check_state, ensure_bound, set_request, set_response
+from plmail.jmap.common import (
+    SET_ARGUMENTS,
+    changes_response,
+    check_state,
+    ensure_bound,
+    set_request,
+    set_response,
+    utc_date,
+)
 from plmail.jmap.email_create import parse_create
 from plmail.jmap.email_patch import parse_patch
 from plmail.jmap.errors import MethodError, SetError, invalid_properties, refusal
 from plmail.jmap.registry import Call, MethodTable
 from plmail.mail.email_writes import EmailChange
+from plmail.mail.keywords import DRAFT, keywords_of
 
 table = MethodTable()
 EMAIL = JmapObjectType.EMAIL
@@ -39,35 +49,36 @@ def _mailbox_keys(call: Call, values: dict[str, Any] | list[str]) -> dict[str, s
     return resolved
 
 
-async def _labels(call: Call, account_id: int, keys: dict[str, str]) -> dict[str, int]:
+async def _labels(call: Call, scope: MailScope, keys: dict[str, str]) -> dict[str, int]:
     """Client mailbox id -> label id, for the ids that name a mailbox of this account."""
     numeric = {key: parse_id(target) for key, target in keys.items()}
     labels = await call.ctx.services.email_writer.resolve_mailboxes(
-        call.ctx.principal.user_id, account_id, sorted({n for n in numeric.values() if n is not None}))
+        call.ctx.principal.user_id, scope, sorted({n for n in numeric.values() if n is not None}))
     return {key: labels[n] for key, n in numeric.items() if n is not None and n in labels}
 
 
 @table.method("Email/set", MAIL)
 async def set_(call: Call) -> dict[str, Any]:
     args = call.args(*SET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     request = set_request(args)
-    await ensure_bound(call, account.id)
-    old_state = await check_state(call, args, account.id, EMAIL)
+    await ensure_bound(call, scope)
+    old_state = await check_state(call, args, scope, EMAIL)
     user_id = call.ctx.principal.user_id
-    writer = call.ctx.services.email_writer
+    services = call.ctx.services
+    writer = services.email_writer
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
     for creation_id, values in request.create.items():
         try:
-            created[creation_id] = await _create(call, account, values)
+            created[creation_id] = await _create(call, scope, values)
             call.ctx.created_ids[creation_id] = created[creation_id]["id"]
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
     ids = {raw: call.ctx.creation_id(raw) for raw in [*request.update, *request.destroy]}
     numeric = {raw: int(v) for raw, v in ids.items() if v is not None and v.isdigit() and len(v) <= 18}
-    owned = await writer.messages(user_id, account.id, sorted(set(numeric.values())))
-    flags = await call.ctx.services.emails.flags(account.id, sorted(owned))
+    owned = await writer.messages(user_id, scope, sorted(set(numeric.values())))
+    flags = await services.emails.flags(scope, sorted(owned))
     updated: dict[str, Any] = {}
     not_updated: dict[str, Any] = {}
     planned: list[EmailChange] = []
@@ -78,39 +89,88 @@ async def set_(call: Call) -> dict[str, Any]:
                 raise SetError("notFound", f"No email {raw!r} in this account.")
             parsed = parse_patch(patch)
             keys = _mailbox_keys(call, parsed.mailboxes if parsed.mailboxes is not None else parsed.mailbox_edits)
-            labels = await _labels(call, account.id, keys)
+            labels = await _labels(call, scope, keys)
             planned.append(writer.plan(message, flags.get(message.id, ()), parsed, labels))
             updated[raw] = None
         except (SetError, PlmailError) as exc:
             not_updated[raw] = refusal(exc)
     await writer.apply(user_id, planned)
-    destroyed = [raw for raw in request.destroy if numeric.get(raw) in owned]
-    # A draft destroyed is gone, here and at the provider; any other email goes to Trash.
-    drafts = [raw for raw in destroyed if "$draft" in flags.get(numeric[raw], ())]
-    for raw in drafts:
-        await call.ctx.services.drafts.discard(user_id, numeric[raw])
-    await writer.trash(user_id, [numeric[raw] for raw in destroyed if raw not in drafts])
-    not_destroyed = {raw: SetError("notFound", f"No email {raw!r} in this account.").as_json()
-                     for raw in request.destroy if raw not in destroyed}
+    destroyed, not_destroyed = await _destroy(call, request.destroy, numeric, owned, flags)
     call.ctx.states.invalidate()
-    new_state = await call.ctx.states.state(account.id, EMAIL)
-    return set_response(account.id, old_state, new_state, created=created, updated=updated, destroyed=destroyed,
-                        not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
+    new_state = await call.ctx.states.state(scope, EMAIL)
+    return set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
+                        destroyed=destroyed, not_created=not_created, not_updated=not_updated,
+                        not_destroyed=not_destroyed)
 
 
-async def _create(call: Call, account: AccountRow, values: dict[str, Any]) -> dict[str, Any]:
+async def _destroy(call: Call, raws: list[str], numeric: dict[str, int], owned: dict[int, Any],
+                   flags: dict[int, tuple[str, ...]]) -> tuple[list[str], dict[str, Any]]:
+    """Destroy is destroy (RFC 8621 §4.6): gone here and at the provider. A draft goes the drafts' way (a
+    send of it still waiting is canceled with it); a provider that cannot delete for good says why."""
+    services, user_id = call.ctx.services, call.ctx.principal.user_id
+    not_destroyed: dict[str, Any] = {}
+    wanted: dict[int, str] = {}
+    for raw in raws:
+        if numeric.get(raw) in owned:
+            wanted[numeric[raw]] = raw
+        else:
+            not_destroyed[raw] = SetError("notFound", f"No email {raw!r} in this account.").as_json()
+    rest: list[int] = []
+    gone: set[int] = set()
+    for message_id in wanted:
+        if DRAFT in keywords_of(flags.get(message_id, ()), seen=False, starred=False):
+            try:
+                await services.drafts.discard(user_id, message_id)
+                gone.add(message_id)
+                continue
+            except ForbiddenError:
+                pass  # $draft, but not in Drafts: an email like any other
+        rest.append(message_id)
+    outcome = await services.destroyer.destroy(user_id, rest)
+    gone |= set(outcome.destroyed)
+    for message_id, reason in outcome.refused.items():
+        not_destroyed[wanted[message_id]] = SetError("forbidden", reason).as_json()
+    for message_id in rest:
+        if message_id not in gone and wanted[message_id] not in not_destroyed:
+            not_destroyed[wanted[message_id]] = SetError("notFound", "The email is gone already.").as_json()
+    return [raw for message_id, raw in wanted.items() if message_id in gone], not_destroyed
+
+
+async def _account_for_create(call: Call, scope: MailScope, sender: Address | None) -> AccountRow:
+    """Where a new email goes: the account itself, or in the unified account the account of its From identity
+    (without a From, the user's first account)."""
+    principal = call.ctx.principal
+    if not scope.unified:
+        account = principal.account(str(scope.account_id))
+        assert account is not None
+        return account
+    if not principal.accounts:
+        raise SetError("forbidden", "Connect a mail account first: there is nowhere to keep this email.")
+    if sender is None:
+        return principal.accounts[0]
+    identity = await call.ctx.services.identities.for_address(principal.user_id, sender.address)
+    if identity is None:
+        raise SetError("forbiddenFrom", f"{sender.address} is none of your identities, so no account can keep "
+                                        "this email; create it in the account it belongs to.")
+    account = principal.account(str(identity.account_id))
+    assert account is not None
+    return account
+
+
+async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[str, Any]:
     """One Email/set create: a draft (or, in a local archive, any email) composed from the fields given."""
     parsed = parse_create(values)
     services, user_id = call.ctx.services, call.ctx.principal.user_id
     keys = _mailbox_keys(call, parsed.mailbox_keys)
-    labels = await _labels(call, account.id, keys)
+    labels = await _labels(call, scope, keys)
     if len(labels) != len(keys):
         raise invalid_properties("No such mailbox.", "mailboxIds")
+    account = await _account_for_create(call, scope, parsed.sender)
     attachments: list[OutgoingAttachment] = []
     missing: list[str] = []
     for part in parsed.files:
         try:
-            blob = await services.downloads.download(user_id, account.id, part.blob_id)
+            blob = await services.downloads.download(user_id, scope, part.blob_id)
         except NotFoundError:
             missing.append(part.blob_id)
             continue
@@ -137,17 +197,30 @@ async def _create(call: Call, account: AccountRow, values: dict[str, Any]) -> di
             "threadId": str(saved.thread_id) if saved.thread_id is not None else None, "size": saved.size}
 
 
+def import_account(call: Call, scope: MailScope) -> AccountRow:
+    """The account an import goes to: the account, or in the unified account the user's one local archive
+    (only an archive takes imports: a provider's server would never see the message)."""
+    principal = call.ctx.principal
+    if not scope.unified:
+        account = principal.account(str(scope.account_id))
+        assert account is not None
+        return account
+    archives = [a for a in principal.accounts if a.provider_kind is ProviderKind.LOCAL]
+    if len(archives) != 1:
+        raise SetError("forbidden", "Import into the local archive account itself: imports go to an archive, and "
+                                    + ("you have none." if not archives else "you have several."))
+    return archives[0]
+
+
 @table.method("Email/import", MAIL)
 async def import_(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "ifInState", "emails")
-    account = call.account(args)
-    emails = args.objects("emails")
-    if emails is None:
-        raise MethodError("invalidArguments", "'emails' is required.")
+    scope = call.scope(args)
+    emails = args.objects("emails") or {}
     if len(emails) > LIMITS.max_objects_in_set:
-        raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_set} emails per import.")
-    await ensure_bound(call, account.id)
-    old_state = await check_state(call, args, account.id, EMAIL)
+        raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_set} emails per call.")
+    await ensure_bound(call, scope)
+    old_state = await check_state(call, args, scope, EMAIL)
     services, user_id = call.ctx.services, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
@@ -157,21 +230,23 @@ async def import_(call: Call) -> dict[str, Any]:
             if unknown:
                 raise invalid_properties("These properties cannot be imported.", *unknown)
             blob_id = values.get("blobId")
-            raw = await services.downloads.uploaded(user_id, account.id, blob_id) if isinstance(blob_id, str) else None
+            raw = await services.downloads.uploaded(user_id, scope, blob_id) if isinstance(blob_id, str) else None
             if raw is None:
+                # RFC 8621 §4.8: an import whose blobId names nothing is invalidProperties
                 raise invalid_properties("No such blob in this account.", "blobId")
             mailbox_ids = values.get("mailboxIds")
             if not isinstance(mailbox_ids, dict) or not mailbox_ids or not all(v is True for v in
                                                                               mailbox_ids.values()):
                 raise invalid_properties("An imported email needs at least one mailbox.", "mailboxIds")
             keys = _mailbox_keys(call, mailbox_ids)
-            resolved = await _labels(call, account.id, keys)
+            resolved = await _labels(call, scope, keys)
             if len(resolved) != len(keys):
                 raise invalid_properties("No such mailbox.", "mailboxIds")
             keywords = values.get("keywords") or {}
             if not isinstance(keywords, dict) or not all(v is True for v in keywords.values()):
                 raise invalid_properties("'keywords' maps keywords to true.", "keywords")
             received = _instant(values.get("receivedAt"))
+            account = import_account(call, scope)
             imported = await services.email_writer.import_email(
                 account.id, account.provider_kind, raw, sorted(set(resolved.values())),
                 {str(k).lower() for k in keywords}, received)
@@ -182,19 +257,10 @@ async def import_(call: Call) -> dict[str, Any]:
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
     call.ctx.states.invalidate()
-    new_state = await call.ctx.states.state(account.id, EMAIL)
-    return {"accountId": str(account.id), "oldState": old_state, "newState": new_state,
+    new_state = await call.ctx.states.state(scope, EMAIL)
+    return {"accountId": call.jmap_id(scope), "oldState": old_state, "newState": new_state,
             "created": created or None, "notCreated": not_created or None}
 
 
 def _instant(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment
-    raise invalid_properties("'receivedAt' is a UTC date such as 2026-03-01T09:00:00Z.", "receivedAt")
+    return None if value is None else utc_date(value, "receivedAt")

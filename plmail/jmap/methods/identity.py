@@ -14,6 +14,7 @@ from plmail.jmap.common import (
     SET_ARGUMENTS,
     changes_response,
     check_state,
+    each_object,
     get_ids,
     properties,
     set_request,
@@ -60,14 +61,14 @@ def _text(value: Any, field: str) -> str:
 @table.method("Identity/get", SUBMISSION)
 async def get(call: Call) -> dict[str, Any]:
     args = call.args(*GET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     props = properties(args, PROPERTIES, PROPERTIES)
     ids = get_ids(args)
-    listed = await call.ctx.services.identities.for_account(call.ctx.principal.user_id, account.id)
-    state = await call.ctx.states.state(account.id, IDENTITY)
+    listed = await call.ctx.services.identities.for_scope(scope)
+    state = await call.ctx.states.state(scope, IDENTITY)
     by_id = {str(i.id): identity_json(i) for i in listed}
     wanted = ids if ids is not None else list(by_id)
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": call.jmap_id(scope), "state": state,
             "list": [{p: by_id[i][p] for p in props} for i in wanted if i in by_id],
             "notFound": [i for i in wanted if i not in by_id]}
 
@@ -80,9 +81,9 @@ async def changes(call: Call) -> dict[str, Any]:
 @table.method("Identity/set", SUBMISSION)
 async def set_(call: Call) -> dict[str, Any]:
     args = call.args(*SET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     request = set_request(args)
-    old_state = await check_state(call, args, account.id, IDENTITY)
+    old_state = await check_state(call, args, scope, IDENTITY)
     service, user_id = call.ctx.services.identities, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
@@ -94,7 +95,8 @@ async def set_(call: Call) -> dict[str, Any]:
             email = values.get("email")
             if not isinstance(email, str):
                 raise invalid_properties("'email' is required.", "email")
-            identity = await service.add_alias(user_id, account.id, email, name=_text(values.get("name"), "name"))
+            owner = await service.account_for_new(scope, email)
+            identity = await service.add_alias(user_id, owner, email, name=_text(values.get("name"), "name"))
             if set(values) & (_SETTABLE - {"name"}):
                 identity = await _update(call, identity.id, values)
             call.ctx.created_ids[creation_id] = str(identity.id)
@@ -102,37 +104,33 @@ async def set_(call: Call) -> dict[str, Any]:
                                     **{k: v for k, v in identity_json(identity).items() if k not in values}}
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
-    known = {str(i.id) for i in await service.for_account(user_id, account.id)}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    for raw, patch in request.update.items():
-        try:
-            target = call.ctx.creation_id(raw)
-            if target is None or target not in known:
-                raise SetError("notFound", f"No identity {raw!r} in this account.")
-            fixed = sorted(set(patch) & {"email", "id", "mayDelete"})
-            if fixed:
-                raise invalid_properties("These properties cannot be changed.", *fixed)
-            unknown = sorted(set(patch) - _SETTABLE)
-            if unknown:
-                raise invalid_properties("Unknown properties.", *unknown)
-            await _update(call, int(target), patch)
-            updated[raw] = None
-        except (SetError, PlmailError) as exc:
-            not_updated[raw] = refusal(exc)
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
-    for raw in request.destroy:
-        try:
-            if raw not in known:
-                raise SetError("notFound", f"No identity {raw!r} in this account.")
-            await service.remove(user_id, int(raw))
-            destroyed.append(raw)
-        except (SetError, PlmailError) as exc:
-            not_destroyed[raw] = refusal(exc)
+    known = {str(i.id) for i in await service.for_scope(scope)}
+
+    def found(raw: str) -> int:
+        target = call.ctx.creation_id(raw)
+        if target is None or target not in known:
+            raise SetError("notFound", f"No identity {raw!r} in this account.")
+        return int(target)
+
+    async def update(raw: str) -> None:
+        patch = request.update[raw]
+        fixed = sorted(set(patch) & {"email", "id", "mayDelete"})
+        if fixed:
+            raise invalid_properties("These properties cannot be changed.", *fixed)
+        unknown = sorted(set(patch) - _SETTABLE)
+        if unknown:
+            raise invalid_properties("Unknown properties.", *unknown)
+        await _update(call, found(raw), patch)
+
+    async def destroy(raw: str) -> None:
+        await service.remove(user_id, found(raw))
+
+    updated, not_updated = await each_object(request.update, update)
+    destroyed, not_destroyed = await each_object(request.destroy, destroy)
     call.ctx.states.invalidate()
-    new_state = await call.ctx.states.state(account.id, IDENTITY)
-    return set_response(account.id, old_state, new_state, created=created, updated=updated, destroyed=destroyed,
+    new_state = await call.ctx.states.state(scope, IDENTITY)
+    return set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
+                        destroyed=list(destroyed),
                         not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
 
 

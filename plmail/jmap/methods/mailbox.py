@@ -8,7 +8,7 @@ from typing import Any
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.errors import PlmailError
 from plmail.domain.ids import parse_id
-from plmail.domain.mailstore import MailboxRow
+from plmail.domain.mailstore import MailboxRow, MailScope
 from plmail.jmap.args import Args
 from plmail.jmap.capabilities import MAIL
 from plmail.jmap.common import (
@@ -31,33 +31,34 @@ from plmail.mail.mailboxes import USER_LABEL_SORT_ORDER, MailboxView
 
 table = MethodTable()
 MAILBOX = JmapObjectType.MAILBOX
-_WRITABLE = {"name", "parentId", "isSubscribed"}
+_WRITABLE = {"name", "parentId", "isSubscribed", "sortOrder"}
 _SERVER_SET = {"id", "totalEmails", "unreadEmails", "totalThreads", "unreadThreads", "myRights"}
+MAX_SORT_ORDER = 2**32 - 1  # sortOrder is an UnsignedInt (RFC 8621 §2)
 
 
 @table.method("Mailbox/get", MAIL)
 async def get(call: Call) -> dict[str, Any]:
     args = call.args(*GET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     ids = get_ids(args)
     props = properties(args, MAILBOX_PROPERTIES, MAILBOX_PROPERTIES)
-    await ensure_bound(call, account.id)
-    state = await call.ctx.states.state(account.id, MAILBOX)
-    counts_at = (await call.ctx.states.sequence(account.id, JmapObjectType.EMAIL),
-                 await call.ctx.states.sequence(account.id, MAILBOX)) \
+    await ensure_bound(call, scope)
+    state = await call.ctx.states.state(scope, MAILBOX)
+    counts_at = (await call.ctx.states.sequence(scope, JmapObjectType.EMAIL),
+                 await call.ctx.states.sequence(scope, MAILBOX)) \
         if COUNT_PROPERTIES & set(props) and ids != [] else None
-    views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, account.id, counts_at=counts_at,
+    views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, scope, counts_at=counts_at,
                                                 only=set(ids) if ids is not None else None)
     by_id = {str(v.row.binding_id): v for v in views}
     wanted = ids if ids is not None else list(by_id)
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": call.jmap_id(scope), "state": state,
             "list": [mailbox_json(by_id[i], props) for i in wanted if i in by_id],
             "notFound": [i for i in wanted if i not in by_id]}
 
 
 @table.method("Mailbox/changes", MAIL)
 async def changes(call: Call) -> dict[str, Any]:
-    await ensure_bound(call, call.account(call.args(*CHANGES_ARGUMENTS)).id)
+    await ensure_bound(call, call.scope(call.args(*CHANGES_ARGUMENTS)))
     # Any property may have moved, counts included: null tells the client to fetch them all.
     return await changes_response(call, MAILBOX, updatedProperties=None)
 
@@ -129,10 +130,10 @@ class _Reversed:
 async def query(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "filter", "sort", "position", "anchor", "anchorOffset", "limit",
                      "calculateTotal", "sortAsTree", "filterAsTree")
-    account = call.account(args)
-    await ensure_bound(call, account.id)
-    state = await call.ctx.states.state(account.id, MAILBOX)
-    views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, account.id)
+    scope = call.scope(args)
+    await ensure_bound(call, scope)
+    state = await call.ctx.states.state(scope, MAILBOX)
+    views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, scope)
     key = _sort_key(args)
     node = args.raw("filter")
     matching = {v.row.binding_id for v in views if node is None or _filter(v, node)}
@@ -157,7 +158,7 @@ async def query(call: Call) -> dict[str, Any]:
     else:
         ordered = sorted(views, key=key)
     page = page_of([str(v.row.binding_id) for v in ordered if v.row.binding_id in matching], args)
-    response: dict[str, Any] = {"accountId": str(account.id), "queryState": state, "canCalculateChanges": False,
+    response: dict[str, Any] = {"accountId": call.jmap_id(scope), "queryState": state, "canCalculateChanges": False,
                                 "position": page.position, "ids": page.ids}
     if args.boolean("calculateTotal"):
         response["total"] = page.total
@@ -168,7 +169,7 @@ async def query(call: Call) -> dict[str, Any]:
 
 @table.method("Mailbox/queryChanges", MAIL)
 async def query_changes(call: Call) -> dict[str, Any]:
-    call.account(call.args("accountId", "filter", "sort", "sinceQueryState", "maxChanges", "upToId",
+    call.scope(call.args("accountId", "filter", "sort", "sinceQueryState", "maxChanges", "upToId",
                            "calculateTotal", "sortAsTree", "filterAsTree"))
     raise MethodError("cannotCalculateChanges", "Mailbox queries are cheap to run again; query afresh.")
 
@@ -176,16 +177,16 @@ async def query_changes(call: Call) -> dict[str, Any]:
 @table.method("Mailbox/set", MAIL)
 async def set_(call: Call) -> dict[str, Any]:
     args = call.args(*SET_ARGUMENTS, "onDestroyRemoveEmails")
-    account = call.account(args)
+    scope = call.scope(args)
     request = set_request(args)
-    await ensure_bound(call, account.id)
-    old_state = await check_state(call, args, account.id, MAILBOX)
+    await ensure_bound(call, scope)
+    old_state = await check_state(call, args, scope, MAILBOX)
     service, user_id = call.ctx.services.mailboxes, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
     for creation_id, values in request.create.items():
         try:
-            refused = (set(values) - _WRITABLE - {"role", "sortOrder"}) | (_SERVER_SET & set(values))
+            refused = (set(values) - _WRITABLE - {"role"}) | (_SERVER_SET & set(values))
             if refused:
                 raise invalid_properties("These properties cannot be set.", *sorted(refused))
             if values.get("role") is not None:
@@ -193,20 +194,23 @@ async def set_(call: Call) -> dict[str, Any]:
             name = values.get("name")
             if not isinstance(name, str):
                 raise invalid_properties("A mailbox needs a name.", "name")
-            parent = await _parent(call, account.id, values.get("parentId"))
-            binding_id = await service.create(user_id, account.id, name, parent,
-                                              visible=values.get("isSubscribed", True) is not False)
+            sort_order = _sort_order(values.get("sortOrder"))
+            parent = await _parent(call, scope, values.get("parentId"))
+            binding_id = await service.create(user_id, scope, name, parent,
+                                              visible=values.get("isSubscribed", True) is not False,
+                                              sort_order=sort_order)
             call.ctx.created_ids[creation_id] = str(binding_id)
-            created[creation_id] = {"id": str(binding_id), "role": None, "sortOrder": USER_LABEL_SORT_ORDER,
+            created[creation_id] = {"id": str(binding_id), "role": None,
                                     "totalEmails": 0, "unreadEmails": 0, "totalThreads": 0, "unreadThreads": 0,
-                                    "myRights": mailbox_rights(system=False)}
+                                    "myRights": mailbox_rights(system=False)} | (
+                {} if "sortOrder" in values else {"sortOrder": USER_LABEL_SORT_ORDER})
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
     updated: dict[str, Any] = {}
     not_updated: dict[str, Any] = {}
     for raw_id, patch in request.update.items():
         try:
-            await _update(call, account.id, raw_id, patch)
+            await _update(call, scope, raw_id, patch)
             updated[raw_id] = None
         except (SetError, PlmailError) as exc:
             not_updated[raw_id] = refusal(exc)
@@ -214,42 +218,60 @@ async def set_(call: Call) -> dict[str, Any]:
     not_destroyed: dict[str, Any] = {}
     for raw_id in request.destroy:
         try:
-            mailbox = await _mailbox(call, account.id, raw_id)
+            mailbox = await _mailbox(call, scope, raw_id)
             await service.destroy(user_id, mailbox, remove_emails=args.boolean("onDestroyRemoveEmails"))
             destroyed.append(raw_id)
         except (SetError, PlmailError) as exc:
             not_destroyed[raw_id] = refusal(exc)
     call.ctx.states.invalidate()
-    new_state = await call.ctx.states.state(account.id, MAILBOX)
-    return set_response(account.id, old_state, new_state, created=created, updated=updated, destroyed=destroyed,
+    new_state = await call.ctx.states.state(scope, MAILBOX)
+    return set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
+                        destroyed=destroyed,
                         not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
 
 
-async def _mailbox(call: Call, account_id: int, raw_id: str) -> MailboxRow:
+async def _mailbox(call: Call, scope: MailScope, raw_id: str) -> MailboxRow:
     resolved = call.ctx.creation_id(raw_id)
     binding_id = parse_id(resolved)
-    found = await call.ctx.services.mailboxes.by_binding(call.ctx.principal.user_id, account_id, binding_id) \
+    found = await call.ctx.services.mailboxes.by_binding(call.ctx.principal.user_id, scope, binding_id) \
         if binding_id else None
     if found is None:
         raise SetError("notFound", f"No mailbox {raw_id!r} in this account.")
     return found
 
 
-async def _parent(call: Call, account_id: int, value: Any) -> MailboxRow | None:
+async def _parent(call: Call, scope: MailScope, value: Any) -> MailboxRow | None:
     if value is None:
         return None
     if not isinstance(value, str):
         raise invalid_properties("'parentId' is a mailbox id or null.", "parentId")
     try:
-        return await _mailbox(call, account_id, value)
+        return await _mailbox(call, scope, value)
     except SetError:
         raise invalid_properties("No such parent mailbox.", "parentId") from None
 
 
-async def _update(call: Call, account_id: int, raw_id: str, patch: dict[str, Any]) -> None:
-    mailbox = await _mailbox(call, account_id, raw_id)
-    current = mailbox_json(MailboxView(mailbox, None), ["role", "sortOrder"])
-    refused = [p for p, v in patch.items() if p not in _WRITABLE and not (p in current and current[p] == v)]
+def _sort_order(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SORT_ORDER:
+        raise invalid_properties("'sortOrder' is an unsigned integer.", "sortOrder")
+    return value
+
+
+async def _update(call: Call, scope: MailScope, raw_id: str, patch: dict[str, Any]) -> None:
+    mailbox = await _mailbox(call, scope, raw_id)
+    # A client may send back what it read (RFC 8620 §5.3 lets a server accept unchanged server-set values).
+    fixed = [p for p in patch if p not in _WRITABLE]
+    current: dict[str, Any] = {}
+    if fixed:
+        counts_at = (await call.ctx.states.sequence(scope, JmapObjectType.EMAIL),
+                     await call.ctx.states.sequence(scope, MAILBOX))
+        views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, scope, counts_at=counts_at,
+                                                        only={str(mailbox.binding_id)})
+        view = next((v for v in views if v.row.binding_id == mailbox.binding_id), MailboxView(mailbox, None))
+        current = mailbox_json(view, MAILBOX_PROPERTIES)
+    refused = [p for p in fixed if not (p in current and current[p] == patch[p])]
     if refused:
         raise invalid_properties("These properties cannot be changed.", *refused)
     name = patch.get("name", mailbox.name)
@@ -258,8 +280,8 @@ async def _update(call: Call, account_id: int, raw_id: str, patch: dict[str, Any
     visible = patch.get("isSubscribed")
     if visible is not None and not isinstance(visible, bool):
         raise invalid_properties("'isSubscribed' is true or false.", "isSubscribed")
-    parent = await _parent(call, account_id, patch.get("parentId")) if "parentId" in patch else None
+    parent = await _parent(call, scope, patch.get("parentId")) if "parentId" in patch else None
     move = "parentId" in patch and (parent.label_id if parent else None) != mailbox.parent_label_id
     await call.ctx.services.mailboxes.update(call.ctx.principal.user_id, mailbox,
-                                         name=name if name != mailbox.name else None, move=move, parent=parent,
-                                         visible=visible)
+                                             name=name if name != mailbox.name else None, move=move, parent=parent,
+                                             visible=visible, sort_order=_sort_order(patch.get("sortOrder")))

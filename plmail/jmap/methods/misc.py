@@ -43,22 +43,22 @@ def highlighted(value: str | None) -> str | None:
 @table.method("SearchSnippet/get", MAIL)
 async def snippets(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "filter", "emailIds")
-    account = call.account(args)
+    scope = call.scope(args)
     email_ids = args.strings("emailIds", required=True) or []
     if len(email_ids) > LIMITS.max_objects_in_get:
         raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_get} emails per call.")
     tree = args.raw("filter")
     services = call.ctx.services
     # The filter must be one Email/query accepts: compiling it refuses what the query would refuse.
-    services.email_query.plan(account.id, tree, None, collapse=False, categories=call.uses(CATEGORIES))
+    services.email_query.plan(scope, tree, None, collapse=False, categories=call.uses(CATEGORIES))
     subject_terms: list[str] = []
     body_terms: list[str] = []
     _terms(tree, subject_terms, body_terms)
     numeric, _ = split_ids(email_ids)
-    found = await services.email_query.snippets(account.id, numeric, " or ".join(subject_terms),
+    found = await services.email_query.snippets(scope, numeric, " or ".join(subject_terms),
                                                  " or ".join(body_terms))
     by_id = {str(k): v for k, v in found.items()}
-    return {"accountId": str(account.id),
+    return {"accountId": call.jmap_id(scope),
             "list": [{"emailId": i, "subject": highlighted(by_id[i][0]), "preview": highlighted(by_id[i][1])}
                      for i in email_ids if i in by_id],
             "notFound": [i for i in email_ids if i not in by_id] or None}

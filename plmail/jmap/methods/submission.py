@@ -15,6 +15,7 @@ from typing import Any
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.ids import parse_id
+from plmail.domain.mailstore import MailScope
 from plmail.domain.outgoing import Envelope, Submission, SubmissionQuery, SubmissionState
 from plmail.jmap.capabilities import LIMITS, SUBMISSION
 from plmail.jmap.common import (
@@ -22,12 +23,15 @@ from plmail.jmap.common import (
     SET_ARGUMENTS,
     changes_response,
     check_state,
+    each_object,
     get_ids,
     page_of,
     properties,
+    query_response,
     set_request,
     set_response,
     split_ids,
+    utc_date,
 )
 from plmail.jmap.email_patch import parse_patch
 from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties, refusal
@@ -50,17 +54,6 @@ _DELIVERED = {SubmissionState.PENDING: "queued", SubmissionState.SENDING: "queue
 
 def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _instant(value: Any, name: str) -> datetime:
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment
-    raise invalid_properties(f"'{name}' is a date such as 2026-03-01T09:00:00Z.", name)
 
 
 def envelope_json(envelope: Envelope) -> dict[str, Any]:
@@ -109,7 +102,7 @@ def _envelope(value: Any, now: datetime) -> tuple[Envelope | None, datetime | No
     if "HOLDUNTIL" in upper and "HOLDFOR" in upper:
         raise invalid_properties("Give HOLDUNTIL or HOLDFOR, not both.", "envelope")
     if "HOLDUNTIL" in upper:
-        release = _instant(upper["HOLDUNTIL"], "envelope")
+        release = utc_date(upper["HOLDUNTIL"], "envelope")
     elif "HOLDFOR" in upper:
         try:
             seconds = int(str(upper["HOLDFOR"]))
@@ -124,19 +117,19 @@ def _envelope(value: Any, now: datetime) -> tuple[Envelope | None, datetime | No
 @table.method("EmailSubmission/get", SUBMISSION)
 async def get(call: Call) -> dict[str, Any]:
     args = call.args(*GET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     props = properties(args, PROPERTIES, PROPERTIES)
     ids = get_ids(args)
-    state = await call.ctx.states.state(account.id, SUBMISSIONS)
+    state = await call.ctx.states.state(scope, SUBMISSIONS)
     outbox = call.ctx.services.outbox
     if ids is None:
-        found = await outbox.for_accounts([account.id])
+        found = await outbox.for_accounts(scope.account_ids)
         ids = [str(s.id) for s in found]
     else:
         numeric, _ = split_ids(ids)
-        found = await outbox.for_accounts([account.id], numeric)
+        found = await outbox.for_accounts(scope.account_ids, numeric)
     by_id = {str(s.id): submission_json(s) for s in found}
-    return {"accountId": str(account.id), "state": state,
+    return {"accountId": call.jmap_id(scope), "state": state,
             "list": [{p: by_id[i][p] for p in props} for i in ids if i in by_id],
             "notFound": [i for i in ids if i not in by_id]}
 
@@ -172,7 +165,7 @@ def _query(filter_: Any, sort: Any) -> SubmissionQuery:
         if value is None:
             return None
         try:
-            return _instant(value, name)
+            return utc_date(value, name)
         except SetError:
             raise invalid_arguments(f"'{name}' is a date such as 2026-03-01T09:00:00Z.") from None
 
@@ -188,18 +181,12 @@ def _query(filter_: Any, sort: Any) -> SubmissionQuery:
 @table.method("EmailSubmission/query", SUBMISSION)
 async def query(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "filter", "sort", "position", "anchor", "anchorOffset", "limit", "calculateTotal")
-    account = call.account(args)
+    scope = call.scope(args)
     wanted = _query(args.raw("filter"), args.raw("sort"))
-    state = await call.ctx.states.state(account.id, SUBMISSIONS)
-    ids = [str(i) for i in await call.ctx.services.outbox.query(account.id, wanted)]
-    page = page_of(ids, args)
-    response: dict[str, Any] = {"accountId": str(account.id), "queryState": state, "canCalculateChanges": True,
-                                "position": page.position, "ids": page.ids}
-    if args.boolean("calculateTotal"):
-        response["total"] = page.total
-    if page.limit is not None:
-        response["limit"] = page.limit
-    return response
+    state = await call.ctx.states.state(scope, SUBMISSIONS)
+    ids = [str(i) for i in await call.ctx.services.outbox.query(scope.account_ids, wanted)]
+    return query_response(call.jmap_id(scope), state, page_of(ids, args), changes=True,
+                          total=args.boolean("calculateTotal"))
 
 
 @table.method("EmailSubmission/queryChanges", SUBMISSION)
@@ -207,13 +194,13 @@ async def query_changes(call: Call) -> dict[str, Any]:
     """Every submission changed since then is reported removed, and added again where it now matches: RFC 8620
     §5.6 allows this over-report, and it keeps the client's list right whatever changed."""
     args = call.args("accountId", "filter", "sort", "sinceQueryState", "maxChanges", "upToId", "calculateTotal")
-    account = call.account(args)
+    scope = call.scope(args)
     since = args.string("sinceQueryState", required=True)
     wanted = _query(args.raw("filter"), args.raw("sort"))
     assert since is not None
     try:
         parse_state(since)
-        changed = await call.ctx.states.changes(account.id, SUBMISSIONS, since, LIMITS.max_changes)
+        changed = await call.ctx.states.changes(scope, SUBMISSIONS, since, LIMITS.max_changes)
     except PlmailError:
         raise MethodError("cannotCalculateChanges",
                           "This query state cannot be brought up to date; query again.") from None
@@ -223,10 +210,10 @@ async def query_changes(call: Call) -> dict[str, Any]:
     max_changes = args.integer("maxChanges", minimum=1)
     if max_changes is not None and len(touched) > max_changes:
         raise MethodError("tooManyChanges", "More changes than maxChanges; query again.")
-    ids = [str(i) for i in await call.ctx.services.outbox.query(account.id, wanted)]
+    ids = [str(i) for i in await call.ctx.services.outbox.query(scope.account_ids, wanted)]
     position = {i: n for n, i in enumerate(ids)}
     response: dict[str, Any] = {
-        "accountId": str(account.id), "oldQueryState": since, "newQueryState": changed.new_state,
+        "accountId": call.jmap_id(scope), "oldQueryState": since, "newQueryState": changed.new_state,
         "removed": touched,
         "added": sorted(({"id": i, "index": position[i]} for i in touched if i in position),
                         key=lambda a: a["index"])}
@@ -238,9 +225,9 @@ async def query_changes(call: Call) -> dict[str, Any]:
 @table.method("EmailSubmission/set", SUBMISSION)
 async def set_(call: Call) -> dict[str, Any]:
     args = call.args(*SET_ARGUMENTS, "onSuccessUpdateEmail", "onSuccessDestroyEmail")
-    account = call.account(args)
+    scope = call.scope(args)
     request = set_request(args)
-    old_state = await check_state(call, args, account.id, SUBMISSIONS)
+    old_state = await check_state(call, args, scope, SUBMISSIONS)
     outbox, user_id = call.ctx.services.outbox, call.ctx.principal.user_id
     now = datetime.now(UTC)
     created: dict[str, Any] = {}
@@ -248,7 +235,7 @@ async def set_(call: Call) -> dict[str, Any]:
     succeeded: dict[str, Submission] = {}  # "#creationId" or id -> the submission, for onSuccess…
     for creation_id, values in request.create.items():
         try:
-            submission = await _create(call, account.id, values, now)
+            submission = await _create(call, scope, values, now)
             call.ctx.created_ids[creation_id] = str(submission.id)
             succeeded["#" + creation_id] = submission
             shown = submission_json(submission)
@@ -257,46 +244,40 @@ async def set_(call: Call) -> dict[str, Any]:
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
     owned = {str(s.id): s for s in await outbox.for_accounts(
-        [account.id], split_ids([i for i in [*request.update, *request.destroy] if i.isdigit()])[0])}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    for raw, patch in request.update.items():
-        try:
-            target = call.ctx.creation_id(raw)
-            current = owned.get(target or "")
-            if current is None:
-                raise SetError("notFound", f"No submission {raw!r} in this account.")
-            if set(patch) - {"undoStatus"}:
-                raise invalid_properties("Only undoStatus can be changed.", *sorted(set(patch) - {"undoStatus"}))
-            if "undoStatus" in patch and patch["undoStatus"] != current.undo_status:
-                if patch["undoStatus"] != "canceled":
-                    raise invalid_properties("undoStatus can only be set to canceled.", "undoStatus")
-                current = await outbox.cancel(user_id, current.id)
-            succeeded[raw] = current
-            updated[raw] = None
-        except (SetError, PlmailError) as exc:
-            not_updated[raw] = refusal(exc)
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
-    for raw in request.destroy:
-        try:
-            if raw not in owned:
-                raise SetError("notFound", f"No submission {raw!r} in this account.")
-            await outbox.forget(user_id, owned[raw].id)
-            destroyed.append(raw)
-        except (SetError, PlmailError) as exc:
-            not_destroyed[raw] = refusal(exc)
+        scope.account_ids, split_ids([i for i in [*request.update, *request.destroy] if i.isdigit()])[0])}
+
+    def found(raw: str) -> Submission:
+        current = owned.get(call.ctx.creation_id(raw) or "")
+        if current is None:
+            raise SetError("notFound", f"No submission {raw!r} in this account.")
+        return current
+
+    async def update(raw: str) -> None:
+        patch, current = request.update[raw], found(raw)
+        if set(patch) - {"undoStatus"}:
+            raise invalid_properties("Only undoStatus can be changed.", *sorted(set(patch) - {"undoStatus"}))
+        if "undoStatus" in patch and patch["undoStatus"] != current.undo_status:
+            if patch["undoStatus"] != "canceled":
+                raise invalid_properties("undoStatus can only be set to canceled.", "undoStatus")
+            current = await outbox.cancel(user_id, current.id)
+        succeeded[raw] = current
+
+    async def destroy(raw: str) -> None:
+        await outbox.forget(user_id, found(raw).id)
+
+    updated, not_updated = await each_object(request.update, update)
+    destroyed, not_destroyed = await each_object(request.destroy, destroy)
     call.ctx.states.invalidate()
-    new_state = await call.ctx.states.state(account.id, SUBMISSIONS)
-    response = set_response(account.id, old_state, new_state, created=created, updated=updated,
-                            destroyed=destroyed, not_created=not_created, not_updated=not_updated,
+    new_state = await call.ctx.states.state(scope, SUBMISSIONS)
+    response = set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
+                            destroyed=list(destroyed), not_created=not_created, not_updated=not_updated,
                             not_destroyed=not_destroyed)
-    await _on_success(call, account.id, args.raw("onSuccessUpdateEmail"), args.raw("onSuccessDestroyEmail"),
+    await _on_success(call, scope, args.raw("onSuccessUpdateEmail"), args.raw("onSuccessDestroyEmail"),
                       succeeded)
     return response
 
 
-async def _create(call: Call, account_id: int, values: dict[str, Any], now: datetime) -> Submission:
+async def _create(call: Call, scope: MailScope, values: dict[str, Any], now: datetime) -> Submission:
     unknown = sorted(set(values) - _CREATABLE)
     if unknown:
         raise invalid_properties("These properties cannot be set.", *unknown)
@@ -314,17 +295,17 @@ async def _create(call: Call, account_id: int, values: dict[str, Any], now: date
     if values.get("sendAt") is not None:
         if release is not None:
             raise invalid_properties("Give sendAt or HOLDUNTIL/HOLDFOR, not both.", "sendAt")
-        release = _instant(values["sendAt"], "sendAt")
+        release = utc_date(values["sendAt"], "sendAt")
     if release is not None and release > now + MAX_DELAYED_SEND:
         raise invalid_properties("A send can be held at most 30 days.", "sendAt")
-    messages = await call.ctx.services.email_writer.messages(call.ctx.principal.user_id, account_id, [email_id])
+    messages = await call.ctx.services.email_writer.messages(call.ctx.principal.user_id, scope, [email_id])
     if email_id not in messages:
         raise invalid_properties(f"No email {email!r} in this account.", "emailId")
     return await call.ctx.services.outbox.submit(call.ctx.principal.user_id, email_id, identity_id,
                                                  envelope=envelope, send_at=release, origin="jmap", now=now)
 
 
-async def _on_success(call: Call, account_id: int, updates: Any, destroys: Any,
+async def _on_success(call: Call, scope: MailScope, updates: Any, destroys: Any,
                       succeeded: dict[str, Submission]) -> None:
     """The implicit Email/set of RFC 8621 §7.5, for the submissions that were created or updated."""
     if updates is None and destroys is None:
@@ -352,12 +333,12 @@ async def _on_success(call: Call, account_id: int, updates: Any, destroys: Any,
             forgotten.append(str(submission.email_id))
         except NotFoundError:
             continue
-    inner = Call(call.ctx, "Email/set", {"accountId": str(account_id), "update": email_updates or None})
+    inner = Call(call.ctx, "Email/set", {"accountId": call.jmap_id(scope), "update": email_updates or None})
     answer = await email_set.set_(inner)
     if forgotten:
         answer["destroyed"] = [*(answer.get("destroyed") or []), *forgotten]
         call.ctx.states.invalidate()
-        answer["newState"] = await call.ctx.states.state(account_id, JmapObjectType.EMAIL)
+        answer["newState"] = await call.ctx.states.state(scope, JmapObjectType.EMAIL)
     call.implicit.append(("Email/set", answer))
 
 

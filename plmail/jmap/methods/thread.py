@@ -21,20 +21,20 @@ THREAD = JmapObjectType.THREAD
 @table.method("Thread/get", MAIL)
 async def get(call: Call) -> dict[str, Any]:
     args = call.args(*GET_ARGUMENTS)
-    account = call.account(args)
+    scope = call.scope(args)
     categories = call.uses(CATEGORIES)
     known = ("id", "emailIds", *(("category",) if categories else ()))
     props = properties(args, known, known)
     ids = get_ids(args)
     repo = call.ctx.services.emails
-    state = await call.ctx.states.state(account.id, THREAD)
+    state = await call.ctx.states.state(scope, THREAD)
     if ids is None:
-        thread_ids = await repo.thread_ids(account.id, LIMITS.max_objects_in_get + 1)
+        thread_ids = await repo.thread_ids(scope, LIMITS.max_objects_in_get + 1)
         if len(thread_ids) > LIMITS.max_objects_in_get:
             raise MethodError("requestTooLarge", "Too many threads to return them all; ask for ids.")
         ids = [str(t) for t in thread_ids]
     numeric, _ = split_ids(ids)
-    threads = await repo.thread_emails(account.id, numeric)
+    threads = await repo.thread_emails(scope, numeric)
     found = {str(t): v for t, v in threads.items()}
     listed = []
     for thread_id in ids:
@@ -42,7 +42,7 @@ async def get(call: Call) -> dict[str, Any]:
             email_ids, category = found[thread_id]
             values = {"id": thread_id, "emailIds": [str(e) for e in email_ids], "category": category}
             listed.append({p: values[p] for p in props})
-    return {"accountId": str(account.id), "state": state, "list": listed,
+    return {"accountId": call.jmap_id(scope), "state": state, "list": listed,
             "notFound": [i for i in ids if i not in found]}
 
 

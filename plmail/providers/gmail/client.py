@@ -25,11 +25,17 @@ from plmail.domain.models import Account
 from plmail.providers.gmail.pacer import (
     MESSAGES_PER_REQUEST,
     UNITS_BATCH_MODIFY,
+    UNITS_DRAFT_CREATE,
+    UNITS_DRAFT_DELETE,
+    UNITS_DRAFT_LIST,
+    UNITS_DRAFT_UPDATE,
     UNITS_HISTORY,
     UNITS_LABEL_CREATE,
     UNITS_LABEL_READ,
     UNITS_LIST,
     UNITS_PER_MESSAGE,
+    UNITS_SEND,
+    UNITS_SEND_AS_LIST,
     UNITS_SMALL,
     GmailQuotaDeferred,
     GmailQuotaPacer,
@@ -37,6 +43,8 @@ from plmail.providers.gmail.pacer import (
 from plmail.providers.oauth import OAuthAppStore, OAuthProvider, OAuthTokens
 
 log = logging.getLogger(__name__)
+
+UNITS_MESSAGE_DELETE = 10  # Gmail's published cost of users.messages.delete
 
 LIST_PAGE = 500
 _RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "dailyLimitExceeded"}
@@ -109,6 +117,50 @@ class Profile:
     email: str
     messages_total: int
     history_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class GmailMessageRef:
+    id: str
+    thread_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class GmailDraft:
+    id: str  # the draft's own id, which stays while its message is replaced
+    message: GmailMessageRef
+
+
+@dataclass(frozen=True, slots=True)
+class GmailSendAs:
+    """One of users.settings.sendAs: an address the account may send as."""
+
+    email: str
+    display_name: str
+    reply_to: str
+    signature: str  # HTML
+    is_primary: bool
+    is_default: bool
+    verified: bool  # false while Gmail waits for the owner of the address to confirm it
+
+
+def _message_ref(data: Any) -> GmailMessageRef:
+    if not isinstance(data, dict) or not data.get("id"):
+        raise GmailApiError("Gmail answered without the message's id.")
+    return GmailMessageRef(str(data["id"]), str(data.get("threadId") or data["id"]))
+
+
+def _draft(data: Any) -> GmailDraft:
+    if not isinstance(data, dict) or not data.get("id"):
+        raise GmailApiError("Gmail answered without the draft's id.")
+    return GmailDraft(str(data["id"]), _message_ref(data.get("message")))
+
+
+def _outgoing(raw: bytes, thread_id: str | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"raw": base64.urlsafe_b64encode(raw).decode("ascii")}
+    if thread_id:
+        message["threadId"] = thread_id
+    return message
 
 
 def _error_details(response: httpx.Response) -> tuple[str, str, int | None]:
@@ -342,8 +394,49 @@ class GmailSession:
                              body={"ids": list(ids[start:start + 1000]), "addLabelIds": list(add),
                                    "removeLabelIds": list(remove)})
 
+    # -- writing mail ----------------------------------------------------------------------------------------
+    async def send_as(self) -> list[GmailSendAs]:
+        data = (await self._call("GET", "/settings/sendAs", units=UNITS_SEND_AS_LIST)).json()
+        return [GmailSendAs(email=str(x["sendAsEmail"]), display_name=str(x.get("displayName") or ""),
+                            reply_to=str(x.get("replyToAddress") or ""), signature=str(x.get("signature") or ""),
+                            is_primary=bool(x.get("isPrimary")), is_default=bool(x.get("isDefault")),
+                            verified=x.get("verificationStatus") in (None, "accepted"))
+                for x in data.get("sendAs") or [] if isinstance(x, dict) and x.get("sendAsEmail")]
+
+    async def send(self, raw: bytes, *, thread_id: str | None) -> GmailMessageRef:
+        """users.messages.send: Gmail delivers to the header's recipients (Bcc included, and removed from what
+        they receive) and files the message under SENT."""
+        response = await self._call("POST", "/messages/send", units=UNITS_SEND, body=_outgoing(raw, thread_id))
+        return _message_ref(response.json())
+
+    async def create_draft(self, raw: bytes, *, thread_id: str | None) -> GmailDraft:
+        response = await self._call("POST", "/drafts", units=UNITS_DRAFT_CREATE,
+                                    body={"message": _outgoing(raw, thread_id)})
+        return _draft(response.json())
+
+    async def update_draft(self, draft_id: str, raw: bytes, *, thread_id: str | None) -> GmailDraft:
+        """drafts.update: the draft keeps its id, its message is a new one (GmailNotFound: it is gone)."""
+        response = await self._call("PUT", f"/drafts/{quote(draft_id, safe='')}", units=UNITS_DRAFT_UPDATE,
+                                    body={"id": draft_id, "message": _outgoing(raw, thread_id)})
+        return _draft(response.json())
+
+    async def delete_draft(self, draft_id: str) -> None:
+        await self._call("DELETE", f"/drafts/{quote(draft_id, safe='')}", units=UNITS_DRAFT_DELETE)
+
+    async def drafts_page(self, page_token: str | None = None) -> tuple[list[GmailDraft], str | None]:
+        params: list[tuple[str, str]] = [("maxResults", str(LIST_PAGE))]
+        if page_token:
+            params.append(("pageToken", page_token))
+        data = (await self._call("GET", "/drafts", units=UNITS_DRAFT_LIST, params=params)).json()
+        drafts = [_draft(x) for x in data.get("drafts") or []]
+        return drafts, str(data["nextPageToken"]) if data.get("nextPageToken") else None
+
     async def create_label(self, name: str) -> GmailLabelInfo:
         data = (await self._call("POST", "/labels", units=UNITS_LABEL_CREATE,
                                  body={"name": name, "labelListVisibility": "labelShow",
                                        "messageListVisibility": "show"})).json()
         return GmailLabelInfo(str(data["id"]), str(data.get("name") or name), "user")
+
+    async def delete_message(self, gmail_id: str) -> None:
+        """users.messages.delete: gone for good, not in Trash (needs the https://mail.google.com/ scope)."""
+        await self._call("DELETE", f"/messages/{gmail_id}", units=UNITS_MESSAGE_DELETE)

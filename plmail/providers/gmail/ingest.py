@@ -42,11 +42,11 @@ from plmail.mail.pipeline import PostIngestPipeline
 from plmail.mail.settle import settle_deleted
 from plmail.providers.gmail.client import FetchedGmail, GmailSession
 from plmail.providers.gmail.labels import NOT_PLACES, GmailLabelSyncer, LabelMap
+from plmail.providers.gmailify import addresses, claim_note, claimed_by
 
 log = logging.getLogger(__name__)
 
 FETCH_BATCH = 100  # ids per fetch job
-_RECIPIENT_HEADERS = ("delivered-to", "x-original-to", "x-forwarded-to", "envelope-to")
 
 
 def source_ref(gmail_id: str) -> str:
@@ -72,12 +72,6 @@ class RelabelOutcome:
     threads_moved: int = 0
     gone: frozenset[str] = frozenset()
     deferred_until: datetime | None = None
-
-
-def _addresses(values: Sequence[str]) -> tuple[str, ...]:
-    from email.utils import getaddresses
-
-    return tuple(dict.fromkeys(a.strip().lower() for _, a in getaddresses(list(values)) if a and "@" in a))
 
 
 class GmailMessageIngest:
@@ -160,6 +154,8 @@ class GmailMessageIngest:
                             failed=frozenset(failed))
 
     def _ingested(self, record: AccountRecord, fetched: FetchedGmail, labels: LabelMap) -> IngestedMessage:
+        """The original is stored at ingest, not fetched on first use as the seed has it: format=raw brought
+        the bytes already, so keeping them costs no second API call."""
         assert fetched.raw is not None
         gmail_labels = fetched.label_ids
         return parse_message(
@@ -182,28 +178,22 @@ class GmailMessageIngest:
             from_address=parsed.from_address if parsed else None,
             to_addresses=tuple(a.address for a in parsed.to) if parsed else (),
             cc_addresses=tuple(a.address for a in parsed.cc) if parsed else (),
-            delivered_to=_addresses(header_values(parsed.headers, "delivered-to")) if parsed else (),
+            delivered_to=addresses(header_values(parsed.headers, "delivered-to")) if parsed else (),
             subject=parsed.subject if parsed else None, detail=detail,
         )
 
     async def _claims(self, record: AccountRecord, batch: list[IngestedMessage]
                       ) -> tuple[list[IngestedMessage], list[SkippedNote]]:
-        """Gmailify: mail addressed to a sibling account that already holds it is that account's."""
+        """Gmailify: mail addressed to a sibling account that already holds it is that account's; a sibling
+        that syncs later re-points the Gmail row instead (`providers/gmailify.py`)."""
         siblings = await self.repo.siblings(record.id)
         if not siblings or not batch:
             return batch, []
         candidates: dict[str, list[Sibling]] = {}
         for message in batch:
-            labels = set(message.provider_labels or ())
-            rfc_id = message.parsed.message_id
-            if not rfc_id or labels & {"SENT", "DRAFT"}:
-                continue  # what this mailbox sent or drafts is Gmail's, whoever it was sent as
-            named = set(_addresses([v for name in _RECIPIENT_HEADERS
-                                    for v in header_values(message.parsed.headers, name)]))
-            named |= {a.address.lower() for a in (*message.parsed.to, *message.parsed.cc)}
-            matching = [s for s in siblings if s.addresses & named]
-            if matching:
-                candidates[rfc_id] = matching
+            matching = [s for s in siblings if claimed_by(message.parsed, message.provider_labels, s.addresses)]
+            if matching and message.parsed.message_id:
+                candidates[message.parsed.message_id] = matching
         if not candidates:
             return batch, []
         holders = await self.repo.held_by(sorted({s.id for group in candidates.values() for s in group}),
@@ -214,10 +204,9 @@ class GmailMessageIngest:
             rfc_id = message.parsed.message_id
             holder = holders.get(rfc_id) if rfc_id in candidates else None
             if holder is not None and any(s.id == holder for s in candidates[rfc_id or ""]):
-                fetched = FetchedGmail(message.ref.gmail_id or "", message.provider_thread_key or "",
-                                       message.provider_labels or (), message.received_at, None)
-                notes.append(self._note(fetched, "gmailify", message,
-                                        detail=f"account {holder} holds this message (Gmailify)"))
+                notes.append(claim_note(message.ref.gmail_id or "", holder, message.parsed,
+                                        thread_key=message.provider_thread_key or "",
+                                        gmail_labels=message.provider_labels or ()))
             else:
                 kept.append(message)
         return kept, notes
@@ -293,7 +282,8 @@ class GmailMessageIngest:
         recorder.threads_touched(record.id, threads)
         if touched_labels:
             recorder.mailboxes_changed(record.id,
-                                       await self.ingest_repo.bindings_for(record.id, sorted(touched_labels)))
+                                       await self.ingest_repo.bindings_for(record.id, sorted(touched_labels)),
+                                       labels=touched_labels)
         await state.write()
         await state.announce()
         return len(changed), sum(1 for m in moves if m.old != m.new)

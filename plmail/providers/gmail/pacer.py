@@ -34,6 +34,13 @@ UNITS_HISTORY = 2
 UNITS_SMALL = 1  # profile, labels.list
 UNITS_BATCH_MODIFY = 50
 UNITS_LABEL_CREATE = 5
+# Writing mail, as Google's table counts it.
+UNITS_SEND = 100  # messages.send
+UNITS_DRAFT_CREATE = 10
+UNITS_DRAFT_UPDATE = 15
+UNITS_DRAFT_DELETE = 10
+UNITS_DRAFT_LIST = 5
+UNITS_SEND_AS_LIST = 1
 FORGET_AFTER = timedelta(days=1)
 SLOWDOWN = 0.7  # after a refusal at a known limit, per refusal
 MIN_FACTOR = 0.25

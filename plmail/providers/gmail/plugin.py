@@ -1,5 +1,6 @@
-"""Gmail as a provider: the syncer, history importer, import-state probe, label propagator, raw fetcher and
-fetch-batch job, built around one API client and one quota pacer (OAuth shared with Graph)."""
+"""Gmail as a provider: the syncer, history importer, import-state probe, label propagator, raw fetcher,
+fetch-batch job, and for writing mail its transport, draft store and send-as identities, built around one API
+client and one quota pacer (OAuth shared with Graph)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.gmail.client import GmailApi
+from plmail.providers.gmail.destroyer import GmailDestroyer
 from plmail.providers.gmail.importer import GmailBackfillState, GmailHistoryImporter, GmailImportProbe
 from plmail.providers.gmail.ingest import GmailMessageIngest
 from plmail.providers.gmail.labels import GmailLabelSyncer
 from plmail.providers.gmail.pacer import GmailQuotaPacer, GmailTime, SystemTime
 from plmail.providers.gmail.propagator import GmailLabelPropagator
 from plmail.providers.gmail.raw import GmailRawFetcher
+from plmail.providers.gmail.sending import GmailDraftStore, GmailIdentitySource, GmailTransport, GmailWrites
 from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH, GmailAccountSyncer
 from plmail.providers.oauth import OAuthProvider
 from plmail.providers.oauth_accounts import OAuthServices, shared_oauth
@@ -38,6 +41,9 @@ class GmailServices:
     propagator: GmailLabelPropagator
     raw: GmailRawFetcher
     messages: GmailMessageRepository
+    transport: GmailTransport
+    draft_store: GmailDraftStore
+    identities: GmailIdentitySource
 
     async def close(self) -> None:
         await self.api.close()
@@ -59,6 +65,9 @@ class GmailServices:
         providers.import_probes.add(self.probe)
         providers.propagators.add(self.propagator)
         providers.raw_fetchers.add(self.raw)
+        providers.transports.add(self.transport)
+        providers.draft_stores.add(self.draft_store)
+        providers.identity_sources.add(self.identities)
 
         async def fetch_batch(ctx: dict[str, Any], *, account_id: int, ids: list[str]) -> int:
             return await self.syncer.fetch_batch(int(account_id), [str(i) for i in ids])
@@ -75,6 +84,7 @@ class GmailServices:
         api = GmailApi(oauth.http.config[OAuthProvider.GOOGLE].api_base, oauth.tokens, oauth.apps, pacer)
         ingest = GmailMessageIngest(db, pipeline, GmailLabelSyncer(db))
         backfill = GmailBackfillState(admin, clock)
+        writes = GmailWrites(admin, api)
         return cls(
             api=api, pacer=pacer, ingest=ingest, backfill=backfill,
             syncer=GmailAccountSyncer(admin, api, ingest, backfill, queues, clock),
@@ -83,10 +93,14 @@ class GmailServices:
             propagator=GmailLabelPropagator(db, admin, api, queues, clock),
             raw=GmailRawFetcher(admin, api),
             messages=GmailMessageRepository(db),
+            transport=GmailTransport(writes),
+            draft_store=GmailDraftStore(writes),
+            identities=GmailIdentitySource(api),
         )
 
 
 def install(host: PluginHost) -> None:
     gmail = GmailServices.build(host.db, host.queues, host.pipeline, shared_oauth(host))
     gmail.install_roles(host.providers)
+    host.providers.destroyers.add(GmailDestroyer(AccountAdminRepository(host.db), gmail.api))
     host.offer(gmail)

@@ -11,6 +11,7 @@ private outlook.com mailbox does not reliably: nothing here depends on an id sur
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -107,13 +108,16 @@ class GraphClient:
     # -- the one request path ----------------------------------------------------------------------------
 
     async def request(self, account: Account, method: str, path: str, *, params: Mapping[str, str] | None = None,
-                      json: Any = None, prefer: tuple[str, ...] = ()) -> httpx.Response:
+                      json: Any = None, prefer: tuple[str, ...] = (), content: bytes | None = None,
+                      content_type: str | None = None) -> httpx.Response:
         headers = {"Accept": "application/json", "Prefer": ", ".join((_ID_PREFERENCE, *prefer))}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
         token = await self.tokens.access_token(account)
-        response = await self._send(method, path, params, json, headers, token)
+        response = await self._send(method, path, params, json, headers, token, content)
         if response.status_code == 401:
             token = await self.tokens.refresh(account, rejected=token)
-            response = await self._send(method, path, params, json, headers, token)
+            response = await self._send(method, path, params, json, headers, token, content)
             if response.status_code == 401:
                 code, message = _error_of(response)
                 raise GraphAuthError(f"Microsoft refused plmail's access to this mailbox ({code}: {message}). "
@@ -123,9 +127,9 @@ class GraphClient:
         return response
 
     async def _send(self, method: str, path: str, params: Mapping[str, str] | None, json: Any,
-                    headers: dict[str, str], token: str) -> httpx.Response:
+                    headers: dict[str, str], token: str, content: bytes | None = None) -> httpx.Response:
         try:
-            return await self.http.request(method, self.url(path), params=params, json=json,
+            return await self.http.request(method, self.url(path), params=params, json=json, content=content,
                                            headers={**headers, "Authorization": f"Bearer {token}"})
         except httpx.HTTPError as exc:
             raise GraphConnectionError(f"Microsoft Graph could not be reached: {type(exc).__name__}: {exc}") from exc
@@ -232,3 +236,30 @@ class GraphClient:
         if not isinstance(data, dict) or not data.get("id"):
             raise GraphRequestError("Microsoft Graph did not return the moved message.", status=response.status_code)
         return remote_message(data)
+
+    # -- writing mail ------------------------------------------------------------------------------------
+
+    async def me(self, account: Account) -> tuple[str, str]:
+        """(the mailbox's address, the user's display name)."""
+        data = await self.get_json(account, "me", params={"$select": "mail,userPrincipalName,displayName"})
+        return str(data.get("mail") or data.get("userPrincipalName") or ""), str(data.get("displayName") or "")
+
+    async def create_mime_draft(self, account: Account, raw: bytes) -> str:
+        """A draft in Drafts from MIME (the body is the message in base64, sent as text/plain); returns its id."""
+        response = await self.request(account, "POST", "me/messages", content=base64.b64encode(raw),
+                                      content_type="text/plain")
+        data = response.json()
+        if not isinstance(data, dict) or not data.get("id"):
+            raise GraphRequestError("Microsoft Graph did not return the new draft.", status=response.status_code)
+        return str(data["id"])
+
+    async def delete_message(self, account: Account, message_id: str) -> None:
+        await self.request(account, "DELETE", f"me/messages/{quote(message_id, safe='')}")
+
+    async def send_draft(self, account: Account, message_id: str) -> None:
+        """Send a draft as Graph holds it; Graph files it in Sent Items (with an immutable id, under the same id)."""
+        await self.request(account, "POST", f"me/messages/{quote(message_id, safe='')}/send")
+
+    async def send_mime(self, account: Account, raw: bytes) -> None:
+        """sendMail with the message as MIME (base64, text/plain); Graph files a copy in Sent Items."""
+        await self.request(account, "POST", "me/sendMail", content=base64.b64encode(raw), content_type="text/plain")

@@ -1,5 +1,6 @@
-"""Microsoft Graph as a provider: the syncer, history importer, label propagator, import-state probe and raw
-fetcher, built once around one API client (OAuth shared with Gmail)."""
+"""Microsoft Graph as a provider: the syncer, history importer, label propagator, import-state probe, raw
+fetcher, and for writing mail its transport, draft store and identity, built once around one API client (OAuth
+shared with Gmail)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from plmail.domain.registry import ProviderRegistry
 from plmail.mail.labels import LabelResolver
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.graph.client import GraphClient, TokenSource
+from plmail.providers.graph.destroyer import GraphDestroyer
 from plmail.providers.graph.folders import GraphFolderSyncer
 from plmail.providers.graph.importer import GraphHistoryImporter, GraphImportProbe
 from plmail.providers.graph.propagator import GraphLabelPropagator
 from plmail.providers.graph.raw import GraphRawFetcher
+from plmail.providers.graph.sending import GraphDraftStore, GraphIdentitySource, GraphTransport, SendPermission
 from plmail.providers.graph.store import GraphIngest
 from plmail.providers.graph.syncer import GraphAccountSyncer
 from plmail.providers.oauth import OAuthProvider
@@ -32,6 +35,9 @@ class GraphServices:
     propagator: GraphLabelPropagator
     probe: GraphImportProbe
     raw: GraphRawFetcher
+    transport: GraphTransport
+    draft_store: GraphDraftStore
+    identities: GraphIdentitySource
 
     async def close(self) -> None:
         await self.client.close()
@@ -42,11 +48,14 @@ class GraphServices:
         providers.import_probes.add(self.probe)
         providers.propagators.add(self.propagator)
         providers.raw_fetchers.add(self.raw)
+        providers.transports.add(self.transport)
+        providers.draft_stores.add(self.draft_store)
+        providers.identity_sources.add(self.identities)
         providers.closers.append(self.close)
 
     @classmethod
     def build(cls, db: Database, accounts: AccountAdminRepository, tokens: TokenSource, api_base: str,
-              pipeline: PostIngestPipeline, queues: Enqueuer | None) -> GraphServices:
+              pipeline: PostIngestPipeline, queues: Enqueuer | None, may_send: SendPermission) -> GraphServices:
         async def sync_later(account_id: int, delay: float) -> None:
             """A throttled sync runs again when Graph said to come back."""
             if queues is not None:
@@ -67,12 +76,17 @@ class GraphServices:
             propagator=GraphLabelPropagator(db, accounts, client, later=propagate_later),
             probe=GraphImportProbe(db),
             raw=GraphRawFetcher(db, accounts, client),
+            transport=GraphTransport(db, accounts, client, may_send),
+            draft_store=GraphDraftStore(client),
+            identities=GraphIdentitySource(db, client),
         )
 
 
 def install(host: PluginHost) -> None:
     oauth = shared_oauth(host)
     graph = GraphServices.build(host.db, AccountAdminRepository(host.db), oauth.tokens,
-                                oauth.http.config[OAuthProvider.MICROSOFT].api_base, host.pipeline, host.queues)
+                                oauth.http.config[OAuthProvider.MICROSOFT].api_base, host.pipeline, host.queues,
+                                oauth.tokens.may_send)
     graph.install_roles(host.providers)
+    host.providers.destroyers.add(GraphDestroyer(AccountAdminRepository(host.db), graph.client))
     host.offer(graph)

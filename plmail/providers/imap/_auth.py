@@ -38,7 +38,7 @@ def sign_in_failure(host: str, username: str, result: str, code: str | None, tex
     if result == "OK":
         return None
     if code in AUTH_LATER:
-        return ImapConnectionError(f"{host} cannot check the password right now: {text}", code=code)
+        return ImapConnectionError(f"{host} cannot check the password right now", code=code, said=text)
     if result == "BAD" and code not in AUTH_REFUSED:
-        return ImapProtocolError(f"{host} rejected the sign-in command: {text}", code=code)
-    return ImapAuthError(f"{host} refused the sign-in for {username}: {text}", code=code)
+        return ImapProtocolError(f"{host} rejected the sign-in command", code=code, said=text)
+    return ImapAuthError(f"{host} refused the sign-in for {username}", code=code, said=text)

@@ -97,10 +97,11 @@ class ImapConnection:
     def _dropped(self, wire: Wire, what: str) -> ImapError:
         failure = wire.failure
         if failure is not None:
-            return type(failure)(str(failure), code=failure.code)  # a fresh instance each time it is raised
+            # a fresh instance each time it is raised
+            return type(failure)(failure.summary, code=failure.code, said=failure.said)
         bye = wire.imap.bye
-        reason = f" (the server said: {bye.rstrip('.')})" if bye else ""
-        return ImapConnectionError(f"The connection to {self.server.host} dropped while {what}{reason}.")
+        return ImapConnectionError(f"The connection to {self.server.host} dropped while {what}",
+                                   said=bye.rstrip(".") if bye else None)
 
     def _guard(self) -> asyncio.Lock:
         if self._idling:
@@ -129,7 +130,7 @@ class ImapConnection:
 
     def _ok(self, reply: Reply, what: str) -> Reply:
         if reply.result != "OK":
-            raise ImapProtocolError(f"{what} failed: {reply.text or reply.result}", code=reply.code)
+            raise ImapProtocolError(f"{what} failed", code=reply.code, said=reply.text or reply.result)
         return reply
 
     async def _command(self, command: Any, what: str, *, scrub: str | None = None) -> Reply:
@@ -165,7 +166,7 @@ class ImapConnection:
         try:
             response = task.result()
         except aioimaplib.AioImapException as exc:
-            raise ImapProtocolError(f"{what} failed: {exc}") from exc
+            raise ImapProtocolError(f"{what} failed", said=str(exc)) from exc
         return Reply(result=str(response.result), lines=list(response.lines))
 
     async def _drop(self) -> None:

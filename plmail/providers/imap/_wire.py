@@ -20,6 +20,7 @@ from plmail.providers.imap.errors import (
     ImapError,
     ImapProtocolError,
     ImapTlsError,
+    NotAnImapServerError,
 )
 from plmail.providers.imap.models import ImapServer, TlsMode
 from plmail.providers.network import is_local_host
@@ -116,7 +117,7 @@ class Wire(asyncio.Protocol):
         try:
             self._feed(bytes(data))
         except Exception as exc:  # a parser error inside a transport callback would only be logged by asyncio
-            self.fail(ImapProtocolError(f"The server sent a response plmail could not read: {exc}"))
+            self.fail(ImapProtocolError("The server sent a response plmail could not read", said=str(exc)))
 
     def eof_received(self) -> bool:
         return False  # close our side too
@@ -219,10 +220,10 @@ async def open_wire(server: ImapServer) -> tuple[Wire, bool]:
         greeting = await wire.read_line(deadline, "waiting for its greeting")
         match = _GREETING.match(greeting)
         if match is None:
-            raise ImapProtocolError(f"{where} does not look like an IMAP server (it said {greeting[:80]!r}).")
+            raise NotAnImapServerError(f"{where} is not an IMAP server", said=repr(greeting[:80]))
         kind, text = match.group(1).upper(), match.group(2).decode("utf-8", "replace")
         if kind == b"BYE":
-            raise ImapConnectionError(f"The server at {where} refused the connection: {text}")
+            raise ImapConnectionError(f"The server at {where} refused the connection", said=text)
         preauth = kind == b"PREAUTH"
         if server.tls is TlsMode.STARTTLS:
             if preauth:
@@ -247,8 +248,8 @@ async def _starttls(wire: Wire, server: ImapServer, context: ssl.SSLContext | No
             break
     if not line[3:].upper().startswith(b"OK"):
         raise ImapTlsError(
-            f"{server.host} does not offer STARTTLS ({line[3:].decode('utf-8', 'replace')}). "
-            "Choose implicit TLS (port 993) if the server has it."
+            f"{server.host} does not offer STARTTLS. Choose implicit TLS (port 993) if the server has it",
+            said=line[3:].decode("utf-8", "replace"),
         )
     # Anything after the OK came before encryption and could have been injected (CVE-2011-0411 style).
     assert wire._raw is not None
@@ -266,7 +267,8 @@ async def _starttls(wire: Wire, server: ImapServer, context: ssl.SSLContext | No
     except ssl.SSLError as exc:
         raise tls_error(server, exc) from exc
     except OSError as exc:
-        raise ImapConnectionError(f"The connection to {server.host} dropped during the TLS handshake: {exc}") from exc
+        raise ImapConnectionError(f"The connection to {server.host} dropped during the TLS handshake",
+                                  said=str(exc)) from exc
     if transport is None:
         raise ImapConnectionError(f"The connection to {server.host} closed during the TLS handshake.")
     wire.transport = transport

@@ -1,7 +1,9 @@
 """Adding, editing, pausing and removing IMAP accounts, and choosing which folders sync.
 
 The password is checked against the server before anything is saved, and stored only sealed with the
-installation key. Every call is for one user and touches only that user's accounts.
+installation key. Every call is for one user and touches only that user's accounts. A connection a user asks
+for passes the connection-test gate first (accounts/connection_tests.py: mail ports only, ten a minute), and
+what the server answered is summarised, never echoed.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
@@ -18,6 +21,7 @@ from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.outgoing import SendError
 from plmail.domain.providers import ImportProgress
+from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import import_rank
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import PRESETS, domain_of, preset_for
@@ -109,8 +113,9 @@ class AccountOverview:
 
 class ImapAccountService:
     def __init__(self, accounts: AccountAdminRepository, mailboxes: MailboxRepository, connector: ImapConnector,
-                 sync: AccountSyncService, importer: MailImporter, *, changed: Callable[[], None] | None = None
-                 ) -> None:
+                 sync: AccountSyncService, importer: MailImporter, gate: ConnectionTestGate, *,
+                 changed: Callable[[], None] | None = None) -> None:
+        self.gate = gate
         self.accounts = accounts
         self.mailboxes = mailboxes
         self.connector = connector
@@ -118,35 +123,45 @@ class ImapAccountService:
         self.importer = importer
         self.changed = changed or (lambda: None)
 
-    async def test(self, data: ImapAccountInput, *, password: str | None = None, keep: ImapSettings | None = None,
-                   keep_smtp: SmtpSettings | None = None, smtp_password: str | None = None) -> ConnectionReport:
-        """Connect and sign in once to IMAP and, when one is set, to SMTP; raises an error meant for the user."""
-        server = data.settings(keep).server(timeout=TEST_TIMEOUT)
+    async def test(self, data: ImapAccountInput, *, user_id: int | None, password: str | None = None,
+                   keep: ImapSettings | None = None, keep_smtp: SmtpSettings | None = None,
+                   smtp_password: str | None = None) -> ConnectionReport:
+        """Connect and sign in once to IMAP and, when one is set, to SMTP, for `user_id` (None: the operator at the
+        command line, who is not limited); raises an error meant for the user, in plmail's words only."""
+        settings = data.settings(keep)
         secret = password if password is not None else data.password
         if not secret:
             raise ValidationError("Enter the password.")
-        report = await try_login(server, data.login, secret)
         smtp = data.smtp(keep_smtp)
+        if user_id is not None:  # both ports pass the gate before anything connects; one test counts once
+            await self.gate.admit(user_id, settings.port, *([smtp.port] if smtp is not None else []))
+        try:
+            report = await try_login(settings.server(timeout=TEST_TIMEOUT), data.login, secret)
+        except ImapError as exc:
+            raise (exc.summarised() if user_id is not None else exc) from None
         if smtp is None:
             return report
         login = data.smtp_login(smtp, smtp_password or secret)
         try:
             return replace(report, smtp=await test_smtp(smtp, login))
         except SendError as exc:
-            raise ValidationError(f"SMTP ({smtp.host}:{smtp.port}): {exc}", field="smtp_host") from None
+            said = str(exc) if user_id is None else summarised_send_error(exc)
+            raise ValidationError(f"SMTP ({smtp.host}:{smtp.port}): {said}", field="smtp_host") from None
 
     async def test_existing(self, user_id: int, account_id: int, data: ImapAccountInput) -> ConnectionReport:
         """Test edited settings; a blank password means the stored one."""
         record = await self._owned(user_id, account_id)
         keep = ImapSettings.from_json(record.imap) if record.imap else None
-        return await self.test(data, password=data.password or self.connector.password(record), keep=keep,
-                               keep_smtp=smtp_settings(record), smtp_password=self.connector.smtp_password(record))
+        return await self.test(data, user_id=user_id, password=data.password or self.connector.password(record),
+                               keep=keep, keep_smtp=smtp_settings(record),
+                               smtp_password=self.connector.smtp_password(record))
 
-    async def add(self, user_id: int, data: ImapAccountInput) -> int:
+    async def add(self, user_id: int, data: ImapAccountInput, *, operator: bool = False) -> int:
+        """With `operator` (the command line), the connection test is not limited to the mail ports."""
         email = data.checked_email()
         settings = data.settings()
         smtp = data.smtp()
-        await self.test(data)
+        await self.test(data, user_id=None if operator else user_id)
         stored: dict[str, Any] = {"imap": settings.as_json()}
         if smtp is not None:
             stored["smtp"] = smtp.as_json()
@@ -158,7 +173,7 @@ class ImapAccountService:
         self.changed()
         return account_id
 
-    async def update(self, user_id: int, account_id: int, data: ImapAccountInput) -> None:
+    async def update(self, user_id: int, account_id: int, data: ImapAccountInput, *, operator: bool = False) -> None:
         """New settings are tested before they are saved; saving gives a failed account another chance."""
         record = await self._owned(user_id, account_id)
         email = data.checked_email()
@@ -168,7 +183,8 @@ class ImapAccountService:
         smtp = data.smtp(keep_smtp)
         password = data.password or self.connector.password(record)
         smtp_password = data.smtp_password or self.connector.smtp_password(record)
-        await self.test(data, password=password, keep=keep, keep_smtp=keep_smtp, smtp_password=smtp_password)
+        await self.test(data, user_id=None if operator else user_id, password=password, keep=keep,
+                        keep_smtp=keep_smtp, smtp_password=smtp_password)
         stored: dict[str, Any] = {"imap": settings.as_json(), "send_problem": None}
         if smtp is not None:
             stored["smtp"] = smtp.as_json()
@@ -231,3 +247,9 @@ class ImapAccountService:
         return ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value, username=email,
                                 smtp_host=smtp.host if smtp else "", smtp_port=smtp.port if smtp else None,
                                 smtp_tls=smtp.tls.value if smtp else "")
+
+
+def summarised_send_error(error: SendError) -> str:
+    """plmail's words of an SMTP error without what the server said: the part before the first ": " (the messages
+    of providers/imap/smtp.py put the server's reply, or the system's, after it)."""
+    return str(error).split(": ", 1)[0].rstrip(".") + "."

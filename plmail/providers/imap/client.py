@@ -33,6 +33,7 @@ from plmail.providers.imap.errors import (
     ImapConnectionError,
     ImapError,
     ImapProtocolError,
+    NotAnImapServerError,
 )
 from plmail.providers.imap.models import AppendResult, Mailbox, MailboxEvent, MailboxState, MailboxStatus
 
@@ -185,7 +186,7 @@ class ImapClient(SelectedMailboxCommands):
         reply = self._ok(await self._command(self._cmd("CAPABILITY"), "reading capabilities"), "CAPABILITY")
         caps = syn.capabilities(reply.lines[:-1])
         if "IMAP4REV1" not in caps and "IMAP4REV2" not in caps:
-            raise ImapProtocolError(f"{self.server.host} is not an IMAP4rev1 server.")
+            raise NotAnImapServerError(f"{self.server.host} is not an IMAP4rev1 server.")
         self._caps = frozenset(caps - {c.upper() for c in self.server.ignore_capabilities})
         # aioimaplib checks some of these itself (IDLE, MOVE, UIDPLUS): let it see the same set
         self._imap.capabilities = set(self._caps)

@@ -11,11 +11,19 @@ from plmail.domain.errors import PlmailError
 
 
 class ImapError(PlmailError):
-    """Base of everything the IMAP client raises."""
+    """Base of everything the IMAP client raises. `said` is what the server answered, kept apart from plmail's
+    own words: a connection test a user runs shows only those (`summarised`), never the server's bytes."""
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, code: str | None = None, said: str | None = None) -> None:
+        super().__init__(f"{message} (the server said: {said})" if said else message)
+        self.summary = message
         self.code = code  # the server's response code (RFC 5530), e.g. "AUTHENTICATIONFAILED", "NONEXISTENT"
+        self.said = said
+
+    def summarised(self) -> ImapError:
+        """The same error in plmail's words alone (and the RFC 5530 code, one of a fixed set of tokens)."""
+        code = f" [{self.code}]" if self.code and self.code.isalpha() and len(self.code) <= 32 else ""
+        return type(self)(self.summary + code, code=self.code)
 
     @property
     def retryable(self) -> bool:
@@ -47,6 +55,10 @@ class ImapProtocolError(ImapError):
     def retryable(self) -> bool:
         # RFC 5530: the server is busy or the mailbox is in use elsewhere; the same command may work later
         return self.code in {"UNAVAILABLE", "INUSE", "LIMIT"}
+
+
+class NotAnImapServerError(ImapProtocolError):
+    """Something answered, but not an IMAP server (its greeting or capabilities say otherwise)."""
 
 
 class ImapCapabilityError(ImapError):

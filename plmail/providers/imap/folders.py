@@ -53,7 +53,7 @@ def role_of(special_use: str | None) -> LabelRole | None:
 
 
 def import_rank(row: MailboxRow) -> tuple[int, str]:
-    return _RANK.get(role_of(row.special_use), _RANK[None]), row.full_path.lower()
+    return _RANK[role_of(row.special_use)], row.full_path.lower()  # every role has a rank
 
 
 def assign_roles(mailboxes: Sequence[Mailbox]) -> dict[str, str]:

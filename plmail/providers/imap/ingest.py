@@ -15,13 +15,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.db.database import Database
-from plmail.db.repos.imap_messages import AdoptionCandidate, ImapMessageRepository, ServerFlags
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.gmail_messages import GmailMessageRepository
+from plmail.db.repos.imap_messages import AdoptionCandidate, GmailCopy, ImapMessageRepository, ServerFlags
+from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.mailboxes import MailboxRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.ingest import IngestedMessage, ProviderRef
+from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import parse_message
-from plmail.mail.pipeline import PostIngestPipeline
-from plmail.mail.settle import announce
+from plmail.mail.pipeline import PostIngestPipeline, Rehomed
+from plmail.mail.settle import announce, settle_deleted
+from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.imap.models import FetchedMessage
 
 log = logging.getLogger(__name__)
@@ -92,6 +97,7 @@ class FolderIngest:
             failed.add(message.uid)
         parsed = page.parsed
         adopted = await self._adopt(account_id, folder, parsed, listed_at)
+        adopted |= await self._claim_gmailified(account_id, folder, [p for p in parsed if p[0].uid not in adopted])
         rest = [ingested for message, ingested in parsed if message.uid not in adopted]
         stored, refused = await self.pipeline.ingest_isolating_failures(rest)
         failed |= {uid for uid in (uid_of(ref) for ref in refused) if uid is not None}
@@ -161,6 +167,49 @@ class FolderIngest:
                 labels.add(folder.label_id)
             await announce(self.db, account_id, {c.id: c.thread_id for _, c in matches}, sorted(labels))
         return {message.uid for message, _ in matches}
+
+    async def _claim_gmailified(self, account_id: int, folder: MailboxRow,
+                                parsed: Sequence[tuple[FetchedMessage, IngestedMessage]]) -> set[int]:
+        """Gmailify from this side: a message a Gmail account of the same user fetched from this account (it is
+        named in the headers) is this account's, whichever synced first. The Gmail row is re-pointed here, not
+        stored twice and not run through the pipeline again: same id, read state and the user's own labels, the
+        steps' results kept; the Gmail account notes the id so its listing does not fetch it again."""
+        if not parsed:
+            return set()
+        facts = await self.pipeline.accounts.facts(account_id)
+        if facts is None:
+            return set()
+        mine = {ingested.parsed.message_id: (message, ingested) for message, ingested in parsed
+                if ingested.parsed.message_id and named_addresses(ingested.parsed) & facts.addresses}
+        chosen: dict[str, GmailCopy] = {}
+        for copy in await self.messages.gmail_copies(facts.user_id, sorted(k for k in mine if k)):
+            if copy.rfc_message_id not in chosen and may_be_claimed(copy.gmail_label_ids):
+                chosen[copy.rfc_message_id] = copy
+        if not chosen:
+            return set()
+        state = StateManager(ChangeLogRepository(self.db))
+        recorder = MailChangeRecorder(state)
+        gmail = GmailMessageRepository(self.db)
+        async with self.db.transaction():
+            taken = await self.messages.take_over(account_id, folder.id, folder.label_id, [
+                (copy.id, ServerFlags(mine[rfc][0].uid, tuple(sorted(mine[rfc][0].flags))))
+                for rfc, copy in chosen.items()])
+            for gmail_account in sorted({copy.account_id for copy in chosen.values()}):
+                copies = [(rfc, c) for rfc, c in chosen.items() if c.account_id == gmail_account]
+                await gmail.note_skipped(gmail_account, [
+                    claim_note(c.gmail_id, account_id, mine[rfc][1].parsed, thread_key=c.gmail_thread_key,
+                               gmail_labels=c.gmail_label_ids) for rfc, c in copies])
+                left = [t for t in taken if t.account_id == gmail_account]
+                await settle_deleted(self.db, gmail_account, {t.id: t.thread_id for t in left},
+                                     {label for t in left for label in t.labels})
+            await self.pipeline.rehome(account_id, [Rehomed(copy.id, mine[rfc][1], copy.ai_category)
+                                                    for rfc, copy in chosen.items()], recorder)
+            if folder.label_id is not None:
+                recorder.mailboxes_changed(account_id, await IngestRepository(self.db).bindings_for(
+                    account_id, [folder.label_id]))
+            await state.write()
+            await state.announce()
+        return {mine[rfc][0].uid for rfc in chosen}
 
 
 def _best(candidates: Sequence[AdoptionCandidate], used: set[int], mailbox_id: int, *, content_hash: str,

@@ -4,10 +4,12 @@ draft store; plus the account form's service."""
 
 from __future__ import annotations
 
+from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
+from plmail.providers.imap.destroyer import ImapDestroyer
 from plmail.providers.imap.drafts import ImapDraftStore, ImapIdentitySource
 from plmail.providers.imap.folders import MailboxSyncer
 from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
@@ -33,6 +35,7 @@ def install(host: PluginHost) -> None:
                                             messages))
     providers.importers.add(history)
     providers.propagators.add(ImapLabelPropagator(db, admin, connector))
+    providers.destroyers.add(ImapDestroyer(admin, mailboxes, connector))
     providers.import_probes.add(ImapImportProbe(mailboxes))
     providers.transports.add(SmtpTransport(admin, host.keys.credentials))
     providers.draft_stores.add(ImapDraftStore(admin, mailboxes, connector))
@@ -40,7 +43,8 @@ def install(host: PluginHost) -> None:
     idle = IdleSupervisor(admin, mailboxes, connector, host.sync.request)
     host.sync.on_synced(lambda _account_id: idle.poke())
     providers.watchers.append(idle)
-    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, changed=idle.poke))
+    gate = host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db))  # SMTP's test shares the gate
+    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, gate, changed=idle.poke))
     host.offer(connector)
     host.offer(history)
     host.offer(idle)

@@ -45,6 +45,15 @@ def imap_flag(kind: str) -> str | None:
     return _FLAG_OF_KIND.get(kind)
 
 
+def keeps_flag(permanent_flags: frozenset[str], flag: str) -> bool:
+    """Whether a folder keeps `flag` (RFC 3501 PERMANENTFLAGS): system flags always, a keyword when it is listed
+    or the server lets clients create keywords (\\*). A server that sent no PERMANENTFLAGS keeps them all."""
+    if flag.startswith("\\") or not permanent_flags:
+        return True
+    listed = {f.lower() for f in permanent_flags}
+    return "\\*" in listed or flag.lower() in listed
+
+
 @dataclass(frozen=True, slots=True)
 class Folders:
     by_label: dict[int, FolderLabel]
@@ -212,7 +221,11 @@ class ImapLabelPropagator:
             flag = imap_flag(kind)
             assert flag is not None
             try:
-                await client.select(row.full_path)
+                state = await client.select(row.full_path)
+                if not keeps_flag(state.permanent_flags, flag):
+                    # The folder cannot keep this keyword (no \* in PERMANENTFLAGS): it stays in plmail only.
+                    log.info("%s cannot keep the keyword %s; kept in plmail only", row.full_path, flag)
+                    continue
                 await client.store_flags(uids, add=[flag] if value else [], remove=[] if value else [flag])
             except ImapError as exc:
                 if exc.retryable:

@@ -72,6 +72,7 @@ class IdleSupervisor:
             except asyncio.CancelledError:
                 raise
             except Exception:  # the database went away for a moment; watch again when it is back
+                _raise_if_stopping()
                 log.exception("IMAP IDLE supervision failed; retrying")
             await self._stop_all()
             with contextlib.suppress(TimeoutError):
@@ -119,12 +120,14 @@ class IdleSupervisor:
             except asyncio.CancelledError:
                 raise
             except ImapError as exc:
+                _raise_if_stopping()
                 if not exc.retryable:
                     log.warning("IDLE on %r of account %s stopped: %s", target.path, target.account_id, exc)
                     return
                 log.info("IDLE on %r of account %s dropped (%s); reconnecting in %.0f s",
                          target.path, target.account_id, exc, delay)
             except Exception:
+                _raise_if_stopping()
                 log.exception("IDLE on %r of account %s failed", target.path, target.account_id)
             finally:
                 self.idling.discard(target.mailbox_id)
@@ -145,3 +148,11 @@ class IdleSupervisor:
             await self.request_sync(account_id)
         except Exception:
             log.exception("could not ask for a sync of account %s", account_id)
+
+
+def _raise_if_stopping() -> None:
+    """Inside a task being cancelled, an error raised on the way out (a connection that was dropped) is no reason
+    to try again: the retry would swallow the cancellation and hold the shutdown forever."""
+    current = asyncio.current_task()
+    if current is not None and current.cancelling():
+        raise asyncio.CancelledError

@@ -15,9 +15,11 @@ from plmail.domain.providers import ImportProgress
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import preset_for
+from plmail.providers.oauth_accounts import OAuthServices
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
-from plmail.web.pages import render, signed_in_user
+from plmail.web.i18n import translate
+from plmail.web.pages import locale_for, render, signed_in_user
 
 TLS_CHOICES = (
     (TlsMode.IMPLICIT.value, "Implicit TLS (usually port 993)"),
@@ -122,9 +124,10 @@ class AccountController(Controller):
     @post("/test")
     async def test(self, request: Request[Any, Any, Any], data: Annotated[AccountForm, URLENCODED]) -> Template:
         try:
-            report = await _service(request).test(_input(data))
+            report = await _service(request).test(_input(data), user_id=signed_in_user(request).id)
         except PlmailError as exc:
-            return await render(request, "accounts/_test_result.html", bare=True, error=str(exc))
+            return await render(request, "accounts/_test_result.html", bare=True,
+                                error=translate(str(exc), locale_for(request)))
         return await render(request, "accounts/_test_result.html", bare=True, report=report)
 
     @post("/")
@@ -135,7 +138,7 @@ class AccountController(Controller):
             account_id = await _service(request).add(user.id, _input(data))
         except PlmailError as exc:
             return await render(request, "accounts/new.html", status_code=400, form=data, **CHOICES,
-                                note=_note(data.email), error=str(exc))
+                                note=_note(data.email), error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
     @get("/{account_id:int}")
@@ -146,8 +149,11 @@ class AccountController(Controller):
                       error: str | None = None, notice: str | None = None) -> Template:
         user = signed_in_user(request)
         overview = await _service(request).overview(user.id, account_id)
+        consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
+            user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
-                            eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice)
+                            eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice,
+                            needs_send_consent=consent)
 
     @post("/{account_id:int}")
     async def update(self, request: Request[Any, Any, Any], account_id: FromPath[int],
@@ -158,7 +164,8 @@ class AccountController(Controller):
         except NotFoundError:
             raise
         except PlmailError as exc:
-            return await self._detail(request, account_id, status_code=400, error=str(exc))
+            return await self._detail(request, account_id, status_code=400,
+                                      error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
     @post("/{account_id:int}/test")
@@ -170,7 +177,8 @@ class AccountController(Controller):
         except NotFoundError:
             raise
         except PlmailError as exc:
-            return await render(request, "accounts/_test_result.html", bare=True, error=str(exc))
+            return await render(request, "accounts/_test_result.html", bare=True,
+                                error=translate(str(exc), locale_for(request)))
         return await render(request, "accounts/_test_result.html", bare=True, report=report)
 
     @post("/{account_id:int}/active")

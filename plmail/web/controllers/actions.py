@@ -1,7 +1,7 @@
 """Thread and message actions from the list toolbar and the conversation view.
 
 Every action calls ThreadOperations, the same service JMAP uses: archiving from the browser and from
-a phone is one code path.
+a phone is one code path. "Delete forever" and "Empty trash" are MailDestroyer's, as JMAP's destroy is.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect
 
 from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.mail.destroy import Destroyed
 from plmail.mail.operations import OperationResult, ThreadOperations
 from plmail.mail.snooze import resolve_snooze
 from plmail.web.auth import safe_next, services_from
@@ -111,6 +112,12 @@ class ActionController(Controller):
                 thread_ids = await services.reader.view_thread_ids(user.id, data.view)
             except NotFoundError:
                 raise NotFoundException() from None
+        if data.action == "empty_trash":
+            _refused(await services.destroyer.empty_trash(user.id))
+            return Redirect(safe_next(data.next))
+        if data.action == "destroy":
+            _refused(await services.destroyer.destroy_threads(user.id, thread_ids))
+            return Redirect(safe_next(data.next))
         scope: Scope = {"thread_ids": thread_ids}
         if data.action not in UNDOABLE:
             await _run(services.operations, user.id, user.time_zone, scope, data)
@@ -126,8 +133,19 @@ class ActionController(Controller):
     async def message(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
         data = parse_form(await request.form(), ActionForm)
         user = signed_in_user(request)
-        await _run(services_from(request).operations, user.id, user.time_zone, {"message_ids": [message_id]}, data)
+        if data.action == "destroy":
+            _refused(await services_from(request).destroyer.destroy(user.id, [message_id]))
+        else:
+            await _run(services_from(request).operations, user.id, user.time_zone, {"message_ids": [message_id]},
+                       data)
         return Redirect(safe_next(data.next))
+
+
+def _refused(outcome: Destroyed) -> None:
+    """What a provider would not delete for good stays where it was, and the page says why."""
+    if outcome.refused:
+        reasons = sorted(set(outcome.refused.values()))
+        raise ValidationError(" ".join(reasons))
 
 
 async def _run(ops: ThreadOperations, user_id: int, time_zone: str, scope: Scope, form: ActionForm

@@ -7,6 +7,7 @@ from typing import Any
 from litestar import Request
 from litestar.response import Template
 
+from plmail.accounts.connection_tests import ALLOWED_PORTS
 from plmail.assistant.settings import HOLD_MAX, HOLD_MIN
 from plmail.web.auth import services_from
 from plmail.web.oauth_context import oauth_context
@@ -38,7 +39,10 @@ async def assistant_context(request: Request[Any, Any, Any]) -> dict[str, Any]:
 
 
 async def admin_page(request: Request[Any, Any, Any], *, status_code: int = 200, **extra: Any) -> Template:
-    users = await services_from(request).users.all_users()
+    services = services_from(request)
+    users = await services.users.all_users()
     return await render(request, "admin.html", status_code=status_code, users=users,
+                        any_port=await services.connection_tests.any_port_allowed(),
+                        mail_ports=", ".join(str(p) for p in sorted(ALLOWED_PORTS)),
                         **await queue_context(request), **await assistant_context(request),
                         **await oauth_context(request), **extra)

@@ -1,4 +1,4 @@
-"""First-run setup, sign-in and sign-out."""
+"""First-run setup, sign-in (password, then a second-factor code when the user has one) and sign-out."""
 
 from __future__ import annotations
 
@@ -15,10 +15,26 @@ from plmail.domain.errors import (
     SetupAlreadyDoneError,
     ValidationError,
 )
-from plmail.web.auth import safe_next, services_from, start_session
-from plmail.web.controllers.forms import URLENCODED, LoginForm, SetupForm
+from plmail.web.auth import (
+    SESSION_COOKIE,
+    browser_of,
+    clear_session_cookie,
+    drop_second_factor,
+    hold_second_factor,
+    pending_second_factor,
+    safe_next,
+    services_from,
+    set_sign_in_cookies,
+)
+from plmail.web.controllers.forms import URLENCODED, CodeForm, LoginForm, SetupForm
 from plmail.web.i18n import translate
 from plmail.web.pages import locale_for, render
+
+
+def _throttled(exc: LoginThrottledError, locale: Locale) -> tuple[str, dict[str, str]]:
+    message = translate("Too many failed sign-in attempts. Try again in {seconds} seconds.", locale,
+                        seconds=exc.retry_after)
+    return message, {"Retry-After": str(exc.retry_after)}
 
 
 class AuthController(Controller):
@@ -46,8 +62,8 @@ class AuthController(Controller):
             return Redirect("/login")
         except ValidationError as exc:
             return await render(request, "setup.html", status_code=400, form=data, error=str(exc))
-        start_session(request, user)
-        return Redirect("/")
+        result = await services.users.start_session(user, browser_of(request))
+        return set_sign_in_cookies(Redirect("/"), result)  # type: ignore[return-value]
 
     @get("/login")
     async def login_page(
@@ -62,24 +78,51 @@ class AuthController(Controller):
         self, request: Request[Any, Any, Any], data: Annotated[LoginForm, URLENCODED]
     ) -> Template | Redirect:
         services = services_from(request)
-        client = request.client.host if request.client else "unknown"
         locale = locale_for(request)
-        form = LoginForm(email=data.email, next=safe_next(data.next))
+        form = LoginForm(email=data.email, next=safe_next(data.next), remember=data.remember)
+        remember = data.remember == "on"
         try:
-            user = await services.users.authenticate(data.email, data.password, client=client)
+            result = await services.users.sign_in(data.email, data.password, browser_of(request), remember=remember)
         except LoginThrottledError as exc:
-            message = translate(
-                "Too many failed sign-in attempts. Try again in {seconds} seconds.", locale, seconds=exc.retry_after
-            )
-            return await render(request, "login.html", status_code=429, form=form, error=message,
-                                headers={"Retry-After": str(exc.retry_after)})
-        except AuthenticationError:
-            message = translate("The email address or password is wrong.", locale)
+            message, headers = _throttled(exc, locale)
+            return await render(request, "login.html", status_code=429, form=form, error=message, headers=headers)
+        except AuthenticationError as exc:
+            message = translate(str(exc), locale)
             return await render(request, "login.html", status_code=401, form=form, error=message)
-        start_session(request, user)
-        return Redirect(safe_next(data.next))
+        if result.session is None:
+            hold_second_factor(request, result.user, remember=remember, next_path=form.next)
+            return Redirect("/login/code")
+        return set_sign_in_cookies(Redirect(form.next), result)  # type: ignore[return-value]
+
+    @get("/login/code")
+    async def code_page(self, request: Request[Any, Any, Any]) -> Template | Redirect:
+        if pending_second_factor(request) is None:
+            return Redirect("/login")
+        return await render(request, "login_code.html")
+
+    @post("/login/code")
+    async def code(self, request: Request[Any, Any, Any], data: Annotated[CodeForm, URLENCODED]
+                   ) -> Template | Redirect:
+        pending = pending_second_factor(request)
+        if pending is None:
+            return Redirect("/login")
+        services = services_from(request)
+        locale = locale_for(request)
+        try:
+            result = await services.users.sign_in_with_code(
+                pending["uid"], data.code, browser_of(request), remember=bool(pending.get("remember")),
+                remember_device=data.remember_device == "on")
+        except LoginThrottledError as exc:
+            message, headers = _throttled(exc, locale)
+            return await render(request, "login_code.html", status_code=429, error=message, headers=headers)
+        except AuthenticationError as exc:
+            return await render(request, "login_code.html", status_code=401, error=translate(str(exc), locale))
+        drop_second_factor(request)
+        return set_sign_in_cookies(Redirect(safe_next(pending.get("next"))), result)  # type: ignore[return-value]
 
     @post("/logout")
     async def logout(self, request: Request[Any, Any, Any]) -> Redirect:
+        """Deletes the session row: a copy of the cookie made before stops working too."""
+        await services_from(request).sessions.end(request.cookies.get(SESSION_COOKIE))
         request.clear_session()
-        return Redirect("/login")
+        return clear_session_cookie(Redirect("/login"))  # type: ignore[return-value]

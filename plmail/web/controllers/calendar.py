@@ -1,5 +1,6 @@
-"""The calendar pages (day, week, month, agenda), an event with its provenance, editing, "Not an event",
-and the cards drawn above messages in a conversation.
+"""The calendar pages (day, week, month, agenda), an event with its provenance, the editor (new events, the
+series or one occurrence, deleting either), "Not an event", the cards drawn above messages in a conversation,
+.ics export and import, private subscription feeds, "Happening soon" and the extractors' admin notice.
 
 Controllers resolve, authorise, call one service and render; every lookup names the signed-in user,
 so another user's event is a 404 like a missing one.
@@ -7,19 +8,22 @@ so another user's event is a 404 like a missing one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from email.utils import format_datetime, parsedate_to_datetime
 from typing import Annotated, Any
+from urllib.parse import quote
 
-from litestar import Controller, Request, get, post
-from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, FromQuery
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import UploadFile
+from litestar.enums import RequestEncodingType
+from litestar.exceptions import NotFoundException, PermissionDeniedException
+from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Redirect, Template
 
 from plmail.calendar.browse import CalendarView, CalendarWindow, EventDetail
 from plmail.calendar.display import (
     Translator,
-    all_day_dates,
     clock,
     day_label,
     moment_label,
@@ -28,12 +32,17 @@ from plmail.calendar.display import (
     span_label,
     weekday_names,
 )
-from plmail.calendar.invites import EventCard
-from plmail.calendar.writer import EventEdit
-from plmail.domain.calendar import EventValues
+from plmail.calendar.editor import Scope
+from plmail.calendar.ics_files import MAX_IMPORT_BYTES, calendar_ics, event_ics
+from plmail.calendar.invites import CardKind, EventCard
+from plmail.calendar.rsvp import answer_of
+from plmail.calendar.sources import is_trusted_source
+from plmail.calendar.upcoming import SoonEntry
+from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE, EventValues
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.models import User
 from plmail.web.auth import safe_next, services_from
+from plmail.web.calendar_forms import EventEditorForm, editor_view, event_form, occurrence_of
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
 from plmail.web.pages import render, signed_in_user
@@ -46,16 +55,44 @@ VIEW_LABELS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("agenda", 
 
 
 @dataclass(frozen=True)
-class EventEditForm:
-    title: str = ""
-    location: str = ""
-    start: str = ""
-    end: str = ""
+class NextForm:
+    next: str = "/calendar"
 
 
 @dataclass(frozen=True)
-class NextForm:
+class DeleteForm:
+    scope: str = "series"
+    occurrence: str = ""
+
+
+@dataclass(frozen=True)
+class SubscribeForm:
+    calendar_id: str = ""
+
+
+@dataclass
+class ImportForm:
+    file: UploadFile | None = None
+    calendar_id: str = ""
+    _csrf_token: str = field(default="")
+
+
+CARD_LABELS = {"invitation": "Invitation", "booking": "Booking", "accepted": "Added to calendar"}
+# What the conversation says after an invitation was answered (?answered=…); the reasons of a send that
+# failed later are in the outbox.
+RSVP_NOTICES = {
+    "sent": ("notice", "Your answer is recorded and on its way to the organiser."),
+    "recorded": ("notice", "Your answer is recorded; nothing was sent."),
+    "not_sent": ("error", "Your answer is recorded, but it could not be sent to the organiser."),
+}
+
+
+@dataclass(frozen=True)
+class AnswerForm:
+    answer: str = ""
+    send: str = ""  # "on": send the REPLY to the organiser
     next: str = "/calendar"
+FEED_MEDIA_TYPE = "text/calendar; charset=utf-8"
 
 
 def _translator(user: User) -> Translator:
@@ -82,13 +119,16 @@ def card_view(card: EventCard, user: User) -> dict[str, Any]:
     when = span_label(card.starts_at, card.ends_at, all_day=card.all_day, where=reader_zone(user.time_zone),
                       locale=user.locale.value, t=t)
     return {
-        "kind": card.kind.value, "event_id": card.event_id, "title": card.title or t("(no title)"), "when": when,
+        "kind": card.kind.value, "label": t(CARD_LABELS.get(card.kind.value, "Booking")),
+        "event_id": card.event_id, "title": card.title or t("(no title)"), "when": when,
         "location": card.location, "cancelled": card.cancelled, "applied": card.applied,
         "status": t(STATUS_LABELS.get(card.status, card.status)),
         "organizer": _person(card.organizer.name, card.organizer.email) if card.organizer else None,
         "attendees": [{"who": _person(a.name, a.email), "partstat": t(PARTSTAT_LABELS.get(a.partstat or "", ""))
                        if a.partstat else ""} for a in card.attendees],
         "mine": t(PARTSTAT_LABELS[card.my_participation]) if card.my_participation in PARTSTAT_LABELS else None,
+        "answer": card.my_participation,
+        "may_answer": card.kind is CardKind.INVITATION and card.organizer is not None and not card.cancelled,
     }
 
 
@@ -100,6 +140,11 @@ async def message_cards_context(request: Request[Any, Any, Any], user: User, thr
     proposals = await calendar.proposals.for_thread(user.id, thread_id)
     return {"message_cards": {mid: [card_view(card, user) for card in found] for mid, found in cards.items()},
             "message_proposals": {mid: [proposal_view(p, user) for p in found] for mid, found in proposals.items()}}
+
+
+def _unconfirmed(source: str) -> bool:
+    """An untrusted source's event is shown with an explicit "unconfirmed" marker."""
+    return not is_trusted_source(source)
 
 
 def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
@@ -118,8 +163,12 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
                 time_label = t("continues")  # began on an earlier day
             else:
                 time_label = f"{clock(begin)}–{clock(entry.ends_at.astimezone(where))}"
+            href = f"/calendar/event/{entry.event_id}"
+            if entry.recurrence_id is not None:
+                href += "?occurrence=" + quote(entry.recurrence_id.astimezone(UTC).isoformat())
             entries.append({"id": entry.event_id, "title": entry.title or t("(no title)"), "time": time_label,
-                            "location": entry.location, "cancelled": entry.cancelled, "kind": entry.kind})
+                            "location": entry.location, "cancelled": entry.cancelled, "kind": entry.kind,
+                            "href": href, "unconfirmed": _unconfirmed(entry.source)})
         days.append({"date": cell.day.isoformat(), "label": day_label(cell.day, locale, t), "number": cell.day.day,
                      "entries": entries, "in_range": cell.in_range, "today": cell.day == today})
     if window.view is CalendarView.MONTH:
@@ -134,15 +183,6 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
             "weekdays": weekday_names(locale)}
 
 
-def _inputs(starts_at: datetime, ends_at: datetime, user: User, all_day: bool) -> tuple[str, str]:
-    """Form values: local times, or the first and last day of an all-day event (its end is exclusive)."""
-    if all_day:
-        first, last = all_day_dates(starts_at, ends_at)
-        return first.isoformat(), last.isoformat()
-    where = reader_zone(user.time_zone)
-    return starts_at.astimezone(where).strftime("%Y-%m-%dT%H:%M"), ends_at.astimezone(where).strftime("%Y-%m-%dT%H:%M")
-
-
 def _people(values: EventValues, t: Translator) -> tuple[str | None, list[dict[str, str]]]:
     organizer = values.organizer
     shown = _person(organizer.get("name"), organizer.get("email")) if organizer else None
@@ -152,12 +192,11 @@ def _people(values: EventValues, t: Translator) -> tuple[str | None, list[dict[s
     return shown, attendees
 
 
-def _detail_view(detail: EventDetail, user: User) -> dict[str, Any]:
+def _detail_view(detail: EventDetail, user: User, occurrence: datetime | None) -> dict[str, Any]:
     t = _translator(user)
     where = reader_zone(user.time_zone)
     values = detail.event.values
     locale = user.locale.value
-    start_input, end_input = _inputs(values.starts_at, values.ends_at, user, values.is_all_day)
     organizer, attendees = _people(values, t)
 
     def when(starts_at: datetime, ends_at: datetime) -> str:
@@ -167,32 +206,71 @@ def _detail_view(detail: EventDetail, user: User) -> dict[str, Any]:
         {"subject": row.subject or t("(no subject)"), "sender": row.from_name or row.from_address,
          "arrived": moment_label(row.arrived_at, where=where, locale=locale, t=t) if row.arrived_at else "",
          "applied": row.applied, "extractor": row.extractor, "confidence": row.confidence,
+         "accepted": row.extractor == ACCEPTED_PROPOSAL_EVIDENCE,
          "href": f"/thread/{row.thread_id}#m{row.message_id}" if row.thread_id else None}
         for row in detail.provenance
     ]
+    chosen = next((o for o in detail.occurrences if occurrence is not None and o.recurrence_id == occurrence), None)
+    recurring = len(detail.occurrences) > 1 or bool(values.recurrence)
     return {
-        "id": detail.event.id, "title": values.title or t("(no title)"), "raw_title": values.title or "",
+        "id": detail.event.id, "title": values.title or t("(no title)"),
         "when": when(values.starts_at, values.ends_at), "location": values.location or "",
         "description": values.description, "cancelled": values.status == "cancelled",
         "status": t(STATUS_LABELS.get(values.status, values.status)), "all_day": values.is_all_day,
         "edited": detail.event.is_user_edited, "source": values.source, "sequence": values.sequence,
+        "unconfirmed": _unconfirmed(values.source),
         "calendar": detail.calendar.name if detail.calendar else "", "time_zone": values.time_zone,
-        "organizer": organizer, "attendees": attendees, "start_input": start_input, "end_input": end_input,
-        "occurrences": [{"when": when(o.starts_at, o.ends_at), "cancelled": o.cancelled, "moved": o.is_override}
+        "organizer": organizer, "attendees": attendees, "recurring": recurring,
+        "occurrences": [{"when": when(o.starts_at, o.ends_at), "cancelled": o.cancelled, "moved": o.is_override,
+                         "title": o.title,
+                         "href": f"/calendar/event/{detail.event.id}?occurrence="
+                                 + quote(o.recurrence_id.astimezone(UTC).isoformat()),
+                         "current": chosen is not None and o.recurrence_id == chosen.recurrence_id}
                         for o in detail.occurrences],
         "more_occurrences": detail.occurrence_count - len(detail.occurrences),
         "provenance": provenance,
+        "occurrence_when": when(chosen.starts_at, chosen.ends_at) if chosen is not None else None,
+        "chosen": chosen,
     }
 
 
-def _parse_moment(value: str, user: User, all_day: bool) -> datetime | date:
-    text = value.strip()
+def _soon_view(entries: list[SoonEntry], user: User) -> list[dict[str, Any]]:
+    t = _translator(user)
+    where = reader_zone(user.time_zone)
+    rows = []
+    for soon in entries:
+        entry = soon.entry
+        rows.append({
+            "title": entry.title or t("(no title)"), "location": entry.location,
+            "when": span_label(entry.starts_at, entry.ends_at, all_day=entry.all_day, where=where,
+                               locale=user.locale.value, t=t),
+            "event_href": f"/calendar/event/{entry.event_id}",
+            "message_href": f"/thread/{soon.thread_id}#m{soon.message_id}" if soon.thread_id else None,
+        })
+    return rows
+
+
+def _admin(request: Request[Any, Any, Any]) -> User:
+    user = signed_in_user(request)
+    if not user.is_admin:
+        raise PermissionDeniedException("Only administrators can open this page.")
+    return user
+
+
+def _not_modified(request: Request[Any, Any, Any], etag: str, last_modified: datetime | None) -> bool:
+    """RFC 9110 §13.2.2: If-None-Match decides when present; otherwise If-Modified-Since, to the second."""
+    matches = request.headers.get("if-none-match")
+    if matches is not None:
+        offered = {tag.strip().removeprefix("W/") for tag in matches.split(",")}
+        return "*" in offered or etag in offered
+    since = request.headers.get("if-modified-since")
+    if since is None or last_modified is None:
+        return False
     try:
-        if all_day:
-            return date.fromisoformat(text[:10])
-        return datetime.fromisoformat(text).replace(tzinfo=reader_zone(user.time_zone))
-    except ValueError:
-        raise ValidationError("Enter the time as shown, for example 2026-04-01T09:30.") from None
+        asked = parsedate_to_datetime(since)
+    except (TypeError, ValueError, IndexError):
+        return False
+    return asked.tzinfo is not None and last_modified.replace(microsecond=0) <= asked
 
 
 class CalendarController(Controller):
@@ -215,44 +293,123 @@ class CalendarController(Controller):
             return await render(request, "partials/calendar_body.html", bare=True, cal=window)
         return await render(request, "calendar/index.html", cal=window)
 
-    @get("/event/{event_id:int}")
-    async def event(self, request: Request[Any, Any, Any], event_id: FromPath[int]) -> Template:
-        return await self._event_page(request, event_id)
+    # -- the editor ------------------------------------------------------------------------------------------
 
-    async def _event_page(
-        self, request: Request[Any, Any, Any], event_id: int, *, error: str | None = None, status_code: int = 200
+    @get("/new")
+    async def new_event(
+        self, request: Request[Any, Any, Any], day: FromQuery[str | None] = None, hour: FromQuery[int | None] = None
     ) -> Template:
         user = signed_in_user(request)
+        calendars = await services_from(request).calendar.browser.provision(user.id)
         try:
-            detail = await services_from(request).calendar.browser.detail(user.id, event_id)
+            chosen = date.fromisoformat(day) if day else None
+        except ValueError:
+            chosen = None
+        form = editor_view(user, calendars, _translator(user), day=chosen,
+                           hour=hour if hour is not None and 0 <= hour <= 23 else None)
+        return await render(request, "calendar/new.html", form=form)
+
+    @post("/new")
+    async def create_event(
+        self, request: Request[Any, Any, Any], data: Annotated[EventEditorForm, URLENCODED]
+    ) -> Template | Redirect:
+        user = signed_in_user(request)
+        calendar = services_from(request).calendar
+        try:
+            event_id = await calendar.editor.create(user.id, event_form(data, user, creating=True),
+                                                    user_zone=user.time_zone)
+        except ValidationError as error:
+            calendars = await calendar.browser.provision(user.id)
+            form = editor_view(user, calendars, _translator(user), posted=data)
+            return await render(request, "calendar/new.html", status_code=400, form=form,
+                                error=translate(str(error), user.locale))
+        return Redirect(f"/calendar/event/{event_id}", status_code=303)
+
+    @get("/event/{event_id:int}")
+    async def event(
+        self, request: Request[Any, Any, Any], event_id: FromPath[int], occurrence: FromQuery[str] = ""
+    ) -> Template:
+        try:
+            chosen = occurrence_of(occurrence)
+        except ValidationError:
+            chosen = None
+        return await self._event_page(request, event_id, occurrence=chosen)
+
+    async def _event_page(
+        self, request: Request[Any, Any, Any], event_id: int, *, occurrence: datetime | None = None,
+        error: str | None = None, status_code: int = 200, posted: EventEditorForm | None = None,
+    ) -> Template:
+        user = signed_in_user(request)
+        calendar = services_from(request).calendar
+        try:
+            detail = await calendar.browser.detail(user.id, event_id)
         except NotFoundError:
             raise NotFoundException() from None
-        return await render(request, "calendar/event.html", status_code=status_code, event=_detail_view(detail, user),
+        view = _detail_view(detail, user, occurrence)
+        chosen = view.pop("chosen")
+        calendars = await calendar.browser.provision(user.id)
+        form = editor_view(
+            user, calendars, _translator(user), values=detail.event.values,
+            starts_at=chosen.starts_at if chosen else None, ends_at=chosen.ends_at if chosen else None,
+            title=chosen.title if chosen else None, location=chosen.location if chosen else None,
+            occurrence=chosen.recurrence_id if chosen else None, posted=posted,
+        )
+        return await render(request, "calendar/event.html", status_code=status_code, event=view, form=form,
                             error=error)
 
     @post("/event/{event_id:int}")
     async def edit(
         self, request: Request[Any, Any, Any], event_id: FromPath[int],
-        data: Annotated[EventEditForm, URLENCODED],
+        data: Annotated[EventEditorForm, URLENCODED],
     ) -> Template | Redirect:
         user = signed_in_user(request)
         calendar = services_from(request).calendar
-        event = await calendar.writer.owned(user.id, event_id)
-        if event is None:
+        if await calendar.writer.owned(user.id, event_id) is None:
             raise NotFoundException()
         try:
-            start = _parse_moment(data.start, user, event.values.is_all_day)
-            end = _parse_moment(data.end, user, event.values.is_all_day)
-            if isinstance(end, date) and not isinstance(end, datetime):
-                end = date.fromordinal(end.toordinal() + 1)  # the form names the last day; the end is exclusive
-            await calendar.writer.edit(user.id, event_id, EventEdit(data.title, data.location, start, end),
-                                       user_zone=user.time_zone, reference=datetime.now(UTC))
+            occurrence = occurrence_of(data.occurrence)
+            scope = Scope.OCCURRENCE if data.scope == Scope.OCCURRENCE.value and occurrence else Scope.SERIES
+            await calendar.editor.update(user.id, event_id, event_form(data, user, creating=False),
+                                         user_zone=user.time_zone, scope=scope, occurrence=occurrence)
         except ValidationError as error:
-            message = translate(str(error), user.locale)
-            return await self._event_page(request, event_id, error=message, status_code=400)
+            return await self._event_page(request, event_id, error=translate(str(error), user.locale),
+                                          status_code=400, posted=data)
         except NotFoundError:
             raise NotFoundException() from None
-        return Redirect(f"/calendar/event/{event_id}", status_code=303)
+        target = f"/calendar/event/{event_id}"
+        if scope is Scope.OCCURRENCE and occurrence is not None:
+            target += "?occurrence=" + quote(occurrence.isoformat())
+        return Redirect(target, status_code=303)
+
+    @post("/event/{event_id:int}/delete")
+    async def delete(
+        self, request: Request[Any, Any, Any], event_id: FromPath[int], data: Annotated[DeleteForm, URLENCODED]
+    ) -> Redirect:
+        user = signed_in_user(request)
+        try:
+            occurrence = occurrence_of(data.occurrence)
+            scope = Scope.OCCURRENCE if data.scope == Scope.OCCURRENCE.value and occurrence else Scope.SERIES
+            gone = await services_from(request).calendar.editor.delete(
+                user.id, event_id, user_zone=user.time_zone, scope=scope, occurrence=occurrence)
+        except (NotFoundError, ValidationError):
+            raise NotFoundException() from None
+        return Redirect("/calendar" if gone else f"/calendar/event/{event_id}", status_code=303)
+
+    @post("/event/{event_id:int}/answer")
+    async def answer(
+        self, request: Request[Any, Any, Any], event_id: FromPath[int], data: Annotated[AnswerForm, URLENCODED]
+    ) -> Redirect:
+        """Yes / Maybe / No on an invitation card: the answer recorded, and sent unless "answer without sending"."""
+        user = signed_in_user(request)
+        try:
+            outcome = await services_from(request).rsvp.answer(user.id, event_id, answer_of(data.answer),
+                                                                send=data.send == "on")
+        except NotFoundError:
+            raise NotFoundException() from None
+        kind = "not_sent" if outcome.problem else ("sent" if outcome.submission_id else "recorded")
+        target, _, anchor = safe_next(data.next).partition("#")
+        joiner = "&" if "?" in target else "?"
+        return Redirect(f"{target}{joiner}answered={kind}" + (f"#{anchor}" if anchor else ""), status_code=303)
 
     @post("/event/{event_id:int}/not-an-event")
     async def not_an_event(
@@ -264,6 +421,118 @@ class CalendarController(Controller):
         except NotFoundError:
             raise NotFoundException() from None
         return Redirect(safe_next(data.next), status_code=303)
+
+    # -- files, feeds and sharing ----------------------------------------------------------------------------
+
+    @get("/event/{event_id:int}/export.ics")
+    async def export_event(self, request: Request[Any, Any, Any], event_id: FromPath[int]) -> Response[bytes]:
+        user = signed_in_user(request)
+        event = await services_from(request).calendar.writer.owned(user.id, event_id)
+        if event is None:
+            raise NotFoundException()
+        return Response(event_ics(event, user_zone=user.time_zone), media_type=FEED_MEDIA_TYPE,
+                        headers={"content-disposition": f'attachment; filename="event-{event_id}.ics"'})
+
+    @get("/{calendar_id:int}/export.ics")
+    async def export_calendar(self, request: Request[Any, Any, Any], calendar_id: FromPath[int]) -> Response[bytes]:
+        user = signed_in_user(request)
+        try:
+            found, events = await services_from(request).calendar.browser.calendar_with_events(user.id, calendar_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        return Response(calendar_ics(events, name=found.name, user_zone=user.time_zone), media_type=FEED_MEDIA_TYPE,
+                        headers={"content-disposition": f'attachment; filename="calendar-{calendar_id}.ics"'})
+
+    @get("/sharing")
+    async def sharing(self, request: Request[Any, Any, Any]) -> Template:
+        return await self._sharing_page(request)
+
+    async def _sharing_page(
+        self, request: Request[Any, Any, Any], *, status_code: int = 200, **extra: Any
+    ) -> Template:
+        user = signed_in_user(request)
+        calendar = services_from(request).calendar
+        calendars = await calendar.browser.provision(user.id)
+        where = reader_zone(user.time_zone)
+        t = _translator(user)
+        subscriptions = [{"id": s.id, "calendar": s.calendar_name,
+                          "created": moment_label(s.created_at, where=where, locale=user.locale.value, t=t),
+                          "fetched": moment_label(s.last_fetched_at, where=where, locale=user.locale.value, t=t)
+                          if s.last_fetched_at else None}
+                         for s in await calendar.feeds.subscriptions(user.id)]
+        return await render(request, "calendar/sharing.html", status_code=status_code, calendars=calendars,
+                            subscriptions=subscriptions, max_import_mb=MAX_IMPORT_BYTES // (1024 * 1024), **extra)
+
+    @post("/import")
+    async def import_file(
+        self, request: Request[Any, Any, Any],
+        data: Annotated[ImportForm, Body(media_type=RequestEncodingType.MULTI_PART)],
+    ) -> Template:
+        user = signed_in_user(request)
+        calendar = services_from(request).calendar
+        try:
+            if data.file is None:
+                raise ValidationError("Choose an .ics file.", field="file")
+            content = await data.file.read(MAX_IMPORT_BYTES + 1)
+            calendar_id = int(data.calendar_id) if data.calendar_id.strip().isdigit() else 0
+            report = await calendar.importer.run(user.id, calendar_id, content, user_zone=user.time_zone)
+        except ValidationError as error:
+            return await self._sharing_page(request, status_code=400,
+                                            import_error=translate(str(error), user.locale))
+        return await self._sharing_page(request, imported=report)
+
+    @post("/subscriptions")
+    async def subscribe(self, request: Request[Any, Any, Any], data: Annotated[SubscribeForm, URLENCODED]
+                        ) -> Template:
+        user = signed_in_user(request)
+        feeds = services_from(request).calendar.feeds
+        try:
+            created = await feeds.subscribe(user.id, int(data.calendar_id) if data.calendar_id.isdigit() else 0)
+        except NotFoundError:
+            raise NotFoundException() from None
+        address = f"{request.base_url.netloc}/calendar/feed/{created.token}.ics"
+        return await self._sharing_page(request, new_feed={"webcal": f"webcal://{address}",
+                                                           "https": f"{request.base_url.scheme}://{address}"})
+
+    @post("/subscriptions/{subscription_id:int}/revoke")
+    async def revoke(self, request: Request[Any, Any, Any], subscription_id: FromPath[int]) -> Redirect:
+        user = signed_in_user(request)
+        try:
+            await services_from(request).calendar.feeds.revoke(user.id, subscription_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        return Redirect("/calendar/sharing", status_code=303)
+
+    @get("/feed/{token:str}", cache=False)
+    async def feed(self, request: Request[Any, Any, Any], token: FromPath[str]) -> Response[bytes]:
+        """Public: the long random token in the URL is the credential (sign-in is not asked here)."""
+        feeds = services_from(request).calendar.feeds
+        version = await feeds.version(token.removesuffix(".ics"))  # NotFoundError: a plain 404
+        headers = {"etag": version.etag, "cache-control": "private, no-cache"}
+        if version.last_modified is not None:
+            headers["last-modified"] = format_datetime(version.last_modified.astimezone(UTC), usegmt=True)
+        if _not_modified(request, version.etag, version.last_modified):
+            return Response(b"", status_code=304, headers=headers)
+        feed = await feeds.body(version)
+        return Response(feed.body, media_type=FEED_MEDIA_TYPE, headers=headers)
+
+    # -- beside other pages ----------------------------------------------------------------------------------
+
+    @get("/soon")
+    async def soon(self, request: Request[Any, Any, Any]) -> Template:
+        """"Happening soon": the next 14 days, at most 12 rows, each leading to the mail it came from."""
+        user = signed_in_user(request)
+        entries = await services_from(request).calendar.upcoming.soon(user.id, datetime.now(UTC))
+        return await render(request, "partials/calendar_soon.html", bare=True, soon=_soon_view(entries, user))
+
+    @get("/extractors")
+    async def extractors(self, request: Request[Any, Any, Any]) -> Template:
+        """Administrators: the extractors that need something installed, and whether it is."""
+        _admin(request)
+        statuses = services_from(request).calendar.extractor_statuses()
+        return await render(request, "partials/calendar_extractors.html", bare=True, statuses=statuses)
+
+    # -- proposals -------------------------------------------------------------------------------------------
 
     @post("/proposal/{proposal_id:int}/accept")
     async def accept_proposal(

@@ -143,6 +143,11 @@ def _is_htmx(request: Request[Any, Any, Any]) -> bool:
     return request.headers.get("hx-request") == "true"
 
 
+def _is_panel(request: Request[Any, Any, Any]) -> bool:
+    """htmx opening new mail in place of a page's content; not htmx restoring its history, which wants pages."""
+    return _is_htmx(request) and request.headers.get("hx-history-restore-request") != "true"
+
+
 async def _uploads(posted: Any, name: str) -> list[OutgoingAttachment]:
     return [OutgoingAttachment(f.filename or "", f.content_type or "application/octet-stream", await f.read())
             for f in posted.getall(name, []) if isinstance(f, UploadFile) and f.filename]
@@ -153,7 +158,7 @@ class ComposeController(Controller):
 
     async def _composer(self, request: Request[Any, Any, Any], form: ComposeForm, *, status_code: int = 200,
                         draft: ComposerDraft | None = None, error: str = "", notice: str = "",
-                        fragment: bool = False) -> Template:
+                        fragment: bool = False, panel: bool = False) -> Template:
         """The composer, as a page or (inline, or for htmx) as the fragment that replaces the open one."""
         user = signed_in_user(request)
         services = services_from(request)
@@ -172,13 +177,15 @@ class ComposeController(Controller):
             context["error"] = translate("Not sent: {reason}", user.locale, reason=draft.failure)
         if fragment or form.inline:
             return await render(request, "partials/composer.html", status_code=status_code, bare=True, **context)
+        if panel:
+            return await render(request, "partials/compose_panel.html", status_code=status_code, bare=True, **context)
         return await render(request, "compose.html", status_code=status_code, **context)
 
     @get("/")
     async def page(self, request: Request[Any, Any, Any], draft: FromQuery[int | None] = None,
                    answer: FromQuery[int | None] = None, mode: FromQuery[str] = "reply") -> Template | Redirect:
-        """A new message; a draft reopened (?draft=ID); or an answer to a message (?answer=ID&mode=…), which
-        htmx opens inline under the message."""
+        """A new message (for htmx, in place of the page's content); a draft reopened (?draft=ID); or an answer
+        to a message (?answer=ID&mode=…), which htmx opens inline under the message."""
         user = signed_in_user(request)
         composer = services_from(request).composer
         inline = _is_htmx(request) and answer is not None
@@ -194,7 +201,8 @@ class ComposeController(Controller):
                 opened = await composer.new(user.id)
         except NotFoundError:
             raise NotFoundException() from None
-        return await self._composer(request, _form(opened, inline=inline), draft=opened)
+        panel = _is_panel(request) and draft is None and answer is None
+        return await self._composer(request, _form(opened, inline=inline), draft=opened, panel=panel)
 
     @post("/")
     async def submit(self, request: Request[Any, Any, Any]) -> Template | Redirect | Response[str]:

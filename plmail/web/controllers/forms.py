@@ -19,6 +19,13 @@ class LoginForm:
     email: str = ""
     password: str = ""
     next: str = "/"
+    remember: str = ""  # "on": keep me signed in (a persistent cookie)
+
+
+@dataclass(frozen=True)
+class CodeForm:
+    code: str = ""
+    remember_device: str = ""  # "on": skip the code on this browser for 30 days
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
 from plmail.mail.rules.authentication import authentication_verdicts
 from plmail.web.auth import services_from
-from plmail.web.controllers.calendar import message_cards_context
+from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text
 from plmail.web.pages import render, signed_in_user
+from plmail.web.security import content_security_policy
 
 # What the search box understands (mail/search.py), offered as the user types.
 SEARCH_OPERATORS = ("from:", "to:", "cc:", "subject:", "label:", "in:inbox", "in:sent", "in:trash", "in:spam",
@@ -86,7 +87,8 @@ class MailController(Controller):
 
     @get("/thread/{thread_id:int}")
     async def thread(
-        self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None
+        self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None,
+        answered: FromQuery[str] = "",
     ) -> Template:
         user = signed_in_user(request)
         services = services_from(request)
@@ -99,8 +101,12 @@ class MailController(Controller):
             await services.operations.set_seen(user.id, True, thread_ids=[thread_id])
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
         cards = await message_cards_context(request, user, thread_id)
+        # The framed bodies live under this page's policy: mail is styled inline, and shows remote images only
+        # where the reader asked for them.
+        policy = content_security_policy(inline_styles=any(m.html for m in messages),
+                                         remote_images=any(m.html and m.images_allowed for m in messages))
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
-                            **cards)
+                            answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy}, **cards)
 
     @get("/message/{message_id:int}/original")
     async def original(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Template:
@@ -174,4 +180,5 @@ class MailController(Controller):
         return Response(data, media_type=media, headers=_SAFE_HEADERS | {"Content-Disposition": header})
 
 
-_SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox"}
+_SAFE_HEADERS = {"X-Content-Type-Options": "nosniff",
+                 "Content-Security-Policy": "default-src 'none'; sandbox; frame-ancestors 'none'"}

@@ -10,7 +10,7 @@ from litestar import Controller, Request, get, post
 from litestar.response import Template
 
 from plmail.domain.errors import AuthenticationError, ValidationError
-from plmail.web.auth import services_from, start_session
+from plmail.web.auth import browser_of, current_session, services_from, set_sign_in_cookies
 from plmail.web.controllers.forms import URLENCODED, PasswordForm, PreferencesForm, parse_form
 from plmail.web.i18n import translate
 from plmail.web.pages import CATEGORY_TABS, render, signed_in_user
@@ -107,12 +107,15 @@ class SettingsController(Controller):
     async def password(self, request: Request[Any, Any, Any], data: Annotated[PasswordForm, URLENCODED]) -> Template:
         user = signed_in_user(request)
         services = services_from(request)
+        here = current_session(request)
         try:
-            await services.users.change_password(user, data.current_password, data.new_password)
+            result = await services.users.change_password(user, data.current_password, data.new_password,
+                                                          browser_of(request), remember=bool(here and here.remember))
         except (AuthenticationError, ValidationError) as exc:
             message = translate(str(exc), user.locale)
             return await _page(request, status_code=400, password_error=message)
-        # This session continues under the new epoch; every other one is now invalid.
-        start_session(request, await services.users.by_id(user.id))
+        # Every session ended; this browser goes on in a new one.
         notice = "Password changed. Other sessions were signed out."
-        return await _page(request, password_notice=notice)
+        page = await _page(request, password_notice=notice)
+        set_sign_in_cookies(page, result)
+        return page

@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from plmail.domain.enums import QueueName
+from plmail.domain.errors import ValidationError
+from plmail.domain.ingest import PostIngestResult
 from plmail.jobs.assistant import release_overdue_held
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.context import SERVICES_KEY
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.mail.ingest import parse_message
+from plmail.mail.rules.model import RuleDraft
 from tests.integration.assistant.conftest import Desk, eventually
 from tests.support.fakes.model import Behaviour
 from tests.support.mail import make_message
@@ -167,3 +172,61 @@ async def test_held_mail_gets_its_proposals_once_released_and_sorted(desk: Desk,
     await eventually(proposed, what="the proposal after the release")
     [job] = await desk.jobs(QueueName.ENRICH_LIVE, "propose_events")
     assert job["kwargs"]["message_ids"] == [stored.id]
+
+
+async def test_a_filed_message_held_for_the_assistant_is_in_no_tab_until_released_into_the_rules_tab(
+    desk: Desk,
+) -> None:
+    """The user's category resolves hold-aware, like the built-in one (seed: "pin-bewusst, Hold-bewusst")."""
+    services = desk.services
+    await desk.configure(hold_max_seconds=60)
+    desk.model.set_behaviour(Behaviour.hang())
+    labels = {r["id"] for r in await services.db.fetch("SELECT id FROM label")}
+    await services.rules.save(desk.user.id, None, RuleDraft(
+        "bank", None, {"from": "bank.example"}, [{"type": "fileIntoCategory", "category": "updates"}]),
+        labels, {desk.account_id})
+    stored = await desk.arrive(subject="Statement", sender="Bank <alerts@bank.example>", headers={
+        "Authentication-Results": "mx.example.net; dkim=pass header.d=bank.example; dmarc=pass"})
+    assert stored.held and stored.thread_id is not None
+    assert await desk.tabs_showing(stored.thread_id) == []
+    assert await services.assistant.releaser.release([stored.id]) == 1
+    assert await desk.tabs_showing(stored.thread_id) == ["updates"]
+
+
+async def test_the_timed_release_is_scheduled_even_when_the_model_was_switched_off_meanwhile(desk: Desk) -> None:
+    """Seed: "deshalb wird die zeitgesteuerte Freigabe in ClassifyMailStep vor der Feature-Prüfung abgeschickt" —
+    held mail must come out even if the model was switched off between the hold and the step."""
+    services = desk.services
+    await desk.configure(hold_max_seconds=60)
+    desk.model.set_behaviour(Behaviour.hang())
+    stored = await desk.arrive(subject="Switched off meanwhile")
+    assert stored.held
+    await services.db.execute("DELETE FROM saq_jobs")
+    await desk.configure(url="")  # no model now: nothing will be classified
+    [step] = [s for s in services.pipeline.steps.steps if s.name == "classify_mail"]
+    await step.after_commit(PostIngestResult(messages=(stored,), accounts={}, threads_by_account={}, live=True,
+                                             recent_ids=(stored.id,)))
+    [job] = await desk.jobs(QueueName.RELEASE, "release_held")
+    assert job["kwargs"] == {"message_ids": [stored.id]}
+    assert await desk.jobs(QueueName.ENRICH_LIVE, "classify_messages") == []
+
+
+async def test_the_hold_lasts_60_seconds_by_default_and_between_2_and_300(desk: Desk) -> None:
+    """Seed: "mit einer Verzögerung von AiSettings::$holdMaxSeconds (Vorgabe 60, 2–300) abgeschickt"."""
+    services = desk.services
+    assert (await services.assistant_settings.load()).hold_max_seconds == 60
+    for refused in (1, 301):
+        with pytest.raises(ValidationError):
+            await desk.configure(hold_max_seconds=refused)
+    for allowed in (2, 300):
+        await desk.configure(hold_max_seconds=allowed)
+        assert (await services.assistant_settings.load()).hold_max_seconds == allowed
+    await services.db.execute("UPDATE app_setting SET value = jsonb_set(value, '{hold_max_seconds}', '1') "
+                              "WHERE key = 'assistant'")
+    assert (await services.assistant_settings.load()).hold_max_seconds == 2  # a stored value below is raised
+    await desk.configure(hold_max_seconds=60)
+    desk.model.set_behaviour(Behaviour.hang())
+    stored = await desk.arrive(subject="Waits a minute")
+    [job] = [j for j in await desk.jobs(QueueName.RELEASE, "release_held")
+             if j["kwargs"]["message_ids"] == [stored.id]]
+    assert job["scheduled"] - job["queued"] / 1000 == pytest.approx(60, abs=2)  # saq: seconds, and milliseconds

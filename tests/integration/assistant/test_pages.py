@@ -11,7 +11,8 @@ from plmail.domain.enums import QueueName
 from plmail.domain.jobs import RELEASE_HELD, JobSpec
 from plmail.jobs.workers import WorkerSupervisor
 from tests.integration.assistant.conftest import Desk, eventually
-from tests.support.fakes.model import Behaviour
+from tests.support.fakes.model import Behaviour, ModelFake
+from tests.support.fakes.server import FakeServer
 from tests.support.net import free_port
 from tests.support.web import post_form, sign_in
 
@@ -65,6 +66,32 @@ async def test_the_admin_sets_up_and_tests_the_model_host(client: httpx.AsyncCli
     await desk.services.db.execute("UPDATE app_user SET locale = 'de' WHERE email = 'admin@example.org'")
     german = await client.get("/admin")
     assert "Assistent" in german.text and "Verbindung testen" in german.text and "Wartet am längsten" in german.text
+
+
+async def test_the_stored_key_goes_only_to_the_origin_it_was_saved_for(client: httpx.AsyncClient,
+                                                                       desk: Desk) -> None:
+    await _admin(client, desk)
+    desk.model.api_key = "sk-secret-1"  # the saved host wants the key
+    desk.model.set_behaviour(Behaviour.answer("promotions", "a shoe sale"))
+    await post_form(client, "/admin/assistant", _form(desk, api_key="sk-secret-1"), token_from="/admin")
+    same = await post_form(client, "/admin/assistant/test", _form(desk, url=desk.model_url + "/v1/../"),
+                           token_from="/admin")
+    assert "The model answered in" in same.text  # same origin, key field empty: the stored key goes along
+
+    async with FakeServer(ModelFake(api_key="sk-secret-1")) as elsewhere:
+        # A typed URL elsewhere, key field empty: were the stored key sent, this host would accept it.
+        for url in (elsewhere.url, desk.model_url.replace("127.0.0.1", "localhost")):
+            tested = await post_form(client, "/admin/assistant/test", _form(desk, url=url), token_from="/admin")
+            assert tested.status_code == 200 and "The model answered in" not in tested.text, url
+            assert "answered 401" in tested.text, url  # it was asked, without the key
+        moved = await post_form(client, "/admin/assistant", _form(desk, url=elsewhere.url), token_from="/admin")
+        assert moved.status_code == 400 and "enter its API key again" in moved.text
+        assert (await desk.services.assistant_settings.load()).host.url == desk.model_url  # type: ignore[union-attr]
+        rekeyed = await post_form(client, "/admin/assistant", _form(desk, url=elsewhere.url, api_key="sk-secret-1"),
+                                  token_from="/admin")
+        assert rekeyed.status_code == 200
+        assert await desk.services.assistant_settings.api_key() == "sk-secret-1"
+        assert await desk.services.assistant_settings.api_key(for_url=desk.model_url) is None
 
 
 async def test_hold_statistics_show_on_the_admin_page(client: httpx.AsyncClient, desk: Desk,

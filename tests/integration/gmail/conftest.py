@@ -161,10 +161,12 @@ def gmail_stack(services: Services, time: FakeTime) -> tuple[GmailServices, Mail
     return gmail, importer, sync
 
 
-async def connect_account(services: Services, user: User, fake: GmailFake, email: str | None = None) -> int:
-    """What a finished consent does: the account with tokens the fake issued for the mailbox."""
+async def connect_account(services: Services, user: User, fake: GmailFake, email: str | None = None, *,
+                          scope: str | None = None) -> int:
+    """What a finished consent does: the account with tokens the fake issued for the mailbox (with the scope
+    the user granted; the fake's default is gmail.modify, as accounts connected before full access had)."""
     address = email or fake.mailbox.email
-    pair = fake.oauth.issue(address)
+    pair = fake.oauth.issue(address, scope=scope)
     tokens = TokenSet(pair.access_token, pair.refresh_token, datetime.now(UTC) + timedelta(seconds=pair.expires_in),
                       pair.scope)
     outcome = await services.providers.get(OAuthServices).connect.connect(

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
 
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.batching import RAW_BATCH_BYTES
@@ -171,6 +174,29 @@ async def test_a_chat_and_a_gone_id_are_noted_and_the_import_ends_in_one_pass(gm
     assert [(r["gmail_id"], r["reason"]) for r in remaining] == [(chat.id, "chat")]
 
 
+async def test_a_note_disappears_once_its_message_is_stored_after_all(gmail: GmailSetup, database_url: str) -> None:
+    """The seed: "Eine Zeile verschwindet, wenn ihre Nachricht doch gespeichert wird." Another worker notes the
+    id as gone (Gmail answered it 404 a moment ago) while this import's fetch of it is under way and succeeds."""
+    back = gmail.mailbox.add_message(rfc822("Back again"))
+    await gmail.sync()
+
+    async def another_worker_notes_it_gone() -> None:
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.execute(
+                """INSERT INTO gmail_skipped_message (account_id, gmail_id, reason, detail, created_at)
+                   VALUES ($1, $2, 'gone', 'listed by Gmail, but Gmail answers 404 for it', now())""",
+                gmail.account_id, back.id)
+        finally:
+            await conn.close()
+
+    gmail.fake.before_next("users.messages.get", another_worker_notes_it_gone)
+    await gmail.import_all()
+    assert await gmail.count() == 1
+    assert await gmail.services.db.fetch(
+        "SELECT gmail_id FROM gmail_skipped_message WHERE account_id = $1", gmail.account_id) == []
+
+
 async def test_a_pass_that_cannot_store_everything_waits_an_hour_and_stops_after_24(gmail: GmailSetup) -> None:
     gmail.mailbox.add_message(rfc822("fine"))
     await gmail.sync()
@@ -215,3 +241,49 @@ async def test_large_mail_reaches_the_pipeline_in_batches_bounded_by_bytes(gmail
     assert sorted(r["scans"] for r in rows if r["scans"]) == [1, 2, 2]  # two scans fit the budget, a third not
     assert all(r["bytes"] <= RAW_BATCH_BYTES for r in rows)
     assert RAW_BATCH_BYTES < 3 * 12 * MB
+
+
+async def test_every_sync_restarts_an_import_that_has_work_and_has_been_silent_for_five_minutes(
+    gmail: GmailSetup,
+) -> None:
+    """Seed: "MailImporter::ensureRunning(), das einen Import startet, der Arbeit hat und seit fünf Minuten still
+    ist" — a chain that moved within the five minutes is left alone."""
+    gmail.mailbox.add_message(rfc822("history"))
+    t0 = datetime.now(UTC)
+    await gmail.sync()  # the sync itself ends in ensure_running: the new account's import is started
+    importer = gmail.importer
+    assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=4, seconds=59))
+    assert await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=5, seconds=1))  # it broke
+    assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=9))
+    assert await importer.ensure_running(gmail.account_id, now=t0 + timedelta(minutes=10, seconds=2))
+    await gmail.import_all()
+    assert not await importer.ensure_running(gmail.account_id, now=t0 + timedelta(hours=1))  # no work left
+
+
+POISON = """
+    CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'this message cannot be stored'; END $$;
+    CREATE TRIGGER refuse_poison BEFORE INSERT ON message FOR EACH ROW
+        WHEN (NEW.subject = 'poison') EXECUTE FUNCTION refuse_poison();"""
+
+
+async def test_a_message_that_will_not_store_is_asked_for_five_times_then_the_page_moves_past_it(
+    gmail: GmailSetup,
+) -> None:
+    """Seed: "Die Marke bleibt, wo sie ist, und die Seite wird erneut angefragt; nach fünf Versuchen rückt die
+    Marke an ihr vorbei" — for Gmail as for IMAP."""
+    await gmail.services.db.execute(POISON)
+    for n in range(3):
+        gmail.mailbox.add_message(rfc822(f"fine {n}"))
+    gmail.mailbox.add_message(rfc822("poison"))
+    await gmail.sync()
+    for _ in range(12):
+        progress = await gmail.importer.progress(gmail.account_id)
+        if progress is None or not progress.importing:
+            break
+        await gmail.import_page()
+    # five tries on the inbox page, then it moves past; the listing of everything meets it again, five more
+    assert [(run.page.folder, run.page.failed) for run in gmail.pages][:10] == [("inbox", 1)] * 5 + [("all", 1)] * 5
+    assert await gmail.count() == 3  # the rest is stored; the failing one costs only itself
+    state = BackfillState.of(await account_admin(gmail.services).for_job(gmail.account_id))  # type: ignore[arg-type]
+    assert state is not None and not state.in_pass and state.incomplete  # the pass ended, to be tried again

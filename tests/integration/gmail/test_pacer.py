@@ -3,7 +3,8 @@ limit, forgets a learnt limit after a day, and shares one account's state betwee
 
 from __future__ import annotations
 
-from datetime import timedelta
+import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,6 +17,7 @@ from plmail.providers.gmail.pacer import (
     UNITS_PER_MESSAGE,
     GmailQuotaDeferred,
     GmailQuotaPacer,
+    SystemTime,
 )
 from plmail.services import Services
 from tests.integration.gmail.conftest import FakeTime
@@ -84,3 +86,30 @@ async def test_workers_draw_from_one_quota(services: Services, account: int) -> 
         await two.spend(account, CLIENT, REQUEST)
     minutes = (time.now() - start).total_seconds() / 60
     assert minutes >= 18 * REQUEST / (START_LIMIT * SHARE) * 0.99  # as slow as one worker sending all twenty
+
+
+async def test_the_seeds_numbers_start_15000_at_85_percent_and_five_messages_of_60_units_per_request(
+    services: Services, account: int,
+) -> None:
+    """Seed: "beginnt bei 15.000 … taktet … auf 85 % davon, fünf Nachrichten pro Anfrage … Eine Nachricht zählt
+    60 Einheiten" — written out here, not read from the pacer's constants."""
+    time = FakeTime(ManualClock())
+    pacer = _pacer(services, time)
+    budget = await pacer.budget(account, CLIENT)
+    assert (budget.limit, budget.units_per_minute) == (15_000, 12_750)
+    start = time.now()
+    for _ in range(20):
+        await pacer.spend(account, CLIENT, 5 * 60)
+    # one request of five messages may go at once beside the first; the other eighteen wait their share
+    assert (time.now() - start).total_seconds() == pytest.approx(18 * 300 * 60 / 12_750, rel=0.01)
+
+
+async def test_the_real_clock_is_utc_and_really_waits() -> None:
+    """What production paces by: aware UTC instants (a quota minute is compared with Google's Retry-After) and
+    a wait of the length asked for."""
+    clock = SystemTime()
+    now = clock.now()
+    assert now.utcoffset() == timedelta(0) and abs(now - datetime.now(UTC)) < timedelta(seconds=5)
+    started = time.monotonic()
+    await clock.sleep(0.05)
+    assert time.monotonic() - started >= 0.05

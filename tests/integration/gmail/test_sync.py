@@ -158,3 +158,16 @@ async def test_many_new_messages_are_fetched_by_jobs_of_100_ids_put_back_on_a_re
     for _, _, _, arguments in [*queues.jobs, *jobs[1:]]:
         await syncer.fetch_batch(gmail.account_id, arguments["ids"])
     assert await gmail.gmail_ids() == set(gmail.mailbox.messages)
+
+
+async def test_a_gmail_original_is_stored_at_ingest(gmail: GmailSetup) -> None:
+    """The deliberate difference from the seed (which fetches Gmail originals on first use): the raw fetch
+    already brought the bytes, so the pipeline keeps them and "show original" needs no second call."""
+    raw = rfc822("Kept as it came", body="Exactly these bytes.")
+    gmail_id = gmail.mailbox.add_message(raw).id
+    await gmail.sync()
+    await gmail.import_all()
+    raw_path = await gmail.services.db.fetchval(
+        "SELECT raw_path FROM message WHERE account_id = $1 AND gmail_id = $2", gmail.account_id, gmail_id)
+    assert raw_path is not None
+    assert await gmail.services.blobs.get(raw_path) == raw

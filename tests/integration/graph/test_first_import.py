@@ -119,3 +119,23 @@ async def test_a_429_during_the_import_schedules_the_next_page_for_later(graph: 
     await graph.import_all()
     await graph.sync()
     await graph.assert_matches_server()
+
+
+async def test_a_message_that_will_not_store_is_tried_five_times_then_the_folder_goes_on(graph: GraphSetup) -> None:
+    """Seed: "nach fünf Versuchen rückt die Marke an ihr vorbei, und der Ordner geht weiter" — for Microsoft too."""
+    await graph.services.db.execute(
+        """CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN RAISE EXCEPTION 'this message cannot be stored'; END $$;
+           CREATE TRIGGER refuse_poison BEFORE INSERT ON message FOR EACH ROW
+               WHEN (NEW.subject = 'poison') EXECUTE FUNCTION refuse_poison();""")
+    for i in range(3):
+        old_message(graph.mailbox, "inbox", i)
+    old_message(graph.mailbox, "inbox", 3, subject="poison")
+    await graph.sync()
+    runs = await graph.import_all(limit=20)
+    assert [run.page.failed for run in runs if run.page.failed] == [1] * 4  # the fifth failure gives it up
+    assert not await graph.importing()  # and the folder went on to its end
+    skip = await graph.services.db.fetchrow("SELECT reason FROM ingest_skip WHERE account_id = $1", graph.account_id)
+    assert skip is not None and "cannot be stored" in skip["reason"]
+    assert await graph.services.db.fetchval("SELECT count(*) FROM message WHERE account_id = $1",
+                                            graph.account_id) == 3

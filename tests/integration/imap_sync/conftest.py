@@ -118,7 +118,8 @@ async def add_account(services: Services, user: User, mail: DovecotUser, **overr
     server = mail.imap()
     data = ImapAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
                             username=mail.name, password=mail.password, name=overrides.pop("name", ""))
-    account_id = await services.providers.get(ImapAccountService).add(user.id, data)
+    # Set up as an operator would (the command line): the test Dovecot is on a free port, not a mail port.
+    account_id = await services.providers.get(ImapAccountService).add(user.id, data, operator=True)
     if overrides:
         await services.db.execute(
             "UPDATE account SET settings = jsonb_set(settings, '{imap}', (settings -> 'imap') || $2::jsonb) "

@@ -29,10 +29,17 @@ async def _account_id(response: httpx.Response) -> int:
     return int(match.group(1))
 
 
+async def _allow_any_port(client: httpx.AsyncClient) -> None:
+    """The test Dovecot listens on a free port, not a mail port: the administrator allows any port."""
+    saved = await post_form(client, "/admin/connections", {"any_port": "on"}, token_from="/admin")
+    assert saved.status_code == 200
+
+
 async def test_add_test_edit_pause_and_remove_an_account(
     client: httpx.AsyncClient, services: Services, dovecot_user: DovecotUser,
 ) -> None:
     await sign_up_admin(client)
+    await _allow_any_port(client)
     preset = await client.get("/accounts/preset", params={"email": "someone@gmail.com"})
     assert 'value="imap.gmail.com"' in preset.text and 'value="993"' in preset.text
     assert "app password" in preset.text
@@ -106,6 +113,7 @@ async def test_a_failed_sign_in_shows_why_and_other_users_see_nothing(
     client: httpx.AsyncClient, services: Services, dovecot_user: DovecotUser,
 ) -> None:
     await sign_up_admin(client)
+    await _allow_any_port(client)
     created = await post_form(client, "/accounts/", _form(dovecot_user), token_from="/accounts/new")
     account_id = await _account_id(created)
     await account_admin(services).set_status(account_id, AccountStatus.AUTH_FAILED,

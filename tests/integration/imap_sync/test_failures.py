@@ -79,7 +79,7 @@ async def test_a_wrong_password_marks_the_account_and_stops_all_retries(imap: Im
         server = imap.mail.imap()
         await imap.services.providers.get(ImapAccountService).update(imap.user.id, imap.account_id, ImapAccountInput(
             email=f"{imap.mail.name}@example.org", host=server.host, port=server.port, tls="none",
-            username=imap.mail.name, password=imap.mail.password))
+            username=imap.mail.name, password=imap.mail.password), operator=True)
     record = await account_admin(imap.services).for_job(imap.account_id)
     assert record is not None and record.status is AccountStatus.OK and record.status_detail == ""
     assert await imap.propagate() == 1
@@ -95,7 +95,7 @@ async def test_adding_an_account_with_a_wrong_password_saves_nothing(imap: ImapS
     with pytest.raises(ImapAuthError):
         await imap.services.providers.get(ImapAccountService).add(imap.user.id, ImapAccountInput(
             email="x@example.org", host=server.host, port=server.port, tls="none", username=dovecot_user.name,
-            password="not it"))
+            password="not it"), operator=True)
     assert len(await imap.services.accounts.for_user(imap.user.id)) == 1
 
 

@@ -160,3 +160,65 @@ async def test_two_accounts_of_one_user_sync_apart(imap: ImapSetup, dovecot_user
             WHERE l.user_id = $1 AND l.role = 'inbox'""", imap.user.id)
     assert bindings == 2
     assert await imap.count() == 40
+
+
+async def test_folder_discovery_binds_each_folder_once_with_its_role_and_tells_jmap(imap: ImapSetup) -> None:
+    """Discovery before any message: each folder a mailbox row with its role, IDLE only where new mail lands
+    (Inbox, Spam), views of mail that lives elsewhere (\\All) never synced, a label the user renamed kept."""
+    db = imap.services.db
+    imap.mail.create_folder("All Mail")
+    imap.mail.create_folder("Projects/2026")
+    await imap.sync()
+    rows = {r["full_path"]: r for r in await db.fetch(
+        """SELECT mb.full_path, mb.special_use, mb.delimiter, mb.is_sync_enabled, mb.is_idle_enabled, l.name, l.role
+             FROM mailbox mb JOIN label_binding b ON b.mailbox_id = mb.id JOIN label l ON l.id = b.label_id
+            WHERE mb.account_id = $1""", imap.account_id)}
+    assert {p: (r["role"], r["is_idle_enabled"]) for p, r in rows.items() if r["role"]} == {
+        "INBOX": ("inbox", True), "Sent": ("sent", False), "Drafts": ("drafts", False), "Trash": ("trash", False),
+        "Junk": ("spam", True), "Archive": ("archive", False)}
+    assert (rows["Projects/2026"]["name"], rows["Projects/2026"]["delimiter"]) == ("2026", "/")
+    assert [p for p, r in rows.items() if not r["is_sync_enabled"]] == ["All Mail"]
+    assert rows["All Mail"]["special_use"] == "\\All" and rows["Sent"]["special_use"] == "\\Sent"
+    mailbox_changes = await db.fetchval(
+        "SELECT count(*) FROM jmap_change_log WHERE account_id = $1 AND object_type = 'Mailbox'", imap.account_id)
+    assert mailbox_changes >= len(rows) - 1  # every new mailbox announced (All Mail is a view, not a place)
+
+    label_id = await db.fetchval(
+        "SELECT b.label_id FROM label_binding b JOIN mailbox mb ON mb.id = b.mailbox_id "
+        "WHERE mb.account_id = $1 AND mb.full_path = 'Projects/2026'", imap.account_id)
+    await imap.services.labels.update(imap.user.id, label_id, name="Year 2026")
+    new = ["Aardvark", "Middle", "Zebra"]  # wherever the server lists them among the folders bound already
+    for name in new:
+        imap.mail.create_folder(name)
+    before = await db.fetchval("SELECT count(*) FROM label WHERE user_id = $1", imap.user.id)
+    await imap.sync()
+    assert await db.fetchval("SELECT name FROM label WHERE id = $1", label_id) == "Year 2026"  # bound already
+    assert await db.fetchval("SELECT count(*) FROM label WHERE user_id = $1", imap.user.id) == before + len(new)
+    assert await db.fetchval(
+        "SELECT count(*) FROM label_binding b JOIN mailbox mb ON mb.id = b.mailbox_id "
+        "WHERE mb.account_id = $1 AND mb.full_path = ANY($2::text[])", imap.account_id, new) == len(new)
+
+
+async def test_discovery_passes_over_a_folder_bound_already_and_announces_only_what_changed(imap: ImapSetup) -> None:
+    """A folder bound already is skipped, not the end of discovery: a new folder the server lists after it is
+    still bound. A discovery that finds nothing new tells JMAP clients nothing."""
+    db = imap.services.db
+    imap.mail.create_folder("Old")
+    await imap.sync()
+    with imap.mail.peer() as peer:  # another client; Dovecot lists the newest folder first
+        assert peer.conn.delete("Old")[0] == "OK"
+        peer.create("New")
+        peer.create("Old")  # listed before New now, and still bound from the first sync
+    await imap.sync()
+    bound = {r["full_path"] for r in await db.fetch(
+        "SELECT mb.full_path FROM mailbox mb JOIN label_binding b ON b.mailbox_id = mb.id WHERE mb.account_id = $1",
+        imap.account_id)}
+    assert {"Old", "New"} <= bound
+
+    async def mailbox_changes() -> int:
+        return int(await db.fetchval("SELECT count(*) FROM jmap_change_log WHERE account_id = $1 "
+                                     "AND object_type = 'Mailbox'", imap.account_id))
+
+    before = await mailbox_changes()
+    await imap.sync()
+    assert await mailbox_changes() == before

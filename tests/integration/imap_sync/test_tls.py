@@ -39,8 +39,8 @@ async def test_implicit_tls_and_the_loopback_rule(services: Services, dovecot_tl
     base = ImapAccountInput(email="me@example.org", host="localhost", port=server.port, tls="implicit",
                             username=dovecot_tls_user.name, password=dovecot_tls_user.password)
     with pytest.raises(ImapTlsError):  # the system store does not know the test CA
-        await imap.test(base)
-    report = await imap.test(dataclasses.replace(base, ca_file=str(server.ca_file)))
+        await imap.test(base, user_id=None)
+    report = await imap.test(dataclasses.replace(base, ca_file=str(server.ca_file)), user_id=None)
     assert report.tls_version is not None and report.tls_version.startswith("TLS")
     with pytest.raises(ImapTlsError, match="without encryption"):
         await imap.add(user.id, ImapAccountInput(email="me@example.org", host="imap.example.org", port=143,

@@ -40,6 +40,11 @@ class JmapBox:
         return str(self.account_id)
 
     @property
+    def primary(self) -> str:
+        """The user's unified account: the primary account for mail, submission and calendars."""
+        return f"u{self.user.id}"
+
+    @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 

@@ -138,7 +138,10 @@ async def test_cannot_calculate_changes_state_mismatch_and_query_errors(box: Jma
     assert (await box.error("Email/query", {"accountId": box.account, "anchor": "424242"}))["type"] == \
         "anchorNotFound"
     assert (await box.error("Email/query", {"accountId": box.account,
-                                            "sort": [{"property": "hasKeyword"}]}))["type"] == "unsupportedSort"
+                                            "sort": [{"property": "preview"}]}))["type"] == "unsupportedSort"
+    # RFC 8621 §4.4.2: a keyword sort names its keyword
+    assert (await box.error("Email/query", {"accountId": box.account,
+                                            "sort": [{"property": "hasKeyword"}]}))["type"] == "invalidArguments"
     assert (await box.error("Email/query", {"accountId": box.account, "sort": [
         {"property": "subject", "collation": "i;klingon"}]}))["type"] == "unsupportedSort"
     assert (await box.error("Email/query", {"accountId": box.account,

@@ -38,7 +38,9 @@ async def test_default_properties_of_a_plain_message(box: JmapBox) -> None:
     assert got["sender"] == [{"name": "Bot", "email": "bot@example.org"}]
     assert got["subject"] == "Quarterly numbers" and got["preview"] == "The numbers are in."
     assert got["hasAttachment"] is False and got["size"] > 0
-    assert got["textBody"][0]["partId"] == "text" and got["textBody"][0]["type"] == "text/plain"
+    # a single-part message is its own part 1 (IMAP's section numbers, RFC 8621 §4.1.4)
+    assert got["textBody"][0]["partId"] == "1" and got["textBody"][0]["type"] == "text/plain"
+    assert got["textBody"][0]["blobId"] == f"m-{email}x1" and got["textBody"][0]["charset"] == "utf-8"
     assert got["htmlBody"] == got["textBody"] and got["attachments"] == [] and got["bodyValues"] == {}
     assert "headers" not in got and "bodyStructure" not in got
 
@@ -74,18 +76,21 @@ async def test_html_is_always_the_sanitised_copy_with_structure_and_values(box: 
     got = (await box.call("Email/get", {
         "ids": [email], "properties": ["bodyStructure", "textBody", "htmlBody", "bodyValues"],
         "fetchAllBodyValues": True}))["list"][0]
-    assert got["bodyStructure"]["type"] == "multipart/alternative"
-    assert [p["partId"] for p in got["bodyStructure"]["subParts"]] == ["text", "html"]
-    assert got["htmlBody"][0]["partId"] == "html" and got["textBody"][0]["partId"] == "text"
-    html = got["bodyValues"]["html"]["value"]
+    assert got["bodyStructure"]["type"] == "multipart/alternative" and got["bodyStructure"]["partId"] is None
+    assert [p["partId"] for p in got["bodyStructure"]["subParts"]] == ["1", "2"]
+    assert got["htmlBody"][0]["partId"] == "2" and got["textBody"][0]["partId"] == "1"
+    html = got["bodyValues"]["2"]["value"]
     assert "<b>there</b>" in html and "<script" not in html and "tracker.example" not in html
-    assert got["bodyValues"]["text"] == {"value": "Hello there\n", "isEncodingProblem": False,
-                                         "isTruncated": False}
+    assert got["bodyValues"]["1"] == {"value": "Hello there\n", "isEncodingProblem": False,
+                                      "isTruncated": False}
+    downloaded = await box.http.get(f"/jmap/download/{box.account}/{got['htmlBody'][0]['blobId']}/b.html",
+                                    headers=box.headers)
+    assert b"<b>there</b>" in downloaded.content and b"<script" not in downloaded.content
     raw_html = await box.services.db.fetchval("SELECT body_html FROM message WHERE id = $1", int(email))
     assert "<script" in raw_html  # the raw copy is kept for extraction, never served
     html_only = (await box.call("Email/get", {"ids": [email], "properties": ["bodyValues"],
                                               "fetchHTMLBodyValues": True}))["list"][0]
-    assert list(html_only["bodyValues"]) == ["html"]
+    assert list(html_only["bodyValues"]) == ["2"]
 
 
 async def test_max_body_value_bytes_truncates_on_character_and_tag_boundaries(box: JmapBox) -> None:
@@ -94,10 +99,10 @@ async def test_max_body_value_bytes_truncates_on_character_and_tag_boundaries(bo
     for size, text_value in [(3, "Gr"), (4, "Grü"), (100, "Grüße aus Köln\n")]:
         got = (await box.call("Email/get", {"ids": [email], "properties": ["bodyValues"],
                                             "fetchTextBodyValues": True, "maxBodyValueBytes": size}))["list"][0]
-        assert got["bodyValues"]["text"]["value"] == text_value
-        assert got["bodyValues"]["text"]["isTruncated"] is (size < 100)
+        assert got["bodyValues"]["1"]["value"] == text_value
+        assert got["bodyValues"]["1"]["isTruncated"] is (size < 100)
     html = (await box.call("Email/get", {"ids": [email], "properties": ["bodyValues"], "fetchHTMLBodyValues": True,
-                                         "maxBodyValueBytes": 12}))["list"][0]["bodyValues"]["html"]
+                                         "maxBodyValueBytes": 12}))["list"][0]["bodyValues"]["2"]
     assert html["isTruncated"] and "<" not in html["value"].replace("<p>", "")
 
 
@@ -112,17 +117,26 @@ async def test_attachments_and_body_properties(box: JmapBox) -> None:
            b"Content-Disposition: inline\r\nContent-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--b--\r\n")
     email = await _one(box, raw)
     got = (await box.call("Email/get", {
-        "ids": [email], "properties": ["attachments", "hasAttachment", "bodyStructure", "bodyValues"],
+        "ids": [email], "properties": ["attachments", "hasAttachment", "bodyStructure", "bodyValues", "textBody",
+                                       "htmlBody"],
         "bodyProperties": ["partId", "blobId", "type", "name", "disposition", "cid", "size", "headers",
                            "header:Content-Type:asRaw"],
         "fetchAllBodyValues": True}))["list"][0]
     assert got["hasAttachment"] is True
-    csv, png = got["attachments"]
+    # RFC 8621 §4.1.4: the inline image of a multipart/mixed is shown in the body, in both lists; the CSV is an
+    # attachment (disposition attachment)
+    [csv] = got["attachments"]
+    text, png = got["textBody"]
+    assert got["htmlBody"] == got["textBody"]
+    assert (text["partId"], png["partId"], csv["partId"]) == ("1", "3", "2")
     assert (csv["type"], csv["name"], csv["disposition"]) == ("text/csv", "n.csv", "attachment")
     assert csv["blobId"].startswith("p-") and csv["size"] == len(b"a,b\r\n1,2")
     assert (png["type"], png["cid"], png["disposition"]) == ("image/png", "logo@x", "inline")
     assert csv["header:Content-Type:asRaw"].startswith(" text/csv")
+    assert csv["headers"] == [{"name": "Content-Type", "value": " text/csv; charset=utf-8"},
+                              {"name": "Content-Disposition", "value": ' attachment; filename="n.csv"'}]
     assert got["bodyStructure"]["type"] == "multipart/mixed" and len(got["bodyStructure"]["subParts"]) == 3
+    assert {"name": "Subject", "value": " Files"} in got["bodyStructure"]["headers"]  # the top part: the message
     assert got["bodyValues"][csv["partId"]]["value"] == "a,b\r\n1,2"
 
 

@@ -30,8 +30,16 @@ async def test_keywords_whole_and_patched(box: JmapBox) -> None:
     assert (await _get(box, second))["keywords"] == {"$seen": True}
     await box.call("Email/set", {"update": {first: {"keywords/$flagged": None}}})
     assert (await _get(box, first))["keywords"] == {"$seen": True}
-    refused = await box.call("Email/set", {"update": {first: {"keywords/$answered": True},
-                                                      second: {"keywords": {"$seen": True, "$junk": True}},
+    # every keyword (RFC 8621 §4.1.1), custom ones too, case-insensitively
+    kept = await box.call("Email/set", {"update": {first: {"keywords/$answered": True, "keywords/$Forwarded": True,
+                                                           "keywords/Project-X": True}}})
+    assert kept["updated"] == {first: None}
+    assert (await _get(box, first))["keywords"] == {"$answered": True, "$forwarded": True, "$seen": True,
+                                                   "project-x": True}
+    await box.call("Email/set", {"update": {first: {"keywords/project-x": None}}})
+    assert (await _get(box, first))["keywords"] == {"$answered": True, "$forwarded": True, "$seen": True}
+    refused = await box.call("Email/set", {"update": {first: {"keywords/bad(keyword": True},
+                                                      second: {"keywords": {"$seen": True, "sp ace": True}},
                                                       "424242": {"keywords/$seen": True}}})
     assert refused["notUpdated"][first]["type"] == "invalidProperties"
     assert refused["notUpdated"][second]["type"] == "invalidProperties"
@@ -77,12 +85,28 @@ async def test_created_mailbox_referenced_in_the_same_request(box: JmapBox) -> N
     assert created in (await _get(box, first))["mailboxIds"]
 
 
-async def test_destroy_moves_to_trash_and_never_deletes(box: JmapBox) -> None:
+async def test_junk_and_notjunk_are_the_spam_moves(box: JmapBox) -> None:
     first, _ = await _two(box)
+    spam, inbox = await box.mailbox_id(LabelRole.SPAM), await box.mailbox_id(LabelRole.INBOX)
+    await box.call("Email/set", {"update": {first: {"keywords/$junk": True}}})
+    junk = await _get(box, first)
+    assert junk == {"id": first, "keywords": {"$junk": True}, "mailboxIds": {spam: True}}
+    await box.call("Email/set", {"update": {first: {"keywords/$junk": None, "keywords/$notjunk": True}}})
+    assert await _get(box, first) == {"id": first, "keywords": {"$notjunk": True}, "mailboxIds": {inbox: True}}
+    both = await box.call("Email/set", {"update": {first: {"keywords": {"$junk": True, "$notjunk": True}}}})
+    assert both["notUpdated"][first]["type"] == "invalidProperties"
+
+
+async def test_destroy_is_destroy(box: JmapBox) -> None:
+    first, _ = await _two(box)
+    state = await box.state("Email")
     result = await box.call("Email/set", {"destroy": [first, "424242"]})
     assert result["destroyed"] == [first] and result["notDestroyed"]["424242"]["type"] == "notFound"
-    assert (await _get(box, first))["mailboxIds"] == {await box.mailbox_id(LabelRole.TRASH): True}
-    assert await box.services.db.fetchval("SELECT count(*) FROM message WHERE id = $1", int(first)) == 1
+    assert await box.services.db.fetchval("SELECT count(*) FROM message WHERE id = $1", int(first)) == 0
+    assert (await box.call("Email/get", {"ids": [first]}))["notFound"] == [first]
+    assert (await box.call("Email/changes", {"sinceState": state}))["destroyed"] == [first]
+    again = await box.call("Email/set", {"destroy": [first]})
+    assert again["notDestroyed"][first]["type"] == "notFound"
 
 
 async def test_if_in_state_and_create_refused(box: JmapBox) -> None:

@@ -19,8 +19,12 @@ async def test_another_users_account_is_not_found_for_every_method(box: JmapBox)
     identity = await box.request([["Identity/get", {"accountId": bob.account}, "i"]],
                                  using=["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:submission"])
     assert identity.json()["methodResponses"][0][1]["type"] == "accountNotFound"
+    for method in ("Email/get", "Mailbox/get", "Email/changes"):  # nor Bob's unified account
+        extra = {"sinceState": "0"} if method.endswith("changes") else {}
+        assert (await box.error(method, {"accountId": f"u{bob.user.id}", **extra}))["type"] == \
+            "accountNotFound", method
     session = (await box.http.get("/jmap/session", headers=box.headers)).json()
-    assert list(session["accounts"]) == [box.account]
+    assert list(session["accounts"]) == [f"u{box.user.id}", box.account]
 
 
 async def test_ids_of_another_users_objects_name_nothing_in_my_account(box: JmapBox) -> None:

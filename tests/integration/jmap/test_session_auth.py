@@ -33,9 +33,17 @@ async def test_well_known_redirects_to_a_session_with_capabilities_accounts_and_
     assert {"urn:ietf:params:jmap:mail", "urn:ietf:params:jmap:submission",
             "urn:plmail:params:jmap:categories"} <= set(session["capabilities"])
     account = session["accounts"][box.account]
-    assert account["name"] == "reader@example.org" and account["isPersonal"] and not account["isReadOnly"]
+    # each connected account is named by its name and address, so two of one address stay apart
+    assert account["name"] == "Archive <reader@example.org>" and account["isPersonal"] and not account["isReadOnly"]
     assert "urn:ietf:params:jmap:mail" in account["accountCapabilities"]
-    assert session["primaryAccounts"]["urn:ietf:params:jmap:mail"] == box.account
+    # the primary account is the unified one: every account's mail behind the user's labels
+    unified = f"u{box.user.id}"
+    assert session["primaryAccounts"]["urn:ietf:params:jmap:mail"] == unified
+    assert session["primaryAccounts"]["urn:ietf:params:jmap:submission"] == unified
+    assert session["accounts"][unified]["name"] == "All accounts (reader@example.org)"
+    assert "urn:ietf:params:jmap:vacationresponse" in session["accounts"][unified]["accountCapabilities"]
+    assert session["capabilities"]["urn:ietf:params:jmap:websocket"] == {"url": "ws://plmail.test/jmap/ws",
+                                                                         "supportsPush": True}
     assert session["username"] == "reader@example.org"
     assert session["apiUrl"] == "http://plmail.test/jmap/api"
     assert session["downloadUrl"] == ("http://plmail.test/jmap/download/{accountId}/{blobId}/{name}"
@@ -53,7 +61,7 @@ async def test_session_state_changes_when_accounts_change(box: JmapBox) -> None:
                                        email="second@example.org")
     after = (await box.http.get("/jmap/session", headers=box.headers)).json()
     assert after["state"] != before["state"]
-    assert len(after["accounts"]) == 2
+    assert len(after["accounts"]) == 3  # the unified account and the two connected ones
     assert (await box.request([["Core/echo", {}, "e"]])).json()["sessionState"] == after["state"]
 
 
@@ -101,6 +109,20 @@ async def test_failures_are_throttled_with_retry_after(box: JmapBox) -> None:
     assert locked.headers["content-type"].startswith("application/problem+json")
     # The lock is per address for Basic; the web sign-in keeps its own counters.
     assert (await sign_in(box.http, "reader@example.org", "correct horse")).status_code == 200
+
+
+async def test_a_valid_app_password_works_after_a_hundred_failures_from_its_address(box: JmapBox) -> None:
+    wrong_bearer = {"Authorization": "Bearer plmail_" + "e" * 64}
+    wrong_basic = basic("reader@example.org", "d" * 64)
+    statuses = [(await box.http.get("/jmap/session", headers=wrong_bearer if n % 2 else wrong_basic)).status_code
+                for n in range(100)]
+    assert set(statuses) == {401, 429} and statuses[-1] == 429  # the guesses are slowed down...
+    # ...but from the same client address, the owner's valid app password is never refused.
+    assert (await box.http.get("/jmap/session", headers=box.headers)).status_code == 200
+    secret = box.token.removeprefix("plmail_")
+    assert (await box.http.get("/jmap/session", headers=basic("reader@example.org", secret))).status_code == 200
+    api = await box.request([["Core/echo", {"ok": True}, "e"]])
+    assert api.status_code == 200
 
 
 async def test_last_use_is_recorded_at_most_every_five_minutes(box: JmapBox) -> None:

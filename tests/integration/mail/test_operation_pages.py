@@ -134,3 +134,34 @@ async def test_filter_editor_previews_saves_and_runs_on_existing_mail(client: ht
     listing = await client.get("/rules")
     assert "Ran on existing mail: 3 of 3 matched" in listing.text
     assert _subjects(await client.get("/")) == []
+
+
+async def test_delete_forever_and_empty_trash_destroy_for_good(client: httpx.AsyncClient, mailbox: Mailbox) -> None:
+    """The web's "Delete forever" (in Trash and Spam) and "Empty trash" are the destroy JMAP's Email/set has."""
+    threads = await _fill(mailbox, 4)
+    await _signed_in(client, mailbox)
+    roles = await mailbox.services.labels.role_ids(mailbox.user.id)
+    await post_form(client, "/actions", {"action": "trash", "thread_ids": str(threads[0]), "next": "/"},
+                    token_from="/")
+    await post_form(client, "/actions", {"action": "trash", "thread_ids": str(threads[1]), "next": "/"},
+                    token_from="/")
+    await post_form(client, "/actions", {"action": "spam", "thread_ids": str(threads[2]), "next": "/"},
+                    token_from="/")
+    trash = await client.get(f"/label/{roles[LabelRole.TRASH]}")
+    assert 'value="destroy"' in trash.text and 'value="empty_trash"' in trash.text
+    assert 'value="destroy"' in (await client.get(f"/label/{roles[LabelRole.SPAM]}")).text
+    assert 'value="empty_trash"' not in (await client.get("/")).text  # nothing is destroyed from the Inbox
+
+    before = len(await mailbox.changes("Email"))
+    gone = await post_form(client, "/actions", {"action": "destroy", "thread_ids": str(threads[2]),
+                                                "next": f"/label/{roles[LabelRole.SPAM]}"}, token_from="/")
+    assert gone.status_code == 200
+    count = "SELECT count(*) FROM message WHERE thread_id = ANY($1::bigint[])"
+    assert await mailbox.services.db.fetchval(count, [threads[2]]) == 0
+    emptied = await post_form(client, "/actions", {"action": "empty_trash", "view": f"label:{roles[LabelRole.TRASH]}",
+                                                   "next": f"/label/{roles[LabelRole.TRASH]}"}, token_from="/")
+    assert emptied.status_code == 200 and _subjects(emptied) == []
+    assert await mailbox.services.db.fetchval(count, [threads[0], threads[1]]) == 0
+    assert await mailbox.services.db.fetchval(count, [threads[3]]) == 1  # the Inbox keeps its mail
+    destroyed = [c for c in (await mailbox.changes("Email"))[before:] if c[2] == "destroyed"]
+    assert len(destroyed) == 3  # phones learn of all three through Email/changes

@@ -40,6 +40,14 @@ async def _roles(mailbox: Mailbox) -> dict[LabelRole, int]:
     return await mailbox.services.labels.role_ids(mailbox.user.id)
 
 
+async def _unified_mailbox_changes(mailbox: Mailbox) -> list[str]:
+    """Label ids logged as changed Mailboxes of the user's unified account (its log key is minus the user id)."""
+    rows = await mailbox.services.db.fetch(
+        "SELECT entity_id FROM jmap_change_log WHERE account_id = $1 AND object_type = 'Mailbox' ORDER BY sequence",
+        -mailbox.user.id)
+    return [r["entity_id"] for r in rows]
+
+
 def _conversation() -> tuple[bytes, bytes]:
     first = make_message(message_id="o1@x", subject="Ops")
     reply = make_message(message_id="o2@x", subject="Re: Ops", in_reply_to="o1@x", references=["o1@x"],
@@ -51,11 +59,17 @@ async def test_each_operation_changes_labels_logs_changes_and_enqueues_propagati
     ops = mailbox.services.operations
     thread_id, (m1, m2) = await _thread(mailbox, *_conversation())
     before = len(await mailbox.changes())
+    unified_before = await _unified_mailbox_changes(mailbox)
     result = await ops.archive(mailbox.user.id, thread_ids=[thread_id])
     assert set(result.messages) == {m1, m2}
     assert await _labels(mailbox, m1) == {"archive"}  # Inbox was the only label: the mail still lives somewhere
     changes = (await mailbox.changes())[before:]
-    assert ("Email", str(m1), "updated") in changes and ("Thread", str(thread_id), "updated") in changes
+    assert ("Email", str(m1), "updated") in changes
+    # labels are the Email's and its Mailboxes' change: the thread's membership stayed, so its state does too
+    assert ("Thread", str(thread_id), "updated") not in changes
+    roles = await _roles(mailbox)
+    moved = (await _unified_mailbox_changes(mailbox))[len(unified_before):]
+    assert set(moved) == {str(roles[LabelRole.INBOX]), str(roles[LabelRole.ARCHIVE])}  # the unified account's counts
     jobs = await mailbox.services.db.fetch("SELECT queue, convert_from(job, 'UTF8')::jsonb ->> 'function' AS f "
                                            "FROM saq_jobs")
     assert [(r["queue"], r["f"]) for r in jobs] == [("ingest", "propagate_provider_changes")]

@@ -6,6 +6,7 @@ import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 import pytest
 
 from plmail.domain.enums import LabelRole, ProviderKind, QueueName
@@ -88,6 +89,23 @@ async def test_a_reply_that_arrived_first_is_adopted_and_merges_keep_the_older_t
     assert ("Email", str(moved), "updated") in await mailbox.changes("Email")
     count = await mailbox.services.db.fetchval("SELECT message_count FROM message_thread WHERE id = $1", older)
     assert count == 4
+
+
+async def test_a_merged_conversation_takes_its_subject_from_the_side_holding_the_replied_to_message(
+    mailbox: Mailbox,
+) -> None:
+    """Seed: "der Betreff kommt von der Seite, die die beantwortete Nachricht hält" — not from the oldest
+    message, whose date may be a replier's clock running behind."""
+    pipeline, db = mailbox.services.pipeline, mailbox.services.db
+    reply = await pipeline.ingest([mailbox.message(make_message(
+        message_id="r@x", subject="Re: Quarterly plan, second draft", in_reply_to="x@x", references=["x@x"],
+        sender="Bob <bob@example.net>", date=BASE_DATE - timedelta(minutes=2)))])
+    await pipeline.ingest([mailbox.message(make_message(message_id="x@x", subject="Quarterly plan",
+                                                        date=BASE_DATE))])
+    assert await mailbox.threads_by_message_id() == {frozenset({"r@x", "x@x"})}
+    row = await db.fetchrow("SELECT subject, normalized_subject FROM message_thread WHERE id = $1",
+                            reply.messages[0].thread_id)
+    assert (row["subject"], row["normalized_subject"]) == ("Quarterly plan", "quarterly plan")
 
 
 async def test_merges_in_one_batch_carry_star_snooze_pinned_category_and_leave_the_bin(mailbox: Mailbox) -> None:
@@ -267,6 +285,7 @@ async def test_follow_up_work_goes_to_enrich_live_only_for_recent_mail_of_a_fini
 
 
 async def test_contacts_harvested_from_sent_mail_make_later_bulk_mail_general(mailbox: Mailbox) -> None:
+    """Harvested inside the pipeline, deliberately not as a step like the seed's: the same batch counts."""
     pipeline = mailbox.services.pipeline
     newsletter = dict(sender="Shop <news@shop.example>", headers={"List-Unsubscribe": "<mailto:u@shop.example>"})
     first = await pipeline.ingest([mailbox.message(make_message(message_id="n1@x", **newsletter))])
@@ -290,3 +309,29 @@ async def test_headers_stay_raw_and_search_finds_address_parts(mailbox: Mailbox)
     for query in ("example.com", "billing.example.com", "invoice", "carol"):
         assert len((await reader.search(mailbox.user.id, query)).threads) == 1, query
     assert (await reader.search(mailbox.user.id, "nothing-like-this")).threads == []
+
+
+async def test_steps_are_told_once_per_batch_after_the_last_commit(mailbox: Mailbox, database_url: str) -> None:
+    """Seed P13: "Es gibt genau einen Haken, und er läuft nach dem letzten Flush. Ein Step sieht nie einen
+    halbfertigen Stapel" — a step reading from another connection finds the whole batch committed, threads and
+    the change log included."""
+    seen: list[tuple[int, ...]] = []
+
+    class Witness:
+        name = "witness"
+
+        async def after_commit(self, result: PostIngestResult) -> None:
+            ids = [m.id for m in result.messages]
+            async with await psycopg.AsyncConnection.connect(database_url) as other:
+                row = await (await other.execute(
+                    "SELECT count(*), count(thread_id), "
+                    "(SELECT count(*) FROM jmap_change_log WHERE object_type = 'Email' AND entity_id = ANY(%s)), "
+                    "(SELECT count(*) FROM message_label WHERE message_id = ANY(%s)) "
+                    "FROM message WHERE id = ANY(%s)", ([str(i) for i in ids], ids, ids))).fetchone()
+            assert row is not None
+            seen.append((len(ids), *(int(v) for v in row)))
+
+    mailbox.services.pipeline.steps.register(Witness())
+    await mailbox.services.pipeline.ingest([
+        mailbox.message(make_message(message_id=f"w{i}@x", subject=f"Witnessed {i}")) for i in range(3)])
+    assert seen == [(3, 3, 3, 3, 3)]  # told once: stored, threaded, announced and labelled

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plmail.domain.enums import LabelRole, Locale
-from plmail.domain.errors import ValidationError
+from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.mail.labels import LabelManager
 from plmail.mail.rules.describe import describe_rule
 from plmail.mail.rules.model import RuleDraft
@@ -44,10 +44,12 @@ async def test_a_rule_labels_new_mail_and_the_thread_carries_the_label(mailbox: 
     # The thread's labels are the union of its messages' labels *after* the rule ran.
     assert await _label_names(mailbox, "thread_label", "thread_id", shop.thread_id or 0) == {"Receipts"}
     assert await _label_names(mailbox, "message_label", "message_id", friend.id) == {"inbox"}
-    jobs = await mailbox.services.db.fetchval(
-        "SELECT count(*) FROM saq_jobs WHERE convert_from(job, 'UTF8')::jsonb ->> 'function' = "
+    jobs = await mailbox.services.db.fetch(
+        "SELECT queue FROM saq_jobs WHERE convert_from(job, 'UTF8')::jsonb ->> 'function' = "
         "'propagate_provider_changes'")
-    assert jobs == 1  # the provider learns about the rule's changes after commit
+    # the provider learns about the rule's changes after commit, on ingest: the deliberate difference from the
+    # seed's export queue (the ingest worker holds the provider's connection)
+    assert [r["queue"] for r in jobs] == ["ingest"]
 
 
 async def test_stop_processing_flags_and_spam_actions(mailbox: Mailbox) -> None:
@@ -163,3 +165,37 @@ async def test_search_operators_and_free_text(mailbox: Mailbox) -> None:
     assert await subjects("colour:blue pizza") == []  # unknown operator stays free text (and matches nothing)
     assert await subjects("has:attachment") == []
     assert await subjects("invoices OR pizza", ranked=True) == ["Quarterly invoices", "Lunch plans"]
+
+
+async def test_a_trash_rule_takes_every_other_place_off_the_message(mailbox: Mailbox) -> None:
+    """Deliberately more than the seed's "Papierkorb dazu, Posteingang weg": Archive and Spam go as well, so a
+    message is never in the bin and in another place at once."""
+    roles = await mailbox.services.labels.role_ids(mailbox.user.id)
+    await _rule(mailbox, {"subject": "junk"}, [{"type": "trash"}])
+    result = await mailbox.services.pipeline.ingest([
+        mailbox.message(make_message(message_id=f"t{n}@x", subject=f"junk {n}"), label_ids=(roles[role],))
+        for n, role in enumerate((LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM))])
+    for message in result.messages:
+        assert await _label_names(mailbox, "message_label", "message_id", message.id) == {"trash"}
+    operations = mailbox.services.operations
+    kept = await mailbox.services.pipeline.ingest([mailbox.message(make_message(message_id="k@x", subject="keep"),
+                                                                   label_ids=(roles[LabelRole.ARCHIVE],))])
+    await operations.trash(mailbox.user.id, message_ids=[kept.messages[0].id])
+    assert await _label_names(mailbox, "message_label", "message_id", kept.messages[0].id) == {"trash"}
+
+
+async def test_the_rule_editor_lists_finds_and_deletes_only_the_users_own_rules(mailbox: Mailbox) -> None:
+    rules = mailbox.services.rules
+    first = await _rule(mailbox, {"subject": "a"}, [{"type": "star"}], name="First")
+    second = await _rule(mailbox, {"subject": "b"}, [{"type": "markRead"}], name="Second")
+    assert [r.id for r in await rules.for_user(mailbox.user.id)] == [first, second]
+    found = await rules.owned(mailbox.user.id, second)
+    assert found is not None and found.name == "Second"
+    stranger = await mailbox.services.users.create_user("stranger@example.org", "correct horse")
+    assert await rules.owned(stranger.id, second) is None
+    with pytest.raises(NotFoundError):
+        await rules.delete(stranger.id, second)  # another user's rule is not theirs to delete
+    await rules.delete(mailbox.user.id, first)
+    assert [r.id for r in await rules.for_user(mailbox.user.id)] == [second]
+    with pytest.raises(NotFoundError):
+        await rules.delete(mailbox.user.id, first)  # gone already

@@ -36,7 +36,7 @@ async def test_connect_gmail_creates_the_account_with_sealed_tokens(
     assert started.headers["location"].startswith(f"{google.url}/o/oauth2/v2/auth?")
     assert asked["code_challenge_method"] == "S256" and len(asked["code_challenge"]) == 43
     assert asked["access_type"] == "offline" and asked["redirect_uri"] == "http://plmail.test/accounts/oauth/google/callback"
-    assert "https://www.googleapis.com/auth/gmail.modify" in asked["scope"].split()
+    assert "https://mail.google.com/" in asked["scope"].split()  # full access: deleting for good needs it
     assert "verifier" not in started.headers["location"] and asked["state"]
 
     async with httpx.AsyncClient() as browser:

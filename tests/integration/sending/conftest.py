@@ -111,7 +111,8 @@ async def add_sending_account(services: Services, user: User, mail: DovecotUser,
     data = ImapAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
                             username=mail.name, password=mail.password, ca_file=str(smtp.ca_file),
                             **smtp.settings(**smtp_overrides))
-    return await services.providers.get(ImapAccountService).add(user.id, data)
+    # As the operator would (the command line): the test servers are on free ports, not mail ports.
+    return await services.providers.get(ImapAccountService).add(user.id, data, operator=True)
 
 
 @pytest.fixture

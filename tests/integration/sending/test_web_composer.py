@@ -262,3 +262,17 @@ async def test_sending_settings_signature_default_identity_quoting_plain_text_an
     assert removed.status_code == 200 and "team@example.org" not in removed.text
     own = await http.post(f"/settings/sending/identities/{primary.id}/remove", data={"_csrf_token": token})
     assert own.status_code == 400 and "Only aliases you added can be removed" in own.text
+
+
+async def test_compose_from_a_page_opens_in_place_of_its_content_and_a_reload_or_history_gets_the_page(
+    http: httpx.AsyncClient, outgoing: Outgoing
+) -> None:
+    inbox = await http.get("/")
+    assert 'hx-get="/compose"' in inbox.text and 'hx-target="#main"' in inbox.text and 'data-key="c"' in inbox.text
+    panel = await http.get("/compose", headers=HTMX)
+    assert panel.status_code == 200
+    assert "<h1>New message</h1>" in panel.text and "data-composer" in panel.text and "_csrf_token" in panel.text
+    assert 'class="sidebar"' not in panel.text and "<html" not in panel.text  # the composer, not the page
+    for headers in ({}, {**HTMX, "HX-History-Restore-Request": "true"}):  # a reload; htmx missing its cache
+        page = await http.get("/compose", headers=headers)
+        assert page.status_code == 200 and 'class="sidebar"' in page.text and "<html" in page.text

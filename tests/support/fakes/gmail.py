@@ -26,6 +26,24 @@ API (`{base}/gmail/v1/users/{userId}/...`, `userId` = `me` or the mailbox addres
 - `POST messages/{id}/modify|trash|untrash`    → the message (minimal form); trash adds TRASH and
                                                keeps the other labels, so untrash restores them
 - `DELETE messages/{id}`                       permanent delete → 204
+- `GET  settings/sendAs`                       users.settings.sendAs.list: the addresses the account may
+                                               send as (the mailbox's own, isPrimary and isDefault; aliases
+                                               from `add_send_as`, with displayName, replyToAddress, HTML
+                                               signature, verificationStatus)
+- `GET  drafts`, `GET drafts/{id}`             users.drafts.list (id + message id/threadId) / get (format)
+- `POST drafts`, `PUT drafts/{id}`             users.drafts.create / update {message: {raw, threadId}}: the
+                                               draft's message gets the DRAFT label; an update replaces the
+                                               message (a new message id, the draft id stays); 404 for an
+                                               unknown draft
+- `DELETE drafts/{id}`                         users.drafts.delete → 204 (the message is deleted)
+- `POST messages/send`                         users.messages.send {raw, threadId}: delivers to the To, Cc
+                                               and Bcc of the message (`mailbox.deliveries`: what recipients
+                                               receive, without the Bcc header) and keeps the sender's copy,
+                                               Bcc included, with the SENT label. A From that is no send-as
+                                               address is replaced by the primary one, as Gmail does. A
+                                               message joins `threadId` only when it answers a message of that
+                                               thread (In-Reply-To/References) with the same subject, else it
+                                               starts a thread; an unknown threadId is a 404.
 - `GET  history`                               users.history.list: startHistoryId, historyTypes,
                                                labelId, maxResults, pageToken; records with
                                                messages/messagesAdded/messagesDeleted/labelsAdded/
@@ -41,6 +59,9 @@ OAuth (Google's hosts, here the same server):
 Errors use Google's JSON shape `{"error": {"code", "message", "errors": [{"message", "domain",
 "reason"}], "status"}}`: 401 authError (with `WWW-Authenticate`), 403 forbidden (another user's
 mailbox), 404 notFound (unknown or listed-then-gone id, expired history), 400 invalidArgument, and
+403 insufficientPermissions ("Request had insufficient authentication scopes", `ErrorInfo`
+ACCESS_TOKEN_SCOPE_INSUFFICIENT) when the access token's grant lacks every scope Google lists for a
+writing method (a token from `oauth.issue(user, scope="https://www.googleapis.com/auth/gmail.readonly")`),
 429 rateLimitExceeded (or userRateLimitExceeded) with `Retry-After` and a `google.rpc.ErrorInfo`
 detail carrying `quota_limit_value` when the per-user units-per-minute quota is used up. Per-method
 costs are Google's published table (`DEFAULT_COSTS`); `quota.set_fetch_units(60)` models the 60 units
@@ -49,7 +70,10 @@ plmail measured for format=raw/full.
 Seeding and inspection go through `GmailMailbox` (`fake.mailbox`, or `fake.add_mailbox(email)` for
 more accounts): `add_message`, `add_chat`, `add_label`, `modify`, `trash`, `untrash`, `delete`,
 `mark_gone` (listed but 404 on get), `expire_history`, `history_retention`, `messages`, `labels`,
-`history`. Every change writes history like Gmail does. `fake.calls` records every API request.
+`history`, `add_send_as`, `drafts`, `deliveries`. Every change writes history like Gmail does.
+`fake.calls` records every API request; `fake.fail_next(method, error)` answers the next call of a method
+(`users.messages.send`, `users.drafts.create`, ...) with one of Google's documented errors instead;
+`fake.before_next(method, action)` awaits `action` before the next call of a method is answered.
 """
 
 from __future__ import annotations
@@ -68,7 +92,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import urlencode
 
-from tests.support.fakes import _mime
+from tests.support.fakes import _mime, _outgoing
 from tests.support.fakes._asgi import AsgiApp, HttpError, Request, Response, empty_response, json_response
 from tests.support.fakes.clock import Clock, SystemClock
 from tests.support.fakes.oauth import OAuthFailure, OAuthState
@@ -96,7 +120,33 @@ DEFAULT_COSTS: dict[str, int] = {
     "users.messages.delete": 10,
     "users.messages.batchModify": 50,
     "users.history.list": 2,
+    "users.messages.send": 100,
+    "users.drafts.create": 10,
+    "users.drafts.update": 15,
+    "users.drafts.delete": 10,
+    "users.drafts.get": 5,
+    "users.drafts.list": 5,
+    "users.settings.sendAs.list": 1,
 }
+
+# The scopes Google lists for each method (any one of them suffices); methods not listed are not checked.
+_FULL = "https://mail.google.com/"
+_MODIFY = "https://www.googleapis.com/auth/gmail.modify"
+_COMPOSE = "https://www.googleapis.com/auth/gmail.compose"
+_READONLY = "https://www.googleapis.com/auth/gmail.readonly"
+METHOD_SCOPES: dict[str, frozenset[str]] = {
+    "users.messages.send": frozenset({_FULL, _MODIFY, _COMPOSE, "https://www.googleapis.com/auth/gmail.send"}),
+    "users.drafts.create": frozenset({_FULL, _MODIFY, _COMPOSE}),
+    "users.drafts.update": frozenset({_FULL, _MODIFY, _COMPOSE}),
+    "users.drafts.delete": frozenset({_FULL, _MODIFY, _COMPOSE}),
+    "users.drafts.get": frozenset({_FULL, _MODIFY, _COMPOSE, _READONLY}),
+    "users.drafts.list": frozenset({_FULL, _MODIFY, _COMPOSE, _READONLY}),
+    "users.settings.sendAs.list": frozenset({_FULL, _MODIFY, _READONLY,
+                                             "https://www.googleapis.com/auth/gmail.settings.basic"}),
+    "users.messages.delete": frozenset({_FULL}),  # deleting for good: gmail.modify may only trash
+}
+InjectedError = Literal["rateLimitExceeded", "insufficientPermissions", "notFound", "backendError",
+                        "invalidArgument"]
 
 HistoryType = Literal["messageAdded", "messageDeleted", "labelAdded", "labelRemoved"]
 _HISTORY_TYPES: tuple[str, ...] = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
@@ -238,6 +288,26 @@ class HistoryRecord:
         return data
 
 
+@dataclass
+class GmailSendAs:
+    email: str
+    display_name: str = ""
+    reply_to: str = ""
+    signature: str = ""
+    is_primary: bool = False
+    is_default: bool = False
+    verified: bool = True
+
+    def resource(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"sendAsEmail": self.email, "displayName": self.display_name,
+                                "replyToAddress": self.reply_to, "signature": self.signature,
+                                "isPrimary": self.is_primary, "isDefault": self.is_default,
+                                "treatAsAlias": not self.is_primary}
+        if not self.is_primary:
+            data["verificationStatus"] = "accepted" if self.verified else "pending"
+        return data
+
+
 class GmailMailbox:
     """One Gmail account's state. All methods are thread-safe and write history as Gmail does."""
 
@@ -257,6 +327,12 @@ class GmailMailbox:
         self._ids = itertools.count(0x18F0_0000_0000_0000 + self._rng.randint(0, 0xFFFF_FFFF) * 0x1000)
         self._user_labels = itertools.count(1)
         self._last_internal_date = 0
+        self.send_as: dict[str, GmailSendAs] = {email.lower(): GmailSendAs(email, is_primary=True, is_default=True)}
+        self.drafts: dict[str, str] = {}
+        """Draft id → the id of the message it holds now."""
+        self.deliveries: list[_outgoing.Delivery] = []
+        """What messages.send sent out, in order."""
+        self._draft_serial = itertools.count(self._rng.randint(10**17, 9 * 10**17))
         for label_id in SYSTEM_LABELS:
             hidden = label_id in _HIDDEN_SYSTEM
             self.labels[label_id] = GmailLabel(label_id, label_id, "system",
@@ -345,11 +421,83 @@ class GmailMailbox:
         self.modify(message_id, remove=("TRASH",))
 
     def delete(self, message_id: str) -> None:
-        """Permanent deletion (history: messageDeleted)."""
+        """Permanent deletion (history: messageDeleted); a draft's message takes its draft along."""
         with self.lock:
             message = self.messages.pop(message_id)
             record = self._record()
             record.messages_deleted.append(message.ref())
+            for draft_id in [d for d, m in self.drafts.items() if m == message_id]:
+                del self.drafts[draft_id]
+
+    # --- writing mail ---
+    def add_send_as(self, email: str, *, display_name: str = "", reply_to: str = "", signature: str = "",
+                    verified: bool = True, default: bool = False) -> GmailSendAs:
+        """A "send mail as" address (verified: its owner confirmed it); `default` makes it the default From."""
+        with self.lock:
+            alias = GmailSendAs(email, display_name, reply_to, signature, verified=verified)
+            self.send_as[email.lower()] = alias
+            if default:
+                self.set_default_send_as(email)
+            return alias
+
+    def set_default_send_as(self, email: str) -> None:
+        with self.lock:
+            for alias in self.send_as.values():
+                alias.is_default = alias.email.lower() == email.lower()
+
+    def draft_messages(self) -> dict[str, GmailMessage]:
+        """Draft id → its message."""
+        with self.lock:
+            return {d: self.messages[m] for d, m in self.drafts.items() if m in self.messages}
+
+    def _thread_for(self, raw: bytes, thread_id: str | None) -> str | None:
+        """Gmail's threading of a written message: `thread_id` only when the message answers one of that
+        thread's messages and keeps its subject (KeyError: no such thread)."""
+        if not thread_id:
+            return None
+        thread = [m for m in self.messages.values() if m.thread_id == thread_id]
+        if not thread:
+            raise KeyError(thread_id)
+        parsed = _mime.parse(raw)
+        answered = set(_outgoing.answers(parsed))
+        subject = _outgoing.base_subject(parsed.header("Subject"))
+        joins = any(m.header("Message-ID") in answered and _outgoing.base_subject(m.header("Subject")) == subject
+                    for m in thread)
+        return thread_id if joins else None
+
+    def create_draft(self, raw: bytes, thread_id: str | None = None) -> tuple[str, GmailMessage]:
+        with self.lock:
+            message = self.add_message(raw, label_ids=("DRAFT",), thread_id=self._thread_for(raw, thread_id))
+            draft_id = f"r{next(self._draft_serial)}"
+            self.drafts[draft_id] = message.id
+            return draft_id, message
+
+    def update_draft(self, draft_id: str, raw: bytes, thread_id: str | None = None) -> GmailMessage:
+        """The draft gets a new message (a new id); the old one is deleted. KeyError: no such draft."""
+        with self.lock:
+            old = self.drafts[draft_id]
+            thread = self._thread_for(raw, thread_id)
+            self.delete(old)
+            message = self.add_message(raw, label_ids=("DRAFT",), thread_id=thread)
+            self.drafts[draft_id] = message.id
+            return message
+
+    def delete_draft(self, draft_id: str) -> None:
+        with self.lock:
+            self.delete(self.drafts[draft_id])
+
+    def send(self, raw: bytes, thread_id: str | None = None) -> GmailMessage:
+        """messages.send: delivered to the header's recipients without Bcc; the copy, Bcc kept, under SENT."""
+        with self.lock:
+            parsed = _mime.parse(raw)
+            if _outgoing.sender(parsed) not in self.send_as or not self.send_as[_outgoing.sender(parsed)].verified:
+                primary = next(a for a in self.send_as.values() if a.is_primary)
+                raw = _replace_from(raw, primary.email)
+                parsed = _mime.parse(raw)
+            message = self.add_message(raw, label_ids=("SENT",), thread_id=self._thread_for(raw, thread_id))
+            self.deliveries.append(_outgoing.Delivery(message.id, message.thread_id, _outgoing.recipients(parsed),
+                                                      _outgoing.without_bcc(raw), _outgoing.sender(parsed)))
+            return message
 
     def mark_gone(self, message_id: str) -> None:
         """The listed-then-gone case: the id stays in listings, but get/modify answer 404."""
@@ -604,6 +752,8 @@ class GmailFake(AsgiApp):
         self.quota = GmailQuota(self.clock, units_per_minute, window=quota_window)
         self.calls: list[GmailCall] = []
         self.mailboxes: dict[str, GmailMailbox] = {}
+        self.injected: dict[str, list[tuple[InjectedError, float]]] = {}
+        self.before: dict[str, list[Callable[[], Awaitable[None]]]] = {}
         self.mailbox = self.add_mailbox(email)
         self.oauth.consenting_user = email
         tokens = self.oauth.issue(email)
@@ -632,6 +782,35 @@ class GmailFake(AsgiApp):
     def add_label(self, name: str) -> GmailLabel:
         return self.mailbox.add_label(name)
 
+    def fail_next(self, method: str, error: InjectedError, *, count: int = 1, retry_after: float = 1.0) -> None:
+        """Answer the next `count` calls of `method` (e.g. "users.messages.send") with Google's error: 429
+        rateLimitExceeded (with Retry-After), 403 insufficientPermissions, 404 notFound, 500 backendError or
+        400 invalidArgument."""
+        with self.lock:
+            self.injected.setdefault(method, []).extend([(error, retry_after)] * count)
+
+    def before_next(self, method: str, action: Callable[[], Awaitable[None]]) -> None:
+        """Run `action` (on the server's loop) before the next call of `method` is answered: what another
+        client does while this request is under way."""
+        with self.lock:
+            self.before.setdefault(method, []).append(action)
+
+    def _injected(self, method: str) -> Response | None:
+        with self.lock:
+            waiting = self.injected.get(method)
+            if not waiting:
+                return None
+            error, retry_after = waiting.pop(0)
+        if error == "rateLimitExceeded":
+            return self.quota.error(retry_after)
+        if error == "insufficientPermissions":
+            return _insufficient_scope(method)
+        if error == "notFound":
+            return google_error(404, "Requested entity was not found.", "notFound")
+        if error == "backendError":
+            return google_error(500, "Backend Error", "backendError")
+        return google_error(400, "Invalid To header", "invalidArgument")
+
     # --- routing ---
     def _routes(self) -> None:
         base = "/gmail/v1/users/{userId}"
@@ -649,6 +828,13 @@ class GmailFake(AsgiApp):
             ("POST", "/messages/{id}/trash", "users.messages.trash", self._trash),
             ("POST", "/messages/{id}/untrash", "users.messages.untrash", self._untrash),
             ("GET", "/history", "users.history.list", self._history),
+            ("GET", "/settings/sendAs", "users.settings.sendAs.list", self._send_as_list),
+            ("GET", "/drafts", "users.drafts.list", self._drafts_list),
+            ("POST", "/drafts", "users.drafts.create", self._drafts_create),
+            ("GET", "/drafts/{id}", "users.drafts.get", self._drafts_get),
+            ("PUT", "/drafts/{id}", "users.drafts.update", self._drafts_update),
+            ("DELETE", "/drafts/{id}", "users.drafts.delete", self._drafts_delete),
+            ("POST", "/messages/send", "users.messages.send", self._messages_send),
         ]
         for verb, path, name, handler in api:
             self.router.add(verb, base + path, self._api(name, handler))
@@ -677,6 +863,14 @@ class GmailFake(AsgiApp):
             ))
         return user
 
+    def _scope_allows(self, request: Request, method: str) -> bool:
+        wanted = METHOD_SCOPES.get(method)
+        if wanted is None:
+            return True
+        token = (request.header("authorization") or "")[7:].strip()
+        grant = self.oauth.access_tokens.get(token)
+        return grant is not None and bool(wanted & set(grant.scope.split()))
+
     def _api(self, name: str, handler: ApiHandler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             user = self._authenticate(request)
@@ -684,10 +878,20 @@ class GmailFake(AsgiApp):
             if wanted != "me" and wanted.lower() != user.lower():
                 raise HttpError(google_error(403, f"Delegation denied for {user}", "forbidden"))
             mailbox = self.mailboxes[user.lower()]
+            with self.lock:
+                waiting = self.before.get(name)
+                action = waiting.pop(0) if waiting else None
+            if action is not None:
+                await action()
             units = self.quota.cost(name, request.arg("format", "full") if name == "users.messages.get" else None)
-            retry_after = self.quota.charge(user, name, units)
-            if retry_after is not None:
+            injected = self._injected(name)
+            retry_after = self.quota.charge(user, name, units) if injected is None else None
+            if injected is not None:
+                response, units = injected, 0
+            elif retry_after is not None:
                 response = self.quota.error(retry_after)
+            elif not self._scope_allows(request, name):
+                response = _insufficient_scope(name)
             else:
                 try:
                     with self.lock:
@@ -898,6 +1102,91 @@ class GmailFake(AsgiApp):
         data["historyId"] = str(mailbox.history_id)
         return json_response(data)
 
+    # --- writing mail ---
+    async def _send_as_list(self, request: Request, mailbox: GmailMailbox) -> Response:
+        return json_response({"sendAs": [alias.resource() for alias in mailbox.send_as.values()]})
+
+    def _written(self, request: Request, *, nested: bool) -> tuple[bytes, str | None]:
+        """(raw, threadId) of a Message in the body (nested: a Draft's `message`)."""
+        try:
+            body = request.json()
+        except ValueError:
+            raise _invalid("Invalid JSON payload received.") from None
+        message = body.get("message") if nested and isinstance(body, dict) else body
+        if not isinstance(message, dict) or not message.get("raw"):
+            raise _invalid("'raw' RFC822 payload message string or uploading message via /upload/* URL required")
+        try:
+            raw = base64.urlsafe_b64decode(str(message["raw"]) + "=" * (-len(str(message["raw"])) % 4))
+        except ValueError:
+            raise _invalid("Invalid value for ByteString") from None
+        thread_id = message.get("threadId")
+        if thread_id is not None and (not isinstance(thread_id, str) or not _valid_id(thread_id)):
+            raise _invalid("Invalid thread_id value")
+        return raw, thread_id
+
+    def _draft(self, draft_id: str, message: GmailMessage, *, full: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": message.id, "threadId": message.thread_id, "labelIds": list(message.label_ids)}
+        if full:
+            data["raw"] = base64.urlsafe_b64encode(message.raw).decode("ascii")
+        return {"id": draft_id, "message": data}
+
+    async def _drafts_list(self, request: Request, mailbox: GmailMailbox) -> Response:
+        max_results = min(_int_arg(request, "maxResults", 100, minimum=1), 500)
+        drafts = sorted(mailbox.draft_messages().items(), key=lambda d: _order_key(d[1]), reverse=True)
+        start = _int_arg(request, "pageToken", 0, minimum=0)
+        page = drafts[start:start + max_results]
+        data: dict[str, Any] = {"resultSizeEstimate": len(drafts)}
+        if page:
+            data["drafts"] = [{"id": d, "message": {"id": m.id, "threadId": m.thread_id}} for d, m in page]
+        if start + max_results < len(drafts):
+            data["nextPageToken"] = str(start + max_results)
+        return json_response(data)
+
+    def _existing_draft(self, mailbox: GmailMailbox, draft_id: str) -> GmailMessage:
+        message = mailbox.draft_messages().get(draft_id)
+        if message is None:
+            raise _not_found()
+        return message
+
+    async def _drafts_get(self, request: Request, mailbox: GmailMailbox) -> Response:
+        draft_id = request.params["id"]
+        message = self._existing_draft(mailbox, draft_id)
+        return json_response(self._draft(draft_id, message, full=(request.arg("format") or "full") == "raw"))
+
+    async def _drafts_create(self, request: Request, mailbox: GmailMailbox) -> Response:
+        raw, thread_id = self._written(request, nested=True)
+        try:
+            draft_id, message = mailbox.create_draft(raw, thread_id)
+        except KeyError:
+            raise _not_found() from None
+        return json_response(self._draft(draft_id, message))
+
+    async def _drafts_update(self, request: Request, mailbox: GmailMailbox) -> Response:
+        draft_id = request.params["id"]
+        self._existing_draft(mailbox, draft_id)
+        raw, thread_id = self._written(request, nested=True)
+        try:
+            message = mailbox.update_draft(draft_id, raw, thread_id)
+        except KeyError:
+            raise _not_found() from None
+        return json_response(self._draft(draft_id, message))
+
+    async def _drafts_delete(self, request: Request, mailbox: GmailMailbox) -> Response:
+        draft_id = request.params["id"]
+        self._existing_draft(mailbox, draft_id)
+        mailbox.delete_draft(draft_id)
+        return empty_response(204)
+
+    async def _messages_send(self, request: Request, mailbox: GmailMailbox) -> Response:
+        raw, thread_id = self._written(request, nested=False)
+        if not _outgoing.recipients(_mime.parse(raw)):
+            raise _invalid("Recipient address required")
+        try:
+            message = mailbox.send(raw, thread_id)
+        except KeyError:
+            raise _not_found() from None
+        return json_response({"id": message.id, "threadId": message.thread_id, "labelIds": list(message.label_ids)})
+
     # --- OAuth ---
     async def _token(self, request: Request) -> Response:
         form = request.form()
@@ -955,6 +1244,21 @@ class GmailFake(AsgiApp):
 
 
 # --- helpers -------------------------------------------------------------------------------------
+def _insufficient_scope(method: str) -> Response:
+    """Google's answer to a token whose grant lacks the method's scopes."""
+    details = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
+                "domain": "googleapis.com", "metadata": {"service": "gmail.googleapis.com", "method": method}}]
+    return google_error(403, "Request had insufficient authentication scopes.", "insufficientPermissions",
+                        details=details, headers=[("www-authenticate", 'Bearer realm="https://accounts.google.com/", '
+                                                   'error="insufficient_scope"')])
+
+
+def _replace_from(raw: bytes, address: str) -> bytes:
+    head, separator, body = raw.partition(b"\r\n\r\n")
+    kept = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"from:")]
+    return b"\r\n".join([f"From: {address}".encode(), *kept]) + separator + body
+
+
 def _valid_id(value: str) -> bool:
     return 0 < len(value) <= 32 and all(ch in "0123456789abcdef" for ch in value)
 
@@ -1036,5 +1340,6 @@ def _find_part(message: Any, part_id: str) -> Any:
 
 __all__ = [
     "DEFAULT_COSTS", "SYSTEM_LABELS", "GmailCall", "GmailFake", "GmailLabel", "GmailMailbox", "GmailMessage",
-    "GmailQuota", "HistoryRecord", "HistoryType", "MessageRef", "QuotaRejection", "google_error", "parse_query",
+    "GmailQuota", "GmailSendAs", "HistoryRecord", "HistoryType", "MessageRef", "QuotaRejection", "google_error",
+    "parse_query",
 ]

@@ -28,6 +28,13 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
 - `POST /me/messages/{id}/move` {destinationId}      201 + the moved message — with a NEW id when
       the mailbox has `immutable_ids=False` (private outlook.com behaviour); the old id then 404s
 - `POST /me/messages/{id}/permanentDelete`            204
+- `POST /me/messages` (Content-Type: text/plain)      a draft in Drafts from base64 MIME → 201 + the message;
+      400 ErrorMimeContentInvalidBase64String for a body that is not base64
+- `POST /me/messages/{id}/send`                       sends a draft (202): delivered to its To, Cc and Bcc
+      (`mailbox.deliveries`: what recipients receive, without the Bcc header), then moved to Sent Items —
+      under the same id when ids are immutable; 400 for a message that is not a draft
+- `POST /me/sendMail` (Content-Type: text/plain)      sends base64 MIME (202) and files a copy in Sent Items
+      Both sends need the Mail.Send permission in the token's grant: without it 403 ErrorAccessDenied.
 - `GET /{tenant}/oauth2/v2.0/authorize`, `POST /{tenant}/oauth2/v2.0/token` (authorization_code
       with PKCE, refresh_token with rotation; AADSTS-style `invalid_grant` for revoked grants)
 
@@ -35,10 +42,13 @@ Errors are Graph's `{"error": {"code", "message", "innerError": {"date", "reques
 "client-request-id"}}}`: 401 InvalidAuthenticationToken, 404 ErrorItemNotFound, 400
 ErrorInvalidRequest / RequestBodyRead, 410 syncStateNotFound, 429 TooManyRequests with
 `Retry-After` (a per-mailbox request budget per window, `throttle.requests_per_window`, and
-`throttle.throttle_next(n, retry_after)`).
+`throttle.throttle_next(n, retry_after)`), 403 ErrorAccessDenied. `fake.fail_next(operation, error)` answers
+the next `createMessage`, `deleteMessage`, `send` or `sendMail` with `throttled` (429 + Retry-After),
+`accessDenied`, `notFound` or `serverError` instead. A refresh that asks for a scope the grant does not hold
+is refused with AADSTS65001 (invalid_grant, suberror consent_required), as Microsoft documents.
 
 Seeding and inspection: `fake.mailbox` (`GraphMailbox`): `folder()`, `add_folder()`,
-`add_message()`, `move()`, `update()`, `delete()`, `in_folder()`, `messages`, `folders`,
+`add_message()`, `move()`, `update()`, `delete()`, `in_folder()`, `messages`, `folders`, `deliveries`,
 `expire_delta_links()`; `fake.calls` records every API request.
 """
 
@@ -55,7 +65,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
-from tests.support.fakes import _mime
+from tests.support.fakes import _mime, _outgoing
 from tests.support.fakes._asgi import AsgiApp, HttpError, Request, Response, empty_response, json_response
 from tests.support.fakes.clock import Clock, SystemClock
 from tests.support.fakes.oauth import FailureKind, OAuthFailure, OAuthState
@@ -69,6 +79,11 @@ FlagStatus = Literal["notFlagged", "flagged", "complete"]
 MeetingMessageType = Literal["none", "meetingRequest", "meetingCancelled", "meetingAccepted",
                              "meetingTenativelyAccepted", "meetingDeclined"]
 RemovedReason = Literal["deleted", "changed"]
+InjectedError = Literal["throttled", "accessDenied", "notFound", "serverError"]
+MAIL_SEND = "https://graph.microsoft.com/Mail.Send"
+# What a mailbox connected today holds: plmail's scopes (tests for an older grant issue tokens with less).
+GRANTED_SCOPE = ("openid profile email offline_access https://graph.microsoft.com/User.Read "
+                 "https://graph.microsoft.com/Mail.ReadWrite https://graph.microsoft.com/Mail.Send")
 ChangeType = Literal["created", "updated", "deleted"]
 
 _MESSAGE_PROPERTIES = (
@@ -256,6 +271,8 @@ class GraphMailbox:
         self.renamed: dict[str, str] = {}
         """Old id → new id for every id change by a move (immutable_ids=False)."""
         self.rounds: dict[str, DeltaRound] = {}
+        self.deliveries: list[_outgoing.Delivery] = []
+        """What the mailbox sent out, in order."""
         self.delta_links: dict[str, DeltaLinkState] = {}
         self._seq = 0
         self._serial = itertools.count(1)
@@ -399,6 +416,30 @@ class GraphMailbox:
             message = self.messages.pop(message_id)
             self._event(message.folder_id, message.id, "removed", "deleted")
 
+    # --- writing mail ---
+    def _deliver(self, message: GraphMessage) -> None:
+        self.deliveries.append(_outgoing.Delivery(
+            message.id, message.conversation_id, _outgoing.recipients(message.parsed),
+            _outgoing.without_bcc(message.raw), _outgoing.sender(message.parsed)))
+
+    def send_draft(self, message_id: str) -> GraphMessage:
+        """Send a draft as it is held and move it to Sent Items (ValueError: not a draft)."""
+        with self.lock:
+            message = self.messages[message_id]
+            if not message.is_draft:
+                raise ValueError("not a draft")
+            self._deliver(message)
+            message.is_draft = False
+            message.is_read = True
+            return self.move(message.id, "sentitems")
+
+    def send_mime(self, raw: bytes) -> GraphMessage:
+        """sendMail: delivered, and a copy (Bcc kept) filed in Sent Items under a new id."""
+        with self.lock:
+            message = self.add_message(raw, "sentitems", is_read=True, is_draft=False)
+            self._deliver(message)
+            return message
+
     def expire_delta_links(self, folder: str | None = None) -> None:
         """Every delta link and skip token issued so far (for `folder`, or all) answers 410 from now on."""
         with self.lock:
@@ -528,6 +569,9 @@ _AADSTS: dict[FailureKind, tuple[int, str]] = {
                               "authorization request."),
     "pkce_missing": (9002325, "Proof Key for Code Exchange is required for cross-origin authorization code "
                               "redemption."),
+    "consent_required": (65001, "The user or administrator has not consented to use the application with ID "
+                                "'00000000-0000-0000-0000-00000000f4ce'. Send an interactive authorization "
+                                "request for this user and resource."),
     "revoked": (50173, "The provided grant has expired due to it being revoked, a fresh auth token is needed. "
                        "The user might have changed or reset their password."),
     "unknown_refresh_token": (9002313, "Invalid request. Request is malformed or invalid."),
@@ -548,7 +592,7 @@ class GraphFake(AsgiApp):
         self.clock: Clock = clock or SystemClock()
         self.lock = threading.RLock()
         self.oauth = OAuthState(self.clock, token_prefix="EwB-fake-", rotate_refresh_tokens=True,
-                                default_scope="https://graph.microsoft.com/Mail.ReadWrite offline_access")
+                                default_scope=GRANTED_SCOPE, refresh_within_grant=True)
         self.oauth.register_client(client_id, client_secret)
         self.client_id, self.client_secret = client_id, client_secret
         self.throttle = GraphThrottle(self.clock, requests_per_window)
@@ -556,6 +600,7 @@ class GraphFake(AsgiApp):
         self.expired_delta_code = expired_delta_code
         self.default_page_size = 10
         self.calls: list[GraphCall] = []
+        self.injected: dict[str, list[tuple[InjectedError, float]]] = {}
         self.mailboxes: dict[str, GraphMailbox] = {}
         self.mailbox = self.add_mailbox(user_principal_name, display_name, immutable_ids=immutable_ids,
                                         move_removed_reason=move_removed_reason)
@@ -586,6 +631,51 @@ class GraphFake(AsgiApp):
 
     def move(self, message_id: str, destination: str) -> GraphMessage:
         return self.mailbox.move(message_id, destination)
+
+    def fail_next(self, operation: str, error: InjectedError, *, count: int = 1, retry_after: float = 1.0) -> None:
+        """Answer the next `count` calls of `operation` (createMessage, deleteMessage, send, sendMail) with
+        Graph's error instead."""
+        with self.lock:
+            self.injected.setdefault(operation, []).extend([(error, retry_after)] * count)
+
+    def _inject(self, operation: str, request: Request) -> None:
+        with self.lock:
+            waiting = self.injected.get(operation)
+            if not waiting:
+                return
+            error, retry_after = waiting.pop(0)
+        if error == "throttled":
+            seconds = max(1, round(retry_after))
+            raise HttpError(self.error(429, "TooManyRequests", f"Please retry after {seconds} seconds.",
+                                       [("retry-after", str(seconds))], request=request))
+        if error == "accessDenied":
+            raise HttpError(self._access_denied(request))
+        if error == "notFound":
+            raise self._not_found()
+        raise HttpError(self.error(500, "ErrorInternalServerError", "An internal server error occurred.",
+                                   request=request))
+
+    def _access_denied(self, request: Request) -> Response:
+        return self.error(403, "ErrorAccessDenied", "Access is denied. Check credentials and try again.",
+                          request=request)
+
+    def _may_send(self, request: Request) -> None:
+        token = (request.header("authorization") or "")[7:].strip()
+        grant = self.oauth.access_tokens.get(token)
+        granted = {name.rsplit("/", 1)[-1].lower() for name in (grant.scope.split() if grant else [])}
+        if "mail.send" not in granted:
+            raise HttpError(self._access_denied(request))
+
+    def _mime_body(self, request: Request) -> bytes:
+        if not (request.header("content-type") or "").lower().startswith("text/plain"):
+            raise self._bad_request("The fake creates and sends messages from MIME only (Content-Type: text/plain).")
+        try:
+            raw = base64.b64decode(request.body, validate=True)
+        except ValueError:
+            raw = b""
+        if not raw:
+            raise self._bad_request("Invalid base64 string for MIME content.", "ErrorMimeContentInvalidBase64String")
+        return raw
 
     # --- errors ---
     def error(self, status: int, code: str, message: str, headers: Iterable[tuple[str, str]] = (),
@@ -628,6 +718,9 @@ class GraphFake(AsgiApp):
             ("GET", "/mailFolders/{folderId}/messages/delta", self._delta),
             ("GET", "/mailFolders/{folderId}/messages", self._messages_list),
             ("GET", "/messages", self._messages_list),
+            ("POST", "/messages", self._message_create),
+            ("POST", "/messages/{id}/send", self._message_send),
+            ("POST", "/sendMail", self._send_mail),
             ("GET", "/messages/{id}", self._message_get),
             ("PATCH", "/messages/{id}", self._message_patch),
             ("DELETE", "/messages/{id}", self._message_delete),
@@ -829,7 +922,41 @@ class GraphFake(AsgiApp):
         return json_response({"@odata.context": self._context(request, mailbox, "messages/$entity"),
                               **updated.resource()})
 
+    async def _message_create(self, request: Request, mailbox: GraphMailbox) -> Response:
+        self._inject("createMessage", request)
+        draft = mailbox.add_message(self._mime_body(request), "drafts", is_read=True, is_draft=True)
+        return json_response({"@odata.context": self._context(request, mailbox, "messages/$entity"),
+                              **draft.resource()}, 201)
+
+    def _has_recipients(self, message: GraphMessage) -> None:
+        if not _outgoing.recipients(message.parsed):
+            raise self._bad_request("At least one recipient is not valid., A message can't be sent because it "
+                                    "contains no recipients.", "ErrorInvalidRecipients")
+
+    async def _message_send(self, request: Request, mailbox: GraphMailbox) -> Response:
+        self._may_send(request)
+        self._inject("send", request)
+        message = self._message(mailbox, request.params["id"])
+        self._has_recipients(message)
+        try:
+            mailbox.send_draft(message.id)
+        except ValueError:
+            raise self._bad_request("The item is not a draft and cannot be sent.") from None
+        return empty_response(202)
+
+    async def _send_mail(self, request: Request, mailbox: GraphMailbox) -> Response:
+        self._may_send(request)
+        self._inject("sendMail", request)
+        raw = self._mime_body(request)
+        if not _outgoing.recipients(_mime.parse(raw)):
+            raise self._bad_request("At least one recipient is not valid., A message can't be sent because it "
+                                    "contains no recipients.", "ErrorInvalidRecipients")
+        mailbox.send_mime(raw)
+        return empty_response(202)
+
     async def _message_delete(self, request: Request, mailbox: GraphMailbox) -> Response:
+        if request.method == "DELETE":
+            self._inject("deleteMessage", request)
         message = self._message(mailbox, request.params["id"])
         mailbox.delete(message.id)
         return empty_response(204)
@@ -957,6 +1084,8 @@ class GraphFake(AsgiApp):
             }
             if result.kind == "revoked":
                 body["suberror"] = "bad_token"
+            elif result.kind == "consent_required":
+                body["suberror"] = "consent_required"
             return json_response(body, result.status)
         return json_response({"token_type": "Bearer", "scope": result.scope, "expires_in": result.expires_in,
                               "ext_expires_in": result.expires_in, "access_token": result.access_token,

@@ -13,6 +13,9 @@ Seeding and knobs for tests:
   fails with `invalid_grant` and the access tokens stop working.
 - `expire_access_tokens(user=None)`; access tokens also expire by the clock after `token_lifetime`.
 - `deny_consent = True` makes the authorization endpoint redirect with `error=access_denied`.
+- `refresh_within_grant = True` (Microsoft): a refresh whose `scope` names a scope the grant does not hold
+  is refused (`invalid_grant`, kind `consent_required`): "the scopes requested must be equivalent to or a
+  subset of the scopes requested in the original authorization_code request".
 """
 
 from __future__ import annotations
@@ -30,7 +33,10 @@ from tests.support.fakes.clock import Clock
 FailureKind = Literal[
     "invalid_request", "invalid_client", "invalid_grant", "unsupported_grant_type", "redirect_uri_mismatch",
     "code_reused", "code_expired", "pkce_mismatch", "pkce_missing", "revoked", "unknown_refresh_token",
+    "consent_required",
 ]
+# Scopes of the sign-in itself, which a refresh may always name.
+_SIGN_IN_SCOPES = frozenset({"openid", "profile", "email", "offline_access"})
 
 
 @dataclass
@@ -107,6 +113,7 @@ class OAuthState:
     rotate_refresh_tokens: bool = False
     default_scope: str = ""
     deny_consent: bool = False
+    refresh_within_grant: bool = False
     clients: dict[str, OAuthClient] = field(default_factory=dict)
     codes: dict[str, AuthorizationCode] = field(default_factory=dict)
     refresh_tokens: dict[str, RefreshGrant] = field(default_factory=dict)
@@ -255,6 +262,9 @@ class OAuthState:
             return OAuthFailure("invalid_grant", "Bad Request", "unknown_refresh_token")
         if grant.revoked:
             return OAuthFailure("invalid_grant", "Token has been expired or revoked.", "revoked")
+        if self.refresh_within_grant and not scope_within(form.get("scope", ""), grant.scope):
+            return OAuthFailure("invalid_grant", "The user or administrator has not consented to use the application.",
+                                "consent_required")
         if self.rotate_refresh_tokens:
             grant = self._new_refresh(client.client_id, grant.user, grant.scope)
         access = self._new_access(grant.user, grant.scope, grant.token)
@@ -271,6 +281,14 @@ class OAuthState:
         grant = AccessGrant(token, user, scope, self.clock() + self.token_lifetime, refresh_token)
         self.access_tokens[token] = grant
         return grant
+
+
+def scope_within(requested: str, granted: str) -> bool:
+    """Whether every scope of `requested` (beyond the sign-in's own) is in `granted`; short names and full
+    resource URIs count alike."""
+    held = {name.rsplit("/", 1)[-1].lower() for name in granted.split()}
+    return all(name.rsplit("/", 1)[-1].lower() in held for name in requested.split()
+               if name.lower() not in _SIGN_IN_SCOPES)
 
 
 def pkce_challenge(verifier: str, method: str = "S256") -> str:

@@ -140,7 +140,7 @@ def test_registry_orders_by_priority_and_refuses_duplicate_names() -> None:
     with pytest.raises(DuplicateExtractorError):
         registry.register(StandIn("a", 1))
     assert registry.get("b") is not None and registry.get("zzz") is None
-    assert default_registry().names() == ("ics", "structured_data")
+    assert default_registry().names() == ("ics", "structured_data", "kitinerary")
 
 
 INVITE = (

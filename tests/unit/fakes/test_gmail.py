@@ -204,7 +204,10 @@ def test_changes_show_up_in_history(gmail: FakeServer[GmailFake], gmail_http: ht
     assert gmail_http.post(f"/messages/{b.id}/trash").json()["labelIds"] == ["INBOX", "STARRED", "TRASH"]
     assert gmail_http.post(f"/messages/{b.id}/untrash").json()["labelIds"] == ["INBOX", "STARRED"]
     c = fake.add_message(rfc822("c"), label_ids=["INBOX", "CATEGORY_UPDATES"])
-    assert gmail_http.delete(f"/messages/{b.id}").status_code == 204
+    # deleting for good needs the full mail scope (gmail.modify, the default grant here, is refused)
+    assert gmail_http.delete(f"/messages/{b.id}").status_code == 403
+    full = fake.oauth.issue(fake.mailbox.email, scope="https://mail.google.com/").access_token
+    assert gmail_http.delete(f"/messages/{b.id}", headers={"Authorization": f"Bearer {full}"}).status_code == 204
     bad = gmail_http.post("/messages/batchModify", json={"ids": [a.id], "addLabelIds": ["NOPE"]})
     assert bad.status_code == 400 and _error(bad)["message"] == "Invalid label: NOPE"
 

@@ -95,3 +95,106 @@ def test_a_full_thread_takes_no_more_messages() -> None:
                          by_message_id={"dup@x": [1]}, replying_to={}, by_subject={})
     [plan] = plan_threads([cand(0, "new", ["dup@x"])], full)
     assert plan.survivor is None
+
+
+def _stored(tid: int, subject: str = "topic", *, key: str | None = None, last: datetime | None = T0,
+            senders: Sequence[str] = ("a@x",), count: int = 1) -> StoredThread:
+    return StoredThread(tid, key, count, subject, last, frozenset(senders))
+
+
+def _plan(candidates: Sequence[ThreadCandidate], lookups: ThreadLookups = EMPTY) -> list[tuple[tuple[int, ...],
+                                                                                               int | None,
+                                                                                               ThreadingMethod]]:
+    return [(p.members, p.survivor, p.method) for p in plan_threads(candidates, lookups)]
+
+
+def test_an_empty_subject_normalises_to_nothing() -> None:
+    assert normalize_subject(None) == "" and normalize_subject("") == ""
+
+
+def test_a_provider_key_joins_the_stored_conversation_with_that_key() -> None:
+    lookups = ThreadLookups({5: _stored(5, key="T1")}, {"T1": 5}, {}, {}, {})
+    assert _plan([cand(0, "g1", key="T1"), cand(1, "g2", key="T2")], lookups) == [
+        ((0,), 5, ThreadingMethod.PROVIDER), ((1,), None, ThreadingMethod.PROVIDER)]
+
+
+def test_a_message_naming_itself_among_its_references_still_follows_the_others() -> None:
+    assert partition([cand(0, "root"), cand(1, "self", ["self", "root"])]) == {frozenset({"root", "self"})}
+
+
+def test_a_message_that_is_no_reply_is_threaded_by_nothing() -> None:
+    assert _plan([cand(0, "n", subject="Order shipped")]) == [((0,), None, ThreadingMethod.NONE)]
+    assert _plan([cand(0, "e", subject="Re: ")]) == [((0,), None, ThreadingMethod.NONE)]  # nothing to match
+    assert _plan([cand(0, "r", subject="Re: Topic")]) == [((0,), None, ThreadingMethod.NONE)]  # nothing found
+    undated = ThreadCandidate(0, "u", (), None, "Re: Topic", "a@x", frozenset({"a@x"}), None)
+    assert _plan([undated]) == [((0,), None, ThreadingMethod.NONE)]
+    blank = [cand(0, "x", subject="", sender="a@x", to=("b@x",)), cand(1, "y", subject="Re: ", sender="b@x",
+                                                                        to=("a@x",), day=1)]
+    assert [p[0] for p in _plan(blank)] == [(0,), (1,)]  # an empty subject matches nothing
+
+
+def test_a_long_chain_in_one_batch_is_one_conversation() -> None:
+    chain = [cand(0, "m0")] + [cand(i, f"m{i}", [f"m{i - 1}"]) for i in range(1, 12)]
+    assert partition(chain[::-1]) == {frozenset(f"m{i}" for i in range(12))} == partition(chain)
+
+
+def test_the_subject_rescue_window_includes_its_edges_and_skips_unfit_threads() -> None:
+    """Stored threads with the reply's subject: within 30 days either side (edges included), sharing a sender."""
+    reply = cand(0, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=40)
+    window = timedelta(days=30)
+    for last, joined in ((reply.occurred_at - window, True), (reply.occurred_at - window - timedelta(seconds=1),
+                                                              False),
+                         (reply.occurred_at + window, True), (reply.occurred_at + window + timedelta(seconds=1),
+                                                              False)):
+        lookups = ThreadLookups({7: _stored(7, last=last)}, {}, {}, {}, {"topic": [7]})
+        assert _plan([reply], lookups)[0][1] == (7 if joined else None), last
+    # each unfit thread is passed over (undated, too old, too new, no shared sender, full); the next is taken
+    day = timedelta(days=1)
+    unfit = {1: _stored(1, last=None), 2: _stored(2, last=T0), 3: _stored(3, last=T0 + 71 * day),
+             4: _stored(4, last=T0 + 30 * day, senders=("z@x",)), 5: _stored(5, last=T0 + 35 * day, count=1000)}
+    for tid in unfit:
+        order = [tid, 9]
+        lookups = ThreadLookups({**unfit, 9: _stored(9, last=T0 + 30 * day)}, {}, {}, {}, {"topic": order})
+        assert _plan([reply], lookups) == [((0,), 9, ThreadingMethod.SUBJECT_FALLBACK)], tid
+
+
+def test_the_subject_rescue_takes_the_newest_thread_and_the_lower_id_on_a_tie() -> None:
+    reply = cand(0, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=10)
+    newest = ThreadLookups({1: _stored(1, last=T0), 2: _stored(2, last=T0 + timedelta(days=5))}, {}, {}, {},
+                           {"topic": [1, 2]})
+    assert _plan([reply], newest)[0][1] == 2
+    tie = ThreadLookups({9: _stored(9), 3: _stored(3), 6: _stored(6)}, {}, {}, {}, {"topic": [9, 3, 6]})
+    assert _plan([reply], tie)[0][1] == 3
+
+
+def test_the_subject_rescue_within_a_batch() -> None:
+    """An earlier message of the batch with the subject joins when one side names the other's sender."""
+    original = cand(0, "o", subject="Topic", sender="a@x", to=("b@x",), day=0)
+    reply = cand(1, "r", subject="Re: Topic", sender="b@x", to=("c@x",), day=1)
+    assert _plan([original, reply]) == [((0, 1), None, ThreadingMethod.SUBJECT_FALLBACK)]
+    cc_only = cand(1, "r", subject="Re: Topic", sender="q@x", to=("a@x",), day=1)  # the reply names the sender
+    assert _plan([original, cc_only])[0][0] == (0, 1)
+    stranger = cand(1, "r", subject="Re: Topic", sender="q@x", to=("z@x",), day=1)
+    assert [p[0] for p in _plan([original, stranger])] == [(0,), (1,)]
+    # the edges of the window count; later mail, other subjects, provider mail and undated mail do not
+    edge = cand(0, "o", subject="Topic", sender="a@x", to=("b@x",), day=-29)
+    assert _plan([edge, cand(1, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=1)])[0][0] == (0, 1)
+    same_moment = cand(0, "o", subject="Topic", sender="a@x", day=1)
+    assert _plan([same_moment, cand(1, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=1)])[0][0] == (0, 1)
+    later = cand(3, "l", subject="Topic", sender="a@x", day=2)
+    skipped = [cand(0, "k", subject="Topic", sender="a@x", key="G1"),
+               ThreadCandidate(1, "u", (), None, "Topic", "a@x", frozenset({"a@x"}), None),
+               cand(2, "x", subject="Other", sender="a@x"), later,
+               cand(4, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=1)]
+    assert [p[0] for p in _plan(skipped)] == [(0,), (1,), (2,), (3,), (4,)]
+    fits_after_unfit = [*skipped[:4], cand(4, "o4", subject="Topic", sender="a@x", day=0),
+                        cand(5, "r", subject="Re: Topic", sender="b@x", to=("a@x",), day=1)]
+    assert ((4, 5), None, ThreadingMethod.SUBJECT_FALLBACK) in _plan(fits_after_unfit)
+
+
+def test_one_provider_conversation_of_any_size_in_one_batch_is_one_thread() -> None:
+    """No provider-thread cache (the seed's, capped at 500) is needed: the batch is planned at once, so the
+    six hundredth message of a conversation finds it as surely as the second."""
+    batch = [cand(i, f"g{i}", key="T-big") for i in range(600)]
+    plans = plan_threads(batch, EMPTY)
+    assert [(len(p.members), p.provider_key, p.method) for p in plans] == [(600, "T-big", ThreadingMethod.PROVIDER)]

@@ -133,3 +133,16 @@ def test_shapes(language: Locale, text: str, start: str) -> None:
 )
 def test_look_alikes_are_refused(language: Locale, text: str) -> None:
     assert read(text, language) == ()
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        (DE, "Hinflug 09.08. 14:15WAW", "2026-08-09 14:15"),  # a timetable's time, glued to its airport
+        (EN, "Aug 15 1410-1745ECO", "2026-08-15 14:10"),
+        (DE, "Am 12.8. um 14:15abc", None),  # letters that are no airport code keep it from being a time
+        (DE, "Am 12.8. um 14:15Uhrzeit", None),
+    ],
+)
+def test_a_time_glued_to_an_airport_code(language: Locale, text: str, start: str | None) -> None:
+    assert starts(text, language) == ([start] if start else [])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+import os
+import time
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -243,6 +245,29 @@ def test_dedup_keys() -> None:
     assert len(hash_dedup_key("x")) == 64
 
 
+@pytest.fixture
+def server_in_new_york() -> Iterator[None]:
+    """The process's own time zone is not UTC, as on a server set up in its owner's zone."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@pytest.mark.usefixtures("server_in_new_york")
+def test_a_dedup_key_names_the_utc_instant_whatever_the_servers_zone() -> None:
+    """A key is about the instant: the same mail gives the same key on every server, so suppressions hold."""
+    timed = candidate(datetime(2026, 8, 7, 10, 30, tzinfo=BERLIN))
+    assert dedup_key("<a@b>", timed) == "prose:<a@b>|2026-08-07T08:30Z"
+
+
 @pytest.mark.parametrize(
     ("html", "expected"),
     [
@@ -256,3 +281,57 @@ def test_dedup_keys() -> None:
 )
 def test_schema_markup_check(html: str | None, expected: bool) -> None:
     assert has_schema_markup(html) is expected
+
+
+class RecordingDetector(ListedDetector):
+    def __init__(self, name: str, candidates: Sequence[ProposalCandidate] = ()) -> None:
+        super().__init__(name, candidates)
+        self.requests: list[DetectionRequest] = []
+
+    def detect(self, request: DetectionRequest) -> tuple[ProposalCandidate, ...]:
+        self.requests.append(request)
+        return super().detect(request)
+
+
+def test_a_proposal_carries_everything_the_reading_said() -> None:
+    start = SENT + timedelta(days=2)
+    read = ProposalCandidate(start, start + timedelta(hours=2), False, "Europe/Lisbon", 73, "We meet Wednesday.",
+                             "Meeting", stated_end=start + timedelta(hours=2), location="Café Lotte")
+    detector = RecordingDetector("recorder", [read])
+    decision = EventProposer([detector]).decide(with_(message_id=99))
+    (proposal,) = decision.proposals
+    key = dedup_key(BASELINE.message_key, read)
+    assert (proposal.all_day, proposal.time_zone, proposal.confidence, proposal.stated_end, proposal.location,
+            proposal.detector, proposal.message_id) == (False, "Europe/Lisbon", 73, read.stated_end, "Café Lotte",
+                                                        "recorder", 99)
+    (verdict,) = decision.verdicts
+    assert (verdict.detector, verdict.dedup_key, verdict.dedup_key_hash, verdict.refusal) == (
+        "recorder", key, hash_dedup_key(key), None)
+    (request,) = detector.requests
+    assert (request.language, request.quotes_removed, request.time_zone, request.message_date) == (
+        Locale.DE, True, "Europe/Berlin", SENT)
+
+
+def test_an_all_day_reading_is_past_when_it_ends_at_the_message_and_a_timed_one_when_it_starts_before() -> None:
+    def verdict(read: ProposalCandidate) -> Refusal | None:
+        return EventProposer([ListedDetector("d", [read])]).decide(BASELINE).verdicts[0].refusal
+
+    day = ProposalCandidate(SENT - timedelta(days=1), SENT, True, "Europe/Berlin", 50, "s", "t")
+    assert verdict(day) is Refusal.PAST
+    assert verdict(dataclasses.replace(day, end=SENT + timedelta(seconds=1))) is None
+    assert verdict(candidate(SENT)) is None  # starting as the message is sent is not in the past
+    assert verdict(candidate(SENT - timedelta(microseconds=1))) is Refusal.PAST
+
+
+def test_accepted_is_asked_with_the_hash_of_the_dedup_key() -> None:
+    read = candidate(SENT + timedelta(days=1))
+    wanted = hash_dedup_key(dedup_key(BASELINE.message_key, read))
+    decision = EventProposer([ListedDetector("d", [read])]).decide(with_(accepted=lambda h: h == wanted))
+    assert decision.verdicts[0].refusal is Refusal.ACCEPTED and decision.proposals == ()
+    assert decision.refusals() == (Refusal.ACCEPTED,)
+    assert EventProposer().decide(with_(is_draft=True)).refusals() == (Refusal.DRAFT,)
+
+
+def test_a_naive_message_date_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^message_date must be timezone-aware: a naive one would be read in"):
+        with_(message_date=SENT.replace(tzinfo=None))

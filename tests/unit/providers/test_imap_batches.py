@@ -30,3 +30,7 @@ def test_count_and_budget_both_apply_and_missing_sizes_count_as_nothing() -> Non
     assert list(batches([1, 2, 3, 4, 5], {1: 10}, count=2, budget=5)) == [[1], [2, 3], [4, 5]]
     assert list(batches([], {})) == []
     assert list(batches([7], {7: -1})) == [[7]]  # a nonsense size from the server still yields the message
+
+
+def test_a_message_without_a_size_from_the_server_weighs_nothing() -> None:
+    assert list(batches([1, 2, 3, 4], {}, count=10, budget=2)) == [[1, 2, 3, 4]]

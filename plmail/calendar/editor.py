@@ -1,0 +1,283 @@
+"""Events a person makes and changes: create, edit the series or one occurrence, delete either.
+
+Everything goes through the writer, like every other event. Editing an event mail put there marks it
+user-edited (reconciler rule 5): a later mail may know more about the booking, not more than the person.
+Deleting a whole event is "not an event" for anything mail brought, so no backfill brings it back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
+from enum import StrEnum
+from typing import Any
+
+from plmail.calendar.jscalendar import JsonObject, format_duration, local_datetime
+from plmail.calendar.recurrence import jscalendar_to_rrule, rrule_to_jscalendar
+from plmail.calendar.sources import EventSource
+from plmail.calendar.suppression import EventSuppressor
+from plmail.calendar.timezones import zone
+from plmail.calendar.writer import (
+    EXCLUDED,
+    MAX_LOCATION,
+    MAX_TITLE,
+    OVERRIDES,
+    RULES,
+    CalendarEventWriter,
+    EventDraft,
+    frame_times,
+    shift_recurrence,
+    stored_instant,
+)
+from plmail.db.database import Database
+from plmail.db.repos.calendar_events import CalendarEventRepository
+from plmail.db.repos.calendar_store import CalendarRepository
+from plmail.domain.calendar import EventValues, StoredEvent
+from plmail.domain.errors import NotFoundError, ValidationError
+
+MAX_DESCRIPTION = 10_000
+KEEP_CUSTOM = "custom"
+NO_REPEAT = "none"
+# The repeat choices the editor offers, as the RRULE each stands for; anything else is a custom rule.
+REPEAT_PRESETS: dict[str, str | None] = {
+    NO_REPEAT: None,
+    "daily": "FREQ=DAILY",
+    "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
+    "weekly": "FREQ=WEEKLY",
+    "monthly": "FREQ=MONTHLY",
+    "yearly": "FREQ=YEARLY",
+}
+
+
+class Scope(StrEnum):
+    SERIES = "series"
+    OCCURRENCE = "occurrence"
+
+
+@dataclass(frozen=True, slots=True)
+class EventForm:
+    """What the editor sends: aware times in the person's zone, or dates (``end`` exclusive) when all-day."""
+
+    title: str
+    start: datetime | date
+    end: datetime | date
+    all_day: bool
+    calendar_id: int | None = None
+    repeat: str = NO_REPEAT  # a REPEAT_PRESETS key, or KEEP_CUSTOM for the rule the event has
+    location: str = ""
+    description: str = ""
+
+
+def _rule(preset: str, start: datetime | date, time_zone: str | None) -> JsonObject | None:
+    text = REPEAT_PRESETS.get(preset)
+    return rrule_to_jscalendar(text, start=start, time_zone=time_zone) if text else None
+
+
+def repeat_of(values: EventValues) -> str:
+    """The preset the event's recurrence is, ``custom`` for any other rule (or a refused one), else none."""
+    rules = values.recurrence.get(RULES) if isinstance(values.recurrence, dict) else None
+    if not rules:
+        return KEEP_CUSTOM if values.raw_rrule else NO_REPEAT
+    start, _ = frame_times(values, "UTC")
+    for key in REPEAT_PRESETS:
+        preset = _rule(key, start, values.time_zone)
+        if preset is not None and rules == [preset]:
+            return key
+    return KEEP_CUSTOM
+
+
+def custom_rule_text(values: EventValues) -> str | None:
+    """The rule a "keep this custom rule" choice keeps, as RRULE text to show beside it."""
+    rules = values.recurrence.get(RULES) if isinstance(values.recurrence, dict) else None
+    if isinstance(rules, list) and rules and isinstance(rules[0], dict):
+        return jscalendar_to_rrule(rules[0], time_zone=values.time_zone, all_day=values.is_all_day,
+                                   floating=values.is_floating)
+    return values.raw_rrule
+
+
+def recurrence_key(values: EventValues, recurrence_id: datetime, user_zone: str) -> str:
+    """The recurrenceOverrides key of an occurrence, from the instant its row stores (the writer's inverse)."""
+    if values.is_all_day:
+        return local_datetime(recurrence_id.astimezone(UTC).date())
+    if values.is_floating:
+        return local_datetime(recurrence_id.astimezone(zone(user_zone) or UTC))
+    where = zone(values.time_zone) if values.time_zone else None
+    return local_datetime(recurrence_id.astimezone(where or UTC))
+
+
+def _clean(form: EventForm) -> EventForm:
+    title = form.title.strip()[:MAX_TITLE]
+    if not title:
+        raise ValidationError("Give the event a title.", field="title")
+    if isinstance(form.start, datetime) != isinstance(form.end, datetime) or isinstance(form.start, datetime) \
+            == form.all_day:
+        raise ValidationError("An all-day event takes dates, a timed event takes times.")
+    if form.end <= form.start:
+        raise ValidationError("The end must be after the start.", field="end")
+    if form.repeat not in REPEAT_PRESETS and form.repeat != KEEP_CUSTOM:
+        raise ValidationError("Choose how the event repeats.", field="repeat")
+    return replace(form, title=title, location=form.location.strip()[:MAX_LOCATION],
+                   description=form.description.strip()[:MAX_DESCRIPTION])
+
+
+class CalendarEditor:
+    def __init__(
+        self, db: Database, calendars: CalendarRepository, events: CalendarEventRepository,
+        writer: CalendarEventWriter, suppressor: EventSuppressor,
+    ) -> None:
+        self.db = db
+        self.calendars = calendars
+        self.events = events
+        self.writer = writer
+        self.suppressor = suppressor
+
+    async def _calendar(self, user_id: int, calendar_id: int | None, default: int | None = None) -> int:
+        if calendar_id is None:
+            if default is not None:
+                return default
+            return await self.calendars.ensure_default(user_id, "Calendar")
+        owned = await self.calendars.owned(user_id, calendar_id)
+        if owned is None:
+            raise ValidationError("Choose one of your calendars.", field="calendar_id")
+        return owned.id
+
+    async def create(self, user_id: int, form: EventForm, *, user_zone: str) -> int:
+        form = _clean(form)
+        if form.repeat == KEEP_CUSTOM:
+            raise ValidationError("Choose how the event repeats.", field="repeat")
+        calendar_id = await self._calendar(user_id, form.calendar_id)
+        time_zone = None if form.all_day else user_zone
+        rule = _rule(form.repeat, form.start, time_zone)
+        draft = EventDraft(
+            uid=f"{uuid.uuid4()}@plmail", start=form.start, end=form.end, title=form.title,
+            location=form.location or None, description=form.description or None, time_zone=time_zone,
+            source=EventSource.MANUAL, recurrence_rules=(rule,) if rule else (),
+        )
+        # Occurrences are materialised around the event's own start, never around the clock.
+        created = await self.writer.create(calendar_id, user_id, draft, user_zone=user_zone,
+                                           reference=stored_instant(form.start, user_zone))
+        if created is None:  # a UUID collision, or the calendar vanished under us
+            raise ValidationError("The event could not be saved; try again.")
+        return created
+
+    async def update(
+        self, user_id: int, event_id: int, form: EventForm, *, user_zone: str, scope: Scope = Scope.SERIES,
+        occurrence: datetime | None = None,
+    ) -> StoredEvent:
+        form = _clean(form)
+        async with self.db.transaction():  # an edit that is not marked as one could be overwritten
+            event = await self._owned(user_id, event_id)
+            if scope is Scope.OCCURRENCE and occurrence is not None and _recurs(event.values):
+                values = await self._one_occurrence(event, form, occurrence, user_zone)
+            else:
+                values = self._series(event.values, form, user_zone)
+                calendar_id = await self._calendar(user_id, form.calendar_id, event.calendar_id)
+                if calendar_id != event.calendar_id:
+                    await self.events.move(user_id, event_id, calendar_id)
+                    values = replace(values, calendar_id=calendar_id)
+            await self.writer.store(event_id, values, user_zone=user_zone, reference=values.starts_at)
+            await self.writer.mark_user_edited(user_id, event_id)
+        return await self._owned(user_id, event_id)
+
+    async def delete(
+        self, user_id: int, event_id: int, *, user_zone: str, scope: Scope = Scope.SERIES,
+        occurrence: datetime | None = None,
+    ) -> bool:
+        """True when the whole event went, False when one occurrence did."""
+        event = await self._owned(user_id, event_id)
+        if scope is Scope.OCCURRENCE and occurrence is not None and _recurs(event.values):
+            async with self.db.transaction():
+                key = await self._known_occurrence(event, occurrence, user_zone)
+                recurrence = dict(event.values.recurrence)
+                excluded = recurrence.get(EXCLUDED)
+                recurrence[EXCLUDED] = [*(excluded if isinstance(excluded, list) else []), key]
+                overrides = recurrence.get(OVERRIDES)
+                if isinstance(overrides, dict) and key in overrides:
+                    recurrence[OVERRIDES] = {k: v for k, v in overrides.items() if k != key}
+                values = replace(event.values, recurrence=recurrence)
+                await self.writer.store(event_id, values, user_zone=user_zone, reference=values.starts_at)
+                await self.writer.mark_user_edited(user_id, event_id)
+            return False
+        await self.suppressor.not_an_event(user_id, event_id)
+        return True
+
+    async def _owned(self, user_id: int, event_id: int) -> StoredEvent:
+        event = await self.events.owned(user_id, event_id)
+        if event is None:
+            raise NotFoundError("No such event.")
+        return event
+
+    async def _known_occurrence(self, event: StoredEvent, occurrence: datetime, user_zone: str) -> str:
+        rows = await self.events.occurrences(event.user_id, event.id)
+        if not any(row.recurrence_id == occurrence for row in rows):
+            raise NotFoundError("This event has no such occurrence.")
+        return recurrence_key(event.values, occurrence, user_zone)
+
+    async def _one_occurrence(
+        self, event: StoredEvent, form: EventForm, occurrence: datetime, user_zone: str
+    ) -> EventValues:
+        values = event.values
+        key = await self._known_occurrence(event, occurrence, user_zone)
+        start, end = _in_frame(values, form.start, user_zone), _in_frame(values, form.end, user_zone)
+        patch: dict[str, Any] = {"start": local_datetime(start), "duration": format_duration(end - start)}
+        if form.title != (values.title or ""):
+            patch["title"] = form.title
+        if form.location != (values.location or ""):
+            patch["locations"] = {"1": {"@type": "Location", "name": form.location}}
+        recurrence = dict(values.recurrence)
+        overrides = recurrence.get(OVERRIDES)
+        recurrence[OVERRIDES] = {**(overrides if isinstance(overrides, dict) else {}), key: patch}
+        return replace(values, recurrence=recurrence)
+
+    def _series(self, values: EventValues, form: EventForm, user_zone: str) -> EventValues:
+        was_all_day = values.is_all_day
+        floating = values.is_floating and not form.all_day
+        time_zone = None if form.all_day or floating else (
+            values.time_zone if values.time_zone and not was_all_day else user_zone)
+        shaped = replace(values, is_all_day=form.all_day, is_floating=floating, time_zone=time_zone)
+        start, end = _in_frame(shaped, form.start, user_zone), _in_frame(shaped, form.end, user_zone)
+        old_start, _ = frame_times(values, user_zone)
+        recurrence = shift_recurrence(values, old_start, start) if was_all_day == form.all_day else {}
+        raw_rrule = values.raw_rrule
+        if form.repeat != KEEP_CUSTOM:
+            rule = _rule(form.repeat, start, time_zone)
+            if [rule] != recurrence.get(RULES) and (rule or recurrence.get(RULES)):
+                # A new rule makes other instances: changes keyed to the old ones would name instances it
+                # does not have (and an override the rule does not produce adds one), so they go with it.
+                recurrence = {RULES: [rule]} if rule else {}
+            raw_rrule = None
+        return replace(
+            shaped, title=form.title, location=form.location or None, description=form.description or None,
+            starts_at=stored_instant(start, user_zone), ends_at=stored_instant(end, user_zone),
+            recurrence=recurrence, raw_rrule=raw_rrule, source=values.source,
+        )
+
+
+def _recurs(values: EventValues) -> bool:
+    recurrence = values.recurrence
+    return bool(recurrence.get(RULES) or recurrence.get(OVERRIDES)) if isinstance(recurrence, dict) else False
+
+
+def _in_frame(values: EventValues, moment: datetime | date, user_zone: str) -> Any:
+    """A time from the form in the frame the event is stepped in: a date, a floating wall time, or aware."""
+    if values.is_all_day:
+        return moment.astimezone(zone(user_zone) or UTC).date() if isinstance(moment, datetime) else moment
+    if not isinstance(moment, datetime):
+        moment = datetime.combine(moment, datetime.min.time(), zone(user_zone) or UTC)
+    if values.is_floating:
+        return moment.astimezone(zone(user_zone) or UTC).replace(tzinfo=None)
+    return moment
+
+
+__all__ = [
+    "KEEP_CUSTOM",
+    "NO_REPEAT",
+    "REPEAT_PRESETS",
+    "CalendarEditor",
+    "EventForm",
+    "Scope",
+    "custom_rule_text",
+    "recurrence_key",
+    "repeat_of",
+]

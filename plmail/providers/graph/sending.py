@@ -1,0 +1,165 @@
+"""Writing mail through Microsoft Graph: the mailbox's address as its identity, drafts created from MIME in
+Drafts, and mail sent as the draft Graph holds (`/messages/{id}/send`) or, when it holds none, as MIME
+(`sendMail`). Both file the Sent copy themselves.
+
+Sending needs the Mail.Send permission, which plmail asks for since it sends; an account connected before
+keeps syncing, but is asked to connect again before its first send (its grant is checked before anything
+goes, so the user learns why instead of reading Microsoft's 403). Ids are immutable ones, so a sent draft
+keeps its id in Sent Items and the next sync finds it stored already.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+from plmail.db.database import Database
+from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.db.repos.graph_state import GraphStateRepository
+from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.ingest import ProviderRef
+from plmail.domain.models import Account
+from plmail.domain.outgoing import OutgoingMessage, ProvidedIdentity, SendError, SendFailure, SendReceipt
+from plmail.providers.api_sending import require_header_envelope, unanswered
+from plmail.providers.graph.client import GraphClient
+from plmail.providers.graph.errors import (
+    GraphAuthError,
+    GraphConnectionError,
+    GraphError,
+    GraphNotFound,
+    GraphThrottled,
+)
+from plmail.providers.oauth import OAuthError
+
+log = logging.getLogger(__name__)
+
+MAX_INLINE_WAIT = 15.0  # seconds a send waits in place for Graph's Retry-After; longer, and it is tried later
+SendPermission = Callable[[Account], Awaitable[bool]]
+_DENIED = {"ErrorAccessDenied", "Authorization_RequestDenied", "ErrorInsufficientPermissions", "AccessDenied"}
+CONSENT_TO_SEND = ("Microsoft has not allowed plmail to send from this account: it was connected before plmail "
+                   "could send mail. Connect the account again (on its page: Connect again) and allow sending.")
+RECONNECT_TO_SEND = ("Microsoft refused to let plmail send from this account ({detail}). Connect the account "
+                     "again and allow plmail to send mail.")
+
+
+async def _always(account: Account) -> bool:
+    return True
+
+
+class GraphIdentitySource:
+    """Graph lists one address per mailbox: its own (`mail`, else the sign-in name), with the user's name. Asked
+    after every sync, but not while Graph asked plmail to pause (the identities stay as they are)."""
+
+    kind = ProviderKind.GRAPH
+    user_aliases = False
+
+    def __init__(self, db: Database, client: GraphClient) -> None:
+        self.client = client
+        self.state = GraphStateRepository(db)
+
+    async def identities(self, account: Account) -> list[ProvidedIdentity]:
+        until = (await self.state.load(account.id)).throttled_until
+        if until is not None and until > datetime.now(UTC):
+            raise GraphThrottled("Microsoft asked plmail to pause; the identities are read after the pause.",
+                                 retry_after=(until - datetime.now(UTC)).total_seconds())
+        address, name = await self.client.me(account)
+        return [ProvidedIdentity(email=address or account.email, name=name, is_primary=True)]
+
+
+class GraphDraftStore:
+    """A draft is created from MIME; a new version is created first and the old one deleted after (a message
+    at Graph cannot be replaced from MIME). Graph files Sent Items itself, the sent draft included."""
+
+    kind = ProviderKind.GRAPH
+
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def save_draft(self, account: Account, raw: bytes, *, replaces: ProviderRef | None) -> ProviderRef | None:
+        try:
+            created = await self.client.create_mime_draft(account, raw)
+        except (GraphError, OAuthError) as exc:
+            if exc.retryable:
+                raise
+            log.warning("Graph account %s: saving a draft failed: %s", account.id, exc)
+            return None
+        if replaces is not None and replaces.graph_id:
+            await self.discard_draft(account, replaces)
+        return ProviderRef(graph_id=created)
+
+    async def discard_draft(self, account: Account, ref: ProviderRef) -> None:
+        if not ref.graph_id:
+            return
+        try:
+            with contextlib.suppress(GraphNotFound):  # gone already
+                await self.client.delete_message(account, ref.graph_id)
+        except (GraphError, OAuthError) as exc:
+            if exc.retryable:
+                raise
+            log.warning("Graph account %s: removing a draft failed: %s", account.id, exc)
+
+    async def file_sent(self, account: Account, copy: bytes, *, draft: ProviderRef | None,
+                        receipt: SendReceipt) -> ProviderRef | None:
+        return None  # the draft went as it was and is the Sent copy now; sendMail filed its own
+
+
+class GraphTransport:
+    kind = ProviderKind.GRAPH
+
+    def __init__(self, db: Database, accounts: AccountAdminRepository, client: GraphClient,
+                 may_send: SendPermission = _always) -> None:
+        self.accounts = accounts
+        self.client = client
+        self.may_send = may_send
+        self.state = GraphStateRepository(db)
+
+    async def send(self, account: Account, message: OutgoingMessage, *, draft: ProviderRef | None) -> SendReceipt:
+        require_header_envelope(message, "Microsoft")
+        try:
+            if not await self.may_send(account):
+                raise SendError(CONSENT_TO_SEND, failure=SendFailure.PERMANENT, reason="forbiddenToSend")
+            await self._wait_for_throttle(account)
+            if draft is not None and draft.graph_id:
+                try:
+                    await self.client.send_draft(account, draft.graph_id)
+                    return SendReceipt(ref=ProviderRef(graph_id=draft.graph_id), provider_files_copy=True)
+                except GraphNotFound:
+                    log.info("Graph account %s: the draft is gone at Microsoft; sending the message as MIME",
+                             account.id)
+            await self.client.send_mime(account, message.copy)
+            return SendReceipt(provider_files_copy=True)
+        except (GraphError, OAuthError) as exc:
+            raise await self._send_error(account, exc) from exc
+
+    async def _wait_for_throttle(self, account: Account) -> None:
+        """Graph said when to come back (to a sync, a propagation or a send): a short wait is waited here."""
+        until = (await self.state.load(account.id)).throttled_until
+        wait = (until - datetime.now(UTC)).total_seconds() if until is not None else 0.0
+        if wait > MAX_INLINE_WAIT:
+            raise SendError(f"Microsoft asked plmail to wait until {until:%H:%M:%S} UTC; plmail tries again then.",
+                            failure=SendFailure.TEMPORARY)
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def _send_error(self, account: Account, exc: GraphError | OAuthError) -> SendError:
+        if isinstance(exc, OAuthError):
+            failure = SendFailure.TEMPORARY if exc.retryable else SendFailure.PERMANENT
+            return SendError(str(exc), failure=failure, reason=None if exc.retryable else "forbiddenToSend")
+        if isinstance(exc, GraphThrottled):
+            await self.state.throttled(account.id, datetime.now(UTC) + timedelta(seconds=exc.retry_after))
+            return SendError(f"Microsoft is throttling this mailbox; plmail tries again in {exc.retry_after:.0f} s.",
+                             failure=SendFailure.TEMPORARY)
+        if isinstance(exc, GraphConnectionError):
+            failure = unanswered(exc) if exc.status is None else SendFailure.TEMPORARY
+            return SendError(str(exc), failure=failure)
+        if isinstance(exc, GraphAuthError) or (exc.status == 403 and exc.code in _DENIED):
+            text = RECONNECT_TO_SEND.format(detail=exc)
+            await self.accounts.set_status(account.id, AccountStatus.RECONNECT, text)
+            return SendError(text, failure=SendFailure.PERMANENT, reason="forbiddenToSend")
+        if exc.status == 413 or exc.code == "ErrorMessageSizeExceeded":
+            return SendError(f"The message is too large for Microsoft: {exc}", failure=SendFailure.PERMANENT,
+                             reason="tooLarge")
+        return SendError(f"Microsoft refused the message: {exc}", failure=SendFailure.PERMANENT)

@@ -1,0 +1,140 @@
+"""Plan shapes against the real planner: every list page and every search operator reads a bounded part of the
+mail, never all of it, so it costs the same at 100,000 messages as at 1,000,000 (issue 22).
+
+The mailbox is filled through SQL (tests/support/bulk_mail.py), analysed, and each page's own SQL is run under
+EXPLAIN ANALYZE: no sequential scan of the mail tables, and the rows its scans return stay a small fraction of
+the mailbox. A plan that sorts every matching thread, or walks every thread looking for rare matches, fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from plmail.domain.enums import Category
+from plmail.mail.search import parse_search
+from plmail.services import Services
+from tests.support.bulk_mail import fill
+
+MESSAGES = 20_000
+MAIL_TABLES = {"message", "message_thread", "thread_label", "message_label", "message_part", "label_count_share"}
+# A page reads its 50 threads plus what it skips to find them; an eighth of the mailbox is far above that and
+# far below a scan (the threads and messages together are 28,000 rows). A date operator walks the threads newer
+# than its date: that grows with the mail of those days, not with the mailbox.
+ROW_BUDGET = MESSAGES // 8
+
+
+@dataclass(frozen=True)
+class Scan:
+    node: str
+    relation: str
+    index: str
+    rows: float
+
+
+def _scans(plan: dict[str, Any]) -> Iterator[Scan]:
+    if "Relation Name" in plan or "Index Name" in plan:
+        rows = float(plan.get("Actual Rows", 0)) * float(plan.get("Actual Loops", 1))
+        yield Scan(plan["Node Type"], plan.get("Relation Name", ""), plan.get("Index Name", ""), rows)
+    for child in plan.get("Plans", ()):
+        yield from _scans(child)
+
+
+async def _explain(services: Services, sql: str, args: tuple[Any, ...]) -> list[Scan]:
+    rows = await services.db.fetch("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, *args)
+    document = rows[0][0]
+    plan = (json.loads(document) if isinstance(document, str) else document)[0]["Plan"]
+    return list(_scans(plan))
+
+
+def _verdict(name: str, scans: list[Scan]) -> list[str]:
+    problems = [f"{name}: sequential scan of {s.relation}" for s in scans
+                if s.node == "Seq Scan" and s.relation in MAIL_TABLES]
+    read = sum(s.rows for s in scans if s.relation in MAIL_TABLES or s.index)
+    if read > ROW_BUDGET:
+        detail = ", ".join(f"{s.node} {s.relation or s.index} {s.rows:.0f}" for s in scans if s.rows > 100)
+        problems.append(f"{name}: read {read:.0f} rows (budget {ROW_BUDGET}): {detail}")
+    return problems
+
+
+async def _rare_mail(services: Services, user_id: int, accounts: tuple[int, ...]) -> int:
+    """Mail a few threads carry: a label only the second account uses, a mailing list, attachments."""
+    rare = await services.labels.find_or_create(user_id, "Rare")
+    db = services.db
+    await db.execute(
+        """INSERT INTO message_label (message_id, label_id)
+           SELECT m.id, $1 FROM message m JOIN message_thread t ON t.id = m.thread_id
+            WHERE t.account_id = $2 AND t.id % 400 = 1""", rare, accounts[1])
+    await db.execute(
+        """INSERT INTO thread_label (thread_id, label_id)
+           SELECT DISTINCT m.thread_id, $1::int FROM message m JOIN message_label ml ON ml.message_id = m.id
+            WHERE ml.label_id = $1::int""", rare)
+    await db.execute("""UPDATE message SET headers = headers || '{"List-Id": "<rare.lists.example>"}'::jsonb
+                         WHERE id % 997 = 5""")
+    await db.execute(
+        """INSERT INTO message_part (message_id, part_path, content_type, filename, disposition, size, is_inline,
+                                     is_calendar)
+           SELECT id, '1', 'text/plain', NULL, 'inline', 2000, true, false FROM message
+           UNION ALL
+           SELECT id, '2', 'application/pdf', 'invoice-' || id || '.pdf', 'attachment', 1000, false, false
+             FROM message WHERE has_attachments""")
+    async with db.connection() as conn:
+        await conn.execute("ANALYZE")
+    return rare
+
+
+async def test_every_page_and_search_operator_reads_a_bounded_part_of_the_mail(services: Services) -> None:
+    filled = await fill(services, MESSAGES, report=False)
+    rare = await _rare_mail(services, filled.user_id, filled.accounts)
+    views = services.reader.views
+    user_id, labels = filled.user_id, filled.labels
+    pages: list[tuple[str, tuple[str, tuple[Any, ...]]]] = []
+    for tab in Category:
+        pages.append((f"inbox {tab.value} tab", await views.label_threads_query(
+            user_id, labels["inbox"], category=tab.value, limit=51, offset=0)))
+    pages += [
+        ("inbox page 5", await views.label_threads_query(user_id, labels["inbox"], category="primary", limit=51,
+                                                         offset=200)),
+        ("label, all accounts", await views.label_threads_query(user_id, labels["work"], category=None, limit=51,
+                                                                offset=0)),
+        ("label, one account", await views.label_threads_query(user_id, labels["work"], category=None, limit=51,
+                                                               offset=0, account_id=filled.accounts[0])),
+        ("sparse label, the account that uses it", await views.label_threads_query(
+            user_id, rare, category=None, limit=51, offset=0, account_id=filled.accounts[1])),
+        ("sparse label, an account that never used it", await views.label_threads_query(
+            user_id, rare, category=None, limit=51, offset=0, account_id=filled.accounts[0])),
+        ("trash", await views.label_threads_query(user_id, labels["trash"], category=None, limit=51, offset=0,
+                                                  include_binned=True)),
+    ]
+    searches = {
+        "two words": "invoice meeting", "a rare word": "zyxwvut", "from: a domain": "from:example7.org",
+        "from: a person": "from:person123", "to: a team": "to:team17@corp17.com", "to: nobody": "to:nobody@nowhere",
+        "cc:": "cc:carol@example.org", "bcc:": "bcc:dave@example.org", "subject: common": "subject:Thread",
+        "subject: rare": 'subject:"Thread 12345"', "list:": "list:rare.lists", "list: none": "list:other.lists",
+        "filename:": "filename:invoice-77", "has:attachment": "has:attachment", "is:unread": "is:unread",
+        "is:starred": "is:starred", "older_than:": "older_than:1d", "newer_than:": "newer_than:1d",
+        "before:": "before:2020-01-01", "after:": "after:2020-01-01", "in:trash": "in:trash",
+    }
+    for name, query in searches.items():
+        parsed = parse_search(query)
+        label_ids = [labels["trash"]] if parsed.roles else []
+        pages.append((f"search {name}", views.search_query(user_id, parsed, label_ids, ranked=False, limit=51,
+                                                           offset=0)))
+    pages.append(("search label:Work", views.search_query(user_id, parse_search("label:Work"), [labels["work"]],
+                                                          ranked=False, limit=51, offset=0)))
+
+    problems: list[str] = []
+    for name, (sql, args) in pages:
+        problems += _verdict(name, await _explain(services, sql, args))
+    assert not problems, "\n".join(problems)
+
+    # The sparse view's shape follows its kept count: few threads are gathered from the shares by (label,
+    # account); many are walked newest first.
+    sparse = await _explain(services, *await views.label_threads_query(
+        user_id, rare, category=None, limit=51, offset=0, account_id=filled.accounts[1]))
+    dense = await _explain(services, *await views.label_threads_query(
+        user_id, labels["inbox"], category=None, limit=51, offset=0, account_id=filled.accounts[1]))
+    assert any(s.index == "idx_label_count_share_view" for s in sparse), sparse
+    assert not any(s.index == "idx_label_count_share_view" for s in dense), dense
