@@ -680,7 +680,9 @@ async def test_axe_finds_nothing_serious_or_critical_in_light_and_dark(world: Wo
         page = await world.page(dark=dark)
         for name, path in _main_pages(world):
             await page.goto(world.base + path)
-            await page.add_script_tag(path=str(AXE))
+            # Through the DevTools protocol, which the page's Content-Security-Policy does not govern (a
+            # <script> tag with axe inline would be refused, as any inline script is): the page stays as users get it.
+            await page.evaluate(AXE.read_text())
             result = await page.evaluate("axe.run(document, {resultTypes: ['violations']})")
             for violation in result["violations"]:
                 if violation["impact"] in ("serious", "critical"):
