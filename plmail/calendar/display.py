@@ -1,7 +1,7 @@
 """Times of events as a reader sees them: in the reader's zone, in English or German.
 
-The words go through a translator the caller passes in (the web catalogue), so this module knows
-formats, not languages' vocabularies.
+Names of days and months and the date patterns come from Babel (CLDR); the few words of our own ("all day")
+go through a translator the caller passes in (the web catalogue).
 """
 
 from __future__ import annotations
@@ -9,31 +9,39 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
+from babel.dates import format_date, format_time, get_day_names
+
 from plmail.calendar.timezones import zone
 
 Translator = Callable[[str], str]
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-WEEKDAYS_SHORT = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# CLDR patterns through Babel: English "Wed 16 March 2022", German "Mi 16. März 2022" (ccc: the
+# stand-alone abbreviation, without the dot CLDR puts after "Mi." in running text).
+_DAY_PATTERNS = {"en": "EEE d MMMM y", "de": "ccc d. MMMM y"}
 
 
 def reader_zone(name: str | None) -> tzinfo:
     return (zone(name) if name else None) or UTC
 
 
-def day_label(day: date, locale: str, t: Translator) -> str:
-    """"Wed 16 March 2022" / "Mi 16. März 2022"."""
-    separator = ". " if locale == "de" else " "
-    return f"{t(WEEKDAYS_SHORT[day.weekday()])} {day.day}{separator}{t(MONTHS[day.month - 1])} {day.year}"
+def day_label(day: date, locale: str, t: Translator | None = None) -> str:
+    """"Wed 16 March 2022" / "Mi 16. März 2022", from Babel's CLDR names of days and months."""
+    return format_date(day, _DAY_PATTERNS.get(locale, _DAY_PATTERNS["en"]), locale=locale)
 
 
-def month_label(day: date, t: Translator) -> str:
-    return f"{t(MONTHS[day.month - 1])} {day.year}"
+def weekday_names(locale: str) -> list[str]:
+    """Monday to Sunday, abbreviated as the month grid's column heads ("Mon" / "Mo")."""
+    names = get_day_names("abbreviated", context="stand-alone", locale=locale)
+    return [str(names[i]) for i in range(7)]
+
+
+def month_label(day: date, locale: str = "en") -> str:
+    return format_date(day, "LLLL y", locale=locale)
 
 
 def clock(moment: datetime) -> str:
-    return moment.strftime("%H:%M")
+    """The time of day on the 24-hour clock the calendar's grid uses."""
+    return format_time(moment, "HH:mm", tzinfo=moment.tzinfo, locale="en")
 
 
 def moment_label(moment: datetime, *, where: tzinfo, locale: str, t: Translator) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from plmail.domain.enums import ProviderKind
@@ -76,7 +76,11 @@ class IngestedMessage:
 
     @property
     def occurred_at(self) -> datetime | None:
-        return self.received_at or self.parsed.sent_at
+        """When it arrived: the provider's time; without one the Date header, never later than now (spam dated
+        2028 must not stay on top of the list)."""
+        if self.received_at is not None or self.parsed.sent_at is None:
+            return self.received_at
+        return min(self.parsed.sent_at, datetime.now(UTC))
 
 
 @dataclass(frozen=True, slots=True)

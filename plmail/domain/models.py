@@ -10,6 +10,20 @@ from plmail.domain.mailstore import MailScope
 
 
 @dataclass(frozen=True, slots=True)
+class Appearance:
+    """How the web UI looks and answers for one user (kept in app_user.settings, read with the user)."""
+
+    theme: str = "system"  # system | light | dark: "system" follows prefers-color-scheme
+    density: str = "comfortable"  # comfortable | compact
+    hour_cycle: str = ""  # "" (the language's custom) | "12" | "24"
+    shortcuts: bool = True  # Gmail's keyboard shortcuts, on by default
+
+    THEMES = ("system", "light", "dark")
+    DENSITIES = ("comfortable", "compact")
+    HOUR_CYCLES = ("", "12", "24")
+
+
+@dataclass(frozen=True, slots=True)
 class User:
     id: int
     email: str
@@ -18,6 +32,7 @@ class User:
     locale: Locale
     time_zone: str
     created_at: datetime
+    appearance: Appearance = Appearance()
     disabled: bool = False
     two_factor: bool = False  # a confirmed TOTP second factor
 
@@ -187,3 +202,13 @@ class Principal:
 
     def jmap_id(self, scope: MailScope) -> str:
         return self.unified_id if scope.unified else str(scope.account_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RulePreviewMatch:
+    """A conversation the filter being written would catch, for the editor's preview."""
+
+    thread_id: int
+    sender: str
+    subject: str
+    arrived_at: datetime | None

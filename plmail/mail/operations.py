@@ -9,9 +9,12 @@ propagation job. The web UI and JMAP both call this one service.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+import secrets
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
@@ -37,6 +40,26 @@ class OperationResult:
 
 
 _NOTHING = OperationResult((), (), ())
+
+UNDO_WINDOW = timedelta(seconds=10)  # the issue's toast: 10 s with Undo
+
+
+@dataclass(slots=True)
+class UndoTicket:
+    """One undoable action: its changes carry `key` and wait at the provider side until `hold_until`.
+
+    Undo strategy: propagation waits out the window, and Undo withdraws what still waits. Sending the reverse
+    instead would move an IMAP message out of INBOX and back (a new UID, the phone seeing it vanish and return);
+    waiting means the provider only ever sees the final state, for the price of 10 s of delay."""
+
+    key: str
+    hold_until: datetime
+    window: timedelta
+    used: bool = False
+    accounts: set[int] = field(default_factory=set)
+
+
+_TICKET: ContextVar[UndoTicket | None] = ContextVar("plmail_undo_ticket", default=None)
 
 
 class ThreadOperations:
@@ -74,7 +97,8 @@ class ThreadOperations:
         return result
 
     async def _relabel(
-        self, user_id: int, messages: Sequence[OwnedMessage], add: set[int], remove: set[int]
+        self, user_id: int, messages: Sequence[OwnedMessage], add: set[int], remove: set[int], *,
+        tell_provider: bool = True,
     ) -> OperationResult:
         state = StateManager(self.change_log)
         recorder = MailChangeRecorder(state)
@@ -104,7 +128,14 @@ class ThreadOperations:
         await self.repo.add_labels(adds)
         threads = sorted({m.thread_id for m in changed if m.thread_id is not None})
         await self.threads.sync_labels(threads)
-        await self.repo.queue_provider_changes(provider)
+        if tell_provider:
+            ticket = _TICKET.get()
+            if ticket is None:
+                await self.repo.queue_provider_changes(provider)
+            else:
+                ticket.used = True
+                ticket.accounts |= {m.account_id for m in changed}
+                await self.repo.queue_provider_changes(provider, hold_until=ticket.hold_until, undo_key=ticket.key)
         await self._announce(recorder, changed, touched_bindings)
         await state.write()
         await state.announce()
@@ -142,10 +173,11 @@ class ThreadOperations:
 
     async def trash(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                     ) -> OperationResult:
-        """Trash means: Trash on, Inbox off (and any other location: Archive, Spam). The seed names only Inbox;
-        a message lives in one place, so a Trash beside Archive or Spam would be mail in two places at once."""
+        """Trash means: Trash on, Inbox off (and any other location: Archive, Spam, Snoozed: a binned thread
+        must not wake up in the Inbox; its alarm stays asleep with it, so Undo brings the snooze back whole)."""
         return await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.TRASH],
-                                       remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM])
+                                       remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.SPAM,
+                                               LabelRole.SNOOZED])
 
     async def untrash(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                       ) -> OperationResult:
@@ -155,7 +187,8 @@ class ThreadOperations:
     async def spam(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                    ) -> OperationResult:
         return await self._role_change(user_id, thread_ids, message_ids, add=[LabelRole.SPAM],
-                                       remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.TRASH])
+                                       remove=[LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.TRASH,
+                                               LabelRole.SNOOZED])
 
     async def not_spam(self, user_id: int, *, thread_ids: Iterable[int] = (), message_ids: Iterable[int] = ()
                        ) -> OperationResult:
@@ -313,8 +346,55 @@ class ThreadOperations:
         """Enqueue provider propagation; call only after the change is committed."""
         if self.queues is None:
             return
+        ticket = _TICKET.get()
         for account_id in account_ids:
             await self.queues.enqueue(PROPAGATE_PROVIDER_CHANGES, account_id=account_id)
+            if ticket is not None and account_id in ticket.accounts:
+                # the held changes: once more when the window has passed (the one above pushes the rest)
+                await self.queues.enqueue(PROPAGATE_PROVIDER_CHANGES, account_id=account_id,
+                                          delay_seconds=ticket.window.total_seconds() + 1)
+
+    # -- undo -------------------------------------------------------------------------------------
+
+    @contextmanager
+    def undoable(self, window: timedelta = UNDO_WINDOW) -> Iterator[UndoTicket]:
+        """Label changes made inside are held for `window` and can be undone with `undo(ticket.key)`."""
+        ticket = UndoTicket(secrets.token_urlsafe(18), datetime.now(UTC) + window, window)
+        token = _TICKET.set(ticket)
+        try:
+            yield ticket
+        finally:
+            _TICKET.reset(token)
+
+    async def undo(self, user_id: int, undo_key: str) -> OperationResult:
+        """Put the labels back as they were before the action. Changes still waiting are withdrawn, so the
+        provider never hears of them; any already sent (undo after the window) are reversed at the provider."""
+        async with self.db.transaction():
+            changes = await self.repo.undoable_changes(user_id, undo_key)
+            if not changes:
+                raise NotFoundError("There is nothing to undo.")
+            snoozed = await self.repo.role_label(user_id, LabelRole.SNOOZED)
+            waiting = [c for c in changes if c[4]]
+            await self.repo.drop_changes([c[0] for c in waiting])
+            await self.repo.release_undo_key(undo_key)
+            messages = {m.id: m for m in await self.repo.messages(user_id, sorted({c[1] for c in changes}))}
+            moved: list[OperationResult] = []
+            for _change_id, message_id, added, removed, still_waiting in reversed(changes):
+                message = messages.get(message_id)
+                if message is None:
+                    continue
+                moved.append(await self._relabel(user_id, [message], set(removed), set(added),
+                                                 tell_provider=not still_waiting))
+                messages.update({m.id: m for m in await self.repo.messages(user_id, [message_id])})
+            unsnoozed = sorted({m.thread_id for c in changes if snoozed in c[2]
+                                for m in [messages.get(c[1])] if m is not None and m.thread_id is not None})
+            if unsnoozed:
+                await self.repo.set_snoozed_until(unsnoozed, None)
+        result = OperationResult(tuple(sorted({i for r in moved for i in r.messages})),
+                                 tuple(sorted({i for r in moved for i in r.threads})),
+                                 tuple(sorted({i for r in moved for i in r.accounts})))
+        await self.propagate(result.accounts)
+        return result
 
     async def propagate_stranded(self) -> int:
         """The safety net: a job that used up its retries (a provider down for an hour) leaves changes pending

@@ -359,7 +359,7 @@ class PostIngestPipeline:
             stored_headers, parsed.subject, parsed.from_address, parsed.from_name,
             json.dumps([a.as_json() for a in parsed.to]), json.dumps([a.as_json() for a in parsed.cc]),
             json.dumps([a.as_json() for a in parsed.bcc]), json.dumps([a.as_json() for a in parsed.reply_to]),
-            parsed.sent_at, message.received_at or parsed.sent_at,
+            parsed.sent_at, message.occurred_at or now,
             now if message.seen else None, now if message.starred else None,
             json.dumps(list(parsed.in_reply_to)), json.dumps(list(parsed.references)),
             parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),

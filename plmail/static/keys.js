@@ -18,6 +18,7 @@
   }
 
   document.addEventListener("keydown", function (e) {
+    if (document.body.getAttribute("data-shortcuts") === "off") return;  // Settings → Appearance turned them off
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
     if (e.key.length !== 1) return;
     var found = control(e.key);

@@ -12,6 +12,11 @@
     }
   });
 
+  // A Print button: <button type="button" data-print>.
+  document.addEventListener("click", function (event) {
+    if (event.target.closest && event.target.closest("[data-print]")) window.print();
+  });
+
   // One button of a form that deletes for good asks first: <button data-confirm="Empty the Trash?">.
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("button[data-confirm]");
@@ -55,6 +60,22 @@
     var input = copy.querySelector("input");
     if (input) input.value = "";
     document.getElementById("conditions").appendChild(copy);
+  });
+
+  // Settings: typing in the time-zone search keeps only the zones that match, and picks the first of them.
+  document.addEventListener("input", function (event) {
+    var filter = event.target;
+    if (!filter.matches || !filter.matches("[data-zone-filter]")) return;
+    var select = document.getElementById("time-zone");
+    if (!select) return;
+    var typed = filter.value.trim().toLowerCase().replace(/ /g, "_"), first = null;
+    select.querySelectorAll("option").forEach(function (o) {
+      var hit = !typed || o.value.toLowerCase().indexOf(typed) >= 0;
+      o.hidden = !hit;
+      if (hit && !first) first = o;
+    });
+    select.querySelectorAll("optgroup").forEach(function (g) { g.hidden = !g.querySelector("option:not([hidden])"); });
+    if (typed && first) select.value = first.value;
   });
 
   // A mail body in its sandboxed frame grows to its content's height.

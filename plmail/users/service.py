@@ -17,7 +17,7 @@ from plmail.domain.errors import (
     SetupAlreadyDoneError,
     ValidationError,
 )
-from plmail.domain.models import TrustedDeviceRow, User
+from plmail.domain.models import Appearance, TrustedDeviceRow, User
 from plmail.users.passwords import (
     MAX_PASSWORD_LENGTH,
     MIN_PASSWORD_LENGTH,
@@ -233,6 +233,14 @@ class UserService:
             locale=Locale(locale),
             time_zone=check_time_zone(time_zone),
         )
+
+    async def save_appearance(self, user: User, *, theme: str, density: str, hour_cycle: str,
+                              shortcuts: bool) -> None:
+        if theme not in Appearance.THEMES or density not in Appearance.DENSITIES or \
+                hour_cycle not in Appearance.HOUR_CYCLES:
+            raise ValidationError("Choose one of the offered settings.")
+        await self.users.merge_settings(user.id, {"appearance": {
+            "theme": theme, "density": density, "hour_cycle": hour_cycle, "shortcuts": shortcuts}})
 
     async def prune_throttle(self) -> int:
         """Housekeeping: old throttle counters, ended sessions, devices not seen for a year."""

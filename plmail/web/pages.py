@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
+from babel.dates import format_date, format_skeleton, format_time
 from litestar import Request
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
@@ -15,7 +16,7 @@ from plmail.domain.enums import Locale
 from plmail.domain.models import User
 from plmail.mail.snooze import snooze_presets
 from plmail.web.auth import services_from
-from plmail.web.i18n import pick_locale, translate
+from plmail.web.i18n import catalog, pick_locale, translate, translate_in, translate_plural
 
 CATEGORY_TABS = (
     ("primary", "General"),
@@ -48,7 +49,7 @@ async def render(
     **context: Any,
 ) -> Template:
     user = current_user(request)
-    shared: dict[str, Any] = {"user": user, "locale": locale_for(request).value}
+    shared: dict[str, Any] = {"user": user, "locale": locale_for(request).value, "toast": _toast(request)}
     if user is not None and not context.pop("bare", False):
         services = services_from(request)
         shared["sidebar"] = await services.labels.sidebar(user.id)
@@ -63,9 +64,39 @@ async def render(
                     headers=headers)
 
 
+TOASTS = frozenset({"archive", "trash", "spam", "move", "label_add", "snooze", "undone", "undo_gone"})
+
+
+def _toast(request: Request[Any, Any, Any]) -> dict[str, Any] | None:
+    """What an action just did (its redirect says so in the query), for the toast with Undo."""
+    kind = request.query_params.get("toast")
+    if kind not in TOASTS:
+        return None
+    count = request.query_params.get("n", "1")
+    return {"kind": kind, "undo": request.query_params.get("undo", "")[:40],
+            "n": int(count) if count.isdigit() else 1}
+
+
 @jinja2.pass_context
-def _translate(ctx: jinja2.runtime.Context, text: str, **values: object) -> str:
+def _gettext(ctx: jinja2.runtime.Context, text: str, **values: object) -> str:
     return translate(text, ctx.get("locale", "en"), **values)
+
+
+@jinja2.pass_context
+def _pgettext(ctx: jinja2.runtime.Context, context: str, text: str, **values: object) -> str:
+    return translate_in(context, text, ctx.get("locale", "en"), **values)
+
+
+@jinja2.pass_context
+def _ngettext(ctx: jinja2.runtime.Context, singular: str, plural: str, n: int, **values: object) -> str:
+    return translate_plural(singular, plural, n, ctx.get("locale", "en"), **values)
+
+
+@jinja2.pass_context
+def _npgettext(ctx: jinja2.runtime.Context, context: str, singular: str, plural: str, n: int,
+               **values: object) -> str:
+    catalog_text = catalog(str(ctx.get("locale", "en"))).npgettext(context, singular, plural, n)
+    return catalog_text.format(n=n, **values)
 
 
 def _zone_name(user: User) -> str:
@@ -76,37 +107,85 @@ def _zone_name(user: User) -> str:
     return user.time_zone
 
 
+def _zone(user: User | None) -> tzinfo:
+    try:
+        return ZoneInfo(user.time_zone) if user else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
+
+def _babel_locale(user: User | None) -> str:
+    return user.locale.value if user else Locale.EN.value
+
+
+def _clock_pattern(user: User | None) -> str:
+    """The user's 12/24-hour choice; without one, the language's custom (CLDR's short time)."""
+    cycle = user.appearance.hour_cycle if user else ""
+    return {"12": "h:mm a", "24": "HH:mm"}.get(cycle, "short")
+
+
 def localtime(moment: datetime | None, user: User | None) -> str:
-    """A timestamp in the reader's zone: the time for today, the date otherwise."""
+    """A timestamp in the reader's zone and language: the time for today, the day this year, else the date."""
     if moment is None:
         return ""
-    try:
-        zone = ZoneInfo(user.time_zone) if user else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        zone = UTC
+    zone = _zone(user)
     local = moment.astimezone(zone)
     today = datetime.now(zone).date()
-    german = user is not None and user.locale is Locale.DE
+    language = _babel_locale(user)
     if local.date() == today:
-        return local.strftime("%H:%M")
+        return format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)
     if local.year == today.year:
-        return local.strftime("%d.%m." if german else "%b %d")
-    return local.strftime("%d.%m.%Y" if german else "%b %d, %Y")
+        return format_skeleton("MMMd", local, tzinfo=zone, locale=language)
+    return format_date(local.date(), "medium", locale=language)
+
+
+def fulltime(moment: datetime | None, user: User | None) -> str:
+    """Date and time in full, for a message's header and "Show original"."""
+    if moment is None:
+        return ""
+    zone = _zone(user)
+    language = _babel_locale(user)
+    local = moment.astimezone(zone)
+    return (f"{format_date(local.date(), 'medium', locale=language)}, "
+            f"{format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)}")
 
 
 def clocktime(moment: datetime | None, user: User | None) -> str:
     """The time of day in the reader's zone."""
     if moment is None:
         return ""
-    try:
-        zone = ZoneInfo(user.time_zone) if user else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        zone = UTC
-    return moment.astimezone(zone).strftime("%H:%M")
+    zone = _zone(user)
+    return format_time(moment.astimezone(zone), _clock_pattern(user), tzinfo=zone, locale=_babel_locale(user))
+
+
+def fold_quotes(text: str) -> list[tuple[str, str]]:
+    """A plain-text body as ("text" | "quote" | "signature", lines) runs: quoted lines ("> …", with the
+    "On … wrote:" line before them) and everything after the "-- " signature separator fold behind "…"."""
+    runs: list[tuple[str, list[str]]] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line in ("-- ", "--"):
+            runs.append(("signature", lines[index:]))
+            break
+        quoted = line.lstrip().startswith(">")
+        introduces = (not quoted and line.rstrip().endswith(":") and index + 1 < len(lines)
+                      and lines[index + 1].lstrip().startswith(">"))
+        kind = "quote" if quoted or introduces else "text"
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(line)
+        else:
+            runs.append((kind, [line]))
+    return [(kind, "\n".join(block)) for kind, block in runs if "".join(block).strip() or kind == "text"]
 
 
 def configure_jinja(engine: JinjaTemplateEngine) -> None:
-    engine.engine.globals["_"] = _translate
-    engine.engine.globals["category_tabs"] = CATEGORY_TABS
-    engine.engine.filters["localtime"] = localtime
-    engine.engine.filters["clocktime"] = clocktime
+    environment = engine.engine
+    environment.add_extension("jinja2.ext.i18n")
+    # jinja2.ext.i18n adds install_gettext_callables to the environment; the callables read the page's language.
+    environment.install_gettext_callables(  # type: ignore[attr-defined]
+        _gettext, _ngettext, newstyle=False, pgettext=_pgettext, npgettext=_npgettext)
+    environment.globals["category_tabs"] = CATEGORY_TABS
+    environment.filters["localtime"] = localtime
+    environment.filters["fulltime"] = fulltime
+    environment.filters["clocktime"] = clocktime
+    environment.filters["fold_quotes"] = fold_quotes

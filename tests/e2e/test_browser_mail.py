@@ -93,7 +93,7 @@ async def test_toolbar_conversation_snooze_labels_and_filter_preview(serve: Serv
     await page.get_by_label("Value").fill("train")
     await page.get_by_label("Archive it").check()
     preview = page.locator("#rule-preview")
-    await expect(preview).to_contain_text("matches 1 messages", timeout=10_000)
+    await expect(preview).to_contain_text("matches 1 message", timeout=10_000)
     await expect(preview).to_contain_text("If the subject contains “train”, then archive it.")
     await page.get_by_role("button", name="Save filter").click()
     await expect(page.get_by_role("heading", name="Filters")).to_be_visible()

@@ -8,6 +8,7 @@ import dataclasses
 import ipaddress
 import re
 from collections.abc import AsyncIterator
+from html.parser import HTMLParser
 
 import httpx
 import pytest
@@ -63,10 +64,31 @@ def assert_policy(response: httpx.Response) -> None:
 def assert_no_inline_script(response: httpx.Response) -> None:
     if not response.headers.get("content-type", "").startswith("text/html"):
         return
-    page = re.sub(r'srcdoc="[^"]*"', "", response.text)  # the mail body, sanitised and framed without scripts
-    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page), response.url
-    assert not re.search(r"\son[a-z]+\s*=", page), response.url
-    assert "javascript:" not in page and not re.search(r"\sstyle\s*=", page), response.url
+    # Read as the browser does: tags and their attributes, not text. A page that shows mail source (Show
+    # original) prints `style=` and `onload=` as escaped text, which the policy has nothing to say about;
+    # the framed mail body (srcdoc) is an attribute value, sanitised and framed without scripts.
+    found = _InlineCode()
+    found.feed(response.text)
+    assert not found.problems, (response.url, found.problems[:5])
+
+
+class _InlineCode(HTMLParser):
+    """Inline script, inline event handlers, style attributes and javascript: URLs: what the policy refuses."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        names = {name for name, _value in attrs}
+        if tag == "script" and "src" not in names:
+            self.problems.append("inline <script>")
+        for name, value in attrs:
+            if name.startswith("on") or name == "style":
+                self.problems.append(f"<{tag} {name}=>")
+            if name in ("href", "src", "action", "formaction") and (value or "").strip().lower().startswith(
+                    "javascript:"):
+                self.problems.append(f"<{tag} {name}=javascript:>")
 
 
 @pytest.fixture
@@ -106,6 +128,9 @@ async def test_every_page_carries_the_policy_and_no_inline_script(client: httpx.
         f"/part/{ids['part']}", "/calendar", "/calendar/new", "/calendar/soon", "/calendar/sharing",
         "/calendar/extractors", "/compose", "/compose/outbox", "/compose/contacts?q=be", "/settings/sending",
         "/compose/submission/999999",
+        # issue 21: search type-ahead, Show original (and its download), a filter's apply-to-existing progress
+        "/search/suggest?q=fr", f"/message/{ids['message']}/original", f"/message/{ids['message']}/original.eml",
+        f"/rules/{ids['rule']}/progress",
         # unknown ids and tokens: the refusal carries the headers as well
         "/calendar/999999/export.ics", "/calendar/event/999999/export.ics", "/calendar/feed/no-such-token",
         "/admin", "/admin/queues", "/healthz", "/static/plmail.css",

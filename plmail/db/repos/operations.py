@@ -125,10 +125,13 @@ class OperationRepository:
         )
 
     async def due_snoozes(self, now: datetime, limit: int) -> list[tuple[int, int]]:
-        """(user id, thread id) of snoozed threads whose time has come."""
+        """(user id, thread id) of snoozed threads whose time has come; a thread moved out of Snoozed (to the
+        Trash, to Spam) keeps its alarm asleep until it is back there."""
         rows = await self.db.fetch(
             """SELECT a.user_id, t.id FROM message_thread t JOIN account a ON a.id = t.account_id
                 WHERE t.snoozed_until IS NOT NULL AND t.snoozed_until <= $1
+                  AND EXISTS (SELECT 1 FROM thread_label tl JOIN label l ON l.id = tl.label_id
+                               WHERE tl.thread_id = t.id AND l.role = 'snoozed')
                 ORDER BY t.snoozed_until LIMIT $2""",
             now, limit,
         )
@@ -146,19 +149,43 @@ class OperationRepository:
         return [(r["account_id"], r["id"]) for r in rows]
 
     async def queue_provider_changes(self, rows: Sequence[tuple[int, int, str, list[int], list[int], bool | None,
-                                                                int | None]]) -> None:
-        """(account, message, kind, added, removed, flag value, source mailbox) rows for the propagator."""
+                                                                int | None]], *, hold_until: datetime | None = None,
+                                     undo_key: str | None = None) -> None:
+        """(account, message, kind, added, removed, flag value, source mailbox) rows for the propagator; a held
+        row waits until `hold_until`, and `undo_key` finds the rows of one action again."""
         if rows:
             await self.db.execute(
                 """INSERT INTO provider_change (account_id, message_id, kind, added, removed, flag_value,
-                                                source_mailbox_id, attempts, last_error, created_at)
-                   SELECT a, m, k, ad::jsonb, re::jsonb, f, s, 0, '', now()
+                                                source_mailbox_id, attempts, last_error, created_at, hold_until,
+                                                undo_key)
+                   SELECT a, m, k, ad::jsonb, re::jsonb, f, s, 0, '', now(), $8, $9
                      FROM unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::int[])
                           AS x(a, m, k, ad, re, f, s)""",
                 [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                 [json.dumps(r[3]) for r in rows], [json.dumps(r[4]) for r in rows], [r[5] for r in rows],
-                [r[6] for r in rows],
+                [r[6] for r in rows], hold_until, undo_key,
             )
+
+    async def undoable_changes(self, user_id: int, undo_key: str) -> list[tuple[int, int, tuple[int, ...],
+                                                                             tuple[int, ...], bool]]:
+        """(change id, message id, added, removed, still waiting) of the user's action `undo_key`, newest last."""
+        rows = await self.db.fetch(
+            """SELECT c.id, c.message_id, c.added, c.removed, c.done_at IS NULL AS waiting
+                 FROM provider_change c JOIN account a ON a.id = c.account_id
+                WHERE c.undo_key = $2 AND a.user_id = $1 AND c.kind = 'labels' ORDER BY c.id""",
+            user_id, undo_key,
+        )
+        return [(r["id"], r["message_id"], _ids(r["added"]), _ids(r["removed"]), r["waiting"]) for r in rows]
+
+    async def drop_changes(self, change_ids: Sequence[int]) -> None:
+        """Withdraw changes the provider has not been told yet (an undo inside its window)."""
+        if change_ids:
+            await self.db.execute("DELETE FROM provider_change WHERE id = ANY($1::bigint[]) AND done_at IS NULL",
+                                  list(change_ids))
+
+    async def release_undo_key(self, undo_key: str) -> None:
+        """An action undone once cannot be undone again."""
+        await self.db.execute("UPDATE provider_change SET undo_key = NULL WHERE undo_key = $1", undo_key)
 
     async def added_order(self, account_id: int, message_ids: Sequence[int]) -> dict[tuple[int, int], int]:
         """(message, label) -> the id of the latest change that added that label: later means added later.
@@ -179,7 +206,9 @@ class OperationRepository:
     async def pending_changes(self, account_id: int, limit: int) -> list[PendingChange]:
         rows = await self.db.fetch(
             """SELECT id, message_id, kind, added, removed, flag_value, source_mailbox_id, attempts
-                 FROM provider_change WHERE account_id = $1 AND done_at IS NULL ORDER BY id LIMIT $2""",
+                 FROM provider_change
+                WHERE account_id = $1 AND done_at IS NULL AND (hold_until IS NULL OR hold_until <= now())
+                ORDER BY id LIMIT $2""",
             account_id, limit,
         )
         return [PendingChange(r["id"], r["message_id"], r["kind"], _ids(r["added"]), _ids(r["removed"]),

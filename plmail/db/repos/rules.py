@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.domain.models import RulePreviewMatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,41 @@ class RuleRepository:
             f"WHERE {where} LIMIT {int(cap)}) capped",
             *params,
         ))
+
+    async def matching_conversations(self, where: str, params: Sequence[Any], limit: int
+                                     ) -> list[RulePreviewMatch]:
+        """The newest matching message of each of the `limit` most recently arrived matching conversations."""
+        rows = await self.db.fetch(
+            f"""SELECT * FROM (
+                    SELECT DISTINCT ON (m.thread_id) m.thread_id, coalesce(m.from_name, '') AS from_name,
+                           coalesce(m.from_address, '') AS from_address, coalesce(m.subject, '') AS subject,
+                           coalesce(m.received_at, m.sent_at, m.created_at) AS arrived_at
+                      FROM message m JOIN account a ON a.id = m.account_id
+                     WHERE m.thread_id IS NOT NULL AND {where}
+                     ORDER BY m.thread_id, coalesce(m.received_at, m.sent_at, m.created_at) DESC) newest
+                ORDER BY arrived_at DESC LIMIT {int(limit)}""",
+            *params,
+        )
+        return [RulePreviewMatch(r["thread_id"], r["from_name"] or r["from_address"], r["subject"], r["arrived_at"])
+                for r in rows]
+
+    async def move(self, user_id: int, rule_id: int, step: int) -> bool:
+        """Swap the rule with its neighbour above (step -1) or below (+1) in the order filters run."""
+        async with self.db.transaction():
+            rows = await self.db.fetch(
+                "SELECT id, sort_order FROM mail_rule WHERE user_id = $1 ORDER BY sort_order, id FOR UPDATE", user_id)
+            ids = [r["id"] for r in rows]
+            if rule_id not in ids:
+                return False
+            index = ids.index(rule_id)
+            other = index + step
+            if not 0 <= other < len(ids):
+                return True
+            ids[index], ids[other] = ids[other], ids[index]
+            await self.db.execute(
+                """UPDATE mail_rule r SET sort_order = x.position * 10
+                     FROM unnest($1::int[]) WITH ORDINALITY AS x(id, position) WHERE r.id = x.id""", ids)
+        return True
 
     async def set_run_state(self, rule_id: int, state: str, *, processed: int | None = None,
                             matched: int | None = None, error: str | None = None) -> None:

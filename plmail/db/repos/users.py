@@ -9,9 +9,9 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import Locale
-from plmail.domain.models import SecondFactorState, ThrottleState, User, UserCredentials
+from plmail.domain.models import Appearance, SecondFactorState, ThrottleState, User, UserCredentials
 
-_USER_COLUMNS = ("id, email, display_name, is_admin, locale, time_zone, created_at, "
+_USER_COLUMNS = ("id, email, display_name, is_admin, locale, time_zone, created_at, settings, "
                  "disabled_at IS NOT NULL AS disabled, totp_enabled_at IS NOT NULL AS two_factor")
 
 
@@ -19,7 +19,7 @@ def prefixed_user_columns(alias: str, prefix: str) -> str:
     """The user columns of table `alias`, each named `prefix` + column, for joins whose other table shares names."""
     return ", ".join(
         f"{alias}.{name} AS {prefix}{name}"
-        for name in ("id", "email", "display_name", "is_admin", "locale", "time_zone", "created_at")
+        for name in ("id", "email", "display_name", "is_admin", "locale", "time_zone", "created_at", "settings")
     ) + (f", {alias}.disabled_at IS NOT NULL AS {prefix}disabled"
          f", {alias}.totp_enabled_at IS NOT NULL AS {prefix}two_factor")
 
@@ -36,6 +36,22 @@ def user_from_row(row: asyncpg.Record, prefix: str = "") -> User:
         created_at=row[f"{prefix}created_at"],
         disabled=row[f"{prefix}disabled"],
         two_factor=row[f"{prefix}two_factor"],
+        appearance=_appearance(row[f"{prefix}settings"]),
+    )
+
+
+def _appearance(value: object) -> Appearance:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    stored = loaded.get("appearance") if isinstance(loaded, dict) else None
+    if not isinstance(stored, dict):
+        return Appearance()
+    default = Appearance()
+    theme, density, cycle = stored.get("theme"), stored.get("density"), stored.get("hour_cycle")
+    return Appearance(
+        theme=theme if theme in Appearance.THEMES else default.theme,
+        density=density if density in Appearance.DENSITIES else default.density,
+        hour_cycle=cycle if cycle in Appearance.HOUR_CYCLES else default.hour_cycle,
+        shortcuts=stored.get("shortcuts") is not False,
     )
 
 

@@ -37,6 +37,7 @@ class ThreadSummary:
     preview: str
     binned: bool = False
     snoozed_until: datetime | None = None
+    label_ids: tuple[int, ...] = ()  # the thread's labels, for the chips on its row
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,8 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
        t.message_count, t.unread_count, t.attachment_count > 0 AS has_attachments, t.starred_at IS NOT NULL AS starred,
        {_TAB} AS category, coalesce(latest.from_name, '') AS sender_name,
        coalesce(latest.from_address, '') AS sender_address, coalesce(latest.preview, '') AS preview, t.binned,
-       t.snoozed_until
+       t.snoozed_until,
+       ARRAY(SELECT tl.label_id FROM thread_label tl WHERE tl.thread_id = t.id ORDER BY tl.label_id) AS label_ids
   FROM message_thread t
   JOIN account a ON a.id = t.account_id
   LEFT JOIN LATERAL (
@@ -114,7 +116,7 @@ def _summary(r: asyncpg.Record) -> ThreadSummary:
     return ThreadSummary(
         r["id"], r["account_id"], r["account_name"] or "", r["subject"], r["last_message_at"], r["message_count"],
         r["unread_count"], r["has_attachments"], r["starred"], r["category"], r["sender_name"], r["sender_address"],
-        r["preview"], r["binned"], r["snoozed_until"],
+        r["preview"], r["binned"], r["snoozed_until"], tuple(r["label_ids"] or ()),
     )
 
 
@@ -256,7 +258,7 @@ class MailViewRepository:
         rows = await self.db.fetch(
             """SELECT m.* FROM message m JOIN account a ON a.id = m.account_id
                 WHERE a.user_id = $1 AND m.thread_id = $2
-                ORDER BY coalesce(m.sent_at, m.received_at, m.created_at), m.id""",
+                ORDER BY coalesce(m.received_at, m.sent_at, m.created_at), m.id""",
             user_id, thread_id,
         )
         return await self._views(rows)

@@ -47,3 +47,6 @@ class ProviderChange(Table, tablename="provider_change"):
     last_error = Text(default="")
     created_at = Timestamptz()
     done_at = Timestamptz(null=True, default=None)
+    # An action the user can still undo: propagation waits until then, and Undo deletes what is still waiting.
+    hold_until = Timestamptz(null=True, default=None)
+    undo_key = Varchar(length=40, null=True, default=None, index=True)

@@ -38,3 +38,11 @@ def sender_authenticated(headers: RawHeaders | None, from_address: str | None) -
         if found and _aligned(found.group(1), sender_domain):
             return True
     return False
+
+
+def authentication_verdicts(headers: RawHeaders | None) -> list[tuple[str, str, str]]:
+    """(method, result, detail) of SPF, DKIM and DMARC in the first Authentication-Results, for "Show original"."""
+    values = header_values(headers, "authentication-results")
+    if not values:
+        return []
+    return [(method.upper(), result.lower(), rest.strip()) for method, result, rest in _RESULT.findall(values[0])]

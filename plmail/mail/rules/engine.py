@@ -19,6 +19,7 @@ from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole
 from plmail.domain.errors import FilterError, NotFoundError, ValidationError
 from plmail.domain.jobs import APPLY_RULE_TO_EXISTING
+from plmail.domain.models import RulePreviewMatch
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.rules.authentication import sender_authenticated
 from plmail.mail.rules.model import RuleDraft, validate_actions, validate_conditions
@@ -136,15 +137,28 @@ class MailRuleEngine:
 
     async def preview(self, user_id: int, conditions: dict[str, Any], account_id: int | None) -> int:
         """How many stored messages the conditions match, capped: a live count while the user types."""
+        where, params = self._matching(user_id, conditions, account_id)
+        return await self.repo.count_matching(where, params.values, PREVIEW_CAP + 1)
+
+    def _matching(self, user_id: int, conditions: dict[str, Any], account_id: int | None) -> tuple[str, Params]:
+        """The conditions as SQL over the user's messages (of one account, when given)."""
         validate_conditions(conditions)
         params = Params()
         where = self.compiler.compile(conditions, params)
         user = params.add(user_id)
         account = params.add(account_id)
-        return await self.repo.count_matching(
-            f"a.user_id = {user} AND ({account}::int IS NULL OR m.account_id = {account}) AND {where}",
-            params.values, PREVIEW_CAP + 1,
-        )
+        return f"a.user_id = {user} AND ({account}::int IS NULL OR m.account_id = {account}) AND {where}", params
+
+    async def preview_matches(self, user_id: int, conditions: dict[str, Any], account_id: int | None,
+                              limit: int = 20) -> list[RulePreviewMatch]:
+        """The first `limit` conversations the conditions match, newest arrival first, beside the count."""
+        where, params = self._matching(user_id, conditions, account_id)
+        return await self.repo.matching_conversations(where, params.values, limit)
+
+    async def move(self, user_id: int, rule_id: int, step: int) -> None:
+        """Filters run top to bottom: move one up (-1) or down (+1)."""
+        if step not in (-1, 1) or not await self.repo.move(user_id, rule_id, step):
+            raise NotFoundError("No such rule.")
 
     async def save(self, user_id: int, rule_id: int | None, draft: RuleDraft, owned_labels: set[int],
                    owned_accounts: set[int]) -> int:

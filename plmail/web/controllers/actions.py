@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from litestar import Controller, Request, post
 from litestar.exceptions import NotFoundException
@@ -71,7 +72,35 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+# What the toast offers to undo: the moves (labels). Read, unread and star are one click to reverse by hand.
+UNDOABLE = frozenset({"archive", "trash", "spam", "move", "label_add", "snooze"})
+
+
+@dataclass(frozen=True)
+class UndoForm:
+    undo: str = ""
+    next: str = "/"
+
+
+def _with_toast(target: str, **values: str | int) -> str:
+    """The page the action returns to, told what to say (the toast reads these and removes them)."""
+    split = urlsplit(target)
+    query = [(k, v) for k, v in parse_qsl(split.query) if k not in ("toast", "undo", "n")]
+    query += [(k, str(v)) for k, v in values.items()]
+    return urlunsplit(("", "", split.path, urlencode(query), split.fragment))
+
+
 class ActionController(Controller):
+    @post("/actions/undo")
+    async def undo(self, request: Request[Any, Any, Any]) -> Redirect:
+        data = parse_form(await request.form(), UndoForm)
+        user = signed_in_user(request)
+        try:
+            await services_from(request).operations.undo(user.id, data.undo)
+        except NotFoundError:
+            return Redirect(_with_toast(safe_next(data.next), toast="undo_gone"))
+        return Redirect(_with_toast(safe_next(data.next), toast="undone"))
+
     @post("/actions")
     async def threads(self, request: Request[Any, Any, Any]) -> Redirect:
         data = parse_form(await request.form(), ActionForm)
@@ -85,12 +114,20 @@ class ActionController(Controller):
                 raise NotFoundException() from None
         if data.action == "empty_trash":
             _refused(await services.destroyer.empty_trash(user.id))
-        elif data.action == "destroy":
+            return Redirect(safe_next(data.next))
+        if data.action == "destroy":
             _refused(await services.destroyer.destroy_threads(user.id, thread_ids))
-        else:
-            scope: Scope = {"thread_ids": thread_ids}
+            return Redirect(safe_next(data.next))
+        scope: Scope = {"thread_ids": thread_ids}
+        if data.action not in UNDOABLE:
             await _run(services.operations, user.id, user.time_zone, scope, data)
-        return Redirect(safe_next(data.next))
+            return Redirect(safe_next(data.next))
+        with services.operations.undoable() as ticket:
+            result = await _run(services.operations, user.id, user.time_zone, scope, data)
+        if not ticket.used:
+            return Redirect(safe_next(data.next))
+        return Redirect(_with_toast(safe_next(data.next), toast=data.action, undo=ticket.key,
+                                    n=len(result.threads) or 1))
 
     @post("/message/{message_id:int}/action")
     async def message(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
@@ -111,16 +148,16 @@ def _refused(outcome: Destroyed) -> None:
         raise ValidationError(" ".join(reasons))
 
 
-async def _run(ops: ThreadOperations, user_id: int, time_zone: str, scope: Scope, form: ActionForm) -> None:
+async def _run(ops: ThreadOperations, user_id: int, time_zone: str, scope: Scope, form: ActionForm
+               ) -> OperationResult:
     try:
         if form.action == "snooze":
             if "thread_ids" not in scope:
                 raise ValidationError("Only conversations can be snoozed.")
-            await _snooze(ops, user_id, scope, form, time_zone)
-            return
+            return await _snooze(ops, user_id, scope, form, time_zone)
         action = ACTIONS.get(form.action)
         if action is None:
             raise ValidationError(f"Unknown action {form.action!r}.")
-        await action(ops, user_id, scope, form)
+        return await action(ops, user_id, scope, form)
     except NotFoundError:
         raise NotFoundException() from None

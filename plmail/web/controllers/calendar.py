@@ -30,6 +30,7 @@ from plmail.calendar.display import (
     month_label,
     reader_zone,
     span_label,
+    weekday_names,
 )
 from plmail.calendar.editor import Scope
 from plmail.calendar.ics_files import MAX_IMPORT_BYTES, calendar_ics, event_ics
@@ -171,7 +172,7 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
         days.append({"date": cell.day.isoformat(), "label": day_label(cell.day, locale, t), "number": cell.day.day,
                      "entries": entries, "in_range": cell.in_range, "today": cell.day == today})
     if window.view is CalendarView.MONTH:
-        heading = month_label(window.anchor, t)
+        heading = month_label(window.anchor, locale)
     elif window.view is CalendarView.DAY:
         heading = day_label(window.anchor, locale, t)
     else:
@@ -179,7 +180,7 @@ def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
     return {"view": window.view.value, "anchor": window.anchor.isoformat(), "heading": heading, "days": days,
             "weeks": [days[i : i + 7] for i in range(0, len(days), 7)], "previous": window.previous.isoformat(),
             "following": window.following.isoformat(), "today": today.isoformat(), "views": VIEW_LABELS,
-            "weekdays": [t(name) for name in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")]}
+            "weekdays": weekday_names(locale)}
 
 
 def _people(values: EventValues, t: Translator) -> tuple[str | None, list[dict[str, str]]]:

@@ -12,11 +12,17 @@ from litestar.response import Redirect, Response, Template
 
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
+from plmail.mail.rules.authentication import authentication_verdicts
 from plmail.web.auth import services_from
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text
 from plmail.web.pages import render, signed_in_user
 from plmail.web.security import content_security_policy
+
+# What the search box understands (mail/search.py), offered as the user types.
+SEARCH_OPERATORS = ("from:", "to:", "cc:", "subject:", "label:", "in:inbox", "in:sent", "in:trash", "in:spam",
+                    "is:unread", "is:read", "is:starred", "has:attachment", "filename:", "list:", "after:",
+                    "before:", "older_than:", "newer_than:")
 
 _INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
@@ -60,6 +66,25 @@ class MailController(Controller):
         return await render(request, "search.html", query=q, listing=listing, page_url=f"/search?q={quote(q)}&page=",
                             view=f"search:{q}", view_role="")
 
+    @get("/search/suggest")
+    async def search_suggest(self, request: Request[Any, Any, Any], q: FromQuery[str] = "") -> Template:
+        """Type-ahead for the search box: the operators the last word could become, and matching contacts."""
+        user = signed_in_user(request)
+        head, _sep, word = q.rpartition(" ")
+        prefix = f"{head} " if head else ""
+        operator, colon, value = word.partition(":")
+        options: list[tuple[str, str, bool]] = []  # (query, what it shows, completes an operator)
+        if word:
+            options += [(prefix + op, op, op.endswith(":")) for op in SEARCH_OPERATORS
+                        if op.startswith(word.lower()) and op != word.lower()]
+        typed = value if colon and operator.lower() in ("from", "to", "cc") else ("" if colon else word)
+        if len(typed) >= 2:
+            field = f"{operator.lower()}:" if colon else "from:"
+            contacts = await services_from(request).composer.suggestions(user.id, typed)
+            options += [(f"{prefix}{field}{c.email}", f"{field}{c.name + ' ' if c.name else ''}<{c.email}>", False)
+                        for c in contacts[:6]]
+        return await render(request, "partials/search_suggestions.html", bare=True, options=options[:10])
+
     @get("/thread/{thread_id:int}")
     async def thread(
         self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None,
@@ -82,6 +107,38 @@ class MailController(Controller):
                                          remote_images=any(m.html and m.images_allowed for m in messages))
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
                             answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy}, **cards)
+
+    @get("/message/{message_id:int}/original")
+    async def original(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Template:
+        """Show original: every header, the sender authentication verdicts, the raw source."""
+        user = signed_in_user(request)
+        services = services_from(request)
+        message = await services.reader.views.message(user.id, message_id)
+        if message is None:
+            raise NotFoundException()
+        try:
+            raw, _subject = await services.downloads.raw_message(message.account_id, message_id)
+        except NotFoundError:
+            raw = b""
+        headers = [(name, value) for name, values in message.headers.items()
+                   for value in (values if isinstance(values, list) else [values])]
+        return await render(request, "original.html", message=message, header_rows=headers,
+                            verdicts=authentication_verdicts(message.headers),
+                            source=raw.decode("utf-8", errors="replace"), bare=False)
+
+    @get("/message/{message_id:int}/original.eml")
+    async def original_download(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Response[bytes]:
+        user = signed_in_user(request)
+        services = services_from(request)
+        message = await services.reader.views.message(user.id, message_id)
+        if message is None:
+            raise NotFoundException()
+        try:
+            raw, _subject = await services.downloads.raw_message(message.account_id, message_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        return Response(raw, media_type="message/rfc822", headers=_SAFE_HEADERS | {
+            "Content-Disposition": f"attachment; filename=message-{message_id}.eml"})
 
     @post("/message/{message_id:int}/images")
     async def allow_images(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:

@@ -11,6 +11,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from plmail.domain.errors import FilterError, NotFoundError, ValidationError
+from plmail.domain.models import RulePreviewMatch
 from plmail.mail.rules.describe import describe_rule
 from plmail.mail.rules.engine import PREVIEW_CAP
 from plmail.mail.rules.model import PLAIN_ACTIONS, RuleDraft
@@ -28,6 +29,11 @@ FIELD_LABELS = {
 ACTION_LABELS = {"archive": "Archive it", "trash": "Move it to the trash", "markSpam": "Mark it as spam",
                  "star": "Star it", "markRead": "Mark it as read"}
 CONDITION_FIELDS = tuple(FIELD_LABELS)
+
+
+@dataclass(frozen=True)
+class MoveForm:
+    direction: str = "down"
 
 
 @dataclass(frozen=True)
@@ -128,17 +134,19 @@ class RuleController(Controller):
         user = signed_in_user(request)
         labels, accounts = await self._names(request)
         count: int | None = None
+        matches: list[RulePreviewMatch] = []
         try:
             conditions = conditions_from(data, labels)
             actions = actions_from(data)
             account = int(data.account_id) if data.account_id.isdigit() else None
             count = await services_from(request).rules.preview(user.id, conditions, account)
+            matches = await services_from(request).rules.preview_matches(user.id, conditions, account)
             text = describe_rule(conditions, actions, locale_for(request), labels, accounts) if actions else ""
             error = None
         except (ValidationError, FilterError) as exc:
             text, error = "", str(exc)
         return await render(request, "partials/rule_preview.html", bare=True, count=count, cap=PREVIEW_CAP,
-                            description=text, error=error)
+                            description=text, error=error, matches=matches)
 
     @post("/")
     async def create(self, request: Request[Any, Any, Any]) -> Template | Redirect:
@@ -172,6 +180,25 @@ class RuleController(Controller):
         except NotFoundError:
             raise NotFoundException() from None
         return Redirect("/rules")
+
+    @get("/{rule_id:int}/progress")
+    async def progress(self, request: Request[Any, Any, Any], rule_id: FromPath[int]) -> Template:
+        """The run on existing mail, polled by the filter list while it is queued or running."""
+        user = signed_in_user(request)
+        rule = await services_from(request).rules.owned(user.id, rule_id)
+        if rule is None:
+            raise NotFoundException()
+        return await render(request, "partials/rule_progress.html", bare=True, rule=rule)
+
+    @post("/{rule_id:int}/move")
+    async def move(self, request: Request[Any, Any, Any], rule_id: FromPath[int]) -> Redirect:
+        user = signed_in_user(request)
+        data = parse_form(await request.form(), MoveForm)
+        try:
+            await services_from(request).rules.move(user.id, rule_id, -1 if data.direction == "up" else 1)
+        except NotFoundError:
+            raise NotFoundException() from None
+        return Redirect(f"/rules#rule-{rule_id}")
 
     @post("/{rule_id:int}/delete")
     async def delete(self, request: Request[Any, Any, Any], rule_id: FromPath[int]) -> Redirect:

@@ -18,6 +18,28 @@ from plmail.web.pages import CATEGORY_TABS, render, signed_in_user
 _ZONES = sorted(zoneinfo.available_timezones())
 
 
+def _zone_groups() -> list[tuple[str, list[str]]]:
+    """The zones by region (Europe, America, …), the ~600 names a flat list would show."""
+    groups: dict[str, list[str]] = {}
+    for name in _ZONES:
+        region, slash, _rest = name.partition("/")
+        if not slash or region in ("Etc", "SystemV", "US", "Brazil", "Canada", "Chile", "Mexico"):
+            region = "Other"
+        groups.setdefault(region, []).append(name)
+    return sorted(groups.items(), key=lambda item: (item[0] == "Other", item[0]))
+
+
+ZONE_GROUPS = _zone_groups()
+
+
+@dataclass(frozen=True)
+class AppearanceForm:
+    theme: str = "system"
+    density: str = "comfortable"
+    hour_cycle: str = ""
+    shortcuts: str = ""
+
+
 @dataclass(frozen=True)
 class SortingForm:
     sorting: str = "assistant"
@@ -27,7 +49,7 @@ class SortingForm:
 async def _page(request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
     services = services_from(request)
     user = signed_in_user(request)
-    return await render(request, "settings.html", status_code=status_code, zones=_ZONES,
+    return await render(request, "settings.html", status_code=status_code, zones=_ZONES, zone_groups=ZONE_GROUPS,
                         sorting=await services.sorting.load(user.id),
                         assistant_available=(await services.assistant_settings.load()).classifying, **context)
 
@@ -67,6 +89,19 @@ class SettingsController(Controller):
             return await _page(request, status_code=400, error=str(exc))
         request.scope["user"] = await services.users.by_id(user.id)
         return await _page(request, notice="Saved.")
+
+    @post("/appearance")
+    async def appearance(self, request: Request[Any, Any, Any]) -> Template:
+        user = signed_in_user(request)
+        data = parse_form(await request.form(), AppearanceForm)
+        services = services_from(request)
+        try:
+            await services.users.save_appearance(user, theme=data.theme, density=data.density,
+                                                 hour_cycle=data.hour_cycle, shortcuts=data.shortcuts == "on")
+        except ValidationError as exc:
+            return await _page(request, status_code=400, error=translate(str(exc), user.locale))
+        request.scope["user"] = await services.users.by_id(user.id)
+        return await _page(request, appearance_notice="Saved.")
 
     @post("/password")
     async def password(self, request: Request[Any, Any, Any], data: Annotated[PasswordForm, URLENCODED]) -> Template:

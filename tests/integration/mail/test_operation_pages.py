@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
@@ -64,6 +64,15 @@ async def test_conversation_actions_snooze_trash_restore_and_reading(client: htt
     roles = await mailbox.services.labels.role_ids(mailbox.user.id)
     snoozed_view = await client.get(f"/label/{roles[LabelRole.SNOOZED]}")
     assert _subjects(snoozed_view) == ["Topic 00"] and 'value="wake"' in snoozed_view.text
+    snoozed_page = (await client.get(f"/thread/{thread_id}")).text
+    assert 'value="wake"' in snoozed_page and 'value="untrash"' not in snoozed_page
+    trashed = await post_form(client, "/actions", {"action": "trash", "thread_ids": str(thread_id), "next": "/"},
+                              token_from="/")
+    assert trashed.status_code == 200
+    binned_page = (await client.get(f"/thread/{thread_id}")).text
+    assert 'value="untrash"' in binned_page and 'value="wake"' not in binned_page  # Restore, not Unsnooze
+    await mailbox.services.operations.untrash(mailbox.user.id, thread_ids=[thread_id])
+    await mailbox.services.operations.snooze(mailbox.user.id, [thread_id], datetime(2099, 1, 1, tzinfo=UTC))
     woken = await post_form(client, "/actions", {"action": "wake", "thread_ids": str(thread_id), "next": "/"},
                             token_from="/")
     assert _subjects(woken) == ["Topic 00"]

@@ -162,6 +162,62 @@ async def test_snoozed_thread_wakes_at_its_time_unread_and_back_in_the_inbox(mai
     assert thread["snoozed_until"] is None and thread["unread_count"] == 1
 
 
+async def test_a_snoozed_thread_moved_to_trash_stays_there_and_offers_restore_not_unsnooze(mailbox: Mailbox) -> None:
+    ops = mailbox.services.operations
+    thread_id, ids = await _thread(mailbox, *_conversation())
+    later = datetime.now(UTC) + timedelta(hours=3)
+    await ops.snooze(mailbox.user.id, [thread_id], later)
+    with ops.undoable() as ticket:
+        await ops.trash(mailbox.user.id, thread_ids=[thread_id])
+    assert [await _labels(mailbox, i) for i in ids] == [{"trash"}, {"trash"}]
+    assert await ops.wake_due(later + timedelta(seconds=1)) == 0  # it must not wake into the Inbox from the Trash
+    assert await _labels(mailbox, ids[0]) == {"trash"}
+    summary = await mailbox.services.reader.views.thread(mailbox.user.id, thread_id)
+    assert summary is not None and summary.binned  # the page offers Restore (thread.html), not Unsnooze
+    # Undo brings the snooze back whole: in Snoozed, and it wakes at its time.
+    await ops.undo(mailbox.user.id, ticket.key)
+    assert [await _labels(mailbox, i) for i in ids] == [{"snoozed"}, {"snoozed"}]
+    assert await ops.wake_due(later + timedelta(seconds=1)) == 1
+    assert [await _labels(mailbox, i) for i in ids] == [{"inbox"}, {"inbox"}]
+
+
+async def test_undoing_a_snooze_takes_its_alarm_away(mailbox: Mailbox) -> None:
+    ops = mailbox.services.operations
+    thread_id, ids = await _thread(mailbox, *_conversation())
+    with ops.undoable() as ticket:
+        await ops.snooze(mailbox.user.id, [thread_id], datetime.now(UTC) + timedelta(hours=1))
+    await ops.undo(mailbox.user.id, ticket.key)
+    assert [await _labels(mailbox, i) for i in ids] == [{"inbox"}, {"inbox"}]
+    assert await mailbox.services.db.fetchval("SELECT snoozed_until FROM message_thread WHERE id = $1",
+                                              thread_id) is None
+
+
+async def test_lists_and_threads_order_by_arrival_not_by_the_date_header(mailbox: Mailbox) -> None:
+    now = datetime.now(UTC)
+    future_spam = make_message(message_id="spam2028@x", subject="You won", date=now + timedelta(days=700))
+    earlier = make_message(message_id="early@x", subject="Earlier", date=now - timedelta(hours=2))
+    arrived = [mailbox.message(earlier, received_at=now - timedelta(minutes=5)),
+               mailbox.message(future_spam, received_at=now - timedelta(hours=1))]
+    await mailbox.services.pipeline.ingest(arrived)
+    listing = await mailbox.services.reader.label(mailbox.user.id, mailbox.inbox)
+    assert [t.subject for t in listing.threads] == ["Earlier", "You won"]  # arrival, though Date says 2028
+    # Without a provider's arrival time a future Date is clamped to the moment plmail took the mail in.
+    undated = make_message(message_id="clamp@x", subject="Clamped", date=now + timedelta(days=700))
+    await mailbox.services.pipeline.ingest([mailbox.message(undated)])
+    stored = await mailbox.services.db.fetchval("SELECT received_at FROM message WHERE subject = 'Clamped'")
+    assert stored <= datetime.now(UTC)
+    # Inside a thread, messages follow arrival too: a reply whose Date lies before the original comes after it.
+    first = make_message(message_id="t1@x", subject="Order")
+    reply = make_message(message_id="t2@x", subject="Re: Order", in_reply_to="t1@x", references=["t1@x"],
+                         date=BASE_DATE - timedelta(days=1))
+    result = await mailbox.services.pipeline.ingest([
+        mailbox.message(first, received_at=now - timedelta(minutes=3)),
+        mailbox.message(reply, received_at=now - timedelta(minutes=1))])
+    thread_id = result.messages[0].thread_id or 0
+    view = await mailbox.services.reader.views.thread_messages(mailbox.user.id, thread_id)
+    assert [m.subject for m in view] == ["Order", "Re: Order"]
+
+
 @dataclass
 class RefusingPropagator:
     """A provider that refuses every change, the way a server that is down would."""

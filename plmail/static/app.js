@@ -1,0 +1,345 @@
+// The whole UI's keyboard and toasts: Gmail's shortcuts on the list and the conversation, the phone menu,
+// the undo toast (10 s, Undo or z), folded quotes, search suggestions and recent searches.
+// The composer's keys stay where they were: c, r, a, f in keys.js (data-key), Ctrl+Enter and Escape in compose.js;
+// all of them skip keys typed into a field and follow the shortcuts setting.
+(function () {
+  "use strict";
+
+  var TOAST_SECONDS = 10;  // the undo window; the server holds the provider's copy as long
+  var RECENT_KEY = "plmail.recentSearches";
+  var RECENT_MAX = 8;
+
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|TRIX-EDITOR)$/.test(target.tagName) ||
+      (target.closest && target.closest("[data-composer], trix-editor")));
+  }
+
+  // -- the list cursor and the actions ------------------------------------------------------------
+  function rows() { return Array.prototype.slice.call(document.querySelectorAll("li.thread")); }
+  function cursorRow() { return document.querySelector("li.thread.cursor") || null; }
+
+  function moveCursor(step) {
+    var all = rows();
+    if (!all.length) return false;
+    var current = cursorRow();
+    var index = current ? all.indexOf(current) + step : (step > 0 ? 0 : all.length - 1);
+    index = Math.max(0, Math.min(all.length - 1, index));
+    if (current) current.classList.remove("cursor");
+    all[index].classList.add("cursor");
+    var link = all[index].querySelector("a");
+    if (link) link.focus();
+    return true;
+  }
+
+  function listForm() { return document.getElementById("thread-list"); }
+  function threadForm() { return document.querySelector("form.thread-actions"); }
+
+  function submitAction(form, action, extra) {
+    var field = form.querySelector("input[name=action][data-key-action]");
+    if (!field) {
+      field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "action";
+      field.setAttribute("data-key-action", "");
+      form.appendChild(field);
+    }
+    field.value = action;
+    Object.keys(extra || {}).forEach(function (name) { form.elements[name].value = extra[name]; });
+    form.submit();  // a plain submit: no button's own action value travels with it
+  }
+
+  function act(action) {
+    var thread = threadForm();
+    if (thread) {
+      var leaves = /^(archive|trash|spam|unread|snooze)$/.test(action);
+      submitAction(thread, action, leaves ? { next: "/" } : {});
+      return true;
+    }
+    var form = listForm();
+    if (!form) return false;
+    var checked = form.querySelectorAll("input[name=thread_ids]:checked");
+    if (!checked.length) {
+      var row = cursorRow();
+      if (!row) return false;
+      row.querySelector("input[name=thread_ids]").checked = true;
+    }
+    submitAction(form, action);
+    return true;
+  }
+
+  function toggleStar() {
+    var thread = threadForm();
+    if (thread) {
+      return act(thread.querySelector("button[value=unstar]") ? "unstar" : "star");
+    }
+    var row = cursorRow();
+    if (!row) return false;
+    return act(row.hasAttribute("data-starred") ? "unstar" : "star");
+  }
+
+  function focusField(selector) {
+    var scope = threadForm() || listForm();
+    var field = scope && scope.querySelector(selector);
+    if (!field) return false;
+    var menu = field.closest("details");
+    if (menu) menu.open = true;
+    var row = cursorRow();
+    if (row && listForm() && !listForm().querySelector("input[name=thread_ids]:checked")) {
+      row.querySelector("input[name=thread_ids]").checked = true;
+    }
+    field.focus();
+    return true;
+  }
+
+  function follow(selector) {
+    var link = document.querySelector(selector);
+    if (!link) return false;
+    window.location.href = link.getAttribute("href");
+    return true;
+  }
+
+  var GO = {
+    i: function () { window.location.href = "/"; return true; },
+    s: function () { window.location.href = "/search?q=" + encodeURIComponent("is:starred"); return true; },
+    t: function () { return follow(".sidebar a[data-role=sent]"); },
+    d: function () { return follow(".sidebar a[data-role=drafts]"); }
+  };
+
+  var KEYS = {
+    j: function () { return moveCursor(1); },
+    k: function () { return moveCursor(-1); },
+    o: function () {
+      var row = cursorRow();
+      var link = row && row.querySelector("a");
+      if (!link) return false;
+      window.location.href = link.getAttribute("href");
+      return true;
+    },
+    u: function () {
+      if (!document.querySelector("article.conversation")) return false;
+      var back = document.querySelector("[data-back-to-list]");
+      window.location.href = back ? back.getAttribute("href") : "/";
+      return true;
+    },
+    e: function () { return act("archive"); },
+    "#": function () { return act("trash"); },
+    "!": function () { return act("spam"); },
+    s: toggleStar,
+    x: function () {
+      var row = cursorRow();
+      if (!row) return false;
+      var box = row.querySelector("input[name=thread_ids]");
+      box.checked = !box.checked;
+      row.classList.toggle("selected", box.checked);
+      return true;
+    },
+    I: function () { return act("read"); },
+    U: function () { return act("unread"); },
+    l: function () { return focusField("select[name=label_id]"); },
+    b: function () { return focusField("select[name=snooze]"); },
+    z: function () { return undo(); },
+    "/": function () {
+      var box = document.querySelector("[data-search-box]");
+      if (!box) return false;
+      openMenu(true);
+      box.focus();
+      box.select();
+      return true;
+    },
+    "?": function () {
+      var help = document.getElementById("shortcuts-help");
+      if (!help) return false;
+      if (help.open) help.close(); else help.showModal();
+      return true;
+    }
+  };
+
+  var pendingG = 0;
+  document.addEventListener("keydown", function (e) {
+    if (document.body.getAttribute("data-shortcuts") !== "on") return;
+    if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+    if (document.querySelector("dialog[open]") && e.key !== "?" && e.key !== "Escape") return;
+    if (pendingG && Date.now() - pendingG < 1500) {
+      pendingG = 0;
+      if (GO[e.key] && GO[e.key]()) e.preventDefault();
+      return;
+    }
+    if (e.key === "g") { pendingG = Date.now(); e.preventDefault(); return; }
+    if (e.key === "Enter" && cursorRow() && e.target === document.body) { if (KEYS.o()) e.preventDefault(); return; }
+    var handler = KEYS[e.key];
+    if (handler && handler()) e.preventDefault();
+  });
+
+  // -- the toast ----------------------------------------------------------------------------------
+  var toastTimer = null;
+  function undo() {
+    var form = document.querySelector("[data-toast] [data-undo-form]");
+    if (!form) return false;
+    form.submit();
+    return true;
+  }
+
+  function startToast() {
+    var toast = document.querySelector("[data-toast]");
+    if (!toast) return;
+    // The action's redirect carried the toast in the query: a reload must not show it again.
+    var url = new URL(window.location.href);
+    ["toast", "undo", "n"].forEach(function (k) { url.searchParams.delete(k); });
+    window.history.replaceState(null, "", url.pathname + (url.search || "") + url.hash);
+    var undoForm = toast.querySelector("[data-undo-form]");
+    if (undoForm) undoForm.elements.next.value = url.pathname + url.search;
+    toastTimer = setTimeout(function () { toast.remove(); }, TOAST_SECONDS * 1000);
+    toast.querySelector("[data-toast-close]").addEventListener("click", function () {
+      clearTimeout(toastTimer);
+      toast.remove();
+    });
+  }
+
+  // -- the phone menu -----------------------------------------------------------------------------
+  function openMenu(open) {
+    var button = document.querySelector("[data-menu-toggle]");
+    if (!button || window.getComputedStyle(button).display === "none") return;
+    document.body.classList.toggle("menu-open", open);
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+
+  function startMenu() {
+    var button = document.querySelector("[data-menu-toggle]");
+    if (!button) return;
+    button.addEventListener("click", function () {
+      openMenu(!document.body.classList.contains("menu-open"));
+      if (document.body.classList.contains("menu-open")) {
+        var first = document.querySelector("#sidebar a");
+        if (first) first.focus();
+      }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && document.body.classList.contains("menu-open")) {
+        openMenu(false);
+        button.focus();
+      }
+    });
+  }
+
+  // -- conversations: collapsed messages and folded quotes ----------------------------------------
+  function startConversation() {
+    document.querySelectorAll("[data-expand]").forEach(function (row) {
+      row.addEventListener("click", function () {
+        var message = row.closest(".message");
+        message.classList.remove("collapsed");
+        row.setAttribute("aria-expanded", "true");
+      });
+    });
+    // HTML bodies: quotes and signatures are hidden by the frame's own style until "…" shows them.
+    document.querySelectorAll("iframe[data-html-body]").forEach(function (frame) {
+      var toggle = frame.nextElementSibling;
+      function fit() { frame.style.height = (frame.contentDocument.documentElement.scrollHeight + 24) + "px"; }
+      function check() {
+        var doc = frame.contentDocument;
+        if (!doc || !toggle || !toggle.hasAttribute("data-fold-toggle")) return;
+        toggle.hidden = !doc.querySelector("blockquote, .gmail_quote, .gmail_signature, .moz-cite-prefix");
+      }
+      frame.addEventListener("load", check);
+      if (frame.contentDocument && frame.contentDocument.readyState === "complete") check();
+      if (toggle && toggle.hasAttribute("data-fold-toggle")) {
+        toggle.addEventListener("click", function () {
+          var shown = frame.contentDocument.documentElement.classList.toggle("show-quotes");
+          toggle.setAttribute("aria-expanded", shown ? "true" : "false");
+          fit();
+        });
+      }
+    });
+    var expandAll = document.querySelector("[data-expand-all]");
+    if (expandAll) {
+      expandAll.addEventListener("click", function () {
+        document.querySelectorAll(".message.collapsed").forEach(function (m) { m.classList.remove("collapsed"); });
+      });
+    }
+  }
+
+  // -- search: suggestions from the server, recent searches from this browser ---------------------
+  function recentSearches() {
+    try { return JSON.parse(window.localStorage.getItem(RECENT_KEY) || "[]"); } catch (err) { return []; }
+  }
+
+  function rememberSearch(query) {
+    query = (query || "").trim();
+    if (!query) return;
+    var list = recentSearches().filter(function (q) { return q !== query; });
+    list.unshift(query);
+    try { window.localStorage.setItem(RECENT_KEY, JSON.stringify(list.slice(0, RECENT_MAX))); } catch (err) { /* full */ }
+  }
+
+  function startSearch() {
+    var box = document.querySelector("[data-search-box]");
+    if (!box) return;
+    var form = box.form;
+    var list = document.getElementById("search-suggestions");
+    var index = -1;
+    form.addEventListener("submit", function () { rememberSearch(box.value); });
+    // The server's suggestions do not know this browser's recent searches: add them when the box is empty.
+    document.body.addEventListener("htmx:afterSwap", function (e) {
+      if (e.detail.target !== list) return;
+      index = -1;
+      if (box.value.trim()) return;
+      recentSearches().forEach(function (q) {
+        var li = document.createElement("li");
+        li.setAttribute("role", "option");
+        li.setAttribute("data-value", q);
+        li.className = "recent";
+        li.textContent = q;
+        list.appendChild(li);
+      });
+    });
+    function options() { return Array.prototype.slice.call(list.querySelectorAll("li[data-value]")); }
+    function choose(li) {
+      var value = li.getAttribute("data-value");
+      box.value = value;
+      list.innerHTML = "";
+      if (li.hasAttribute("data-complete")) { box.focus(); return; }  // an operator: keep typing
+      rememberSearch(value);
+      form.submit();
+    }
+    list.addEventListener("mousedown", function (e) {
+      var li = e.target.closest("li[data-value]");
+      if (li) { e.preventDefault(); choose(li); }
+    });
+    box.addEventListener("keydown", function (e) {
+      var all = options();
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        if (!all.length) return;
+        e.preventDefault();
+        index = (index + (e.key === "ArrowDown" ? 1 : -1) + all.length) % all.length;
+        all.forEach(function (li, i) { li.setAttribute("aria-selected", i === index ? "true" : "false"); });
+      } else if (e.key === "Enter" && index >= 0 && all[index]) {
+        e.preventDefault();
+        choose(all[index]);
+      } else if (e.key === "Escape") {
+        list.innerHTML = "";
+        box.blur();
+      }
+    });
+    box.addEventListener("blur", function () { setTimeout(function () { list.innerHTML = ""; }, 150); });
+  }
+
+  // -- the list's selection highlight -------------------------------------------------------------
+  function startList() {
+    // On a wide screen every action shows; on a phone the rarer ones fold into "More".
+    if (window.matchMedia("(min-width: 900px)").matches) {
+      document.querySelectorAll("details.more-actions").forEach(function (d) { d.open = true; });
+    }
+    var form = listForm();
+    if (!form) return;
+    form.addEventListener("change", function (e) {
+      if (e.target.name === "thread_ids") e.target.closest("li.thread").classList.toggle("selected", e.target.checked);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    startToast();
+    startMenu();
+    startConversation();
+    startSearch();
+    startList();
+  });
+})();
