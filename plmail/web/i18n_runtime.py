@@ -189,6 +189,9 @@ WORKER_STATES = (NC_("worker", "starting"), NC_("worker", "running"), NC_("worke
 # Chosen at run time by issues 19, 20, 23 (sign-in security, calendar forms and RSVP, destroy, connection
 # tests): errors the services raise and the flash messages and options the controllers pick
 INTEGRATED_RUNTIME = (
+    N_("The email address or password is wrong."),
+    N_("Invitation"),
+    N_("Booking"),
     N_("Added to calendar"),
     N_("Choose an .ics file."),
     N_("Choose how the event repeats."),
