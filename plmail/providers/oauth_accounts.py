@@ -22,7 +22,6 @@ from plmail.domain.errors import NotFoundError
 from plmail.keys import CredentialBox
 from plmail.providers.oauth import (
     ConnectedIdentity,
-    OAuthAppStore,
     OAuthEndpointsConfig,
     OAuthError,
     OAuthFlow,
@@ -32,6 +31,7 @@ from plmail.providers.oauth import (
     kind_for,
     provider_for,
 )
+from plmail.providers.oauth_apps import OAuthAppStore
 from plmail.providers.plugins import PluginHost
 
 

@@ -40,7 +40,8 @@ from plmail.providers.gmail.pacer import (
     GmailQuotaDeferred,
     GmailQuotaPacer,
 )
-from plmail.providers.oauth import OAuthAppStore, OAuthProvider, OAuthTokens
+from plmail.providers.oauth import OAuthProvider, OAuthTokens
+from plmail.providers.oauth_apps import OAuthAppStore
 
 log = logging.getLogger(__name__)
 
