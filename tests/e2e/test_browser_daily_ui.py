@@ -750,5 +750,12 @@ async def test_german_pages_show_no_english_ui_string(world: World) -> None:
             return out;
         }""")
         found += [f"{name}: {text!r}" for text in texts if text in english]
-    assert not found, found
+        await page.screenshot(path=OUTPUT / f"de-{name}-1366.png")
     await page.context.close()
+    phone = await world.page("dora", width=390, height=844)
+    for name, path in _main_pages(world):
+        if name not in ("label", "thread"):
+            await phone.goto(world.base + path)
+            await phone.screenshot(path=OUTPUT / f"de-{name}-390.png")  # for a person to look at, like the layout's
+    await phone.context.close()
+    assert not found, found
