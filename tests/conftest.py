@@ -51,7 +51,7 @@ def database_url(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
     try:
         yield dsn
     finally:
-        pg.drop_database(name)
+        pg.discard_clone(name)
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ def ui_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
     try:
         yield dsn
     finally:
-        pg.drop_database(name)
+        pg.discard_clone(name)
 
 
 @pytest.fixture(scope="module")
