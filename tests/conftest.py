@@ -22,6 +22,31 @@ from plmail.services import Services, open_services
 from tests.support.pg import TEMPLATE_DB, PgTestCluster
 
 
+# tools/test runs most tests two at a time (pytest-xdist); these drive a browser, start `plmail serve` or measure how
+# long something takes, and run afterwards on their own, so a neighbour's load cannot make them miss a deadline.
+_ALONE = (
+    "tests/e2e/",
+    "tests/integration/test_embedded.py",
+    "tests/integration/test_jobs.py",
+    "tests/integration/test_live_events.py",
+    "tests/integration/assistant/test_priority.py",
+    "tests/integration/imap/test_connect.py",
+    "tests/integration/imap/test_failures.py",
+    "tests/integration/imap/test_idle.py",
+    "tests/integration/imap_sync/test_crash_restart.py",
+    "tests/integration/imap_sync/test_idle.py",
+    "tests/integration/imap_sync/test_resume.py",
+    "tests/integration/jmap/test_push.py",
+    "tests/integration/ops/test_home_lab.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(_ALONE):
+            item.add_marker(pytest.mark.alone)
+
+
 @pytest.fixture(scope="session")
 def pg() -> Iterator[PgTestCluster]:
     cluster = PgTestCluster()
