@@ -137,6 +137,7 @@ class PostIngestPipeline:
         threads_by_account: dict[int, tuple[int, ...]] = {}
         propagate: set[int] = set()
         async with self.db.transaction():
+            await self.repo.reuse_plans()
             for account_id, batch in groups.items():
                 outcome = await self._ingest_account(
                     facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding
