@@ -11,8 +11,6 @@ log is written in the same transaction, and after commit the steps are told.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,8 +38,8 @@ from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.rows import PreparedAhead, RowFields, prepare_ahead, row_fields
 from plmail.mail.rules.engine import MailRuleEngine
-from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.steps import InitialImportState, RecentMailPolicy, StepRegistry
 from plmail.mail.threader import SUBJECT_FALLBACK_WINDOW, ThreadCandidate, has_reply_prefix, plan_threads
 
@@ -112,8 +110,15 @@ class PostIngestPipeline:
         self.contacts = ContactRepository(db)
         self.change_log = ChangeLogRepository(db)
 
-    async def ingest(self, messages: Sequence[IngestedMessage]) -> PostIngestResult:
-        """Store, thread and announce a batch; then notify the steps. Returns what was stored."""
+    async def prepare_ahead(self, messages: Sequence[IngestedMessage]) -> PreparedAhead:
+        """Work out what the rows of a coming batch hold that depends on nothing stored (`mail.rows`), with their
+        ids, outside any transaction; hand the result to `ingest` with that batch."""
+        return await prepare_ahead(messages, await self.repo.allocate_message_ids(len(messages)))
+
+    async def ingest(self, messages: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None
+                     ) -> PostIngestResult:
+        """Store, thread and announce a batch; then notify the steps. Returns what was stored. `ahead` holds row
+        fields prepared beforehand (`prepare_ahead`) for some or all of the messages."""
         groups: dict[int, list[IngestedMessage]] = {}
         for message in messages:
             groups.setdefault(message.account_id, []).append(message)
@@ -137,9 +142,11 @@ class PostIngestPipeline:
         threads_by_account: dict[int, tuple[int, ...]] = {}
         propagate: set[int] = set()
         async with self.db.transaction():
+            await self.repo.reuse_plans()
             for account_id, batch in groups.items():
                 outcome = await self._ingest_account(
-                    facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding
+                    facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding,
+                    ahead=ahead or PreparedAhead(),
                 )
                 propagate |= outcome.propagate
                 stored.extend(outcome.stored)
@@ -163,18 +170,21 @@ class PostIngestPipeline:
             await self.steps.notify(result)
         return result
 
-    async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage]) -> tuple[int, set[str]]:
+    async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None
+                                        ) -> tuple[int, set[str]]:
         """(stored, source refs not stored). A batch the pipeline cannot take as a whole is taken one by one,
         so a message that breaks more than itself still costs only itself; each one that fails is noted."""
-        outcome = await self.ingest_each_if_needed(batch)
+        outcome = await self.ingest_each_if_needed(batch, ahead=ahead)
         return outcome.stored, {s.source_ref for s in outcome.skipped}
 
-    async def ingest_each_if_needed(self, batch: Sequence[IngestedMessage]) -> IsolatedIngest:
-        """Ingest the batch; when it fails as a whole, one message at a time, noting each that fails."""
+    async def ingest_each_if_needed(self, batch: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None
+                                    ) -> IsolatedIngest:
+        """Ingest the batch; when it fails as a whole, one message at a time, noting each that fails. Fields
+        prepared ahead serve the retries too: the failed batch rolled back, so its ids are still unused."""
         if not batch:
             return IsolatedIngest(0, 0, ())
         try:
-            result = await self.ingest(batch)
+            result = await self.ingest(batch, ahead=ahead)
             return IsolatedIngest(result.stored, result.duplicates, result.skipped)
         except Exception:
             log.exception("a batch of %s messages failed as a whole; storing them one by one", len(batch))
@@ -182,7 +192,7 @@ class PostIngestPipeline:
         skipped: list[SkippedMessage] = []
         for message in batch:
             try:
-                result = await self.ingest([message])
+                result = await self.ingest([message], ahead=ahead)
             except Exception as exc:
                 log.exception("could not store %s of account %s", message.source_ref, message.account_id)
                 reason = f"{type(exc).__name__}: {exc}"
@@ -230,18 +240,19 @@ class PostIngestPipeline:
 
     async def _ingest_account(
         self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder, *,
-        live: bool, holding: bool,
+        live: bool, holding: bool, ahead: PreparedAhead,
     ) -> _AccountOutcome:
         skipped: list[SkippedMessage] = []
         await self._harvest_contacts(account, batch)
         senders = sorted({m.parsed.from_address for m in batch if m.parsed.from_address})
         correspondents = await self.contacts.correspondents(account.user_id, senders)
-        ids = await self.repo.allocate_message_ids(len(batch))
+        known_fields = [ahead.get(message) for message in batch]
+        ids = iter(await self.repo.allocate_message_ids(sum(1 for f in known_fields if f is None)))
         prepared: list[_Prepared] = []
-        for message, message_id in zip(batch, ids, strict=True):
+        for message, fields in zip(batch, known_fields, strict=True):
             try:
-                prepared.append(self._prepare(account, message, message_id, correspondents, live=live,
-                                              holding=holding))
+                prepared.append(self._prepare(account, message, fields or row_fields(message, next(ids)),
+                                              correspondents, live=live, holding=holding))
             except Exception as exc:  # one unreadable message costs only itself
                 log.exception("could not prepare message %s of account %s", message.source_ref, account.id)
                 reason = f"{type(exc).__name__}: {exc}"
@@ -329,11 +340,11 @@ class PostIngestPipeline:
         await self.contacts.record(account.user_id, sightings)
 
     def _prepare(
-        self, account: AccountFacts, message: IngestedMessage, message_id: int, correspondents: set[str],
+        self, account: AccountFacts, message: IngestedMessage, fields: RowFields, correspondents: set[str],
         *, live: bool, holding: bool,
     ) -> _Prepared:
         parsed = message.parsed
-        safe = sanitize_html(parsed.body_html, message_id=message_id).html if parsed.body_html else None
+        message_id = fields.message_id
         verdict = self.categorizer.explain(
             CategoryFacts(parsed.from_address, parsed.headers, message.provider_labels),
             correspondents=correspondents,
@@ -350,24 +361,19 @@ class PostIngestPipeline:
             verdict_could_decide=verdict.verdict_could_decide,
         ))
         now = datetime.now(UTC)
-        raw_digest = hashlib.sha256(message.raw).hexdigest() if message.raw is not None else None
-        part_digests = tuple(hashlib.sha256(part.data).hexdigest() for part in parsed.parts)
-        stored_headers = json.dumps(parsed.headers)
         record = (
             message_id, account.id, *ref_columns(message.ref), parsed.message_id, message.provider_thread_key,
-            json.dumps(list(message.provider_labels)) if message.provider_labels is not None else None,
-            stored_headers, parsed.subject, parsed.from_address, parsed.from_name,
-            json.dumps([a.as_json() for a in parsed.to]), json.dumps([a.as_json() for a in parsed.cc]),
-            json.dumps([a.as_json() for a in parsed.bcc]), json.dumps([a.as_json() for a in parsed.reply_to]),
+            fields.provider_labels, fields.headers, parsed.subject, parsed.from_address, parsed.from_name,
+            fields.to, fields.cc, fields.bcc, fields.reply_to,
             parsed.sent_at, message.occurred_at or now,
             now if message.seen else None, now if message.starred else None,
-            json.dumps(list(parsed.in_reply_to)), json.dumps(list(parsed.references)),
-            parsed.size, parsed.has_attachments, json.dumps(list(message.flags)),
-            parsed.body_text, parsed.body_html, safe, parsed.preview,
-            category.value, parsed.content_hash, raw_digest, now, now if held else None, parsed.cut_note,
-            json.dumps(parsed.mime_tree) if parsed.mime_tree is not None else None,
+            fields.in_reply_to, fields.references, parsed.size, parsed.has_attachments, fields.flags,
+            parsed.body_text, parsed.body_html, fields.safe_html, parsed.preview,
+            category.value, parsed.content_hash, fields.raw_digest, now, now if held else None, parsed.cut_note,
+            fields.mime_tree,
         )
-        return _Prepared(message, message_id, category, held, ask_assistant, record, raw_digest, part_digests)
+        return _Prepared(message, message_id, category, held, ask_assistant, record, fields.raw_digest,
+                         fields.part_digests)
 
     async def _insert(
         self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,

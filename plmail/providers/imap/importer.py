@@ -6,8 +6,9 @@ the ones stored already, so a message that is here is never fetched twice, and a
 is simply asked for again. Folders come in the order a person wants them: Inbox, Sent, Drafts, own
 folders, Archive, Spam, Trash.
 
-While a page is being stored, the next one is read ahead on the account's parked connection and parsed
-in the gaps, so the server, the parser and the database work at the same time. A page read ahead is used
+While a page is being stored, the next one is read ahead on the account's parked connection, parsed and
+its rows prepared (`plmail.mail.rows`) in the gaps, so the server, the parser and the database work at the
+same time. A page read ahead is used
 only if it is exactly the page the next call would fetch; otherwise it is dropped and fetched as usual.
 """
 

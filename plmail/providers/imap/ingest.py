@@ -25,6 +25,7 @@ from plmail.domain.ingest import IngestedMessage, ProviderRef
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline, Rehomed
+from plmail.mail.rows import PreparedAhead
 from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.imap.models import FetchedMessage
@@ -45,10 +46,12 @@ def uid_of(ref: str) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class ParsedPage:
-    """Fetched messages read into what the pipeline takes; the ones the parser choked on, with the reason."""
+    """Fetched messages read into what the pipeline takes; the ones the parser choked on, with the reason; and,
+    for a page read ahead, their rows' fields worked out ahead (see `plmail.mail.rows`)."""
 
     parsed: tuple[tuple[FetchedMessage, IngestedMessage], ...]
     unreadable: tuple[tuple[FetchedMessage, str], ...] = ()
+    ahead: PreparedAhead | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,8 @@ class FolderIngest:
     async def parse(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage], *,
                     yielding: bool = False) -> ParsedPage:
         """With `yielding`, the event loop gets a turn after every message, so a page read ahead is parsed
-        in the gaps while the page before it waits on the database."""
+        in the gaps while the page before it waits on the database; its rows' fields are then prepared the
+        same way."""
         parsed: list[tuple[FetchedMessage, IngestedMessage]] = []
         unreadable: list[tuple[FetchedMessage, str]] = []
         for message in fetched:
@@ -81,7 +85,8 @@ class FolderIngest:
                 unreadable.append((message, f"parse: {type(exc).__name__}: {exc}"))
             if yielding:
                 await asyncio.sleep(0)
-        return ParsedPage(tuple(parsed), tuple(unreadable))
+        ahead = await self.pipeline.prepare_ahead([ingested for _, ingested in parsed]) if yielding else None
+        return ParsedPage(tuple(parsed), tuple(unreadable), ahead)
 
     async def store(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage],
                     *, listed_at: datetime, page: ParsedPage | None = None) -> StoreOutcome:
@@ -99,7 +104,7 @@ class FolderIngest:
         adopted = await self._adopt(account_id, folder, parsed, listed_at)
         adopted |= await self._claim_gmailified(account_id, folder, [p for p in parsed if p[0].uid not in adopted])
         rest = [ingested for message, ingested in parsed if message.uid not in adopted]
-        stored, refused = await self.pipeline.ingest_isolating_failures(rest)
+        stored, refused = await self.pipeline.ingest_isolating_failures(rest, ahead=page.ahead)
         failed |= {uid for uid in (uid_of(ref) for ref in refused) if uid is not None}
         retry = await self._count_attempts(account_id, folder, [m.uid for m in fetched], failed)
         return StoreOutcome(frozenset(m.uid for m in fetched) - retry, frozenset(retry), stored, len(adopted))
