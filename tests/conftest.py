@@ -21,7 +21,6 @@ from plmail.db.migrate import migrate
 from plmail.services import Services, open_services
 from tests.support.pg import TEMPLATE_DB, PgTestCluster
 
-
 # tools/test runs most tests two at a time (pytest-xdist); these drive a browser, start `plmail serve` or measure how
 # long something takes, and run afterwards on their own, so a neighbour's load cannot make them miss a deadline.
 _ALONE = (
