@@ -94,7 +94,7 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
 
 
 # An address term with more messages than this counts as frequent when a search picks the rarest to walk.
-RAREST_TERM_CAP = 2_000
+RAREST_TERM_CAP = 1_000
 # Above this many threads a view is always walked (see label_threads_query).
 SPARSE_VIEW_THREADS = 5_000
 # The candidates come from the kept counts' per-thread shares, indexed by (label, account, tab); the
