@@ -261,7 +261,7 @@ def address_terms_sql(field: str, words: list[str], params: Params, alias: str =
     terms = f"plmail_query_address_terms({params.add(words)}::text[])"
     return (f"(cardinality({terms}) > 0 AND NOT EXISTS (SELECT 1 FROM unnest({terms}) q(term) WHERE NOT EXISTS ("
             f"SELECT 1 FROM message_address_term x WHERE x.message_id = {alias}.id AND x.field = '{field}' "
-            f"AND x.term = q.term)))")
+            f"AND x.term = q.term COLLATE \"C\")))")
 
 
 def keyword_sql(value: Any, params: Params, alias: str = "m") -> str:

@@ -267,7 +267,7 @@ class MailViewRepository:
         their newest matching message, as JMAP's collapsed Email/query has them."""
         candidates = " UNION ALL ".join(
             f"SELECT '{field}'::\"char\" AS field, unnest(plmail_query_address_terms({params.add(words)}::text[])) "
-            f"AS term" for field, words in walked)
+            f"COLLATE \"C\" AS term" for field, words in walked)
         rarest = ""
         if sum(len(words) for _, words in walked) > 1:
             rarest = (f"ORDER BY (SELECT count(*) FROM (SELECT 1 FROM message_address_term x WHERE x.user_id = $1 "
