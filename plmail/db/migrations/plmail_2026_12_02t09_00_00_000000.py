@@ -43,8 +43,12 @@ CREATE OR REPLACE FUNCTION plmail_message_address_terms(from_name text, from_add
 RETURNS TABLE (field "char", term text) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT 'f'::"char", w FROM plmail_address_words(coalesce(from_name, '') || ' ' || coalesce(from_address, '')) w
     UNION ALL SELECT 't'::"char", w FROM plmail_address_words(plmail_address_list_text(to_addresses)) w
+     WHERE to_addresses <> '[]'
+    -- Most mail has no Cc and no Bcc: an empty list costs no parse.
     UNION ALL SELECT 'c'::"char", w FROM plmail_address_words(plmail_address_list_text(cc_addresses)) w
+     WHERE cc_addresses <> '[]'
     UNION ALL SELECT 'b'::"char", w FROM plmail_address_words(plmail_address_list_text(bcc_addresses)) w
+     WHERE bcc_addresses <> '[]'
 $$;
 
 -- What a search word must find: the lexemes the same parser makes of it (a word may give several).
