@@ -94,7 +94,11 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
 
 
 # An address term with more messages than this counts as frequent when a search picks the rarest to walk.
-RAREST_TERM_CAP = 1_000
+RAREST_TERM_CAP = 500
+_COMMON_TERMS = """common AS MATERIALIZED (
+    SELECT f.term COLLATE "C" AS term, f.freq FROM pg_stats s,
+           unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS f(term, freq)
+     WHERE s.schemaname = current_schema() AND s.tablename = 'message_address_term' AND s.attname = 'term'),"""
 # Above this many threads a view is always walked (see label_threads_query).
 SPARSE_VIEW_THREADS = 5_000
 # The candidates come from the kept counts' per-thread shares, indexed by (label, account, tab); the
@@ -268,12 +272,16 @@ class MailViewRepository:
         candidates = " UNION ALL ".join(
             f"SELECT '{field}'::\"char\" AS field, unnest(plmail_query_address_terms({params.add(words)}::text[])) "
             f"COLLATE \"C\" AS term" for field, words in walked)
-        rarest = ""
+        rarest, common = "", ""
         if sum(len(words) for _, words in walked) > 1:
+            # Counted up to a cap, then by the planner's most common values (a word every sender has, such as
+            # a first name or "info", is there; a rarer one is not), then the longer.
+            common = _COMMON_TERMS
             rarest = (f"ORDER BY (SELECT count(*) FROM (SELECT 1 FROM message_address_term x WHERE x.user_id = $1 "
-                      f"AND x.field = c.field AND x.term = c.term LIMIT {RAREST_TERM_CAP}) s), length(c.term) DESC")
+                      f"AND x.field = c.field AND x.term = c.term LIMIT {RAREST_TERM_CAP}) s), "
+                      f"(SELECT common.freq FROM common WHERE common.term = c.term) NULLS FIRST, length(c.term) DESC")
         wanted, skipped = params.add(offset + limit), params.add(offset)
-        ctes = f"""drive AS MATERIALIZED (SELECT c.field, c.term FROM ({candidates}) c {rarest} LIMIT 1),
+        ctes = f"""{common} drive AS MATERIALIZED (SELECT c.field, c.term FROM ({candidates}) c {rarest} LIMIT 1),
         walk (n, thread_id, arrived_at, message_id, seen) AS (
             SELECT 0, NULL::bigint, 'infinity'::timestamptz, {2**63 - 1}::bigint, '{{}}'::bigint[]
             UNION ALL
