@@ -14,12 +14,14 @@ gets its terms without knowing about them, and a faster import (COPY, larger bat
 statement trigger on delete takes a message's rows with it (a message destroyed, an account removed: the cascade's
 deletes fire it too), and a changed address re-derives them.
 
-What it costs: about ten rows a message (the table and its two indexes add half the message table's size: 1.2 GB
-at 1,000,000 messages), and 10-15 % of benchmarks/ingest.py's throughput in rounds on the loaded 2-core machine
-(SpamAssassin corpus 272 -> 240 msg/s, 10,000 generated 256 -> 228 msg/s, two interleaved pairs).
+What it costs: about ten rows a message in the benchmarks' fill (one recipient; more with more), the table and
+its two indexes half the message table's size again (1.2 GB at 1,000,000 messages), and 10-15 % of
+benchmarks/ingest.py's throughput in rounds on the loaded 2-core machine (SpamAssassin corpus 272 -> 240 msg/s,
+10,000 generated 256 -> 228 msg/s, two interleaved pairs).
 
-Existing mail is backfilled (again: safe to run twice) in batches of 20,000 messages before the indexes are built (cheaper than keeping
-them up during the backfill); at 1,000,000 messages `plmail serve` was up after 99 s, at 100,000 after 28 s.
+Existing mail is backfilled (again: safe to run twice) in batches of 20,000 messages before the indexes are
+built (cheaper than keeping them up during the backfill); at 1,000,000 messages `plmail serve` was up after 99 s,
+at 100,000 after 28 s.
 """
 
 from plmail.db.raw_migrations import sql_migration
