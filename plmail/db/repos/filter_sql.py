@@ -137,15 +137,18 @@ class FilterCompiler:
     # Conditions that are not free text, one method each.
 
     def _c_fromWords(self, value: Any, params: Params) -> str:
-        """The search box's from: — whole words of the sender's name, address, local part or domain, read
-        from the search vector's sender weight so it runs on the GIN index instead of scanning."""
-        if not isinstance(value, str):
-            raise FilterError("'fromWords' takes text.", "invalidArguments")
-        words = [w for w in _WORDS.findall(value.lower()) if w.strip(".@-_+")]
-        if not words:
-            raise FilterError("'fromWords' needs a word.", "invalidArguments")
-        query = " & ".join("'" + w.replace("'", "''") + "':B" for w in words[:8])
-        return f"(m.search_vector @@ to_tsquery('simple', {params.add(query)}))"
+        """The search box's from: — whole words of the sender's name, address, local part or domain."""
+        return address_terms_sql("f", address_words(value, "fromWords"), params)
+
+    def _c_toWords(self, value: Any, params: Params) -> str:
+        """The search box's to: — whole words of a recipient's name, address, local part or domain."""
+        return address_terms_sql("t", address_words(value, "toWords"), params)
+
+    def _c_ccWords(self, value: Any, params: Params) -> str:
+        return address_terms_sql("c", address_words(value, "ccWords"), params)
+
+    def _c_bccWords(self, value: Any, params: Params) -> str:
+        return address_terms_sql("b", address_words(value, "bccWords"), params)
 
     def _c_header(self, value: Any, params: Params) -> str:
         if not isinstance(value, list) or not 1 <= len(value) <= 2 or not all(isinstance(v, str) for v in value):
@@ -236,6 +239,29 @@ class FilterCompiler:
         category = params.add(value)
         tab = thread_tab("tc")
         return f"EXISTS (SELECT 1 FROM message_thread tc WHERE tc.id = m.thread_id AND {tab} = {category})"
+
+
+# The search box's address operators and the field their terms are kept under (table message_address_term).
+ADDRESS_WORD_FIELDS = {"fromWords": "f", "toWords": "t", "ccWords": "c", "bccWords": "b"}
+
+
+def address_words(value: Any, name: str) -> list[str]:
+    """The words of an address condition, lowercased (str.lower knows umlauts whatever the database's locale)."""
+    if not isinstance(value, str):
+        raise FilterError(f"'{name}' takes text.", "invalidArguments")
+    words = [w for w in _WORDS.findall(value.lower()) if w.strip(".@-_+")]
+    if not words:
+        raise FilterError(f"'{name}' needs a word.", "invalidArguments")
+    return words[:8]
+
+
+def address_terms_sql(field: str, words: list[str], params: Params, alias: str = "m") -> str:
+    """Whether every term of `words` is one of the message's address terms in `field` (all of them: a
+    multi-word value is an AND). The terms are the lexemes the database's parser makes of the words."""
+    terms = f"plmail_query_address_terms({params.add(words)}::text[])"
+    return (f"(cardinality({terms}) > 0 AND NOT EXISTS (SELECT 1 FROM unnest({terms}) q(term) WHERE NOT EXISTS ("
+            f"SELECT 1 FROM message_address_term x WHERE x.message_id = {alias}.id AND x.field = '{field}' "
+            f"AND x.term = q.term COLLATE \"C\")))")
 
 
 def keyword_sql(value: Any, params: Params, alias: str = "m") -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
-from plmail.db.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
+from plmail.db.repos.filter_sql import ADDRESS_WORD_FIELDS, RULE_VOCABULARY, FilterCompiler, Params, address_words
 from plmail.db.repos.threads import thread_tab
 from plmail.domain.search import SearchQuery
 
@@ -93,6 +93,12 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
 """
 
 
+# An address term with more messages than this counts as frequent when a search picks the rarest to walk.
+RAREST_TERM_CAP = 500
+_COMMON_TERMS = """common AS MATERIALIZED (
+    SELECT f.term COLLATE "C" AS term, f.freq FROM pg_stats s,
+           unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS f(term, freq)
+     WHERE s.schemaname = current_schema() AND s.tablename = 'message_address_term' AND s.attname = 'term'),"""
 # Above this many threads a view is always walked (see label_threads_query).
 SPARSE_VIEW_THREADS = 5_000
 # The candidates come from the kept counts' per-thread shares, indexed by (label, account, tab); the
@@ -105,10 +111,10 @@ labelled AS MATERIALIZED (
 """
 
 
-def _page_of(inner: str, ctes: str = "") -> str:
+def _page_of(inner: str, ctes: str = "", *, recursive: bool = False) -> str:
     """The summaries of the threads `inner` selects (id, rank), in its order: the page is chosen first, so
     the newest message of a thread is looked up for the threads on the page only."""
-    return (f"WITH {ctes} page AS MATERIALIZED ({inner}) " + _SUMMARY
+    return (f"WITH {'RECURSIVE ' if recursive else ''}{ctes} page AS MATERIALIZED ({inner}) " + _SUMMARY
             + " JOIN page ON page.id = t.id ORDER BY page.rank DESC NULLS LAST, t.last_message_at DESC, t.id DESC")
 
 
@@ -241,6 +247,10 @@ class MailViewRepository:
             # after a page (common terms), or gather the few matching messages from an index (rare ones). The
             # thread's own account is the user's, so the messages need no join of their own.
             matching = f" AND EXISTS (SELECT 1 FROM message m WHERE m.thread_id = t.id AND {' AND '.join(messages)})"
+        walked = [(ADDRESS_WORD_FIELDS[name], address_words(value, name))
+                  for condition in query.conditions for name, value in condition.items() if name in ADDRESS_WORD_FIELDS]
+        if walked and not (ranked and tsquery is not None):
+            return self._address_walk(walked, threads + messages, params, limit=limit, offset=offset)
         rank = "NULL::real"
         if ranked and tsquery is not None:
             rank = f"(SELECT max(ts_rank(m.search_vector, {tsquery})) FROM message m WHERE m.thread_id = t.id)"
@@ -249,6 +259,43 @@ class MailViewRepository:
                  f"ORDER BY rank DESC NULLS LAST, t.last_message_at DESC, t.id DESC "
                  f"LIMIT {params.add(limit)} OFFSET {params.add(offset)}")
         return _page_of(inner), tuple(params.values)
+
+    @staticmethod
+    def _address_walk(
+        walked: list[tuple[str, list[str]]], conditions: list[str], params: Params, *, limit: int, offset: int,
+    ) -> tuple[str, tuple[Any, ...]]:
+        """A search with from:/to:/cc:/bcc: walks one of its address terms newest first (its own btree) and stops
+        once it has found the page's threads: the same cost for a sender of ten messages as for one of ten
+        thousand. The term walked is the rarest (counted up to a cap, then the longest); the conditions
+        (the other terms included) are checked on each message the walk meets. Threads come in the order of
+        their newest matching message, as JMAP's collapsed Email/query has them."""
+        candidates = " UNION ALL ".join(
+            f"SELECT '{field}'::\"char\" AS field, unnest(plmail_query_address_terms({params.add(words)}::text[])) "
+            f"COLLATE \"C\" AS term" for field, words in walked)
+        rarest, common = "", ""
+        if sum(len(words) for _, words in walked) > 1:
+            # Counted up to a cap, then by the planner's most common values (a word every sender has, such as
+            # a first name or "info", is there; a rarer one is not), then the longer.
+            common = _COMMON_TERMS
+            rarest = (f"ORDER BY (SELECT count(*) FROM (SELECT 1 FROM message_address_term x WHERE x.user_id = $1 "
+                      f"AND x.field = c.field AND x.term = c.term LIMIT {RAREST_TERM_CAP}) s), "
+                      f"(SELECT common.freq FROM common WHERE common.term = c.term) NULLS FIRST, length(c.term) DESC")
+        wanted, skipped = params.add(offset + limit), params.add(offset)
+        ctes = f"""{common} drive AS MATERIALIZED (SELECT c.field, c.term FROM ({candidates}) c {rarest} LIMIT 1),
+        walk (n, thread_id, arrived_at, message_id, seen) AS (
+            SELECT 0, NULL::bigint, 'infinity'::timestamptz, {2**63 - 1}::bigint, '{{}}'::bigint[]
+            UNION ALL
+            SELECT w.n + 1, s.thread_id, s.arrived_at, s.message_id, w.seen || s.thread_id
+              FROM walk w CROSS JOIN LATERAL (
+                   SELECT m.thread_id, x.arrived_at, x.message_id FROM message_address_term x
+                     JOIN message m ON m.id = x.message_id JOIN message_thread t ON t.id = m.thread_id
+                    WHERE x.user_id = $1 AND x.field = (SELECT field FROM drive) AND x.term = (SELECT term FROM drive)
+                      AND (x.arrived_at, x.message_id) < (w.arrived_at, w.message_id)
+                      AND m.thread_id <> ALL(w.seen) AND {' AND '.join(conditions)}
+                    ORDER BY x.arrived_at DESC, x.message_id DESC LIMIT 1) s
+             WHERE w.n < {wanted}),"""
+        inner = f"SELECT thread_id AS id, arrived_at AS rank FROM walk WHERE n > {skipped}"
+        return _page_of(inner, ctes, recursive=True), tuple(params.values)
 
     async def thread(self, user_id: int, thread_id: int) -> ThreadSummary | None:
         row = await self.db.fetchrow(_SUMMARY + " WHERE a.user_id = $1 AND t.id = $2", user_id, thread_id)
