@@ -31,3 +31,7 @@ async def browser() -> AsyncIterator[Browser]:
             yield chromium
         finally:
             await chromium.close()
+
+
+# The daily-UI modules' world (one server, database and browser per module), found here by those modules' tests.
+from tests.e2e.daily_ui import ui_database, world  # noqa: E402,F401
