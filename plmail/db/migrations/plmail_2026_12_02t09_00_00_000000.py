@@ -151,16 +151,9 @@ ANALYZE message_address_term;
 
 BACKWARDS_SQL = r"""
 DROP TRIGGER IF EXISTS message_address_terms_changed ON message;
-CREATE OR REPLACE FUNCTION plmail_message_terms_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM message_address_term x USING removed r WHERE x.message_id = r.id;
-    RETURN NULL;
-END $$;
-
 DROP TRIGGER IF EXISTS message_address_terms_removed ON message;
-CREATE TRIGGER message_address_terms_removed AFTER DELETE ON message REFERENCING OLD TABLE AS removed
-    FOR EACH STATEMENT EXECUTE FUNCTION plmail_message_terms_removed();
 DROP TRIGGER IF EXISTS message_address_terms_added ON message;
+DROP FUNCTION IF EXISTS plmail_message_terms_removed();
 DROP FUNCTION IF EXISTS plmail_message_terms_changed();
 DROP FUNCTION IF EXISTS plmail_message_terms_added();
 DROP TABLE IF EXISTS message_address_term;

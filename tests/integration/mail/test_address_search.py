@@ -155,3 +155,18 @@ async def test_the_migration_backfills_mail_stored_before_it_and_can_run_twice(m
         await conn.execute(address_terms_migration.FORWARDS_SQL)
         await conn.execute(address_terms_migration.FORWARDS_SQL)
     assert [tuple(r) for r in await services.db.fetch(terms)] == written
+
+
+async def test_undoing_the_migration_leaves_mail_that_can_still_be_stored_and_deleted(mailbox: Mailbox) -> None:
+    """Backwards takes the triggers with the table: a trigger left behind would fail every later write."""
+    services = mailbox.services
+    async with services.db.connection() as conn:
+        await conn.execute(address_terms_migration.BACKWARDS_SQL)
+    assert await services.db.fetchval("SELECT to_regclass('message_address_term')") is None
+    left = await services.db.fetchval(
+        "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'message_address_terms%' AND NOT tgisinternal")
+    assert left == 0
+    stored = await services.pipeline.ingest([mailbox.message(make_message(message_id="after-undo@x"))])
+    assert stored.messages
+    await services.db.execute("DELETE FROM message WHERE rfc_message_id = 'after-undo@x'")
+    assert await services.db.fetchval("SELECT count(*) FROM message WHERE rfc_message_id = 'after-undo@x'") == 0
