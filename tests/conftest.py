@@ -76,11 +76,8 @@ async def migrated_template(pg: PgTestCluster) -> str:
 
 @pytest.fixture
 def database_url(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
-    name, dsn = pg.clone_template()
-    try:
+    with pg.template_copy() as dsn:
         yield dsn
-    finally:
-        pg.discard_clone(name)
 
 
 @pytest.fixture

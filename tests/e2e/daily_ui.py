@@ -113,11 +113,8 @@ async def seed(services: Services) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def ui_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
-    name, dsn = pg.clone_template()
-    try:
+    with pg.template_copy() as dsn:
         yield dsn
-    finally:
-        pg.discard_clone(name)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -85,6 +86,15 @@ class PgTestCluster:
         if self._clones is None:
             self._clones = _ClonesAhead(self)
         return self._clones.take()
+
+    @contextlib.contextmanager
+    def template_copy(self) -> Iterator[str]:
+        """The DSN of a fresh copy of the migrated template, dropped (in the background) when done."""
+        name, dsn = self.clone_template()
+        try:
+            yield dsn
+        finally:
+            self.discard_clone(name)
 
     def discard_clone(self, name: str) -> None:
         """Drop a clone in the background: the next test need not wait for it."""
