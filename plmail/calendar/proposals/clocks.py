@@ -88,7 +88,7 @@ _SINGLE = re.compile(
 _RANGE = re.compile(
     rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+)?(?:{_APPROX}\s+)?"
     rf"{_clock('a')}\s*(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und)\s*(?:{_APPROX}\s+)?{_clock('b')}"
-    rf"{_NOT_AN_AMOUNT}",
+    rf"{_NOT_AN_AMOUNT}(?!/\d)",  # "10:00 to 01/21/2021 12:00": the far side is a date, not an hour
     re.IGNORECASE,
 )
 _BARE_PREFIXES = frozenset({"um", "gegen", "at", "@"})
@@ -149,6 +149,11 @@ _CLAUSE_START = re.compile(r"(?:^|[,;:(\-–—]|\bsee\s+you)\s*$", re.IGNORECAS
 _APPROX_BARE_END = re.compile(
     rf"\s*(?:[,;!?)]|\.(?!\d)|$)|\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)}|tonight|today|tomorrow"
     rf"|heute|morgen|übermorgen)(?![{LETTER}])",
+    re.IGNORECASE,
+)
+_EVENING_OCCASION = re.compile(
+    r"\b(?:dinner|supper|drinks?|beers?|party|concert|gig|show|movie|film|theat(?:er|re)|bar|pub|club|dance|date"
+    r"|abendessen|party|konzert|kino|theater|kneipe|bier|feier)\b",
     re.IGNORECASE,
 )
 _ENGLISH_APPROX = frozenset({"around", "about", "approx", "approx.", "approximately"})
@@ -483,7 +488,10 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
             if not (bare or approximate or before_day):
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
-        morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX)
+        # "at 9" to "at 11" is the morning unless the sentence is about an evening ("dinner tomorrow at 9").
+        morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX) or (
+            9 <= read.hour <= 11 and _EVENING_OCCASION.search(sentence) is None
+        )
         zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,

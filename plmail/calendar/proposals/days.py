@@ -43,6 +43,10 @@ class DayMention:
     part: DayPart | None = None
     needs_clock: bool = False  # a shape that is only a date when a time stands beside it ("am 20.07 um 9")
     clock: tuple[int, int] | None = None  # ISO 8601 "2026-08-04T14:30" carries its own time
+    # The message's own weekday, bare ("Samstag um 15 Uhr?" written on a Saturday): next week's once the
+    # time it is joined to has passed when the message was written; while that time is ahead, unclear.
+    if_passed: date | None = None
+    last_day: date | None = None  # a range of days ("22-23 Feb", "26.–28. Oktober"): the range's last day
 
 
 _WD_FULL = alternation(WEEKDAYS)
@@ -81,7 +85,30 @@ _DOTTED_BARE = re.compile(
     re.IGNORECASE,
 )
 _SLASH = re.compile(
-    r"(?<![\w./\-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\w/]|[.,]\d)",
+    r"(?<![\w./\-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?"
+    # "05/31/2024.14:15": an export's time glued to its date with a dot belongs to it
+    r"(?:(?<=\d{4})\.(?P<H>[01]\d|2[0-3]):(?P<M>[0-5]\d)(?![\d:]))?(?![\w/]|[.,]\d)",
+    re.IGNORECASE,
+)
+# ctime(3), as mailers and logs print a moment: "Thu Oct 26 11:00:09 2023". The year after the time is
+# what makes it a date; without it the day stays year-less and is read as any "Oct 26".
+_ASCTIME = re.compile(
+    rf"\b(?P<wd>{_WD_ABBR})\s+(?P<mon>{alternation(MONTH_ABBREVIATIONS)})\s+(?P<d>\d{{1,2}})\s+"
+    r"(?P<H>[01]\d|2[0-3]):(?P<M>[0-5]\d)(?::[0-5]\d)?\s+(?P<y>(?:19|20)\d{2})(?!\d)",
+    re.IGNORECASE,
+)
+# A range of days in one month with one time: "22-23 Feb", "26.–28. Oktober", "Feb 22-23", "06.09.-07.09.2017".
+_DAY_RANGE_TO = r"\s*(?:-|–|—|bis|to|till|until|through|thru)\s*"
+_DAY_RANGE_MONTH = re.compile(
+    rf"(?<![\w.,])(?P<d1>\d{{1,2}})(?:\.|st|nd|rd|th)?{_DAY_RANGE_TO}(?P<d2>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*(?:of\s+)?"
+    rf"(?P<mon>{_MONTH}){_NOT_LETTER}\.?(?:\s*,?\s*(?P<y>{_YEAR}))?"
+    rf"|(?<![\w.])(?P<mon2>{_MONTH}){_NOT_LETTER}\.?\s+(?P<e1>\d{{1,2}})(?:st|nd|rd|th)?{_DAY_RANGE_TO}"
+    rf"(?P<e2>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:.]|\s?(?:uhr|h\b|am\b|pm\b))(?:\s*,\s*(?P<y2>{_YEAR}))?",
+    re.IGNORECASE,
+)
+_DAY_RANGE_DOTTED = re.compile(
+    rf"(?<![\w.,/+\-])(?P<d1>\d{{1,2}})\.(?P<m1>\d{{1,2}})\.(?:(?P<y1>{_YEAR}))?{_DAY_RANGE_TO}"
+    rf"(?P<d2>\d{{1,2}})\.(?P<m2>\d{{1,2}})\.(?:\s?(?P<y>{_YEAR}))?(?!\d)",
     re.IGNORECASE,
 )
 _DAY_MONTH = re.compile(
@@ -171,6 +198,7 @@ _COUNT_WORDS = {"einem": 1, "einer": 1, "a": 1, "one": 1, "zwei": 2, "two": 2, "
                 "eight": 8, "neun": 9, "nine": 9, "zehn": 10, "ten": 10, "vierzehn": 14, "fourteen": 14}  # fmt: skip
 _IN_DAYS = re.compile(_IN_DAYS.pattern.replace("{counts}", alternation(_COUNT_WORDS)), re.IGNORECASE)
 _MAX_DAYS_AHEAD = 31
+_MAX_RANGE_DAYS = 14
 
 # Right after a day, "Morgen" and "früh" are the morning: "heute Morgen", "morgen früh", "Montagmorgen".
 _PART_BY_WORD: dict[str, DayPart] = {**DAY_PART_WORDS, "morgen": DayPart.MORNING, "früh": DayPart.MORNING,
@@ -266,6 +294,12 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
             found.append(mention)
             taken.append((mention.start, mention.end))
 
+    for m in _ASCTIME.finditer(sentence):
+        month = MONTH_ABBREVIATIONS[m["mon"].lower()]
+        when = _resolve(m["y"], month, int(m["d"]), reference, WEEKDAY_ABBREVIATIONS[m["wd"].lower()])
+        add(DayMention(m.start(), m.end(), DayKind.EXPLICIT, when, clock=(int(m["H"]), int(m["M"]))))
+    for mention in _day_ranges(sentence, reference, past_tense):
+        add(mention)
     for m in _ISO.finditer(sentence):
         when = _valid(int(m["y"]), int(m["m"]), int(m["d"]))
         clock = (int(m["H"]), int(m["M"])) if m["H"] else None
@@ -306,8 +340,9 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         day, month = (first, second) if language is Locale.DE else (second, first)
         has_context = (m["y"] is not None or weekday is not None
                        or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None)
+        clock = (int(m["H"]), int(m["M"])) if m["H"] else None
         add(DayMention(start, m.end(), DayKind.EXPLICIT, _resolve(m["y"], month, day, reference, weekday, past_tense),
-                       needs_clock=not has_context))
+                       needs_clock=not has_context, clock=clock))
     for m in _DOTTED_BARE.finditer(sentence):
         if not (1 <= int(m["d"]) <= 31 and 1 <= int(m["m"]) <= 12):
             continue
@@ -319,6 +354,36 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         )
         add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
     return found
+
+
+def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMention]:
+    """ "22-23 Feb", "26.–28. Oktober", "Feb 22-23, 2027", "06.09.-07.09.2017": the first day, with the last
+    kept as the range's end. Such a range is an event's days only beside a time ("22-23 Feb at 7pm");
+    alone it is a stay or a season, and is not read."""
+    found: list[DayMention] = []
+    for m in _DAY_RANGE_MONTH.finditer(sentence):
+        name = m["mon"] or m["mon2"]
+        if name.lower() in MONTHS_NEEDING_A_NUMBER and not name[0].isupper():
+            continue
+        month = MONTHS.get(name.lower()) or MONTH_ABBREVIATIONS[name.lower()]
+        first, last = (int(m["d1"]), int(m["d2"])) if m["d1"] else (int(m["e1"]), int(m["e2"]))
+        start_day = _resolve(m["y"] or m["y2"], month, first, reference, None, past_tense)
+        last_day = _valid(start_day.year, month, last) if start_day is not None else None
+        found.append(_range_mention(m, start_day, last_day))
+    for m in _DAY_RANGE_DOTTED.finditer(sentence):
+        year = m["y1"] or m["y"]
+        start_day = _resolve(year, int(m["m1"]), int(m["d1"]), reference, None, past_tense)
+        last_day = None
+        if start_day is not None:
+            last_day = _valid(int(m["y"]) if m["y"] else start_day.year, int(m["m2"]), int(m["d2"]))
+        found.append(_range_mention(m, start_day, last_day))
+    return found
+
+
+def _range_mention(m: re.Match[str], first: date | None, last: date | None) -> DayMention:
+    if first is None or last is None or not timedelta(0) < last - first <= timedelta(days=_MAX_RANGE_DAYS):
+        first = last = None
+    return DayMention(m.start(), m.end(), DayKind.EXPLICIT, first, needs_clock=True, last_day=last)
 
 
 def _weekday_day(
@@ -358,8 +423,14 @@ def _weekday_mention(
     """A weekday, or with a day of the month after it ("Friday the 26th") the date both agree on."""
     ordinal = _ORDINAL_AFTER.match(sentence, m.end())
     if ordinal is None:
-        day = _weekday_day(target, modifier, next_week, sentence, (m.start(), m.end()), reference, relative_refused)
-        return DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part)
+        span = (m.start(), m.end())
+        day = _weekday_day(target, modifier, next_week, sentence, span, reference, relative_refused)
+        if_passed = None
+        itself = not (_WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, span[0])
+                      or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, span[1]))  # fmt: skip
+        if day is None and target == reference.weekday() and itself and not (modifier or next_week or relative_refused):
+            if_passed = reference + timedelta(days=7)
+        return DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part, if_passed=if_passed)
     number = int(ordinal["d2"]) if ordinal["d2"] else _day_number(ordinal)
     past = past_tense or modifier.lower().startswith(("last", "letzte", "vergangene", "previous"))
     day = _day_of_month(number, target, reference, past)

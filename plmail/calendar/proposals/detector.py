@@ -165,6 +165,9 @@ class DeterministicDateDetector:
         candidates, spanned = self._spans(sentence, days, parts, tokens, zone, request)
         for day in days:
             when = day.mention.day
+            if when is None and day.mention.if_passed is not None and len(day.clocks) == 1 and day.clocks[0].usable:
+                today = self._resolve(reference, day.clocks[0].mention, day.mention, parts, tokens, zone, german=german)
+                when = day.mention.if_passed if today is not None and today <= request.message_date else None
             if id(day) in spanned or not day.usable or when is None or len(day.clocks) > 1:
                 continue
             if not self._agrees(day, days, sentence):
@@ -174,6 +177,8 @@ class DeterministicDateDetector:
                     continue  # "2026-08-04T10:00, besser 11 Uhr": two times for one day
                 start = _at(when, time(*day.mention.clock), zone)
                 candidates.append(self._timed(start, None, durations, 90, sentence, request))
+                if day.mention.last_day is not None:
+                    candidates[-1] = _to_last_day(candidates[-1], day.mention.last_day, zone)
             elif day.clocks:
                 clock = day.clocks[0]
                 if not clock.usable:
@@ -185,6 +190,8 @@ class DeterministicDateDetector:
                 candidates.append(
                     self._timed(resolved, clock.mention.length, durations, confidence, sentence, request)
                 )
+                if day.mention.last_day is not None:
+                    candidates[-1] = _to_last_day(candidates[-1], day.mention.last_day, zone)
             # A calendar date alone naming the day the message was written is its dateline ("September 6,
             # 2002" under a newsletter's masthead), not an appointment; a later one may be.
             elif len(days) == 1 and when > max(reference, writer_day) and self._all_day(
@@ -258,7 +265,7 @@ class DeterministicDateDetector:
     def _day_usable(
         sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention]
     ) -> bool:
-        if day.day is None or cues.bound_before(sentence, day.start):
+        if (day.day is None and day.if_passed is None) or cues.bound_before(sentence, day.start):
             return False
         time_follows = any(_JUST_AFTER.fullmatch(sentence, day.end, c.start) for c in clocks if c.start >= day.end)
         if cues.looks_like_a_number(sentence, day.start, day.end, time_follows=time_follows) or cues.in_a_span(
@@ -366,6 +373,13 @@ class DeterministicDateDetector:
         title = guess_title(request.subject, sentence)
         stated_end = end if length is not None else None
         return ProposalCandidate(start, end, False, request.time_zone, confidence, sentence, title, stated_end)
+
+
+def _to_last_day(candidate: ProposalCandidate, last_day: date, zone: ZoneInfo) -> ProposalCandidate:
+    """A range of days with one time ("22-23 Feb at 7pm") starts on its first day and ends on its last."""
+    start_local, end_local = candidate.start.astimezone(zone), candidate.end.astimezone(zone)
+    end = _at(last_day + (end_local.date() - start_local.date()), end_local.time(), zone)
+    return replace(candidate, end=end, stated_end=end)
 
 
 def _needs_its_day(clock: ClockMention) -> bool:

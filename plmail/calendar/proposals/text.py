@@ -29,7 +29,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)])\s+")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _SPACE = re.compile(r"\s+")
 _BOUNDARY = re.compile(r"[.!?…]+[\"'»«“”)\]]*(?=\s|$)")
-_NUMERIC_TOKEN = re.compile(r"^\(?(?:\d{1,2}\.){1,2}$")
+# "04.08.", "4.", and a range of them, "26.–28.", "06.09.-07.09.": dots inside a date, not a sentence's end.
+_NUMERIC_TOKEN = re.compile(r"^\(?(?:\d{1,2}\.){1,2}(?:[-–—](?:\d{1,2}\.){1,2})?$")
 
 # A dot after one of these does not end a sentence ("z.B. am Montag", "ca. 14 Uhr", "Mo. 19. Jun.").
 _ABBREVIATIONS = frozenset(
