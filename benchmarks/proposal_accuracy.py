@@ -19,15 +19,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plmail.calendar.proposals import DeterministicDateDetector
 from tests.unit.proposals.corpora import Score, all_cases, evaluate
 
-# Issue 23: precision at least 0.97 and day+time recall at least 0.85, overall and on each corpus.
+# Issue 37: precision at least 0.97 and day+time recall at least 0.9 on each corpus, none below 0.85.
 TARGET_PRECISION = 0.97
-TARGET_RECALL = 0.85
+TARGET_RECALL = 0.9
+RECALL_FLOOR = 0.85
 
 
 def row(name: str, score: Score, seconds: float) -> str:
     return (
-        f"{name:12} {score.cases:6d} {score.candidates:6d} {score.exact:6d} {score.partial:5d} {score.wrong:5d} "
-        f"{score.precision:6.3f}  {score.timed_recall:6.3f} ({score.timed_found:4d}/{score.timed_gold:4d})  "
+        f"{name:12} {score.cases:6d} {score.candidates:7d} {score.exact:5d} {score.partial:5d} {score.wrong:5d} "
+        f"{score.precision:6.3f}  {score.timed_recall:18.3f} ({score.timed_found:4d}/{score.timed_gold:4d})  "
         f"{score.day_recall:6.3f} ({score.day_found:4d}/{score.day_gold:4d})  {score.cases / seconds:8,.0f}"
     )
 
@@ -39,8 +40,9 @@ def main() -> None:
     args = parser.parse_args()
     detector = DeterministicDateDetector()
     cases = all_cases()
-    print(f"{'corpus':12} {'cases':>6} {'read':>6} {'exact':>6} {'part':>5} {'wrong':>5} {'prec':>6}  "
-          f"{'recall day+time':>20}  {'recall day':>20}  {'cases/s':>8}")  # fmt: skip
+    # offered: every reading made; right: readings that are exact; recall day+time is (found/expected).
+    print(f"{'corpus':12} {'cases':>6} {'offered':>7} {'right':>5} {'part':>5} {'wrong':>5} {'prec':>6}  "
+          f"{'recall day+time (found/expected)':>32}  {'recall day':>20}  {'cases/s':>8}")  # fmt: skip
     scores = []
     for name, group in cases.items():
         started = time.perf_counter()
@@ -59,8 +61,10 @@ def main() -> None:
     scores.append(("all", total))
     imprecise = [name for name, score in scores if score.precision < TARGET_PRECISION]
     short = [name for name, score in scores if score.timed_recall < TARGET_RECALL]
+    far_short = [name for name, score in scores if score.timed_recall < RECALL_FLOOR]
     for label, target, below in (("precision", TARGET_PRECISION, imprecise),
-                                 ("day+time recall", TARGET_RECALL, short)):  # fmt: skip
+                                 ("day+time recall", TARGET_RECALL, short),
+                                 ("day+time recall floor", RECALL_FLOOR, far_short)):  # fmt: skip
         print(f"{label} target {target}: " + (f"MISSED by {', '.join(below)}" if below else "met by all"))
 
 

@@ -25,6 +25,7 @@ from plmail.domain.enums import Locale
 # behind the message this year is either a report about the past or next year's: no way to tell, so
 # neither is read.
 YEARLESS_AHEAD = timedelta(days=240)
+YEARLESS_AHEAD_WITH_WEEKDAY = timedelta(days=365)
 TWO_DIGIT_YEARS_AROUND = (-1, 2)
 
 
@@ -256,7 +257,9 @@ def _resolve(
         found = _valid(reference.year, month, day)
         if found is None or found < reference:
             found = _valid(reference.year + 1, month, day)
-        if found is None or found - reference >= YEARLESS_AHEAD:
+        # A weekday written beside it that agrees names the year too ("Mon, Nov 13" is this year's or none).
+        ahead = YEARLESS_AHEAD_WITH_WEEKDAY if weekday is not None else YEARLESS_AHEAD
+        if found is None or found - reference >= ahead:
             return None
     else:
         full = int(year)
@@ -313,10 +316,11 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         if not (1 <= day <= 31 and 1 <= month <= 12) or _LETTER_AFTER.match(sentence, m.end()):
             continue  # "14.30." is a time at the end of a sentence, "2.40." and "4.2.x" versions, not dates
         start, weekday, bare = _weekday_before(sentence, m.start())
-        # "4.8." with its trailing dot is the German form whatever the language; with a year, English mail
-        # may mean M.D.Y, so a date that reads both ways there is left alone.
+        # "4.8." with its trailing dot is the German form whatever the language, and so is a dotted date with
+        # its full year ("10.11.2017 at around 12:30"): American mail writes M/D/Y with slashes. A two-digit
+        # year ("04.08.26") in English mail may still be M.D.Y, so one that reads both ways is left alone.
         year = m["y"] or m["yy"]
-        unclear = language is Locale.EN and bool(year) and day != month and day <= 12
+        unclear = language is Locale.EN and bool(m["yy"]) and day != month and day <= 12
         resolved = None if unclear else _resolve(year, month, day, reference, weekday, past_tense)
         has_context = bool(m["y"]) or weekday is not None or _DOTTED_CONTEXT_BEFORE.search(
             sentence, max(0, m.start() - 30), m.start()
@@ -341,14 +345,18 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         has_context = (m["y"] is not None or weekday is not None
                        or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None)
         clock = (int(m["H"]), int(m["M"])) if m["H"] else None
-        add(DayMention(start, m.end(), DayKind.EXPLICIT, _resolve(m["y"], month, day, reference, weekday, past_tense),
-                       needs_clock=not has_context, clock=clock))
+        resolved = _resolve(m["y"], month, day, reference, weekday, past_tense)
+        if resolved is None and language is Locale.EN and weekday is not None and first > 12:
+            # "Thursday 15/06": no 15th month, and the weekday written with it agrees with 15 June.
+            resolved = _resolve(m["y"], second, first, reference, weekday, past_tense)
+        add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context, clock=clock))
     for m in _DOTTED_BARE.finditer(sentence):
         if not (1 <= int(m["d"]) <= 31 and 1 <= int(m["m"]) <= 12):
             continue
         start, weekday, bare = _weekday_before(sentence, m.start())
         # "Do 01.06" without the weekday's dot is a date beside a time only, as the gate sees it too.
         has_context = (weekday is not None and not bare) or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None
+        # Without its trailing dot or a year, "5.12" in English mail is as often May 12th as 5 December.
         resolved = None if language is Locale.EN else _resolve(
             None, int(m["m"]), int(m["d"]), reference, weekday, past_tense
         )

@@ -223,6 +223,12 @@ class DeterministicDateDetector:
         spanned: set[int] = set()
         german = request.language is Locale.DE
         for first, second in pairwise(days):
+            if id(first) not in spanned and len(first.clocks) == 1 and not second.clocks:
+                stay = self._stay(sentence, first, second, parts, tokens, zone, request)
+                if stay is not None:
+                    spanned |= {id(first), id(second)}
+                    found.append(stay)
+                continue
             if id(first) in spanned or len(first.clocks) != 1 or len(second.clocks) != 1:
                 continue
             a, b = first.clocks[0], second.clocks[0]
@@ -245,6 +251,35 @@ class DeterministicDateDetector:
             title = guess_title(request.subject, sentence)
             found.append(ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end))
         return found, spanned
+
+    def _stay(
+        self,
+        sentence: str,
+        first: _Day,
+        second: _Day,
+        parts: list[PartMention],
+        tokens: _Tokens,
+        zone: ZoneInfo,
+        request: DetectionRequest,
+    ) -> ProposalCandidate | None:
+        """A day with its time to a later calendar date: "Montag, 31.07.2017 ca. 14:00 Uhr bis zum 04.08.2017".
+        It starts at the time written and ends with the last day, whose hour the sentence does not give."""
+        a = first.clocks[0]
+        begin, last = first.mention, second.mention
+        if begin.day is None or last.day is None or last.kind is not DayKind.EXPLICIT or not a.usable:
+            return None
+        if a.mention.length or begin.clock or last.clock or not begin.end <= a.mention.start < last.start:
+            return None
+        if not _SPAN_BETWEEN.fullmatch(sentence, a.mention.end, last.start) or not begin.day < last.day:
+            return None
+        if cues.bound_before(sentence, begin.start) and not _SPAN_OPENER.search(sentence, 0, begin.start):
+            return None
+        start = self._resolve(begin.day, a.mention, begin, parts, tokens, zone, german=request.language is Locale.DE)
+        end = _at(last.day + timedelta(days=1), time(0, 0), zone)
+        if start is None or not timedelta(0) < end - start <= MAX_SPAN:
+            return None
+        title = guess_title(request.subject, sentence)
+        return ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end)
 
     @staticmethod
     def _clock_stands(sentence: str, clock: ClockMention, days: list[DayMention]) -> bool:

@@ -1,0 +1,169 @@
+"""Issue 37: sentences a person reads as a date and time that the detector used to miss, and the refusals
+that stay. Each case is the sentence, the day it was written and the start (and end) a reader expects."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from plmail.calendar.proposals import DetectionRequest, DeterministicDateDetector, EventProposer, Refusal
+from plmail.domain.enums import Locale
+from tests.unit.proposals.test_proposer import BASELINE
+
+BERLIN = ZoneInfo("Europe/Berlin")
+DE, EN = Locale.DE, Locale.EN
+MONDAY = datetime(2026, 8, 3, 9, 0, tzinfo=BERLIN)
+TUESDAY = datetime(2026, 8, 4, 9, 0, tzinfo=BERLIN)
+SATURDAY_EVENING = datetime(2026, 8, 8, 19, 0, tzinfo=BERLIN)
+DETECTOR = DeterministicDateDetector()
+
+
+def read(text: str, language: Locale, sent: datetime) -> list[tuple[str, str]]:
+    found = DETECTOR.detect(DetectionRequest(text, "", sent, "Europe/Berlin", language))
+    return [(c.start.astimezone(BERLIN).strftime("%Y-%m-%d %H:%M"), c.end.astimezone(BERLIN).strftime("%Y-%m-%d %H:%M"))
+            for c in found]  # fmt: skip
+
+
+def starts(text: str, language: Locale, sent: datetime) -> list[str]:
+    return [start for start, _ in read(text, language, sent)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "sent", "start"),
+    [
+        # The message's own weekday, its time already gone when it was written: next week's.
+        (DE, "Samstag um 15 Uhr?", SATURDAY_EVENING, "2026-08-15 15:00"),
+        (EN, "See you Saturday at 3pm?", SATURDAY_EVENING, "2026-08-15 15:00"),
+        # A weekday already past this week is next week's.
+        (DE, "Sehen wir uns Montag um 10?", TUESDAY, "2026-08-10 10:00"),
+        (EN, "see you Monday at 10", TUESDAY, "2026-08-10 10:00"),
+        # A bare hour after a relative day.
+        (EN, "tomorrow at 9?", MONDAY, "2026-08-04 09:00"),
+        (DE, "morgen um 9?", MONDAY, "2026-08-04 09:00"),
+        (EN, "Can we talk tomorrow at 11?", MONDAY, "2026-08-04 11:00"),
+    ],
+)
+def test_weekdays_and_bare_hours_read_as_a_person_would(
+    language: Locale, text: str, sent: datetime, start: str
+) -> None:
+    assert starts(text, language, sent) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "sent"),
+    [
+        # Its own weekday with a time still ahead that evening: today, or a week on? Not said.
+        (DE, "Samstag um 21 Uhr?", SATURDAY_EVENING),
+        (EN, "See you Saturday at 9pm?", SATURDAY_EVENING),
+        # "at 8" is dinner as often as a meeting, and "at 9" is an evening beside one.
+        (EN, "tomorrow at 8?", MONDAY),
+        (EN, "Dinner tomorrow at 9?", MONDAY),
+        (EN, "Drinks on Friday at 10?", MONDAY),
+        # A holiday's weekday is not the message's own.
+        (EN, "Easter Monday at 10am?", datetime(2026, 8, 3, 19, 0, tzinfo=BERLIN)),
+    ],
+)
+def test_weekdays_and_bare_hours_still_refused(language: Locale, text: str, sent: datetime) -> None:
+    assert read(text, language, sent) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [(DE, "Heute 17 Uhr?"), (EN, "today 5PM?"), (DE, "Heute um 17 Uhr?"), (EN, "Today at 5 pm?")],
+)
+def test_today_with_a_time_is_offered_when_written_before_it_and_past_after(language: Locale, text: str) -> None:
+    morning = dataclasses.replace(BASELINE, body_text=text, language=language,
+                                  message_date=datetime(2026, 8, 3, 10, 0, tzinfo=BERLIN))  # fmt: skip
+    decision = EventProposer().decide(morning)
+    assert [p.start.astimezone(BERLIN).strftime("%Y-%m-%d %H:%M") for p in decision.proposals] == [
+        "2026-08-03 17:00"
+    ]
+    evening = dataclasses.replace(morning, message_date=datetime(2026, 8, 3, 18, 0, tzinfo=BERLIN))
+    assert EventProposer().decide(evening).refusals() == (Refusal.PAST,)
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # A range of days with one time starts on its first day at that time and ends on its last.
+        (EN, "Workshop 22-23 Feb at 7pm", "2027-02-22 19:00", "2027-02-23 20:00"),
+        (EN, "Workshop Feb 22-23 at 7pm", "2027-02-22 19:00", "2027-02-23 20:00"),
+        (EN, "Workshop 22nd-23rd February 2027 at 7pm", "2027-02-22 19:00", "2027-02-23 20:00"),
+        (DE, "Tagung 26.–28. Oktober, 11 Uhr", "2026-10-26 11:00", "2026-10-28 12:00"),
+        (DE, "Tagung 26. bis 28. Oktober um 11 Uhr", "2026-10-26 11:00", "2026-10-28 12:00"),
+        (DE, "Kurs 06.09.-07.09.2026 19:40 Uhr", "2026-09-06 19:40", "2026-09-07 20:40"),
+        (EN, "Course 06.09.-07.09.2026 at 19:40", "2026-09-06 19:40", "2026-09-07 20:40"),
+        # A day with its time to a later date: it ends with the last day.
+        (DE, "Montag, den 10.08.2026 ca. 14:00 Uhr bis zum 14.08.2026", "2026-08-10 14:00", "2026-08-15 00:00"),
+        (EN, "from Monday, August 10 at 2pm to August 14", "2026-08-10 14:00", "2026-08-15 00:00"),
+    ],
+)
+def test_ranges_of_days_with_a_time(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (DE, "Tagung 26.–28. Oktober"),  # a range without a time is a stay or a season, not an all-day event
+        (EN, "Workshop 22-23 Feb"),
+        (DE, "Tagung 1.–20. Oktober, 11 Uhr"),  # weeks long: not one event
+        (EN, "Workshop 23-22 Feb at 7pm"),  # backwards
+        (DE, "Kurs 30.–31. Februar um 10 Uhr"),  # no such day
+        (DE, "Montag, den 10.08.2026 ca. 14:00 Uhr bis zum 30.09.2026"),  # seven weeks
+    ],
+)
+def test_ranges_of_days_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # US month-first in English mail, with its time, glued or not.
+        (EN, "Call on 08/31/2026 14:15", "2026-08-31 14:15", "2026-08-31 15:15"),
+        (EN, "Call on 08/31/2026.14:15", "2026-08-31 14:15", "2026-08-31 15:15"),
+        (EN, "from 08/21/2026 10:00 to 08/21/2026 12:00", "2026-08-21 10:00", "2026-08-21 12:00"),
+        (DE, "vom 21.08.2026 10:00 bis 21.08.2026 12:00", "2026-08-21 10:00", "2026-08-21 12:00"),
+        # A machine-written moment, ctime(3)'s shape: the year after the time.
+        (EN, "Start: Thu Aug 27 11:00:09 2026", "2026-08-27 11:00", "2026-08-27 12:00"),
+        (DE, "Termin: Thu Aug 27 11:00:09 2026", "2026-08-27 11:00", "2026-08-27 12:00"),
+        # Dots with a full year are D.M.Y in English mail too; American mail writes slashes.
+        (EN, "Meet on 10.11.2026 at around 12:30?", "2026-11-10 12:30", "2026-11-10 13:30"),
+        # A weekday that agrees says the order when the other one is impossible, and names a far year-less day.
+        (EN, "Monday 15/06 at 10:00", "2026-06-15 10:00", "2026-06-15 11:00"),
+    ],
+)
+def test_numeric_dates_with_a_time(language: Locale, text: str, start: str, end: str) -> None:
+    sent = datetime(2026, 6, 1, 9, 0, tzinfo=BERLIN) if "15/06" in text else MONDAY
+    assert read(text, language, sent) == [(start, end)]
+
+
+def test_a_weekday_that_agrees_lets_a_year_less_date_lie_further_ahead() -> None:
+    march = datetime(2026, 3, 4, 9, 0, tzinfo=BERLIN)  # 16 November is 257 days on
+    assert starts("Mon, Nov 16 at 2pm", EN, march) == ["2026-11-16 14:00"]
+    assert starts("Montag, 16. November um 14 Uhr", DE, march) == ["2026-11-16 14:00"]
+    assert starts("Nov 16 at 2pm", EN, march) == []
+    assert starts("16. November um 14 Uhr", DE, march) == []
+    assert starts("Tue, Nov 16 at 2pm", EN, march) == []  # the weekday disagrees
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "sent"),
+    [
+        (EN, "Start: Fri Aug 27 11:00:09 2026", MONDAY),  # the weekday disagrees with the date
+        (EN, "Date: Thu Aug 27 11:00:09 2026", MONDAY),  # a "Date:" line says when something was written
+        (EN, "Call on 08/31/26.14:15", MONDAY),  # a glued time only after a full year
+        (EN, "Meet on 04.08.26 at 10:00", datetime(2026, 3, 2, 9, 0, tzinfo=BERLIN)),  # 8 April or 4 August?
+        (EN, "Meet on 04.08 at 10:00", datetime(2026, 3, 2, 9, 0, tzinfo=BERLIN)),  # year-less without its dot
+        (EN, "Tuesday 15/06 at 10:00", datetime(2026, 6, 1, 9, 0, tzinfo=BERLIN)),  # 15 June is a Monday
+        (EN, "on 15/06 at 10:00", datetime(2026, 6, 1, 9, 0, tzinfo=BERLIN)),  # no 15th month, no weekday to say
+        (DE, "Termin 04.08.26", datetime(2026, 3, 2, 9, 0, tzinfo=BERLIN)),  # alone, a bare numeric shape
+        (DE, "Meeting 04.08.", datetime(2026, 3, 2, 9, 0, tzinfo=BERLIN)),
+    ],
+)
+def test_numeric_dates_still_refused(language: Locale, text: str, sent: datetime) -> None:
+    assert read(text, language, sent) == []
