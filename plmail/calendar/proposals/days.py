@@ -98,7 +98,7 @@ _ASCTIME = re.compile(
     r"(?P<H>[01]\d|2[0-3]):(?P<M>[0-5]\d)(?::[0-5]\d)?\s+(?P<y>(?:19|20)\d{2})(?!\d)",
     re.IGNORECASE,
 )
-# A range of days in one month with one time: "22-23 Feb", "26.–28. Oktober", "Feb 22-23", "06.09.-07.09.2017".
+# A range of days with one time: "22-23 Feb", "26.–28. Oktober", "Feb 22-23", "22.-23.10.", "06.09.-07.09.2017".
 _DAY_RANGE_TO = r"\s*(?:-|–|—|bis|to|till|until|through|thru)\s*"
 _DAY_RANGE_MONTH = re.compile(
     rf"(?<![\w.,])(?P<d1>\d{{1,2}})(?:\.|st|nd|rd|th)?{_DAY_RANGE_TO}(?P<d2>\d{{1,2}})(?:\.|st|nd|rd|th)?\s*(?:of\s+)?"
@@ -108,7 +108,7 @@ _DAY_RANGE_MONTH = re.compile(
     re.IGNORECASE,
 )
 _DAY_RANGE_DOTTED = re.compile(
-    rf"(?<![\w.,/+\-])(?P<d1>\d{{1,2}})\.(?P<m1>\d{{1,2}})\.(?:(?P<y1>{_YEAR}))?{_DAY_RANGE_TO}"
+    rf"(?<![\w.,/+\-])(?P<d1>\d{{1,2}})\.(?:(?P<m1>\d{{1,2}})\.(?:(?P<y1>{_YEAR}))?)?{_DAY_RANGE_TO}"
     rf"(?P<d2>\d{{1,2}})\.(?P<m2>\d{{1,2}})\.(?:\s?(?P<y>{_YEAR}))?(?!\d)",
     re.IGNORECASE,
 )
@@ -380,7 +380,7 @@ def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMen
         found.append(_range_mention(m, start_day, last_day))
     for m in _DAY_RANGE_DOTTED.finditer(sentence):
         year = m["y1"] or m["y"]
-        start_day = _resolve(year, int(m["m1"]), int(m["d1"]), reference, None, past_tense)
+        start_day = _resolve(year, int(m["m1"] or m["m2"]), int(m["d1"]), reference, None, past_tense)
         last_day = None
         if start_day is not None:
             last_day = _valid(int(m["y"]) if m["y"] else start_day.year, int(m["m2"]), int(m["d2"]))

@@ -300,7 +300,12 @@ class DeterministicDateDetector:
     def _day_usable(
         sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention]
     ) -> bool:
-        if (day.day is None and day.if_passed is None) or cues.bound_before(sentence, day.start):
+        if day.day is None and day.if_passed is None:
+            return False
+        # "vom 26. bis 28. Oktober": a range of days may open with the word that makes a single day a bound.
+        if cues.bound_before(sentence, day.start) and not (
+            day.last_day is not None and _SPAN_OPENER.search(sentence, 0, day.start)
+        ):
             return False
         time_follows = any(_JUST_AFTER.fullmatch(sentence, day.end, c.start) for c in clocks if c.start >= day.end)
         if cues.looks_like_a_number(sentence, day.start, day.end, time_follows=time_follows) or cues.in_a_span(

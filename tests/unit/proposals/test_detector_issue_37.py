@@ -94,6 +94,10 @@ def test_today_with_a_time_is_offered_when_written_before_it_and_past_after(lang
         (EN, "Workshop 22nd-23rd February 2027 at 7pm", "2027-02-22 19:00", "2027-02-23 20:00"),
         (DE, "Tagung 26.–28. Oktober, 11 Uhr", "2026-10-26 11:00", "2026-10-28 12:00"),
         (DE, "Tagung 26. bis 28. Oktober um 11 Uhr", "2026-10-26 11:00", "2026-10-28 12:00"),
+        (DE, "Wir treffen uns vom 26. bis 28. Oktober, jeweils um 11 Uhr", "2026-10-26 11:00", "2026-10-28 12:00"),
+        (EN, "We meet from 22-23 Feb at 7pm", "2027-02-22 19:00", "2027-02-23 20:00"),
+        (DE, "Kurs am 22.-23.10. um 19 Uhr", "2026-10-22 19:00", "2026-10-23 20:00"),
+        (EN, "Course on 22.-23.10. at 19:00", "2026-10-22 19:00", "2026-10-23 20:00"),
         (DE, "Kurs 06.09.-07.09.2026 19:40 Uhr", "2026-09-06 19:40", "2026-09-07 20:40"),
         (EN, "Course 06.09.-07.09.2026 at 19:40", "2026-09-06 19:40", "2026-09-07 20:40"),
         # A day with its time to a later date: it ends with the last day.
@@ -111,6 +115,8 @@ def test_ranges_of_days_with_a_time(language: Locale, text: str, start: str, end
         (DE, "Tagung 26.–28. Oktober"),  # a range without a time is a stay or a season, not an all-day event
         (EN, "Workshop 22-23 Feb"),
         (DE, "Tagung 1.–20. Oktober, 11 Uhr"),  # weeks long: not one event
+        (DE, "Anmeldung bis 26.–28. Oktober um 11 Uhr"),  # a bound, not the event's days
+        (EN, "Register by 22-23 Feb at 7pm"),
         (EN, "Workshop 23-22 Feb at 7pm"),  # backwards
         (DE, "Kurs 30.–31. Februar um 10 Uhr"),  # no such day
         (DE, "Montag, den 10.08.2026 ca. 14:00 Uhr bis zum 30.09.2026"),  # seven weeks
