@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "container"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 ADMIN = "admin@smoke.example"
-ADMIN_PASSWORD = "a long smoke-test passphrase"
+ADMIN_PASSWORD = "a long smoke-test passphrase"  # noqa: S105 (a throwaway container's test user)
 GRACE = 30  # the run line's --stop-timeout; plmail's own shutdown grace is 25 s
 
 
@@ -45,7 +45,8 @@ def run(*argv: str, check: bool = True, input: str | None = None, env: dict[str,
         timeout: float = 1800) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(argv, text=True, capture_output=True, input=input, env=env, timeout=timeout)
     if check and done.returncode != 0:
-        raise SmokeFailed(f"{' '.join(argv[:4])}… exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        what = " ".join(argv[:4])
+        raise SmokeFailed(f"{what}… exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return done
 
 
@@ -103,8 +104,8 @@ def base_image(release: str, env: dict[str, str], started: list[float]) -> str:
             release, str(partial), mirror)
         partial.rename(tar)
         step(f"base made by mmdebstrap from {mirror}", started)
-    run("podman", "import", "--change", "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        str(tar), tag, env=env)
+    path = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    run("podman", "import", "--change", f"ENV PATH={path}", str(tar), tag, env=env)
     step("base imported", started)
     return tag
 
@@ -191,7 +192,8 @@ def main() -> int:
              "--build-arg", f"WITH_KITINERARY={args.with_kitinerary}", "-t", image, "-f", "Containerfile"]
     if HOST_CA.exists():
         # This network re-signs TLS: pip in the build trusts the host's bundle, mounted read-only for the build only.
-        build += ["-v", f"{HOST_CA}:/etc/ssl/certs/host-ca.crt:ro", "--build-arg", "PIP_CERT=/etc/ssl/certs/host-ca.crt"]
+        inside = "/etc/ssl/certs/host-ca.crt"
+        build += ["-v", f"{HOST_CA}:{inside}:ro", "--build-arg", f"PIP_CERT={inside}"]
     run(*build, str(ROOT), env=env)
     step("image built", started)
     try:

@@ -37,7 +37,8 @@ def _project_version() -> str:
 
 def _clean_env() -> dict[str, str]:
     """No trace of the checkout: the fresh install must find everything in itself."""
-    return {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"} and not k.startswith("PLMAIL_")}
+    return {k: v for k, v in os.environ.items()
+            if k not in {"PYTHONPATH", "VIRTUAL_ENV"} and not k.startswith("PLMAIL_")}
 
 
 @pytest.fixture(scope="module")
