@@ -16,7 +16,7 @@ from tests.support.net import free_port
 
 class ServeProcess:
     def __init__(self, data_dir: Path, *, database_url: str | None = None, extra_env: dict[str, str] | None = None,
-                 args: list[str] | None = None) -> None:
+                 args: list[str] | None = None, program: list[str] | None = None, cwd: Path | None = None) -> None:
         self.data_dir = data_dir
         self.port = free_port()
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PLMAIL_")}
@@ -25,6 +25,8 @@ class ServeProcess:
             self.env["PLMAIL_DATABASE_URL"] = database_url
         self.env.update(extra_env or {})
         self.args = args or []
+        self.program = program or [sys.executable, "-m", "plmail.cli"]  # another install's `plmail`, e.g. from a wheel
+        self.cwd = cwd
         self.log_path = data_dir.parent / f"serve-{self.port}.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -36,8 +38,8 @@ class ServeProcess:
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")  # noqa: SIM115 (kept open for the child's lifetime)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "plmail.cli", "serve", *self.args],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            [*self.program, "serve", *self.args],
+            env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=self.cwd,
         )
         log.close()
         return self
