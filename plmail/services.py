@@ -249,7 +249,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
         destroyer=destroyer,
-        vacation=VacationService(db, identities, replies, drafts, outbox),
+        vacation=VacationService(db, identities, replies, drafts, outbox,
+                                 reply_interval_days=settings.vacation_reply_days),
         sender_auth=SenderAuthentication(db),
         quota=QuotaService(db, settings.data_dir),
     )
