@@ -39,13 +39,14 @@ def domain_of(address: str | None) -> str:
     """The lower-cased domain of an address ("" when it has none)."""
     if not address or "@" not in address:
         return ""
-    return address.rpartition("@")[2].strip().strip(">").rstrip(".").lower()
+    return address.rpartition("@")[2].strip().rstrip(".").lower()
 
 
 def organisational_domain(domain: str) -> str | None:
-    """The registered domain under its public suffix (RFC 7489 §3.2); None for a public suffix itself."""
-    found = _PSL.privatesuffix(domain.strip().rstrip(".").lower())
-    return found if isinstance(found, str) else None
+    """The registered domain under its public suffix (RFC 7489 §3.2); None for a public suffix itself. The list's
+    lookup ignores case and a trailing dot itself."""
+    found: str | None = _PSL.privatesuffix(domain)
+    return found
 
 
 def aligned(domain: str, from_domain: str) -> bool:
@@ -58,7 +59,7 @@ def parse(value: str) -> tuple[str, list[authres.core.AuthenticationResult]] | N
     """(authserv-id, results) of one header value, the id lower-cased; Exchange Online's form without an id gets
     EXCHANGE_ONLINE. None when the value is not a header any server writes (it is then believed by nobody)."""
     text = " ".join(value.split())
-    head = text.split(";", 1)[0]
+    head = text.partition(";")[0]
     exchange = "=" in head  # the first item is a result, not an id: Exchange Online's form
     try:
         parsed = authres.AuthenticationResultsHeader.parse_value(f"exchange.invalid; {text}" if exchange else text)
@@ -66,10 +67,8 @@ def parse(value: str) -> tuple[str, list[authres.core.AuthenticationResult]] | N
         return None
     if exchange:
         return EXCHANGE_ONLINE, list(parsed.results)
-    receiver = str(parsed.authserv_id or "").strip().lower()
-    if not receiver:
-        return None
-    return receiver, list(parsed.results)
+    # authres refuses a header without an id (Exchange's form is handled above), so no header can claim "".
+    return str(parsed.authserv_id).lower(), list(parsed.results)
 
 
 def receivers(values: Iterable[str]) -> list[str | None]:
@@ -92,7 +91,7 @@ def _property(result: authres.core.AuthenticationResult, kind: str, *names: str)
     for name in names:
         for prop in result.properties:
             if prop.type.lower() == kind and prop.name.lower() == name and prop.value:
-                return str(prop.value).strip().strip('"')
+                return str(prop.value)  # authres has unquoted it
     return ""
 
 
@@ -103,14 +102,13 @@ def _text(result: authres.core.AuthenticationResult) -> str:
 
 def _dkim_domain(result: authres.core.AuthenticationResult) -> str:
     """The signing domain: header.d, else the domain of header.i (older Gmail headers give only that)."""
-    signer = _property(result, "header", "d")
-    return (signer or domain_of(_property(result, "header", "i"))).rstrip(".").lower()
+    return _property(result, "header", "d") or domain_of(_property(result, "header", "i"))
 
 
 def _spf_domain(result: authres.core.AuthenticationResult) -> str:
     """The envelope sender's domain: smtp.mailfrom (or older Gmail's smtp.mail), an address or a bare domain."""
     sender = _property(result, "smtp", "mailfrom", "mail")
-    return (domain_of(sender) if "@" in sender else sender).rstrip(".").lower()
+    return domain_of(sender) if "@" in sender else sender
 
 
 def judge_results(from_domain: str, receiver: str, results: Sequence[authres.core.AuthenticationResult]
@@ -173,7 +171,7 @@ def learn_receiver(newest_inbox_headers: Iterable[RawHeaders]) -> str | None:
             tops[ids[0]] += 1
     if not tops:
         return None
-    receiver, seen = tops.most_common(1)[0]
+    receiver, seen = max(tops.items(), key=lambda item: item[1])
     if seen < LEARN_MINIMUM or seen < LEARN_SHARE * counted:
         return None
     return receiver

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 import pytest
 
 from plmail.domain.authentication import EXCHANGE_ONLINE, AuthReason, SenderVerdict
-from plmail.mail.sender_auth import aligned, judge, learn_receiver, organisational_domain, results_for_display
+from plmail.mail.sender_auth import (
+    aligned,
+    domain_of,
+    judge,
+    learn_receiver,
+    organisational_domain,
+    results_for_display,
+)
 
 GMAIL = frozenset({"mx.google.com"})
 M365 = frozenset({EXCHANGE_ONLINE})
@@ -169,6 +176,22 @@ ROWS = [
         "notificaccion-clientes@bbva.mx",
         ("mailb.triara.com; spf=None smtp.mailfrom=www-data@vps-051e4cda.vps.ovh.net",),
         frozenset({"mailb.triara.com"}), False, AuthReason.NO_PASS),
+    Row("rspamd without DMARC: SPF of an envelope sender at the From domain decides",
+        "billing@bank.example",
+        ("mail.home.example; dkim=none; spf=pass (mail.home.example: domain of bounce@mail.bank.example designates "
+         "198.51.100.2 as permitted sender) smtp.mailfrom=bounce@mail.bank.example",),
+        HOME, True, AuthReason.SPF_ALIGNED),
+    Row("a bare domain as the envelope sender (Exchange's way of writing smtp.mailfrom)",
+        "billing@contoso.com",
+        ("spf=pass (sender IP is 40.107.22.45) smtp.mailfrom=contoso.com; dkim=none (message not signed) "
+         "header.d=none",),
+        M365, True, AuthReason.SPF_ALIGNED, EXCHANGE_ONLINE),
+    Row("a server that writes no spaces after the semicolons",
+        "alerts@paypal.com", ("mx.google.com;dmarc=pass header.from=paypal.com;dkim=pass header.d=paypal.com",),
+        GMAIL, True, AuthReason.DMARC_PASS, "mx.google.com"),
+    Row("opendmarc's older form without header.from: the receiver judged this message's From",
+        "news@lists.debian.org", ("mail.home.example; dmarc=pass (p=none dis=none)",),
+        HOME, True, AuthReason.DMARC_PASS),
     Row("the receiver says it checked nothing",
         "alerts@bank.example", ("mail.home.example; none",), HOME, False, AuthReason.NO_RESULT),
     Row("an SPF pass of a public suffix is aligned with nobody",
@@ -183,6 +206,12 @@ ROWS = [
 ]
 
 
+# The result a reason is about: the detail stored with the verdict starts with it.
+DECIDED_BY = {AuthReason.DMARC_PASS: "dmarc=pass", AuthReason.DMARC_FAILED: "dmarc=",
+              AuthReason.DMARC_OTHER_DOMAIN: "dmarc=", AuthReason.DKIM_ALIGNED: "dkim=pass",
+              AuthReason.SPF_ALIGNED: "spf=pass", AuthReason.NOT_ALIGNED: "", AuthReason.NO_PASS: ""}
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_real_headers_give_the_verdict_the_rfcs_give(row: Row) -> None:
     verdict = judge({"Authentication-Results": list(row.headers)}, row.sender, row.trusted)
@@ -190,6 +219,35 @@ def test_real_headers_give_the_verdict_the_rfcs_give(row: Row) -> None:
     if row.receiver is not None:
         assert verdict.receiver == row.receiver
     assert verdict.domain == row.sender.rpartition("@")[2].lower()
+    if row.reason in DECIDED_BY:
+        assert verdict.detail.startswith(DECIDED_BY[row.reason]) and "=" in verdict.detail, verdict
+        assert verdict.detail.split("=", 1)[0] in ("dmarc", "dkim", "spf"), verdict
+    else:
+        assert verdict.detail == ""  # nothing was believed, so nothing decided
+
+
+def test_the_detail_is_the_deciding_result_as_written() -> None:
+    home = {"mail.home.example"}
+    assert judge({"Authentication-Results": "mail.home.example; dkim=fail"}, "a@bank.example", home).detail == \
+        "dkim=fail"
+    signed = judge({"Authentication-Results": "mail.home.example; dkim=pass header.d=bank.example header.s=s1"},
+                   "a@bank.example", home)
+    assert signed.detail == "dkim=pass header.d=bank.example header.s=s1"
+    failed = judge({"Authentication-Results": "mail.home.example; spf=softfail smtp.mailfrom=x@evil.example; "
+                                              "dkim=none"}, "a@bank.example", home)
+    assert failed.detail == "spf=softfail smtp.mailfrom=x@evil.example"  # the first result given
+    other = judge({"Authentication-Results": "mx.google.com; dmarc=pass header.from=evil.example"},
+                  "a@bank.example", GMAIL)
+    assert other.detail == "dmarc=pass header.from=evil.example"
+
+
+def test_the_from_domain_is_normalised() -> None:
+    assert domain_of("Alerts@Bank.Example.") == "bank.example"
+    assert domain_of("info@Shop.TAX") == "shop.tax"  # only the trailing dot goes
+    assert domain_of(" a@b@Bank.example ") == "bank.example"  # the domain is after the last @
+    assert domain_of("bank.example") == "" and domain_of("") == "" and domain_of(None) == ""
+    upper = {"Authentication-Results": "mx.google.com; dmarc=pass header.from=PAYPAL.COM"}
+    assert judge(upper, "a@paypal.com", GMAIL).passed
 
 
 def test_the_deciding_result_is_kept_as_the_reason_and_survives_storage() -> None:
@@ -226,6 +284,12 @@ def test_an_imap_accounts_receiver_is_learned_only_when_nearly_all_recent_mail_a
 
     own = [mail("mail.home.example", "relay.example") for _ in range(9)]
     assert learn_receiver([*own, mail("mx.evil.example")]) == "mail.home.example"  # 9 of 10
+    assert learn_receiver([*own[:8], mail("mx.evil.example"), mail("mx.evil.example")]) == "mail.home.example"
+    assert learn_receiver([*own[:7], mail("mx.evil.example"), mail("mx.other.example"),
+                           mail("mx.third.example")]) is None  # 7 of 10 is below four in five
+    unreadable = {"Authentication-Results": ["mail.home.example; dmarc=pass=; ;;", "mail.home.example; none"]}
+    assert learn_receiver([unreadable, *own[:3]]) is None  # counted, though nobody's: 3 of 4 is too few
+    assert learn_receiver([{"Subject": "sent by me"}, *own[:3]]) == "mail.home.example"
     assert learn_receiver([*own[:7], *(mail("mx.evil.example") for _ in range(3))]) is None  # 7 of 10
     assert learn_receiver(own[:2]) is None  # two messages prove nothing
     assert learn_receiver(own[:3]) == "mail.home.example"
@@ -242,3 +306,5 @@ def test_show_original_lists_the_believed_headers_results() -> None:
     assert results_for_display(headers, GMAIL) == [("SPF", "fail", "smtp.mailfrom=x@evil.example"),
                                                    ("DMARC", "fail", "header.from=bank.example")]
     assert results_for_display(headers, M365) == []
+    signed = {"Authentication-Results": "mx.google.com; dkim=pass header.d=bank.example header.s=s1"}
+    assert results_for_display(signed, GMAIL) == [("DKIM", "pass", "header.d=bank.example header.s=s1")]
