@@ -144,6 +144,13 @@ class SenderAuthentication:
                                                      [learned] if learned is not None else None)
             await self.repo.forget_account(account_id)
 
+    async def owner_of(self, account_id: int) -> int:
+        """The user an account belongs to, for the administrator's command line."""
+        account = await self.accounts.facts(account_id)
+        if account is None:
+            raise NotFoundError(f"There is no account {account_id}.")
+        return account.user_id
+
     async def _owned(self, user_id: int, account_id: int) -> AccountFacts:
         account = await self.accounts.facts(account_id)
         if account is None or account.user_id != user_id:

@@ -11,9 +11,11 @@ from datetime import timedelta
 import httpx
 import pytest
 
+from plmail.config import Settings
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.mail.rules.model import RuleDraft
+from tests.integration.imap_sync.test_cli import _run
 from tests.integration.mail.conftest import Mailbox
 from tests.support.mail import BASE_DATE
 from tests.support.repos import account_rows
@@ -152,3 +154,25 @@ async def test_a_gmail_account_believes_only_google_and_a_stranger_cannot_read_t
         await services.sender_auth.receiver_settings(stranger.id, account)
     with pytest.raises(ValidationError):  # Google's server is known; there is nothing to set
         await services.sender_auth.set_receivers(mailbox.user.id, account, ["mx.evil.example"])
+
+
+async def test_the_administrator_sets_an_accounts_receiving_servers_from_the_command_line(
+    mailbox: Mailbox, settings: Settings, database_url: str,
+) -> None:
+    services = mailbox.services
+    account = await account_rows(services).create(user_id=mailbox.user.id, provider_kind=ProviderKind.IMAP,
+                                                  name="Home", email="reader@home.example")
+    set_ = _run(settings, database_url, "account", "receivers", "--account", str(account), "--set",
+                "MX1.home.example, mx2.home.example")
+    assert set_.returncode == 0, set_.stderr
+    assert "believes: mx1.home.example, mx2.home.example (set)" in set_.stdout
+    assert (await services.sender_auth.receiver_settings(mailbox.user.id, account)).configured == frozenset(
+        {"mx1.home.example", "mx2.home.example"})
+    bad = _run(settings, database_url, "account", "receivers", "--account", str(account), "--set", "mx;evil")
+    assert bad.returncode != 0 and "A receiving server is named like mx.example.org." in bad.stderr
+    learn = _run(settings, database_url, "account", "receivers", "--account", str(account), "--learn")
+    assert learn.returncode == 0 and learn.stdout.strip() == f"account {account} believes: none yet (not known)"
+    gmail = await account_rows(services).create(user_id=mailbox.user.id, provider_kind=ProviderKind.GMAIL,
+                                                name="Gmail", email="reader@gmail.example")
+    fixed = _run(settings, database_url, "account", "receivers", "--account", str(gmail), "--set", "mx.example.org")
+    assert fixed.returncode != 0 and "there is nothing to set" in fixed.stderr
