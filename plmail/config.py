@@ -107,6 +107,8 @@ class Settings:
     # Reverse proxies whose X-Forwarded-For/-Proto/-Host are believed; nobody's by default.
     trusted_proxies: tuple[Network, ...] = ()
     sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
+    # The automatic reply answers one sender at most once in this many days (RFC 3834 §2)
+    vacation_reply_days: int = 7
     # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
     kitinerary: str | None = None
 
@@ -150,5 +152,6 @@ class Settings:
             log_format=_choice(env, "PLMAIL_LOG_FORMAT", "text", ("text", "json")),
             trusted_proxies=_networks("PLMAIL_TRUSTED_PROXIES", env.get("PLMAIL_TRUSTED_PROXIES")),
             sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
+            vacation_reply_days=_int(env, "PLMAIL_VACATION_REPLY_DAYS", 7, 1, 365),
             kitinerary=env.get("PLMAIL_KITINERARY") or None,
         )

@@ -30,6 +30,7 @@ from plmail.db.repos.users import UserRepository
 from plmail.domain.registry import ProviderRegistry
 from plmail.keys import InstallationKeys
 from plmail.mail.archive_import import ArchiveImporter
+from plmail.mail.authentication import SenderAuthentication
 from plmail.mail.backfill import CategoryBackfill
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.change_feed import ChangeFeed
@@ -122,6 +123,7 @@ class Services:
     metrics: MetricsService
     destroyer: MailDestroyer
     vacation: VacationService
+    sender_auth: SenderAuthentication
     quota: QuotaService
 
     def start_watchers(self) -> None:
@@ -247,7 +249,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         rsvp=RsvpService(db, identities, drafts, outbox),
         metrics=MetricsService(db, queue_overview, importer),
         destroyer=destroyer,
-        vacation=VacationService(db, identities, replies, drafts, outbox),
+        vacation=VacationService(db, identities, replies, drafts, outbox,
+                                 reply_interval_days=settings.vacation_reply_days),
+        sender_auth=SenderAuthentication(db),
         quota=QuotaService(db, settings.data_dir),
     )
 

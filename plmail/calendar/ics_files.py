@@ -221,11 +221,15 @@ class IcsImporter:
             return "you edited this event in plmail"
         if claim.sequence < existing.sequence:
             return "the calendar holds a newer revision"
-        fresh = event_values(calendar_id, user_id, draft, user_zone)
+        # The event keeps its source, and with it what the source allows: a file over a model's guess is still
+        # the guess's event, capped and unconfirmed until a person confirms it (sources.py).
+        kept = EventSource._value2member_map_.get(existing.values.source)
+        as_source = kept if isinstance(kept, EventSource) else EventSource.LLM  # an unknown source is untrusted
+        fresh = replace(event_values(calendar_id, user_id, replace(draft, source=as_source), user_zone),
+                        source=existing.values.source)
         if _same(fresh, existing.values):
             return "unchanged"
-        await self.writer.store(existing.id, replace(fresh, source=existing.values.source), user_zone=user_zone,
-                                reference=reference)
+        await self.writer.store(existing.id, fresh, user_zone=user_zone, reference=reference)
         report.updated += 1
         return None
 

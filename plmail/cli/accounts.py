@@ -45,6 +45,14 @@ def add_account_commands(sub: Any) -> None:
                      help="read a separate SMTP password from standard input (the line after the IMAP password)")
     add.set_defaults(handler=cmd_account_add_imap)
 
+    receivers = account.add_parser(
+        "receivers", help="show or set the receiving servers whose Authentication-Results an account believes")
+    receivers.add_argument("--account", type=int, required=True, help="the account id")
+    chosen = receivers.add_mutually_exclusive_group()
+    chosen.add_argument("--set", metavar="IDS", help="authserv-ids, separated by commas (e.g. mx.example.org)")
+    chosen.add_argument("--learn", action="store_true", help="forget the ids set and learn them from the Inbox")
+    receivers.set_defaults(handler=cmd_account_receivers)
+
     sync = sub.add_parser("sync", help="sync an account (and with --wait, import its history in the foreground)")
     sync.add_argument("--account", type=int, required=True, help="the account id")
     sync.add_argument("--wait", action="store_true", help="sync and import here until done, showing progress")
@@ -76,6 +84,27 @@ def cmd_account_add_imap(settings: Settings, args: argparse.Namespace) -> int:
 
     account_id = with_services(settings, run)
     print(f"added account {account_id}; its first sync is queued (or run: plmail sync --account {account_id} --wait)")
+    return 0
+
+
+def cmd_account_receivers(settings: Settings, args: argparse.Namespace) -> int:
+    """The administrator's side of what the account page lets its owner do (issue 30)."""
+    from plmail.cli.runtime import with_services
+    from plmail.mail.authentication import parse_ids
+
+    async def run(services: Services) -> str:
+        owner = await services.sender_auth.owner_of(args.account)
+        if args.set is not None:
+            await services.sender_auth.set_receivers(owner, args.account, parse_ids(args.set))
+        elif args.learn:
+            await services.sender_auth.set_receivers(owner, args.account, None)
+        shown = await services.sender_auth.receiver_settings(owner, args.account)
+        ids = ", ".join(sorted(i or "(Exchange Online)" for i in shown.believed)) or "none yet"
+        origin = ("the provider's own" if shown.fixed else "set" if shown.configured is not None
+                  else "learned from the Inbox, not confirmed" if shown.learned else "not known")
+        return f"account {args.account} believes: {ids} ({origin})"
+
+    print(with_services(settings, run))
     return 0
 
 

@@ -93,6 +93,10 @@ class AccountFacts:
     addresses: frozenset[str]  # the account's own address and its aliases, lower-cased
     disabled_categories: frozenset[str]
     sorts_by_rules: bool = False  # the user chose the rule cascade over the assistant
+    # Authserv-ids whose Authentication-Results the account believes: set by the user or administrator (None:
+    # not set), and the one learned from the account's own Inbox (mail/sender_auth.py).
+    authserv_ids: frozenset[str] | None = None
+    authserv_ids_learned: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

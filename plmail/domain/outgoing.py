@@ -3,13 +3,14 @@ a submission moves through the outbox."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from plmail.domain.errors import PlmailError
 from plmail.domain.ingest import ProviderRef
-from plmail.domain.messages import Address
+from plmail.domain.messages import Address, HeaderValue
 
 
 class IdentityOrigin(StrEnum):
@@ -276,6 +277,22 @@ class ComposerDraft:
     thread_id: int | None = None
     files: tuple[DraftFile, ...] = ()
     failure: str = ""  # why its last send did not go, shown on the reopened draft
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMail:
+    """A received message as the automatic reply judges it (RFC 3834 §2)."""
+
+    user_id: int
+    account_id: int
+    sender: str | None
+    headers: Mapping[str, HeaderValue]
+    sent_at: datetime | None  # the Date header
+    received_at: datetime | None  # when it arrived (IMAP INTERNALDATE, Gmail internalDate)
+    recipients: tuple[str, ...]  # To and Cc, lower-cased: Bcc and list copies are not addressed to the user
+    is_draft: bool
+    in_inbox: bool
+    in_spam: bool
 
 
 @dataclass(frozen=True, slots=True)

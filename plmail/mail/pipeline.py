@@ -11,6 +11,7 @@ log is written in the same transaction, and after commit the steps are told.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,11 +36,13 @@ from plmail.domain.ingest import (
 )
 from plmail.domain.ports import IngestHold
 from plmail.domain.registry import ProviderRegistry
+from plmail.mail.authentication import SenderAuthentication, trusted_receivers
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.rows import PreparedAhead, RowFields, prepare_ahead, row_fields
 from plmail.mail.rules.engine import MailRuleEngine
+from plmail.mail.sender_auth import judge
 from plmail.mail.steps import InitialImportState, RecentMailPolicy, StepRegistry
 from plmail.mail.threader import SUBJECT_FALLBACK_WINDOW, ThreadCandidate, has_reply_prefix, plan_threads
 
@@ -109,6 +112,7 @@ class PostIngestPipeline:
         self.threads = ThreadRepository(db)
         self.contacts = ContactRepository(db)
         self.change_log = ChangeLogRepository(db)
+        self.sender_auth = SenderAuthentication(db)
 
     async def prepare_ahead(self, messages: Sequence[IngestedMessage]) -> PreparedAhead:
         """Work out what the rows of a coming batch hold that depends on nothing stored (`mail.rows`), with their
@@ -127,7 +131,7 @@ class PostIngestPipeline:
             found = await self.accounts.facts(account_id)
             if found is None:
                 raise NotFoundError(f"Account {account_id} does not exist.")
-            facts[account_id] = found
+            facts[account_id] = await self.sender_auth.facts_with_receivers(found, groups[account_id])
         # Asked before the transaction: whether mail is live decides whether it may be held for the assistant.
         live_accounts = {
             account.id for account in facts.values()
@@ -361,6 +365,7 @@ class PostIngestPipeline:
             verdict_could_decide=verdict.verdict_could_decide,
         ))
         now = datetime.now(UTC)
+        sender = judge(parsed.headers, parsed.from_address, trusted_receivers(account))
         record = (
             message_id, account.id, *ref_columns(message.ref), parsed.message_id, message.provider_thread_key,
             fields.provider_labels, fields.headers, parsed.subject, parsed.from_address, parsed.from_name,
@@ -370,7 +375,7 @@ class PostIngestPipeline:
             fields.in_reply_to, fields.references, parsed.size, parsed.has_attachments, fields.flags,
             parsed.body_text, parsed.body_html, fields.safe_html, parsed.preview,
             category.value, parsed.content_hash, fields.raw_digest, now, now if held else None, parsed.cut_note,
-            fields.mime_tree,
+            fields.mime_tree, json.dumps(sender.as_json()),
         )
         return _Prepared(message, message_id, category, held, ask_assistant, record, fields.raw_digest,
                          fields.part_digests)

@@ -236,3 +236,20 @@ INTEGRATED_RUNTIME = (
     N_("plmail connects only to mail ports (25, 143, 465, 587, 993, 1025, 1143). An administrator can allow "
        "other ports."),
 )
+
+# Sender authentication (web/explain.py, mail/authentication.py): why a sender was or was not verified.
+SENDER_AUTH_RUNTIME = (
+    N_("The receiving server's DMARC check did not pass ({detail})."),
+    N_("The receiving server's DMARC check was about another domain ({detail})."),
+    N_("What passed belongs to another domain ({detail})."),
+    N_("None of the receiving server's checks passed ({detail})."),
+    N_("The receiving server checked nothing."),
+    N_("The account's receiving server left no result of its own."),
+    N_("The account's receiving server is not known yet; set it on the account's page."),
+    N_("DMARC passed"),
+    N_("it carries a DKIM signature of that domain"),
+    N_("SPF passed for that domain"),
+    N_("A receiving server is named like mx.example.org."),
+    N_("At most 8 receiving servers."),
+    N_("This provider's receiving server is known; there is nothing to set."),
+)

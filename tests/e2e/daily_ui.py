@@ -70,8 +70,9 @@ async def seed(services: Services) -> dict[str, int]:
     eve = await services.users.create_user("eve@example.org", PASSWORD, time_zone="Europe/Berlin", is_admin=True)
     await services.users.create_user("dora@example.org", PASSWORD, time_zone="Europe/Berlin", locale=Locale.DE,
                                      is_admin=True)
-    account = await account_rows(services).create(user_id=eve.id, provider_kind=ProviderKind.LOCAL, name="Home",
-                                                  email="eve@example.org")
+    account = await account_rows(services).create(
+        user_id=eve.id, provider_kind=ProviderKind.LOCAL, name="Home", email="eve@example.org",
+        settings={"authserv_ids": ["mx.example.org"]})  # the receiving server whose verdicts "Show original" shows
     roles = await services.labels.role_ids(eve.id)
     inbox = roles[LabelRole.INBOX]
     travel = await services.labels.create(eve.id, "Travel", color="blue")

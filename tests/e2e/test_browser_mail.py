@@ -23,7 +23,7 @@ pytestmark = pytest.mark.browser
 async def _seed(services: Services) -> None:
     user = await services.users.create_user("eve@example.org", "correct horse", time_zone="Europe/Berlin")
     account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
-                                             email="eve@example.org")
+                                             email="eve@example.org", settings={"authserv_ids": ["mx.example.net"]})
     inbox = (await services.labels.role_ids(user.id))[LabelRole.INBOX]
     now = datetime.now(UTC)
     await services.pipeline.ingest([

@@ -58,6 +58,8 @@ class AccountRepository:
         aliases = settings.get("aliases", []) if isinstance(settings, dict) else []
         addresses = {str(a).strip().lower() for a in [row["email"], *aliases] if str(a).strip()}
         disabled = user_settings.get("categories_disabled", []) if isinstance(user_settings, dict) else []
+        configured = settings.get("authserv_ids") if isinstance(settings, dict) else None
+        learned = settings.get("authserv_ids_learned") if isinstance(settings, dict) else None
         return AccountFacts(
             id=row["id"],
             user_id=row["user_id"],
@@ -65,6 +67,8 @@ class AccountRepository:
             addresses=frozenset(addresses),
             disabled_categories=frozenset(str(c) for c in disabled),
             sorts_by_rules=isinstance(user_settings, dict) and user_settings.get("sorting") == "rules",
+            authserv_ids=frozenset(str(i) for i in configured) if isinstance(configured, list) else None,
+            authserv_ids_learned=frozenset(str(i) for i in learned) if isinstance(learned, list) else frozenset(),
         )
 
     async def create(
@@ -86,3 +90,14 @@ class AccountRepository:
             user_id, provider_kind.value, name,
         )
         return int(value) if value is not None else None
+
+    async def set_authserv_ids(self, account_id: int, key: str, ids: list[str] | None) -> None:
+        """Store the authserv-ids an account believes under `key` (`authserv_ids`, set by a person, or
+        `authserv_ids_learned`); None removes the key."""
+        if ids is None:
+            await self.db.execute("UPDATE account SET settings = settings - $2, updated_at = now() WHERE id = $1",
+                                  account_id, key)
+            return
+        await self.db.execute(
+            """UPDATE account SET settings = coalesce(settings, '{}'::jsonb) || jsonb_build_object($2::text, $3::jsonb),
+                                  updated_at = now() WHERE id = $1""", account_id, key, json.dumps(ids))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.db.database import Database
+from plmail.db.repos.imap_messages import TakenOver
 from plmail.db.repos.threads import DeletedMessage
 from plmail.domain.enums import LabelRole
 
@@ -273,6 +274,36 @@ class GraphMessageRepository:
             account_id, list(held), list(rfc_ids),
         )
         return [(r["id"], r["graph_id"], r["rfc_message_id"], r["thread_id"]) for r in rows]
+
+    async def take_over(self, account_id: int, folder_id: str, label_id: int | None,
+                        rows: Sequence[tuple[int, str, str | None]]) -> list[TakenOver]:
+        """Re-point rows of another account (Gmail's, Gmailify) at (this account, Graph id, folder): same id, read
+        state and the user's own labels; the place labels follow the folder, Gmail's ids go, the thread is chosen
+        anew. `rows` are (row id, Graph id, Graph conversation id)."""
+        if not rows:
+            return []
+        ids = [r[0] for r in rows]
+        before = await self.db.fetch(
+            """SELECT m.id, m.account_id, m.thread_id,
+                      coalesce((SELECT array_agg(ml.label_id ORDER BY ml.label_id) FROM message_label ml
+                                 WHERE ml.message_id = m.id), '{}') AS labels
+                 FROM message m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE""", ids)
+        await self.db.execute(
+            """UPDATE message m
+                  SET account_id = $1, graph_id = x.g, graph_folder_id = $2, provider_thread_key = x.c,
+                      gmail_id = NULL, gmail_label_ids = NULL, mailbox_id = NULL, imap_uid = NULL, thread_id = NULL,
+                      vanished_at = NULL, synced_at = now(), updated_at = now()
+                 FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x(i, g, c)
+                WHERE m.id = x.i""",
+            account_id, folder_id, ids, [r[1] for r in rows], [r[2] for r in rows])
+        await self.db.execute(
+            """DELETE FROM message_label ml USING label l
+                WHERE ml.label_id = l.id AND l.role IS NOT NULL AND ml.message_id = ANY($1::bigint[])""", ids)
+        if label_id is not None:
+            await self.db.execute(
+                """INSERT INTO message_label (message_id, label_id) SELECT i, $2 FROM unnest($1::bigint[]) AS x(i)
+                   ON CONFLICT DO NOTHING""", ids, label_id)
+        return [TakenOver(r["id"], r["account_id"], r["thread_id"], tuple(r["labels"])) for r in before]
 
     async def repoint(self, message_id: int, graph_id: str) -> None:
         await self.db.execute(

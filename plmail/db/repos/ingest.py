@@ -24,7 +24,7 @@ _MESSAGE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("has_attachments", "boolean"), ("flags", "jsonb"), ("body_text", "text"), ("body_html", "text"),
     ("body_html_safe", "text"), ("preview", "text"), ("category", "text"), ("content_hash", "text"),
     ("raw_path", "text"), ("synced_at", "timestamptz"), ("category_held_at", "timestamptz"), ("parse_note", "text"),
-    ("mime_tree", "jsonb"),
+    ("mime_tree", "jsonb"), ("sender_auth", "jsonb"),
     ("thread_id", "bigint"), ("thread_error", "text"),
 )
 MESSAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _MESSAGE_COLUMN_TYPES)

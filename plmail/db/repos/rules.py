@@ -171,9 +171,3 @@ class RuleRepository:
             list(message_ids), category,
         )
         return sorted({r["thread_id"] for r in rows if r["thread_id"] is not None})
-
-    async def headers_and_senders(self, message_ids: Sequence[int]) -> list[tuple[int, str | None, Any]]:
-        rows = await self.db.fetch(
-            "SELECT id, from_address, headers FROM message WHERE id = ANY($1::bigint[])", list(message_ids)
-        )
-        return [(r["id"], r["from_address"], _loads(r["headers"])) for r in rows]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from plmail.db.database import Database
-from plmail.domain.messages import HeaderValue
-from plmail.domain.outgoing import VacationSettings
+from plmail.domain.outgoing import IncomingMail, VacationSettings
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
 
 
 class VacationRepository:
@@ -36,13 +40,14 @@ class VacationRepository:
             settings.html_body,
         )
 
-    async def answering(self, account_ids: Sequence[int], now: datetime) -> set[int]:
-        """Which of the accounts belong to a user whose automatic reply is on now."""
+    async def answering(self, account_ids: Sequence[int], earliest: datetime, latest: datetime) -> set[int]:
+        """Which of the accounts belong to a user whose automatic reply is on at some minute between the two."""
         rows = await self.db.fetch(
             """SELECT a.id FROM account a JOIN vacation_response v ON v.user_id = a.user_id
                 WHERE a.id = ANY($1::int[]) AND v.is_enabled
-                  AND (v.from_date IS NULL OR v.from_date <= $2) AND (v.to_date IS NULL OR $2 < v.to_date)""",
-            list(account_ids), now,
+                  AND (v.from_date IS NULL OR date_trunc('minute', v.from_date) <= $3)
+                  AND (v.to_date IS NULL OR date_trunc('minute', $2::timestamptz) < v.to_date)""",
+            list(account_ids), earliest, latest,
         )
         return {r["id"] for r in rows}
 
@@ -55,17 +60,24 @@ class VacationRepository:
         await self.db.execute("INSERT INTO vacation_reply (user_id, sender, replied_at) VALUES ($1, lower($2), $3)",
                               user_id, sender, at)
 
-    async def incoming(self, message_id: int) -> tuple[int, str | None, dict[str, HeaderValue], bool] | None:
-        """(user id, sender, stored headers, whether it is in the Inbox) of a received message."""
+    async def incoming(self, message_id: int) -> IncomingMail | None:
+        """What deciding on an automatic reply to a received message needs."""
         row = await self.db.fetchrow(
-            """SELECT a.user_id, m.from_address, m.headers,
+            """SELECT a.user_id, m.account_id, m.from_address, m.headers, m.sent_at, m.received_at, m.to_addresses,
+                      m.cc_addresses, (m.flags ? '$draft' OR m.flags ? '\\Draft') AS is_draft,
                       EXISTS (SELECT 1 FROM message_label ml JOIN label l ON l.id = ml.label_id
-                               WHERE ml.message_id = m.id AND l.role = 'inbox') AS in_inbox
+                               WHERE ml.message_id = m.id AND l.role = 'inbox') AS in_inbox,
+                      EXISTS (SELECT 1 FROM message_label ml JOIN label l ON l.id = ml.label_id
+                               WHERE ml.message_id = m.id AND l.role = 'spam') AS in_spam
                  FROM message m JOIN account a ON a.id = m.account_id WHERE m.id = $1""", message_id)
         if row is None:
             return None
-        headers = json.loads(row["headers"]) if isinstance(row["headers"], str) else (row["headers"] or {})
-        return row["user_id"], row["from_address"], headers, row["in_inbox"]
+        headers = _json(row["headers"]) or {}
+        recipients = tuple(str(a.get("address") or "").lower() for a in
+                           [*(_json(row["to_addresses"]) or []), *(_json(row["cc_addresses"]) or [])]
+                           if isinstance(a, dict))
+        return IncomingMail(row["user_id"], row["account_id"], row["from_address"], headers, row["sent_at"],
+                            row["received_at"], recipients, row["is_draft"], row["in_inbox"], row["in_spam"])
 
     async def prune_replies(self, before: datetime) -> int:
         rows = await self.db.fetch("DELETE FROM vacation_reply WHERE replied_at < $1 RETURNING id", before)

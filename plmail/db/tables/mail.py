@@ -75,6 +75,8 @@ class Message(Table, tablename="message"):
     preview = Text(default="")
     category = Varchar(length=16, null=True, default=None)
     rule_category = Varchar(length=16, null=True, default=None)
+    # Whether the receiving server authenticated the From domain, and why (domain/authentication.py SenderVerdict).
+    sender_auth = JSONB(null=True, default=None)
     category_held_at = Timestamptz(null=True, default=None)
     category_released_at = Timestamptz(null=True, default=None)
     ai_categorised_at = Timestamptz(null=True, default=None)  # asked once; set whatever the answer was

@@ -20,8 +20,8 @@ from plmail.domain.enums import LabelRole
 from plmail.domain.errors import FilterError, NotFoundError, ValidationError
 from plmail.domain.jobs import APPLY_RULE_TO_EXISTING
 from plmail.domain.models import RulePreviewMatch
+from plmail.mail.authentication import SenderAuthentication
 from plmail.mail.operations import ThreadOperations
-from plmail.mail.rules.authentication import sender_authenticated
 from plmail.mail.rules.model import RuleDraft, validate_actions, validate_conditions
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ class MailRuleEngine:
         self.repo = RuleRepository(db)
         self.threads = ThreadRepository(db)
         self.compiler = FilterCompiler(RULE_VOCABULARY)
+        self.sender_auth = SenderAuthentication(db)
 
     async def apply_to_batch(self, user_id: int, account_id: int, message_ids: Sequence[int]) -> RuleOutcome:
         """Inside the pipeline's transaction. A rule that fails is logged and skipped; the mail stays."""
@@ -114,9 +115,13 @@ class MailRuleEngine:
 
     async def _file(self, matched: list[int], category: str) -> list[int]:
         """Writes rule_category, never category: five things recompute category from stored data and each
-        would erase a verdict kept there. Only for senders whose authentication passed."""
-        trusted = [message_id for message_id, sender, headers in await self.repo.headers_and_senders(matched)
-                   if sender_authenticated(headers, sender)]
+        would erase a verdict kept there. Only for senders whose authentication passed (the stored verdict); the
+        others remember what was withheld, for "Why is this here?"."""
+        verdicts = await self.sender_auth.verdicts(matched)
+        trusted = [message_id for message_id in matched if (v := verdicts.get(message_id)) is not None and v.passed]
+        refused = [message_id for message_id in matched if message_id not in trusted]
+        if refused:
+            await self.sender_auth.withheld(refused, category)
         if not trusted:
             return []
         threads = await self.repo.set_rule_category(trusted, category)

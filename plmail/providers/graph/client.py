@@ -46,6 +46,8 @@ MESSAGE_FIELDS = ",".join((
     "id", "parentFolderId", "conversationId", "internetMessageId", "subject", "from", "sender", "toRecipients",
     "ccRecipients", "bccRecipients", "replyTo", "receivedDateTime", "sentDateTime", "isRead", "isDraft", "flag",
     "categories", "body", "bodyPreview", "hasAttachments", "microsoft.graph.eventMessage/meetingMessageType",
+    # only on $select: the receiving server's Authentication-Results, for the sender verdict (mail/sender_auth.py)
+    "internetMessageHeaders",
 ))
 
 

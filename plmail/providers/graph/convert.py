@@ -57,6 +57,8 @@ def parsed_from_json(message: RemoteMessage) -> ParsedMessage:
         headers["Date"] = format_datetime(message.sent_at)
     if message.is_meeting and message.meeting_message_type:
         headers[MEETING_HEADER] = message.meeting_message_type
+    if message.authentication_results:
+        headers["Authentication-Results"] = list(message.authentication_results)
     body = storable(message.body)
     body_html = body if message.body_is_html and body.strip() else None
     body_text = (html_to_text(body) if body_html is not None else body)[:MAX_BODY_CHARS] or None

@@ -51,6 +51,8 @@ class RemoteMessage:
     preview: str
     has_attachments: bool
     meeting_message_type: str | None  # set on an eventMessage: an invitation, cancellation or reply
+    # Authentication-Results as Exchange Online wrote them, top first (from internetMessageHeaders)
+    authentication_results: tuple[str, ...] = ()
 
     @property
     def is_meeting(self) -> bool:
@@ -119,7 +121,17 @@ def remote_message(data: dict[str, Any]) -> RemoteMessage:
         preview=str(data.get("bodyPreview") or ""),
         has_attachments=bool(data.get("hasAttachments")),
         meeting_message_type=str(meeting) if meeting else None,
+        authentication_results=_authentication_results(data.get("internetMessageHeaders")),
     )
+
+
+def _authentication_results(value: Any) -> tuple[str, ...]:
+    """Only these of the internet headers: the rest is what the JSON already says, and a header the JSON
+    gives in its own form (From, To, Date) must not be read twice."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(h.get("value") or "") for h in value
+                 if isinstance(h, dict) and str(h.get("name") or "").lower() == "authentication-results")
 
 
 def remote_folder(data: dict[str, Any]) -> RemoteFolder:

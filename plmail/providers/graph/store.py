@@ -19,15 +19,20 @@ from datetime import datetime
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
+from plmail.db.repos.changes import ChangeLogRepository
+from plmail.db.repos.gmail_messages import GmailMessageRepository
 from plmail.db.repos.graph_messages import GraphMessageRepository, KnownMessage
 from plmail.db.repos.graph_state import GraphStateRepository
+from plmail.db.repos.imap_messages import GmailCopy, ImapMessageRepository
 from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import DeletedMessage, ThreadRepository
 from plmail.domain.ingest import IngestedMessage
+from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.mime import message_ids
-from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.pipeline import PostIngestPipeline, Rehomed
 from plmail.mail.settle import announce, settle_deleted
+from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.convert import ingested, source_ref
 from plmail.providers.graph.errors import GraphNotFound
@@ -115,6 +120,9 @@ class GraphIngest:
             for graph_id in released:
                 held.pop(graph_id, None)
         fresh = [m for m in messages if m.id not in known]
+        claimed = await self._claim_gmailified(record, folder, fresh)
+        outcome.matched += len(claimed)
+        fresh = [m for m in fresh if m.id not in claimed]
         stored, failed = await self._ingest(record, folder, fresh, categories)
         outcome.stored = stored
         outcome.retry = await self._count_attempts(record.id, [m.id for m in fresh], failed)
@@ -164,6 +172,57 @@ class GraphIngest:
                 old_folder = held.pop(old_graph_id, None)
                 adopted[message.id] = KnownMessage(row_id, message.id, thread_id, old_folder)
         return adopted
+
+    async def _claim_gmailified(self, record: AccountRecord, folder: Folder, fresh: Sequence[RemoteMessage]
+                                ) -> set[str]:
+        """Gmailify from this side, as the IMAP sibling does (`providers/gmailify.py`): a message a Gmail account
+        of the same user fetched from this mailbox (this account is named in its headers) is this account's,
+        whichever synced first. The Gmail row is re-pointed here, not stored twice nor run through the pipeline
+        again: same id, read state and the user's own labels, the steps' results kept; the Gmail account notes
+        the id so its listing does not fetch it again. Returns the Graph ids claimed."""
+        if not fresh:
+            return set()
+        facts = await self.pipeline.accounts.facts(record.id)
+        if facts is None:
+            return set()
+        mine: dict[str, tuple[RemoteMessage, IngestedMessage]] = {}
+        for message in fresh:
+            if message.is_draft:
+                continue
+            item = ingested(record.id, message, label_ids=(folder.label_id,) if folder.label_id is not None else ())
+            rfc = item.parsed.message_id
+            if rfc and rfc not in mine and named_addresses(item.parsed) & facts.addresses:
+                mine[rfc] = (message, item)
+        if not mine:
+            return set()
+        chosen: dict[str, GmailCopy] = {}
+        # The user's Gmail rows with these Message-IDs, oldest first (the query the IMAP sibling claims with).
+        for copy in await ImapMessageRepository(self.db).gmail_copies(facts.user_id, sorted(mine)):
+            if copy.rfc_message_id not in chosen and may_be_claimed(copy.gmail_label_ids):
+                chosen[copy.rfc_message_id] = copy
+        if not chosen:
+            return set()
+        state = StateManager(ChangeLogRepository(self.db))
+        recorder = MailChangeRecorder(state)
+        gmail = GmailMessageRepository(self.db)
+        async with self.db.transaction():
+            taken = await self.repo.take_over(record.id, folder.id, folder.label_id, [
+                (copy.id, mine[rfc][0].id, mine[rfc][0].conversation_id) for rfc, copy in chosen.items()])
+            for gmail_account in sorted({copy.account_id for copy in chosen.values()}):
+                copies = [(rfc, c) for rfc, c in chosen.items() if c.account_id == gmail_account]
+                await gmail.note_skipped(gmail_account, [
+                    claim_note(c.gmail_id, record.id, mine[rfc][1].parsed, thread_key=c.gmail_thread_key,
+                               gmail_labels=c.gmail_label_ids) for rfc, c in copies])
+                left = [t for t in taken if t.account_id == gmail_account]
+                await settle_deleted(self.db, gmail_account, {t.id: t.thread_id for t in left},
+                                     {label for t in left for label in t.labels})
+            await self.pipeline.rehome(record.id, [Rehomed(copy.id, mine[rfc][1], copy.ai_category)
+                                                   for rfc, copy in chosen.items()], recorder)
+            if folder.label_id is not None:
+                recorder.mailboxes_changed(record.id, await self.skips.bindings_for(record.id, [folder.label_id]))
+            await state.write()
+            await state.announce()
+        return {mine[rfc][0].id for rfc in chosen}
 
     async def _update(self, record: AccountRecord, folder: Folder, seen: Sequence[tuple[RemoteMessage, KnownMessage]],
                       categories: dict[str, int], listed_at: datetime) -> set[int]:

@@ -12,6 +12,7 @@ from litestar.response import Redirect, Template
 
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
 from plmail.domain.providers import ImportProgress
+from plmail.mail.authentication import parse_ids
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import preset_for
@@ -32,6 +33,12 @@ SMTP_TLS_CHOICES = (
     (TlsMode.NONE.value, "No encryption (this machine only)"),
 )
 CHOICES: dict[str, Any] = {"tls_choices": TLS_CHOICES, "smtp_tls_choices": SMTP_TLS_CHOICES}
+
+
+@dataclass(frozen=True)
+class ReceiversForm:
+    authserv_ids: str = ""
+    action: str = "save"  # save what was typed, confirm the learned one, or go back to learning
 
 
 @dataclass(frozen=True)
@@ -151,9 +158,31 @@ class AccountController(Controller):
         overview = await _service(request).overview(user.id, account_id)
         consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
             user.id, account_id)
+        receivers = await services_from(request).sender_auth.receiver_settings(user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
                             eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice,
-                            needs_send_consent=consent)
+                            needs_send_consent=consent, receivers=receivers)
+
+    @post("/{account_id:int}/receivers")
+    async def receivers(self, request: Request[Any, Any, Any], account_id: FromPath[int],
+                        data: Annotated[ReceiversForm, URLENCODED]) -> Template | Redirect:
+        """Set or confirm the receiving servers whose Authentication-Results the account believes."""
+        user = signed_in_user(request)
+        service = services_from(request).sender_auth
+        try:
+            if data.action == "confirm":
+                learned = (await service.receiver_settings(user.id, account_id)).learned
+                await service.set_receivers(user.id, account_id, sorted(learned))
+            elif data.action == "learn":
+                await service.set_receivers(user.id, account_id, None)
+            else:
+                await service.set_receivers(user.id, account_id, parse_ids(data.authserv_ids))
+        except NotFoundError:
+            raise
+        except PlmailError as exc:
+            return await self._detail(request, account_id, status_code=400,
+                                      error=translate(str(exc), locale_for(request)))
+        return Redirect(f"/accounts/{account_id}#receivers")
 
     @post("/{account_id:int}")
     async def update(self, request: Request[Any, Any, Any], account_id: FromPath[int],

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from litestar import Controller, Request, get, post
@@ -12,12 +13,16 @@ from litestar.response import Redirect, Response, Template
 
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError
-from plmail.mail.rules.authentication import authentication_verdicts
+from plmail.domain.models import User
+from plmail.mail.reader import RenderedMessage
 from plmail.web.auth import services_from
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
-from plmail.web.explain import explain_text
+from plmail.web.explain import explain_text, filing_text, unverified_text
 from plmail.web.pages import render, signed_in_user
 from plmail.web.security import content_security_policy
+
+if TYPE_CHECKING:
+    from plmail.services import Services
 
 # What the search box understands (mail/search.py), offered as the user types.
 SEARCH_OPERATORS = ("from:", "to:", "cc:", "subject:", "label:", "in:inbox", "in:sent", "in:trash", "in:spam",
@@ -100,12 +105,14 @@ class MailController(Controller):
             # Opening a conversation reads it, through the same operation as "mark read" (and JMAP's $seen).
             await services.operations.set_seen(user.id, True, thread_ids=[thread_id])
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
+        unverified = await _sender_notes(services, user, messages, explanations)
         cards = await message_cards_context(request, user, thread_id)
         # The framed bodies live under this page's policy: mail is styled inline, and shows remote images only
         # where the reader asked for them.
         policy = content_security_policy(inline_styles=any(m.html for m in messages),
                                          remote_images=any(m.html and m.images_allowed for m in messages))
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
+                            unverified=unverified,
                             answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy}, **cards)
 
     @get("/message/{message_id:int}/original")
@@ -123,7 +130,7 @@ class MailController(Controller):
         headers = [(name, value) for name, values in message.headers.items()
                    for value in (values if isinstance(values, list) else [values])]
         return await render(request, "original.html", message=message, header_rows=headers,
-                            verdicts=authentication_verdicts(message.headers),
+                            verdicts=await services.sender_auth.believed_results(message.account_id, message.headers),
                             source=raw.decode("utf-8", errors="replace"), bare=False)
 
     @get("/message/{message_id:int}/original.eml")
@@ -182,3 +189,25 @@ class MailController(Controller):
 
 _SAFE_HEADERS = {"X-Content-Type-Options": "nosniff",
                  "Content-Security-Policy": "default-src 'none'; sandbox; frame-ancestors 'none'"}
+
+
+async def _sender_notes(services: Services, user: User, rendered: Sequence[RenderedMessage],
+                        explanations: dict[int, str]) -> dict[int, str]:
+    """The warning for each received message whose sender could not be verified (the stored verdict), and the
+    verdict added to "Why is this here?" where it decided a filter's filing."""
+    messages = [r.message for r in rendered]
+    ids = [m.id for m in messages]
+    verdicts = await services.sender_auth.verdicts(ids)
+    filings = await services.sender_auth.filings(ids)
+    own = {i.email.lower() for i in await services.identities.for_user(user.id)}
+    notes: dict[int, str] = {}
+    for message in messages:
+        verdict = verdicts.get(message.id)
+        filed, withheld = filings.get(message.id, (None, None))
+        filing = filing_text(filed, withheld, verdict, user.locale)
+        if filing:
+            explanations[message.id] = filing if filed else f"{explanations[message.id]} {filing}"
+        if (verdict is not None and not verdict.passed and verdict.domain and not message.is_draft
+                and (message.from_address or "").lower() not in own):
+            notes[message.id] = unverified_text(verdict, user.locale)
+    return notes

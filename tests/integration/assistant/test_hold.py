@@ -185,6 +185,7 @@ async def test_a_filed_message_held_for_the_assistant_is_in_no_tab_until_release
     await services.rules.save(desk.user.id, None, RuleDraft(
         "bank", None, {"from": "bank.example"}, [{"type": "fileIntoCategory", "category": "updates"}]),
         labels, {desk.account_id})
+    await services.sender_auth.set_receivers(desk.user.id, desk.account_id, ["mx.example.net"])
     stored = await desk.arrive(subject="Statement", sender="Bank <alerts@bank.example>", headers={
         "Authentication-Results": "mx.example.net; dkim=pass header.d=bank.example; dmarc=pass"})
     assert stored.held and stored.thread_id is not None

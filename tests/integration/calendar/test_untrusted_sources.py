@@ -95,3 +95,34 @@ def test_is_trusted_is_an_exhaustive_match_without_a_default() -> None:
         named |= {node.attr for node in ast.walk(case.pattern) if isinstance(node, ast.Attribute)}
     assert named == {member.name for member in EventSource}
     assert any(isinstance(node, ast.Call) and getattr(node.func, "id", "") == "assert_never" for node in ast.walk(tree))
+
+
+async def test_an_ics_file_over_a_models_event_keeps_it_capped_and_unconfirmed(
+    client: httpx.AsyncClient, diary: Diary,
+) -> None:
+    """Issue 30: the untrusted-source rule holds when a file restates the event: importing an .ics whose UID is a
+    model-written event updates its fields, but the source, the confidence cap and the "unconfirmed" marking stay
+    until a person confirms it."""
+    services = diary.services
+    calendar_id = await calendar_rows(services).ensure_default(diary.user_id, "Calendar")
+    start = utc(2022, 3, 16, 10)
+    draft = EventDraft(uid="guess@x", start=start, end=start + timedelta(minutes=30), title="Dentist (guessed)",
+                       source=EventSource.LLM, confidence=100, status=EventStatus.CONFIRMED)
+    event_id = await services.calendar.writer.create(calendar_id, diary.user_id, draft, user_zone="UTC",
+                                                     reference=start)
+    assert event_id is not None
+    ics = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:guess@x\r\nSEQUENCE:1\r\n"
+           b"DTSTAMP:20220301T000000Z\r\nDTSTART:20220316T110000Z\r\nDTEND:20220316T113000Z\r\n"
+           b"SUMMARY:Dentist\r\nSTATUS:CONFIRMED\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+    report = await services.calendar.importer.run(diary.user_id, calendar_id, ics, user_zone="UTC")
+    assert (report.added, report.updated, report.skipped) == (0, 1, 0), report.reasons
+    row = await services.db.fetchrow("SELECT title, source, status, confidence FROM calendar_event WHERE id = $1",
+                                     event_id)
+    assert row["title"] == "Dentist"  # the file's fields were taken
+    assert row["source"] == "llm" and row["status"] == "tentative"
+    assert row["confidence"] < MARKUP_CONFIDENCE  # still capped below every parsed source
+    assert (await sign_in(client, "reader@example.org", "correct horse")).status_code == 200
+    page = await client.get(f"/calendar/event/{event_id}")
+    assert 'class="badge unconfirmed"' in page.text
+    again = await services.calendar.importer.run(diary.user_id, calendar_id, ics, user_zone="UTC")
+    assert again.reasons == ["guess@x: unchanged"]  # the capped copy is what the file says, for this source

@@ -55,7 +55,8 @@ async def mailbox(services: Services) -> Mailbox:
     user = await services.users.create_user("reader@example.org", "correct horse", time_zone="Europe/Berlin")
     account_id = await account_rows(services).create(
         user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Archive", email="reader@example.org",
-        settings={"aliases": ["me@reader.example"]},
+        # The receiving server whose Authentication-Results the account believes (the tests' mx.example.net).
+        settings={"aliases": ["me@reader.example"], "authserv_ids": ["mx.example.net"]},
     )
     roles = await services.labels.role_ids(user.id)
     return Mailbox(services, user, account_id, roles[LabelRole.INBOX])

@@ -92,7 +92,7 @@ _MESSAGE_PROPERTIES = (
     "parentFolderId", "conversationId", "conversationIndex", "isDeliveryReceiptRequested",
     "isReadReceiptRequested", "isRead", "isDraft", "webLink", "inferenceClassification", "body", "sender",
     "from", "toRecipients", "ccRecipients", "bccRecipients", "replyTo", "flag", "uniqueBody",
-    "meetingMessageType",
+    "meetingMessageType", "internetMessageHeaders",
 )
 _PROPERTY_NAMES = {name.lower(): name for name in _MESSAGE_PROPERTIES}
 _PATCHABLE = {"isread", "flag", "categories", "importance", "inferenceclassification"}
@@ -190,6 +190,8 @@ class GraphMessage:
         }
         if self.meeting_message_type is not None:
             full["meetingMessageType"] = self.meeting_message_type
+        if select is not None and "internetMessageHeaders" in select:  # Graph sends them only when asked
+            full["internetMessageHeaders"] = [{"name": k, "value": v} for k, v in self.parsed.headers]
         head: dict[str, Any] = {}
         if odata_type or self.meeting_message_type is not None:
             head["@odata.type"] = ("#microsoft.graph.eventMessage" if self.meeting_message_type is not None
