@@ -11,7 +11,6 @@ import html
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
-from html.parser import HTMLParser
 from urllib.parse import unquote
 
 from plmail.domain.errors import NotFoundError
@@ -28,6 +27,7 @@ from plmail.domain.outgoing import (
 )
 from plmail.mail.contacts import ContactService
 from plmail.mail.drafts import DraftService
+from plmail.mail.html_text import html_to_text
 from plmail.mail.identities import IdentityService
 from plmail.mail.outbox import MAX_UNDO_SECONDS, OutboxService
 from plmail.mail.replies import AnswerKind, ReplyService
@@ -91,86 +91,9 @@ def stored_inline(markup: str) -> str:
     return _SHOWN_INLINE.sub(lambda m: "cid:" + unquote(m.group(1)), markup)
 
 
-class _TextRenderer(HTMLParser):
-    """The text/plain alternative of an HTML body as mail readers expect it: blocks on their own lines, list
-    items marked, quotes prefixed with "> ", links followed by their address."""
-
-    _BLOCKS = frozenset({"p", "div", "br", "li", "ul", "ol", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
-                         "pre", "tr", "table", "figure", "hr"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.lines: list[tuple[int, str]] = []  # (quote depth, text)
-        self.current: list[str] = []
-        self.depth = 0
-        self.lists: list[list[int]] = []  # per open list: [counter] (-1 for bullets)
-        self.links: list[str | None] = []
-        self.skip = 0
-
-    def _flush(self, *, force: bool = False) -> None:
-        text = "".join(self.current)
-        if text.strip() or force:
-            self.lines.append((self.depth, text.rstrip() if text.strip() != SIGNATURE_SEPARATOR else text))
-        self.current = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "head", "title"):
-            self.skip += 1
-            return
-        if tag == "br":
-            self._flush(force=True)
-            return
-        if tag in self._BLOCKS:
-            self._flush()
-        if tag == "blockquote":
-            self.depth += 1
-        elif tag == "ul":
-            self.lists.append([-1])
-        elif tag == "ol":
-            self.lists.append([0])
-        elif tag == "li":
-            marker = "- "
-            if self.lists and self.lists[-1][0] >= 0:
-                self.lists[-1][0] += 1
-                marker = f"{self.lists[-1][0]}. "
-            self.current.append("  " * max(len(self.lists) - 1, 0) + marker)
-        elif tag == "a":
-            self.links.append(dict(attrs).get("href"))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "head", "title"):
-            self.skip = max(self.skip - 1, 0)
-            return
-        if tag == "a" and self.links:
-            href = self.links.pop()
-            shown = "".join(self.current).strip()
-            if href and href.startswith(("http:", "https:", "mailto:")) and href.removeprefix("mailto:") not in shown:
-                self.current.append(f" <{href.removeprefix('mailto:')}>")
-            return
-        if tag in self._BLOCKS:
-            self._flush()
-        if tag == "blockquote":
-            self.depth = max(self.depth - 1, 0)
-        elif tag in ("ul", "ol") and self.lists:
-            self.lists.pop()
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.current.append(re.sub(r"\s+", " ", data) if not data.isspace() else (" " if self.current else ""))
-
-    def text(self) -> str:
-        self._flush()
-        out = [("> " * depth if text else ">" * depth) + text if depth else text for depth, text in self.lines]
-        return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n"
-
-
 def _html_to_text(markup: str) -> str:
-    if not markup.strip():
-        return ""
-    renderer = _TextRenderer()
-    renderer.feed(markup)
-    renderer.close()
-    return renderer.text()
+    text = html_to_text(markup, links=True)
+    return text + "\n" if text else ""
 
 
 def mail_text(markup: str) -> str:
