@@ -27,10 +27,10 @@ from plmail.domain.outgoing import (
 )
 from plmail.mail.contacts import ContactService
 from plmail.mail.drafts import DraftService
-from plmail.mail.html_text import html_to_text
+from plmail.mail.html_text import editor_markup, html_to_text
 from plmail.mail.identities import IdentityService
 from plmail.mail.outbox import MAX_UNDO_SECONDS, OutboxService
-from plmail.mail.replies import AnswerKind, ReplyService
+from plmail.mail.replies import QUOTE_STYLE, AnswerKind, ReplyService
 from plmail.mail.sanitizer import cid_url, sanitize_outgoing
 from plmail.mail.sending_preferences import SendingPreferencesService
 
@@ -38,6 +38,7 @@ SIGNATURE_SEPARATOR = "-- "  # RFC 3676 §4.3: the line that starts a signature
 # The editor shows an inline image from its stored draft; what is stored and sent names the part itself.
 _SHOWN_INLINE = re.compile(r"""/message/\d+/cid/([^"'\s>?#]+)""")
 _CID_SRC = re.compile(r"""(src=["'])cid:([^"']+)(["'])""", re.IGNORECASE)
+_BARE_BLOCKQUOTE = re.compile(r"<blockquote>", re.IGNORECASE)  # sanitised HTML: attributes are normalised
 _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc=["']([^"']+)["']""", re.IGNORECASE)
 
 
@@ -79,6 +80,12 @@ def text_to_html(text: str) -> str:
     """Plain text as editor HTML: one block per line, so a switch to rich text keeps every line."""
     lines = text.replace("\r\n", "\n").split("\n")
     return "".join(f"<div>{html.escape(line) or '<br>'}</div>" for line in lines)
+
+
+def cited(markup: str) -> str:
+    """Every quote of the editor's HTML marked as a quoted message (`<blockquote type="cite">`, drawn with a bar):
+    the rich editor keeps a quote's lines but not its attributes, and readers fold and style quotes by them."""
+    return _BARE_BLOCKQUOTE.sub(f'<blockquote type="cite" style="{QUOTE_STYLE}">', markup)
 
 
 def shown_inline(markup: str, message_id: int) -> str:
@@ -131,6 +138,8 @@ class ComposerService:
         content = await self.replies.start(user_id, message_id, kind, quote=quote)
         identity = await self.identities.owned(user_id, content.identity_id)
         body_format = BodyFormat.PLAIN if prefs.plain_text else BodyFormat.RICH
+        if content.html_body is not None:
+            content = dataclasses.replace(content, html_body=editor_markup(content.html_body))
         content = self._with_signature(content, identity, body_format)
         if not content.attachments:
             return ComposerDraft(content, body_format)
@@ -210,7 +219,7 @@ class ComposerService:
             return dataclasses.replace(content, text_body=(content.text_body or "").replace("\r\n", "\n"),
                                        html_body=None)
         own_images = frozenset(html.unescape(src) for src in _IMG_SRC.findall(identity.html_signature))
-        markup = sanitize_outgoing(stored_inline(content.html_body or ""), allowed_images=own_images)
+        markup = cited(sanitize_outgoing(stored_inline(content.html_body or ""), allowed_images=own_images))
         return dataclasses.replace(content, html_body=markup, text_body=mail_text(markup))
 
 

@@ -165,3 +165,65 @@ class _Named:
     def get(self, name: str) -> str | None:
         value = self.element.get(name)
         return value if isinstance(value, str) else None
+
+
+# The rich editor (Trix) parses only blockquote, h1, pre and lists as blocks. Any other block inside a quote joins
+# the quote's one block, and a `br` that ends a block or comes before one is dropped: Outlook's paragraphs, Gmail's
+# divs and table rows would run into one line. A `br` inside inline content is a line break it keeps.
+_EDITOR_BLOCKS = frozenset({"blockquote", "h1", "pre", "ul", "ol", "li"})
+_TABLES = frozenset({"table", "tbody", "thead", "tfoot"})
+_LINE_BLOCKS = (_BLOCKS | _CELLS) - _EDITOR_BLOCKS - _TABLES - {"html", "body"}
+
+
+def _ends_in_a_break(element: Any) -> bool:
+    if len(element) == 0:
+        return False
+    last = element[-1]
+    tag = last.tag.lower() if isinstance(last.tag, str) else ""
+    if (last.tail or "").strip():
+        return False
+    if tag in _CELLS:
+        return _ends_in_a_break(last)
+    return tag == "br" or tag in _LINE_BLOCKS or tag in _EDITOR_BLOCKS
+
+
+def _followed_by_editor_block(element: Any, root: Any) -> bool:
+    """Whether the editor starts a block right after `element` (its own line end would add an empty line)."""
+    while element is not root and not (element.tail or "").strip():
+        following = element.getnext()
+        if following is not None:
+            return isinstance(following.tag, str) and following.tag.lower() in _EDITOR_BLOCKS
+        element = element.getparent()
+    return False
+
+
+def editor_markup(markup: str) -> str:
+    """`markup` as the rich editor keeps it line by line: each block it does not parse as one becomes inline
+    content ending in a `br`, and a table's cells run inline (a row is a line, as in the text rendering)."""
+    if not markup or not markup.strip():
+        return markup
+    try:
+        root = lxml.html.fragment_fromstring(markup, create_parent="div")
+    except (lxml.etree.ParserError, ValueError):
+        return markup
+    for element in list(root.iter()):  # parents before children: a parent sees its children's own tags
+        if element is root or not isinstance(element.tag, str):
+            continue
+        tag = element.tag.lower()
+        if tag in _CELLS:
+            element.tag = "span"
+            element.tail = " " + (element.tail or "")
+            continue
+        if tag in _TABLES:  # a row of spans in a table would be moved out of it by the browser's parser
+            element.tag = "span"
+            continue
+        if tag not in _LINE_BLOCKS:
+            continue
+        content = element.text_content()
+        ends = _ends_in_a_break(element)
+        element.tag = "span"
+        if ends or _followed_by_editor_block(element, root):
+            continue
+        if content.strip(" \t\r\n") or "\xa0" in content:  # white space between tags is no line
+            lxml.etree.SubElement(element, "br")
+    return (root.text or "") + "".join(lxml.html.tostring(child, encoding="unicode") for child in root)

@@ -32,7 +32,7 @@ from plmail.mail.sanitizer import sanitize_outgoing
 # A subject already answered (or forwarded) in any of the languages mail arrives in.
 _REPLY_PREFIXES = re.compile(r"^\s*((re|aw|antw|sv|vs|res|rif|ref)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _FORWARD_PREFIXES = re.compile(r"^\s*((fwd|fw|wg|tr|doorst|enc|rv)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
-_QUOTE_STYLE = "margin:0 0 0 .8ex;border-left:1px solid #ccc;padding-left:1ex"
+QUOTE_STYLE = "margin:0 0 0 .8ex;border-left:1px solid #ccc;padding-left:1ex"
 
 _TEXTS: dict[Locale, dict[str, str]] = {
     Locale.EN: {
@@ -144,8 +144,8 @@ def quote_original(parsed: ParsedMessage, attribution: str) -> tuple[str, str | 
     if parsed.body_html is None:
         return text, None
     quoted = sanitize_outgoing(parsed.body_html)
-    markup = (f"<p></p><div>{html.escape(attribution)}</div>"
-              f'<blockquote type="cite" style="{_QUOTE_STYLE}">{quoted}</blockquote>')
+    markup = (f"<div><br></div><div>{html.escape(attribution)}</div>"
+              f'<blockquote type="cite" style="{QUOTE_STYLE}">{quoted}</blockquote>')
     return text, markup
 
 
@@ -166,7 +166,7 @@ def forward_original(parsed: ParsedMessage, locale: Locale, time_zone: str) -> t
     if parsed.body_html is None:
         return text, None
     header_html = "<br>".join(f"{html.escape(label)}: {html.escape(value)}" for label, value in rows)
-    markup = (f"<p></p><div>{html.escape(texts['forwarded'])}<br>{header_html}</div><br>"
+    markup = (f"<div><br></div><div>{html.escape(texts['forwarded'])}<br>{header_html}</div><br>"
               f"{sanitize_outgoing(parsed.body_html)}")
     return text, markup
 

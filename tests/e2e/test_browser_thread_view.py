@@ -6,6 +6,7 @@ the module."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ pytestmark = pytest.mark.browser
 PASSWORD = "correct horse"
 INVITATION = CORPUS / "thunderbird-calendar-invitations" / "browser" / "invitations" / "data" / "single-event.eml"
 FUTURE_YEAR = datetime.now(UTC).year + 2
+OUTLOOK = CORPUS / "spamscope-mail-parser-mails" / "mail_test_7"
+GMAIL = CORPUS / "flanker-fixtures" / "messages" / "multi-received-headers.eml"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "thread-view"
 
 
@@ -121,6 +124,8 @@ async def thread_world(tmp_path_factory: pytest.TempPathFactory, thread_database
                             body="See you there.")
         mailbox.append([same_second, late_clock, opening])
         mailbox.append([mine], "Sent")
+        # Real client HTML to answer: Outlook's p.MsoNormal quoting an Apple Mail forward, and Gmail's divs.
+        mailbox.append([OUTLOOK.read_bytes(), GMAIL.read_bytes()])
         mailbox.append([_invitation(year=FUTURE_YEAR, uid="upcoming-29b"), _invitation(year=2022, uid="ended-29b"),
                         _invitation(year=FUTURE_YEAR, uid="stranger-29b", attendee="stranger@example.com")])
         await services.sync.run(account_id)
@@ -128,7 +133,8 @@ async def thread_world(tmp_path_factory: pytest.TempPathFactory, thread_database
             pass  # every folder, Sent included
         await services.sync.run(account_id)
         await run_queued(services, ("extract_events",))
-        server = ServeProcess(root / "serve", database_url=thread_database).start()
+        await services.outbox.set_undo_delay(user.id, 2)
+        server = ServeProcess(data, database_url=thread_database).start()  # its key opens the account's passwords
         server.wait_healthy()
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -212,4 +218,43 @@ async def test_yes_maybe_no_only_on_an_invitation_naming_me_that_has_not_ended(
     else:
         await expect(answers).to_have_count(0)
         await expect(card.get_by_role("button", name="Yes", exact=True)).to_have_count(0)
+    await page.context.close()
+
+
+@pytest.mark.parametrize(("source", "quote"), [
+    (OUTLOOK, ["> Ciao sere mi puoi dire se il mio cliente deve fare questa dichiarazione?", ">",
+               "> GERONAZZO Dott.ssa  MARIACHIARA", "> Commercialista - Revisore Contabile", ">",
+               "> Centr\u25cfStudi Commercialisti Srl", "> Via Mazzini, 53 \u2013 Valdobbiadene \u2013 TV"]),
+    (GMAIL, ["> ---------- Forwarded message ----------", "> From: Bob Simple <hello@example.com>",
+             "> Date: Wed, Feb 9, 2011 at 11:55 AM", "> Subject: Fwd: Please forward this email to me",
+             "> To: Hello <hello@example.com>", ">", "> ---------- Forwarded message ----------"]),
+], ids=["outlook", "gmail"])
+async def test_a_reply_to_real_html_quotes_it_line_by_line(thread_world: ThreadWorld, source: Path,
+                                                           quote: list[str]) -> None:
+    """What reaches the SMTP server from the rich composer: the answer, the attribution line, the original's lines
+    each quoted in the text part; the original inside <blockquote type="cite"> in the HTML part."""
+    raw = source.read_bytes()
+    message_id = raw.split(b"Message-ID: <", 1)[1].split(b">", 1)[0].decode()
+    thread_world.out.smtp.reset()
+    page = await thread_world.page()
+    page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await page.goto(thread_world.server.url + f"/thread/{await thread_world.thread_of(message_id)}")
+    await page.wait_for_load_state("load")
+    await page.keyboard.press("r")
+    composer = page.locator(".composer-shell.inline")
+    await expect(composer.locator("trix-editor")).to_be_focused()
+    await page.keyboard.type("Thanks, noted.")
+    await page.keyboard.press("Control+Enter")
+    await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
+    [received] = thread_world.out.smtp.wait_for(1, timeout=10)
+    assert received.message["In-Reply-To"].strip() == f"<{message_id}>"
+    text = next(p for p in received.message.walk() if p.get_content_type() == "text/plain")
+    lines = text.get_payload(decode=True).decode(text.get_content_charset() or "utf-8").splitlines()
+    assert lines[0] == "Thanks, noted."
+    attribution = next(i for i, line in enumerate(lines) if line.startswith("On ") and line.endswith(" wrote:"))
+    assert lines[attribution + 1:attribution + 1 + len(quote)] == quote
+    html = next(p for p in received.message.walk() if p.get_content_type() == "text/html")
+    markup = html.get_payload(decode=True).decode(html.get_content_charset() or "utf-8")
+    assert '<blockquote type="cite"' in markup
+    assert markup.index(" wrote:") < markup.index('<blockquote type="cite"')  # after the attribution line
     await page.context.close()

@@ -16,8 +16,8 @@ from functools import cache
 import pytest
 
 from plmail.domain.enums import Locale
-from plmail.mail.composer import mail_text
-from plmail.mail.html_text import html_to_text
+from plmail.mail.composer import cited, mail_text
+from plmail.mail.html_text import editor_markup, html_to_text
 from plmail.mail.mime import parse_mime
 from plmail.mail.replies import forward_original, quote_original
 from plmail.mail.sanitizer import sanitize_outgoing
@@ -294,3 +294,19 @@ def test_forward_of_outlook_html_keeps_its_lines() -> None:
 ])
 def test_html_to_text_rules(markup: str, expected: str) -> None:
     assert html_to_text(markup) == expected
+
+
+@pytest.mark.parametrize("case", [c for c in TABLE if "table" not in c.client and "wrapped" not in c.client],
+                         ids=lambda c: c.client)
+def test_the_rich_editors_copy_of_the_quote_keeps_the_same_lines(case: QuoteCase) -> None:
+    """The rich editor (Trix) keeps only br, blockquote, h1, pre and lists as line structure: what the composer
+    hands it (editor_markup) must quote the same lines once sent (the browser test sends it through Trix)."""
+    _, markup = quote_original(parse_mime(case.raw()), ATTRIBUTION)
+    assert markup is not None
+    editor = editor_markup(sanitize_outgoing(markup))
+    assert not re.search(r"<(p|div|tr|td|th|table)\b", editor, re.IGNORECASE)
+    sent = cited(sanitize_outgoing(editor))  # what ComposerService._cleaned stores
+    assert '<blockquote type="cite"' in sent
+    lines = mail_text(sent).splitlines()
+    assert lines[0] == ATTRIBUTION
+    _same_lines(lines[1:], case.expected)
