@@ -39,6 +39,7 @@ from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.calendar_proposals import ProposalRepository
 from plmail.db.repos.calendar_sources import CalendarSourceRepository
 from plmail.db.repos.calendar_store import CalendarRepository
+from plmail.db.repos.identities import IdentityRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.ports import Enqueuer
 from plmail.mail.blobs import BlobStore, RawMessageResolver
@@ -90,7 +91,7 @@ class CalendarServices:
             resolver=resolver, writer=writer,
             suppressor=suppressor, reconciler=reconciler, extraction=extraction,
             backfill=EventBackfill(sources, extraction, bookings=engine.available),
-            invites=InviteReader(events, links),
+            invites=InviteReader(events, links, IdentityRepository(db)),
             browser=CalendarBrowser(calendars, events, links, accounts),
             proposals=proposals, proposal_backfill=ProposalBackfill(sources, proposal_rows, proposals),
             extractors=extractors, kitinerary=engine,

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from plmail.calendar.extraction import KITINERARY_EXTRACTOR, STRUCTURED_DATA_EXTRACTOR, IcsEventExtractor
+from plmail.calendar.rsvp import offers_answer
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_links import EventSourceLinkRepository
+from plmail.db.repos.identities import IdentityRepository
 from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE
 
 
@@ -56,6 +58,7 @@ class EventCard:
     attendees: tuple[CardPerson, ...]
     my_participation: str | None
     applied: bool  # False: this message was read and lost to a newer one
+    answerable: bool = False  # Yes/Maybe/No offered: the user is an attendee and the event has not ended
 
     @property
     def cancelled(self) -> bool:
@@ -71,14 +74,21 @@ def _person(value: object) -> CardPerson | None:
 
 
 class InviteReader:
-    def __init__(self, events: CalendarEventRepository, links: EventSourceLinkRepository) -> None:
+    def __init__(self, events: CalendarEventRepository, links: EventSourceLinkRepository,
+                 identities: IdentityRepository) -> None:
         self.events = events
         self.links = links
+        self.identities = identities
 
-    async def cards_for_thread(self, user_id: int, thread_id: int) -> dict[int, list[EventCard]]:
-        """Cards by message id; two queries for the whole conversation, whatever its length."""
+    async def cards_for_thread(self, user_id: int, thread_id: int, *, now: datetime | None = None
+                               ) -> dict[int, list[EventCard]]:
+        """Cards by message id; three queries for the whole conversation, whatever its length."""
         links = await self.links.for_thread(user_id, thread_id)
+        if not links:
+            return {}
         events = await self.events.by_ids(user_id, [link.event_id for link in links])
+        own = {identity.email.lower() for identity in await self.identities.for_user(user_id)}
+        moment = now or datetime.now(UTC)
         cards: dict[int, list[EventCard]] = {}
         shown: set[tuple[int, int]] = set()
         for link in sorted(links, key=lambda item: item.extractor != IcsEventExtractor.NAME):
@@ -95,5 +105,6 @@ class InviteReader:
                 event_kind=values.kind, organizer=_person(values.organizer),
                 attendees=tuple(p for p in people if p is not None), my_participation=values.my_participation,
                 applied=link.applied,
+                answerable=kind is CardKind.INVITATION and offers_answer(values, own, moment),
             ))
         return cards

@@ -9,19 +9,23 @@ fails later says so (the outbox shows the REPLY with its reason, back in Drafts)
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 import icalendar
 
 from plmail.calendar.extraction.claims import participant_address
+from plmail.calendar.jscalendar import parse_local_datetime
+from plmail.calendar.occurrences import materialise_occurrences
+from plmail.calendar.writer import EXCLUDED, OVERRIDES, RULES, frame_times
 from plmail.db.database import Database
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.users import UserRepository
-from plmail.domain.calendar import StoredEvent
+from plmail.domain.calendar import EventStatus, EventValues, StoredEvent
 from plmail.domain.enums import Locale
 from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError, ValidationError
 from plmail.domain.messages import Address
@@ -70,6 +74,38 @@ class RsvpOutcome:
 
 def _address(value: Any) -> str:
     return str(value.get("email") or "").strip().lower() if isinstance(value, dict) else ""
+
+
+_SERIES_HORIZON = timedelta(days=2 * 365)  # a series with nothing left to come within two years has ended
+
+
+def offers_answer(values: EventValues, own_addresses: Collection[str], now: datetime) -> bool:
+    """Yes/Maybe/No belong on an invitation that names one of the user's addresses as an attendee, has an
+    organiser other than the user to answer, is not cancelled, and has not ended (issue 29): a mail that merely
+    reached the user (a list, a Bcc, a forward) or an event in the past asks nothing of them."""
+    own = {address.lower() for address in own_addresses}
+    organizer = _address(values.organizer)
+    if not organizer or organizer in own or values.status == EventStatus.CANCELLED.value:
+        return False
+    if not any(_address(attendee) in own for attendee in values.attendees):
+        return False
+    return not event_ended(values, now)
+
+
+def event_ended(values: EventValues, now: datetime) -> bool:
+    """Whether the event is over at `now`: its end passed; a series, when no occurrence is still to come."""
+    recurrence = values.recurrence if isinstance(values.recurrence, dict) else {}
+    rules = [rule for rule in recurrence.get(RULES, []) or [] if isinstance(rule, dict)]
+    if not rules:
+        return values.ends_at <= now
+    start, end = frame_times(values, "UTC")
+    overrides = recurrence.get(OVERRIDES) if isinstance(recurrence.get(OVERRIDES), dict) else None
+    excluded = [w for w in map(parse_local_datetime, recurrence.get(EXCLUDED, []) or []) if w is not None]
+    coming = materialise_occurrences(
+        start, end, rules=rules, excluded=excluded, overrides=overrides,
+        time_zone=values.time_zone if not values.is_floating else None,
+        window_start=now, window_end=now + _SERIES_HORIZON, limit=1)
+    return not coming
 
 
 def reply_ics(event: StoredEvent, attendee: Address, answer: RsvpAnswer, *, now: datetime) -> str:

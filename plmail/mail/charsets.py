@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
+
+import charset_normalizer
 
 # Charset labels seen in real mail that Python's codec registry does not know, or knows wrongly.
 _ALIASES = {
@@ -21,6 +24,11 @@ _ALIASES = {
     "utf-7": "utf-7",
     "x-mac-roman": "mac-roman",
 }
+_ISO_2022_JP_ESCAPE = re.compile(rb"\x1b\$[@B]")
+_DETECTION_SAMPLE = 64 * 1024
+_DETECTION_MIN_8BIT = 16  # a word or two of accented Latin is no evidence of another script
+# Mail text that arrives without a label is never in these: a stray NUL pattern must not make it UTF-16.
+_NEVER_UNDECLARED = ["utf_16", "utf_16_be", "utf_16_le", "utf_32", "utf_32_be", "utf_32_le", "utf_7"]
 # Text labelled ASCII or Latin-1 is, in practice, Windows-1252 (the HTML standard makes the same call).
 _WIDEN = {"ascii": "windows-1252", "us-ascii": "windows-1252", "iso-8859-1": "windows-1252", "latin-1": "windows-1252",
           "latin1": "windows-1252", "iso8859-1": "windows-1252", "l1": "windows-1252"}
@@ -44,21 +52,56 @@ def normalise_charset(label: str | None) -> str | None:
 
 
 def decode_text(data: bytes, declared: str | None) -> str:
-    """Decode with the declared charset, else UTF-8, else Windows-1252, else Latin-1 (which never fails)."""
+    """Decode with the declared charset, else UTF-8, else (no usable label) the detected charset, else
+    Windows-1252, else Latin-1 (which never fails)."""
     charset = normalise_charset(declared)
     if charset is not None:
         try:
             return data.decode(charset)
         except (UnicodeDecodeError, LookupError):
             pass
+    elif _ISO_2022_JP_ESCAPE.search(data):
+        # 7-bit Japanese (RFC 1468) reads as ASCII with escape sequences in it; UTF-8 would accept it as such.
+        try:
+            return data.decode("iso-2022-jp")
+        except UnicodeDecodeError:
+            pass
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    if charset is None:
+        detected = detect_charset(data)
+        if detected is not None:
+            try:
+                return data.decode(detected)
+            except (UnicodeDecodeError, LookupError):
+                pass
     try:
         return data.decode("windows-1252")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def detect_charset(data: bytes) -> str | None:
+    """The charset of undeclared 8-bit text that is not UTF-8, by charset-normalizer, when it names one that
+    Windows-1252 (the fallback) would misread: Japanese, Chinese, Cyrillic and the like. None for text that reads
+    the same in Windows-1252 (Western mail keeps its reading) or has too few 8-bit bytes to tell.
+    Bounded: only a sample of the body is examined."""
+    sample = data[:_DETECTION_SAMPLE]
+    if sum(1 for byte in sample if byte > 0x7F) < _DETECTION_MIN_8BIT:
+        return None
+    if len(sample) < len(data):
+        sample = sample[: sample.rfind(b"\n") + 1] or sample  # whole lines: a cut multi-byte character misleads
+    results = charset_normalizer.from_bytes(sample, threshold=0.5, cp_exclusion=_NEVER_UNDECLARED)
+    best = results.best()
+    if best is None:
+        return None
+    western = sample.decode("windows-1252", errors="replace")
+    if any(str(result) == western for result in results):
+        return None
+    detected = normalise_charset(best.encoding)
+    return None if detected in ("iso8859-1", "ascii") else detected  # Latin-1 is read as Windows-1252 anyway
 
 
 def repair_surrogates(value: str) -> str:

@@ -23,7 +23,7 @@ from email.utils import format_datetime, make_msgid
 from plmail.domain.errors import InvalidMessageError, TooLargeError, ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent, Envelope, Identity, OutgoingAttachment
-from plmail.mail.mime import html_to_text
+from plmail.mail.html_text import html_to_text
 
 MAX_RECIPIENTS = 100
 DEFAULT_SIZE_LIMIT = 25 * 1024 * 1024  # an account's default; a server's SMTP SIZE may be lower
@@ -153,7 +153,7 @@ def _body(message: EmailMessage, content: DraftContent) -> None:
     if content.text_body is not None:
         text = content.text_body
     else:
-        text = html_to_text(content.html_body) if content.html_body is not None else ""
+        text = html_to_text(content.html_body, links=True) if content.html_body is not None else ""
     inline = [a for a in content.attachments if a.content_id is not None and content.html_body is not None]
     files = [a for a in content.attachments if a not in inline]
     message.set_content(text, subtype="plain", charset="utf-8", cte=_transfer_encoding(text))

@@ -11,7 +11,6 @@ import html
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
-from html.parser import HTMLParser
 from urllib.parse import unquote
 
 from plmail.domain.errors import NotFoundError
@@ -28,9 +27,10 @@ from plmail.domain.outgoing import (
 )
 from plmail.mail.contacts import ContactService
 from plmail.mail.drafts import DraftService
+from plmail.mail.html_text import editor_markup, html_to_text
 from plmail.mail.identities import IdentityService
 from plmail.mail.outbox import MAX_UNDO_SECONDS, OutboxService
-from plmail.mail.replies import AnswerKind, ReplyService
+from plmail.mail.replies import QUOTE_STYLE, AnswerKind, ReplyService
 from plmail.mail.sanitizer import cid_url, sanitize_outgoing
 from plmail.mail.sending_preferences import SendingPreferencesService
 
@@ -38,6 +38,7 @@ SIGNATURE_SEPARATOR = "-- "  # RFC 3676 §4.3: the line that starts a signature
 # The editor shows an inline image from its stored draft; what is stored and sent names the part itself.
 _SHOWN_INLINE = re.compile(r"""/message/\d+/cid/([^"'\s>?#]+)""")
 _CID_SRC = re.compile(r"""(src=["'])cid:([^"']+)(["'])""", re.IGNORECASE)
+_BARE_BLOCKQUOTE = re.compile(r"<blockquote>", re.IGNORECASE)  # sanitised HTML: attributes are normalised
 _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc=["']([^"']+)["']""", re.IGNORECASE)
 
 
@@ -81,6 +82,12 @@ def text_to_html(text: str) -> str:
     return "".join(f"<div>{html.escape(line) or '<br>'}</div>" for line in lines)
 
 
+def cited(markup: str) -> str:
+    """Every quote of the editor's HTML marked as a quoted message (`<blockquote type="cite">`, drawn with a bar):
+    the rich editor keeps a quote's lines but not its attributes, and readers fold and style quotes by them."""
+    return _BARE_BLOCKQUOTE.sub(f'<blockquote type="cite" style="{QUOTE_STYLE}">', markup)
+
+
 def shown_inline(markup: str, message_id: int) -> str:
     """cid: images of a stored draft pointed at its part URLs, for the editor to show."""
     return _CID_SRC.sub(lambda m: m.group(1) + cid_url(message_id, m.group(2)) + m.group(3), markup)
@@ -91,86 +98,9 @@ def stored_inline(markup: str) -> str:
     return _SHOWN_INLINE.sub(lambda m: "cid:" + unquote(m.group(1)), markup)
 
 
-class _TextRenderer(HTMLParser):
-    """The text/plain alternative of an HTML body as mail readers expect it: blocks on their own lines, list
-    items marked, quotes prefixed with "> ", links followed by their address."""
-
-    _BLOCKS = frozenset({"p", "div", "br", "li", "ul", "ol", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
-                         "pre", "tr", "table", "figure", "hr"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.lines: list[tuple[int, str]] = []  # (quote depth, text)
-        self.current: list[str] = []
-        self.depth = 0
-        self.lists: list[list[int]] = []  # per open list: [counter] (-1 for bullets)
-        self.links: list[str | None] = []
-        self.skip = 0
-
-    def _flush(self, *, force: bool = False) -> None:
-        text = "".join(self.current)
-        if text.strip() or force:
-            self.lines.append((self.depth, text.rstrip() if text.strip() != SIGNATURE_SEPARATOR else text))
-        self.current = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "head", "title"):
-            self.skip += 1
-            return
-        if tag == "br":
-            self._flush(force=True)
-            return
-        if tag in self._BLOCKS:
-            self._flush()
-        if tag == "blockquote":
-            self.depth += 1
-        elif tag == "ul":
-            self.lists.append([-1])
-        elif tag == "ol":
-            self.lists.append([0])
-        elif tag == "li":
-            marker = "- "
-            if self.lists and self.lists[-1][0] >= 0:
-                self.lists[-1][0] += 1
-                marker = f"{self.lists[-1][0]}. "
-            self.current.append("  " * max(len(self.lists) - 1, 0) + marker)
-        elif tag == "a":
-            self.links.append(dict(attrs).get("href"))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "head", "title"):
-            self.skip = max(self.skip - 1, 0)
-            return
-        if tag == "a" and self.links:
-            href = self.links.pop()
-            shown = "".join(self.current).strip()
-            if href and href.startswith(("http:", "https:", "mailto:")) and href.removeprefix("mailto:") not in shown:
-                self.current.append(f" <{href.removeprefix('mailto:')}>")
-            return
-        if tag in self._BLOCKS:
-            self._flush()
-        if tag == "blockquote":
-            self.depth = max(self.depth - 1, 0)
-        elif tag in ("ul", "ol") and self.lists:
-            self.lists.pop()
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.current.append(re.sub(r"\s+", " ", data) if not data.isspace() else (" " if self.current else ""))
-
-    def text(self) -> str:
-        self._flush()
-        out = [("> " * depth if text else ">" * depth) + text if depth else text for depth, text in self.lines]
-        return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n"
-
-
 def _html_to_text(markup: str) -> str:
-    if not markup.strip():
-        return ""
-    renderer = _TextRenderer()
-    renderer.feed(markup)
-    renderer.close()
-    return renderer.text()
+    text = html_to_text(markup, links=True)
+    return text + "\n" if text else ""
 
 
 def mail_text(markup: str) -> str:
@@ -208,6 +138,8 @@ class ComposerService:
         content = await self.replies.start(user_id, message_id, kind, quote=quote)
         identity = await self.identities.owned(user_id, content.identity_id)
         body_format = BodyFormat.PLAIN if prefs.plain_text else BodyFormat.RICH
+        if content.html_body is not None:
+            content = dataclasses.replace(content, html_body=editor_markup(content.html_body))
         content = self._with_signature(content, identity, body_format)
         if not content.attachments:
             return ComposerDraft(content, body_format)
@@ -287,7 +219,7 @@ class ComposerService:
             return dataclasses.replace(content, text_body=(content.text_body or "").replace("\r\n", "\n"),
                                        html_body=None)
         own_images = frozenset(html.unescape(src) for src in _IMG_SRC.findall(identity.html_signature))
-        markup = sanitize_outgoing(stored_inline(content.html_body or ""), allowed_images=own_images)
+        markup = cited(sanitize_outgoing(stored_inline(content.html_body or ""), allowed_images=own_images))
         return dataclasses.replace(content, html_body=markup, text_body=mail_text(markup))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import email
 import email.parser
 import hashlib
-import html
 import re
 from datetime import UTC, datetime
 from email.message import Message
@@ -23,6 +22,7 @@ from plmail.domain.messages import Address, HeaderValue, ParsedMessage, PartData
 from plmail.mail.bounds import MAX_DEPTH, MAX_PARTS, bound_message
 from plmail.mail.charsets import decode_text, repair_surrogates, storable
 from plmail.mail.headers import decode_words, header
+from plmail.mail.html_text import html_to_text as render_html_text
 from plmail.mail.structure import read_tree
 
 UNREADABLE_STRUCTURE = "the MIME structure could not be read; only the headers were"
@@ -32,10 +32,6 @@ CALENDAR_TYPES = frozenset({"text/calendar", "application/ics"})
 
 _BARE_ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
 _MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
-_TAGS = re.compile(r"<[^>]*>")
-_SCRIPTS = re.compile(r"<(script|style|head|title)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_SPACES = re.compile(r"[ \t\r\f\v]+")
-_BLANK_LINES = re.compile(r"\n\s*\n+")
 
 
 def message_ids(value: str | None) -> tuple[str, ...]:
@@ -101,12 +97,9 @@ def _raw_headers(msg: Message) -> dict[str, HeaderValue]:
 
 
 def html_to_text(markup: str) -> str:
-    """A plain-text rendering of HTML for search and previews (not for display)."""
-    text = _SCRIPTS.sub(" ", markup)
-    text = re.sub(r"<(br|/p|/div|/tr|/li|/h\d)\b[^>]*>", "\n", text, flags=re.IGNORECASE)
-    text = html.unescape(_TAGS.sub(" ", text))
-    text = _SPACES.sub(" ", text)
-    return _BLANK_LINES.sub("\n\n", text).strip()
+    """A plain-text rendering of HTML for search, previews and the plain quote of an HTML-only message: its
+    blocks and line breaks kept as lines (`mail/html_text.py`)."""
+    return render_html_text(markup)
 
 
 def make_preview(text: str | None) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plmail.db.database import Database
+from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.contacts import ContactRepository
+from plmail.db.repos.identities import IdentityRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.users import UserRepository
 from plmail.db.repos.views import AttachmentView, MailViewRepository, MessageView, ThreadSummary
@@ -13,6 +15,7 @@ from plmail.domain.enums import Category, LabelRole
 from plmail.domain.errors import FilterError, NotFoundError
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer
+from plmail.mail.conversation import MessageParties, conversation_order, parties
 from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.search import parse_search
 
@@ -34,6 +37,7 @@ class RenderedMessage:
     remote_images_blocked: int
     images_allowed: bool
     verdict: CategoryVerdict
+    parties: MessageParties | None = None  # From, To, Cc (Bcc on the user's own), with "me" marked
 
 
 class MailReader:
@@ -41,6 +45,8 @@ class MailReader:
         self.views = MailViewRepository(db)
         self.labels = LabelRepository(db)
         self.users = UserRepository(db)
+        self.accounts = AccountRepository(db)
+        self.identities = IdentityRepository(db)
         self.contacts = ContactRepository(db)
         self.blobs = blobs
         self.categorizer = categorizer or MessageCategorizer()
@@ -132,7 +138,8 @@ class MailReader:
         summary = await self.views.thread(user_id, thread_id)
         if summary is None:
             raise NotFoundError("No such conversation.")
-        messages = await self.views.thread_messages(user_id, thread_id)
+        messages = conversation_order(await self.views.thread_messages(user_id, thread_id))
+        own = await self._own_addresses(user_id)
         settings = await self.users.settings(user_id)
         allowed_senders = set(_strings(settings.get(_IMAGE_SENDERS)))
         disabled = _strings(settings.get("categories_disabled"))
@@ -152,8 +159,14 @@ class MailReader:
                 correspondents=correspondents,
                 disabled={Category(c) for c in disabled if c in Category._value2member_map_},
             )
-            rendered.append(RenderedMessage(message, html, blocked, allow, verdict))
+            rendered.append(RenderedMessage(message, html, blocked, allow, verdict, parties(message, own)))
         return summary, rendered
+
+    async def _own_addresses(self, user_id: int) -> set[str]:
+        """Every address of the user: each account's own and its identities (aliases included)."""
+        accounts = await self.accounts.for_user(user_id)
+        identities = await self.identities.for_user(user_id)
+        return {a.email.lower() for a in accounts if a.email} | {i.email.lower() for i in identities}
 
     async def allow_images_from(self, user_id: int, message_id: int) -> None:
         message = await self.views.message(user_id, message_id)

@@ -32,7 +32,7 @@ from plmail.mail.sanitizer import sanitize_outgoing
 # A subject already answered (or forwarded) in any of the languages mail arrives in.
 _REPLY_PREFIXES = re.compile(r"^\s*((re|aw|antw|sv|vs|res|rif|ref)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _FORWARD_PREFIXES = re.compile(r"^\s*((fwd|fw|wg|tr|doorst|enc|rv)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
-_QUOTE_STYLE = "margin:0 0 0 .8ex;border-left:1px solid #ccc;padding-left:1ex"
+QUOTE_STYLE = "margin:0 0 0 .8ex;border-left:1px solid #ccc;padding-left:1ex"
 
 _TEXTS: dict[Locale, dict[str, str]] = {
     Locale.EN: {
@@ -135,6 +135,42 @@ def _quoted_text(text: str) -> str:
                      text.splitlines())
 
 
+def quote_original(parsed: ParsedMessage, attribution: str) -> tuple[str, str | None]:
+    """(text, HTML) of a reply's quote: the attribution line, then the original with its lines kept. The text
+    quotes the original's text part (an HTML-only message's text keeps its blocks as lines, `mail/html_text.py`);
+    the HTML carries the original's HTML inside `<blockquote type="cite">`, as Thunderbird, Apple Mail and Gmail
+    do, so the text part derived from it later quotes it line by line too."""
+    text = f"\n\n{attribution}\n{_quoted_text(parsed.body_text or '')}\n"
+    if parsed.body_html is None:
+        return text, None
+    quoted = sanitize_outgoing(parsed.body_html)
+    markup = (f"<div><br></div><div>{html.escape(attribution)}</div>"
+              f'<blockquote type="cite" style="{QUOTE_STYLE}">{quoted}</blockquote>')
+    return text, markup
+
+
+def forward_original(parsed: ParsedMessage, locale: Locale, time_zone: str) -> tuple[str, str | None]:
+    """(text, HTML) of a forward: the "Forwarded message" block naming the original's sender, date, subject and
+    recipients, then its body with its lines kept."""
+    texts = _TEXTS.get(locale, _TEXTS[Locale.EN])
+    sender = _sender(parsed)
+    moment = _local(parsed.sent_at, time_zone)
+    rows = [(texts["from"], _display(sender) if sender else ""),
+            (texts["date"], moment.strftime(texts["date_format"]) if moment else ""),
+            (texts["subject"], parsed.subject),
+            (texts["to"], ", ".join(_display(a) for a in parsed.to))]
+    if parsed.cc:
+        rows.append((texts["cc"], ", ".join(_display(a) for a in parsed.cc)))
+    header_text = "\n".join(f"{label}: {value}" for label, value in rows)
+    text = f"\n\n{texts['forwarded']}\n{header_text}\n\n{parsed.body_text or ''}\n"
+    if parsed.body_html is None:
+        return text, None
+    header_html = "<br>".join(f"{html.escape(label)}: {html.escape(value)}" for label, value in rows)
+    markup = (f"<div><br></div><div>{html.escape(texts['forwarded'])}<br>{header_html}</div><br>"
+              f"{sanitize_outgoing(parsed.body_html)}")
+    return text, markup
+
+
 @dataclass(frozen=True, slots=True)
 class _Original:
     message_id: int
@@ -178,7 +214,7 @@ class ReplyService:
             name = re.sub(r"[^\w\- ]+", "", parsed.subject).strip()[:60] or "message"
             attachments = (OutgoingAttachment(f"{name}.eml", "message/rfc822", original.raw),)
         elif kind is AnswerKind.FORWARD:
-            text_body, html_body = self._forwarded(parsed, texts, time_zone)
+            text_body, html_body = forward_original(parsed, locale, time_zone)
             # Files go along; images the HTML shows inline go along only with the HTML that shows them.
             attachments = tuple(
                 OutgoingAttachment(p.filename or "", p.content_type, p.data,
@@ -229,30 +265,4 @@ class ReplyService:
         return texts["wrote"].format(date=when, name=_display(sender) if sender else "?")
 
     def _quoted(self, parsed: ParsedMessage, texts: dict[str, str], time_zone: str) -> tuple[str, str | None]:
-        attribution = self._attribution(parsed, texts, time_zone)
-        original_text = parsed.body_text or ""
-        text = f"\n\n{attribution}\n{_quoted_text(original_text)}\n"
-        if parsed.body_html is None:
-            return text, None
-        quoted = sanitize_outgoing(parsed.body_html)
-        markup = (f"<p></p><div>{html.escape(attribution)}</div>"
-                  f'<blockquote type="cite" style="{_QUOTE_STYLE}">{quoted}</blockquote>')
-        return text, markup
-
-    def _forwarded(self, parsed: ParsedMessage, texts: dict[str, str], time_zone: str) -> tuple[str, str | None]:
-        sender = _sender(parsed)
-        moment = _local(parsed.sent_at, time_zone)
-        rows = [(texts["from"], _display(sender) if sender else ""),
-                (texts["date"], moment.strftime(texts["date_format"]) if moment else ""),
-                (texts["subject"], parsed.subject),
-                (texts["to"], ", ".join(_display(a) for a in parsed.to))]
-        if parsed.cc:
-            rows.append((texts["cc"], ", ".join(_display(a) for a in parsed.cc)))
-        header_text = "\n".join(f"{label}: {value}" for label, value in rows)
-        text = f"\n\n{texts['forwarded']}\n{header_text}\n\n{parsed.body_text or ''}\n"
-        if parsed.body_html is None:
-            return text, None
-        header_html = "<br>".join(f"{html.escape(label)}: {html.escape(value)}" for label, value in rows)
-        markup = (f"<p></p><div>{html.escape(texts['forwarded'])}<br>{header_html}</div><br>"
-                  f"{sanitize_outgoing(parsed.body_html)}")
-        return text, markup
+        return quote_original(parsed, self._attribution(parsed, texts, time_zone))

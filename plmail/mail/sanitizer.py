@@ -21,6 +21,7 @@ _ATTRIBUTES["font"] |= {"color", "face", "size"}
 _ATTRIBUTES["table"] |= {"cellpadding", "cellspacing", "background"}
 _ATTRIBUTES["td"] |= {"background", "nowrap"}
 _ATTRIBUTES["th"] |= {"background", "nowrap"}
+_ATTRIBUTES["blockquote"] |= {"type"}  # type="cite": a quoted message, as Thunderbird and Apple Mail mark it
 # Layout and typography only: nothing that can take a url() and fetch from the network.
 _STYLE_PROPERTIES = {
     "color", "background-color", "font", "font-family", "font-size", "font-style", "font-weight", "font-variant",

@@ -63,6 +63,10 @@ class MessageView:
     attachments: tuple[AttachmentView, ...]
     parse_note: str | None = None  # what was not read of a hostile message
     is_draft: bool = False
+    bcc: tuple[dict[str, str], ...] = ()  # known only on the user's own copies
+    rfc_message_id: str | None = None
+    in_reply_to: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +347,9 @@ class MailViewRepository:
                 gmail_label_ids=_loads(r["gmail_label_ids"]), category=r["category"],
                 attachments=tuple(by_message.get(r["id"], ())), parse_note=r["parse_note"],
                 is_draft="$draft" in (_loads(r["flags"]) or ()),
+                bcc=tuple(_loads(r["bcc_addresses"]) or ()), rfc_message_id=r["rfc_message_id"],
+                in_reply_to=tuple(_loads(r["in_reply_to"]) or ()),
+                references=tuple(_loads(r["thread_references"]) or ()),
             )
             for r in rows
         ]

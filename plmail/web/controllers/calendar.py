@@ -34,7 +34,7 @@ from plmail.calendar.display import (
 )
 from plmail.calendar.editor import Scope
 from plmail.calendar.ics_files import MAX_IMPORT_BYTES, calendar_ics, event_ics
-from plmail.calendar.invites import CardKind, EventCard
+from plmail.calendar.invites import EventCard
 from plmail.calendar.rsvp import answer_of
 from plmail.calendar.sources import is_trusted_source
 from plmail.calendar.upcoming import SoonEntry
@@ -128,7 +128,7 @@ def card_view(card: EventCard, user: User) -> dict[str, Any]:
                        if a.partstat else ""} for a in card.attendees],
         "mine": t(PARTSTAT_LABELS[card.my_participation]) if card.my_participation in PARTSTAT_LABELS else None,
         "answer": card.my_participation,
-        "may_answer": card.kind is CardKind.INVITATION and card.organizer is not None and not card.cancelled,
+        "may_answer": card.answerable,
     }
 
 

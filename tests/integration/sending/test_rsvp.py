@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -17,15 +18,19 @@ from tests.integration.sending.conftest import Outgoing
 from tests.support.jobs import run_queued
 from tests.support.web import csrf_token, sign_in
 
+FUTURE_YEAR = datetime.now(UTC).year + 2
 INVITATIONS = (Path(__file__).resolve().parents[4] / "shared" / "corpus" / "thunderbird-calendar-invitations"
                / "browser" / "invitations" / "data")
 
 
-async def invited(outgoing: Outgoing) -> int:
-    """single-event.eml delivered to the account, which also answers as the invited receiver@example.com."""
+async def invited(outgoing: Outgoing, *, year: int = 2022) -> int:
+    """single-event.eml delivered to the account, which also answers as the invited receiver@example.com; its
+    event moved to `year` (answer buttons are offered only until an event has ended)."""
     await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, "receiver@example.com",
                                                  name="Receiver")
-    outgoing.mail.append([(INVITATIONS / "single-event.eml").read_bytes().replace(b"\n", b"\r\n")])
+    raw = (INVITATIONS / "single-event.eml").read_bytes().replace(b"\n", b"\r\n")
+    raw = raw.replace(b"DTSTART:2022", f"DTSTART:{year}".encode()).replace(b"DTEND:2022", f"DTEND:{year}".encode())
+    outgoing.mail.append([raw])
     await outgoing.sync()
     await run_queued(outgoing.services, ("extract_events",))
     event_id = await outgoing.services.db.fetchval("SELECT id FROM calendar_event WHERE uid = '02e79b96'")
@@ -88,7 +93,7 @@ async def test_a_failed_reply_keeps_the_answer_and_says_why(outgoing: Outgoing) 
 async def test_the_invitation_card_answers_and_no_takes_it_off_the_calendar(
     outgoing: Outgoing, client: httpx.AsyncClient
 ) -> None:
-    event_id = await invited(outgoing)
+    event_id = await invited(outgoing, year=FUTURE_YEAR)
     assert (await sign_in(client, outgoing.user.email, "correct horse")).status_code == 200
     thread_id = await outgoing.services.db.fetchval(
         "SELECT m.thread_id FROM message m JOIN event_source_link l ON l.message_id = m.id WHERE l.event_id = $1",
@@ -104,7 +109,7 @@ async def test_the_invitation_card_answers_and_no_takes_it_off_the_calendar(
     await run_queued(outgoing.services, ("send_submission", "file_sent_copy"))
     [received] = outgoing.smtp.wait_for(1)
     assert reply_of(received.data).walk("VEVENT")[0]["attendee"].params["PARTSTAT"] == "ACCEPTED"
-    week = await client.get("/calendar?view=month&day=2022-03-16")
+    week = await client.get(f"/calendar?view=month&day={FUTURE_YEAR}-03-16")
     assert "Single Event" in week.text
     # No, without sending: recorded, nothing goes, and the event leaves the calendar.
     declined = await client.post(f"/calendar/event/{event_id}/answer", data={
@@ -112,7 +117,7 @@ async def test_the_invitation_card_answers_and_no_takes_it_off_the_calendar(
     assert "answered=recorded" in str(declined.url)
     await run_queued(outgoing.services, ("send_submission",))
     assert len(outgoing.smtp.received) == 1
-    week = await client.get("/calendar?view=month&day=2022-03-16")
+    week = await client.get(f"/calendar?view=month&day={FUTURE_YEAR}-03-16")
     assert "Single Event" not in week.text
 
 
@@ -142,3 +147,52 @@ async def test_an_rsvp_from_a_jmap_client_reaches_the_organiser_as_a_reply(
     assert received.rcpt_to == ("sender@example.com",)
     attendee = reply_of(received.data).walk("VEVENT")[0]["attendee"]
     assert str(attendee).lower() == "mailto:receiver@example.com" and attendee.params["PARTSTAT"] == "ACCEPTED"
+
+
+async def _deliver(outgoing: Outgoing, *, year: int, uid: bytes) -> int:
+    raw = (INVITATIONS / "single-event.eml").read_bytes().replace(b"\n", b"\r\n")
+    raw = raw.replace(b"DTSTART:2022", f"DTSTART:{year}".encode()).replace(b"DTEND:2022", f"DTEND:{year}".encode())
+    raw = raw.replace(b"UID:02e79b96", b"UID:" + uid).replace(b"Message-ID: <", b"Message-ID: <" + uid + b".")
+    outgoing.mail.append([raw])
+    await outgoing.sync()
+    await run_queued(outgoing.services, ("extract_events",))
+    event_id = await outgoing.services.db.fetchval("SELECT id FROM calendar_event WHERE uid = $1", uid.decode())
+    assert event_id is not None
+    return int(event_id)
+
+
+async def _thread_of(outgoing: Outgoing, event_id: int) -> int:
+    return int(await outgoing.services.db.fetchval(
+        "SELECT m.thread_id FROM message m JOIN event_source_link l ON l.message_id = m.id WHERE l.event_id = $1",
+        event_id))
+
+
+async def test_answer_buttons_only_on_an_invitation_naming_me_whose_event_has_not_ended(
+    outgoing: Outgoing, client: httpx.AsyncClient
+) -> None:
+    """Issue 29: Yes/Maybe/No appear only where one of the user's addresses is an attendee and the event is to
+    come. The card itself (what, when, who) is shown either way."""
+    upcoming = await _deliver(outgoing, year=FUTURE_YEAR, uid=b"future-29b")
+    assert (await sign_in(client, outgoing.user.email, "correct horse")).status_code == 200
+    thread = await _thread_of(outgoing, upcoming)
+    page = await client.get(f"/thread/{thread}")
+    assert f'data-event-id="{upcoming}"' in page.text  # the card is there...
+    assert f'action="/calendar/event/{upcoming}/answer"' not in page.text  # ...but receiver@ is not the user yet
+    await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, "receiver@example.com",
+                                                 name="Receiver")
+    page = await client.get(f"/thread/{thread}")
+    assert f'action="/calendar/event/{upcoming}/answer"' in page.text
+    for answer in ("accepted", "tentative", "declined"):
+        assert f'value="{answer}"' in page.text
+    # The same invitation for an event that ended (March 2022): a card, no question.
+    ended = await _deliver(outgoing, year=2022, uid=b"past-29b")
+    page = await client.get(f"/thread/{await _thread_of(outgoing, ended)}")
+    assert f'data-event-id="{ended}"' in page.text
+    assert f'action="/calendar/event/{ended}/answer"' not in page.text
+    # And the upcoming one stops asking once it is over.
+    cards = await outgoing.services.calendar.invites.cards_for_thread(
+        outgoing.user.id, thread, now=datetime(FUTURE_YEAR, 3, 16, 11, 30, tzinfo=UTC))
+    assert [card.answerable for found in cards.values() for card in found] == [False]
+    cards = await outgoing.services.calendar.invites.cards_for_thread(
+        outgoing.user.id, thread, now=datetime(FUTURE_YEAR, 3, 16, 11, 29, tzinfo=UTC))
+    assert [card.answerable for found in cards.values() for card in found] == [True]

@@ -95,7 +95,7 @@ async def test_autosave_cleans_the_html_before_storing_it_and_replaces_the_previ
     text_part = message.get_body(("plain",))
     assert html_part is not None and text_part is not None  # both parts
     markup = html_part.get_content()
-    assert "<strong>Bea</strong>" in markup and "<li>one</li>" in markup and "<blockquote>" in markup
+    assert "<strong>Bea</strong>" in markup and "<li>one</li>" in markup and '<blockquote type="cite"' in markup
     for forbidden in ("<script", "alert(1)", "onclick", "javascript:", "tracker.example"):
         assert forbidden not in markup
     text = text_part.get_content()
