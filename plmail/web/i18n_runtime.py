@@ -139,6 +139,8 @@ ACCOUNTS_RUNTIME = (
     N_("Use the e-mail password set in the Telekom customer centre."),
     N_("Proton Mail is reached through Proton Bridge."),
     N_("A guess from the domain; check it with your provider."),
+    N_("Filled in from the settings your provider publishes."),
+    N_("Filled in from your provider's DNS records."),
     N_("Implicit TLS (usually port 465)"),
     N_("STARTTLS (usually port 587)"),
 )

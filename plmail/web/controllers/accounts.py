@@ -14,7 +14,6 @@ from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
 from plmail.domain.providers import ImportProgress
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
-from plmail.providers.imap.presets import preset_for
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
@@ -100,26 +99,15 @@ class AccountController(Controller):
 
     @get("/new")
     async def new(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:
-        suggestion = ImapAccountService.suggest(email) if email else None
-        form = AccountForm(email=email)
-        if suggestion is not None:
-            form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
-                               username=suggestion.username, smtp_host=suggestion.smtp_host,
-                               smtp_port=str(suggestion.smtp_port or ""),
-                               smtp_tls=suggestion.smtp_tls or TlsMode.STARTTLS.value)
-        return await render(request, "accounts/new.html", form=form, **CHOICES,
-                            note=_note(email))
+        form, note = await _suggested(request, email)
+        return await render(request, "accounts/new.html", form=form, **CHOICES, note=note)
 
     @get("/preset")
     async def preset(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:
-        """The server fields for an address, filled from the domain's preset (htmx, as the address is typed)."""
-        suggestion = ImapAccountService.suggest(email)
-        form = AccountForm(email=email)
-        if suggestion is not None:
-            form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
-                               username=suggestion.username)
-        return await render(request, "accounts/_server_fields.html", bare=True, form=form, **CHOICES,
-                            note=_note(email))
+        """The server fields for an address, found by autoconfig, SRV records or the domain's preset (htmx, as the
+        address is typed)."""
+        form, note = await _suggested(request, email)
+        return await render(request, "accounts/_server_fields.html", bare=True, form=form, **CHOICES, note=note)
 
     @post("/test")
     async def test(self, request: Request[Any, Any, Any], data: Annotated[AccountForm, URLENCODED]) -> Template:
@@ -138,7 +126,7 @@ class AccountController(Controller):
             account_id = await _service(request).add(user.id, _input(data))
         except PlmailError as exc:
             return await render(request, "accounts/new.html", status_code=400, form=data, **CHOICES,
-                                note=_note(data.email), error=translate(str(exc), locale_for(request)))
+                                note="", error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
     @get("/{account_id:int}")
@@ -216,6 +204,12 @@ class AccountController(Controller):
         return await render(request, "accounts/_sidebar.html", bare=True, account_id=account_id, progress=progress)
 
 
-def _note(email: str) -> str:
-    preset = preset_for(email) if email else None
-    return preset.note if preset is not None else ""
+async def _suggested(request: Request[Any, Any, Any], email: str) -> tuple[AccountForm, str]:
+    """The form filled with the servers found for the address, and the note on where they came from."""
+    suggestion = await _service(request).suggest(email) if email else None
+    if suggestion is None:
+        return AccountForm(email=email), ""
+    found = suggestion.data
+    return AccountForm(email=email, host=found.host, port=str(found.port), tls=found.tls, username=found.username,
+                       smtp_host=found.smtp_host, smtp_port=str(found.smtp_port or ""),
+                       smtp_tls=found.smtp_tls or TlsMode.STARTTLS.value), suggestion.note
