@@ -26,6 +26,7 @@ SEARCH_OPERATORS = ("from:", "to:", "cc:", "subject:", "label:", "in:inbox", "in
                     "is:unread", "is:read", "is:starred", "has:attachment", "filename:", "list:", "after:",
                     "before:", "older_than:", "newer_than:")
 
+_VIEW_TITLES = {"starred": "Starred", "all": "All mail", "archive": "Archive"}
 _INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
 
@@ -58,6 +59,15 @@ class MailController(Controller):
         page_url = f"/label/{label_id}?" + (f"account={account}&" if scoped else "") + "page="
         return await render(request, "label.html", label=label, listing=listing, page_url=page_url,
                             view=view, view_role=label.role.value if label.role else "")
+
+    @get(["/starred", "/all", "/archive"])
+    async def walked(self, request: Request[Any, Any, Any], page: FromQuery[int] = 1) -> Template:
+        """The sidebar's views that are no label: Starred, All mail, Archive."""
+        user = signed_in_user(request)
+        view = request.url.path.strip("/")
+        listing = await services_from(request).reader.walked(user.id, view, page)
+        return await render(request, "view.html", title=_VIEW_TITLES[view], listing=listing,
+                            page_url=f"/{view}?page=", view=f"view:{view}", view_role="")
 
     @get("/search")
     async def search(
