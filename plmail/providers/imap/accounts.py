@@ -17,7 +17,7 @@ from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
-from plmail.domain.enums import ProviderKind
+from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.outgoing import SendError
 from plmail.domain.providers import ImportProgress
@@ -233,6 +233,15 @@ class ImapAccountService:
     async def request_sync(self, user_id: int, account_id: int) -> None:
         await self._owned(user_id, account_id)
         await self.sync.request(account_id)
+
+    async def retry(self, user_id: int, account_id: int) -> None:
+        """Sync again now. An account that stopped (a refused sign-in) is given one more try; what went wrong stays
+        shown until a sync works."""
+        record = await self._owned(user_id, account_id)
+        if record.status is AccountStatus.AUTH_FAILED:
+            await self.accounts.set_status(account_id, AccountStatus.OK, record.status_detail)
+        await self.sync.resume(account_id)
+        self.changed()
 
     async def _owned(self, user_id: int, account_id: int) -> AccountRecord:
         record = await self.accounts.owned(user_id, account_id)

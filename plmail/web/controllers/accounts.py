@@ -134,14 +134,15 @@ class AccountController(Controller):
         return await self._detail(request, account_id)
 
     async def _detail(self, request: Request[Any, Any, Any], account_id: int, *, status_code: int = 200,
-                      error: str | None = None, notice: str | None = None) -> Template:
+                      error: str | None = None, notice: str | None = None, typed: AccountForm | None = None
+                      ) -> Template:
         user = signed_in_user(request)
         overview = await _service(request).overview(user.id, account_id)
         consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
             user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
                             eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice,
-                            needs_send_consent=consent)
+                            needs_send_consent=consent, typed=typed)
 
     @post("/{account_id:int}")
     async def update(self, request: Request[Any, Any, Any], account_id: FromPath[int],
@@ -153,7 +154,7 @@ class AccountController(Controller):
             raise
         except PlmailError as exc:
             return await self._detail(request, account_id, status_code=400,
-                                      error=translate(str(exc), locale_for(request)))
+                                      error=translate(str(exc), locale_for(request)), typed=data)
         return Redirect(f"/accounts/{account_id}")
 
     @post("/{account_id:int}/test")
@@ -183,6 +184,12 @@ class AccountController(Controller):
     @post("/{account_id:int}/sync")
     async def sync(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Redirect:
         await _service(request).request_sync(signed_in_user(request).id, account_id)
+        return Redirect(f"/accounts/{account_id}")
+
+    @post("/{account_id:int}/retry")
+    async def retry(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Redirect:
+        """Try the account again now (after the server was down, or a refusal the person thinks is passing)."""
+        await _service(request).retry(signed_in_user(request).id, account_id)
         return Redirect(f"/accounts/{account_id}")
 
     @post("/{account_id:int}/folders/{mailbox_id:int}")
