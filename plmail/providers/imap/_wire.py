@@ -230,6 +230,9 @@ async def open_wire(server: ImapServer) -> tuple[Wire, bool]:
         raise ImapConnectionError(f"Could not connect to {where} within {server.connect_timeout:g} s.") from None
     except ssl.SSLError as exc:
         raise tls_error(server, exc) from exc
+    except ConnectionRefusedError as exc:
+        raise ImapConnectionError(f"Could not connect to {where}: the server refused the connection (it is down, "
+                                  "or nothing answers on that port).", said=str(exc)) from exc
     except OSError as exc:
         raise ImapConnectionError(f"Could not connect to {where}: {exc.strerror or exc}.") from exc
     try:
