@@ -204,6 +204,10 @@ async def test_the_list_shows_participants_and_the_sidebar_starred_all_mail_arch
     await expect(page.get_by_role("heading", name="Starred")).to_be_visible()
     await expect(page.locator("li.thread")).to_have_count(0)
     await page.context.close()
+    phone = await world.page(width=390)
+    await expect(phone.locator("li.thread .participants").first).to_be_visible()
+    await phone.screenshot(path=str(OUTPUT / "issue29-list-390.png"))
+    await phone.context.close()
 
 
 async def test_snoozed_shows_each_wake_up_time(world: World) -> None:
