@@ -80,6 +80,26 @@ def _networks(key: str, raw: str | None) -> tuple[Network, ...]:
     return tuple(result)
 
 
+def _servers(key: str, raw: str | None) -> tuple[tuple[str, int], ...]:
+    """IP addresses with an optional port ("127.0.0.1:5353", "[::1]:53"), separated by commas or spaces."""
+    result: list[tuple[str, int]] = []
+    for part in (raw or "").replace(",", " ").split():
+        host, port = part, "53"
+        if part.startswith("["):
+            host, _bracket, rest = part[1:].partition("]")
+            port = rest.lstrip(":") or "53"
+        elif part.count(":") == 1:
+            host, port = part.split(":")
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise ConfigurationError(f"{key} must list IP addresses such as 127.0.0.1:53, got {part!r}") from None
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigurationError(f"{key}: {part!r} has no valid port") from None
+        result.append((host, int(port)))
+    return tuple(result)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     data_dir: Path
@@ -111,6 +131,14 @@ class Settings:
     vacation_reply_days: int = 7
     # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
     kitinerary: str | None = None
+    # Where adding an account looks for the provider's servers (providers/imap/autoconfig.py): autoconfig URL
+    # templates with {domain} (None: Thunderbird's two locations) and DNS servers for the SRV records (empty: the
+    # system's). Tests point both at loopback servers.
+    autoconfig_urls: tuple[str, ...] | None = None
+    dns_servers: tuple[tuple[str, int], ...] = ()
+    # TESTS ONLY: networks that fetches of addresses from mail or users (autoconfig, one-click unsubscribe) may
+    # reach although they are not public; in production every such fetch goes to the public internet only.
+    test_fetch_allow: tuple[Network, ...] = ()
 
     @property
     def embedded_database(self) -> bool:
@@ -154,4 +182,8 @@ class Settings:
             sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
             vacation_reply_days=_int(env, "PLMAIL_VACATION_REPLY_DAYS", 7, 1, 365),
             kitinerary=env.get("PLMAIL_KITINERARY") or None,
+            autoconfig_urls=tuple(env["PLMAIL_AUTOCONFIG_URLS"].split()) if env.get("PLMAIL_AUTOCONFIG_URLS")
+            else None,
+            dns_servers=_servers("PLMAIL_DNS_SERVERS", env.get("PLMAIL_DNS_SERVERS")),
+            test_fetch_allow=_networks("PLMAIL_TEST_FETCH_ALLOW", env.get("PLMAIL_TEST_FETCH_ALLOW")),
         )

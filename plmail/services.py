@@ -58,8 +58,10 @@ from plmail.mail.sending_preferences import SendingPreferencesService
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
+from plmail.mail.unsubscribe import UnsubscribeService
 from plmail.mail.vacation import VacationService, VacationStep
 from plmail.ops.metrics import MetricsService
+from plmail.providers.network import GuardedOneClick
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.users.app_passwords import AppPasswordService
 from plmail.users.service import UserService
@@ -120,6 +122,7 @@ class Services:
     sending_preferences: SendingPreferencesService
     composer: ComposerService
     rsvp: RsvpService
+    unsubscribe: UnsubscribeService
     metrics: MetricsService
     destroyer: MailDestroyer
     vacation: VacationService
@@ -247,6 +250,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         sending_preferences=sending_preferences,
         composer=ComposerService(drafts, replies, identities, outbox, sending_preferences, contacts),
         rsvp=RsvpService(db, identities, drafts, outbox),
+        unsubscribe=UnsubscribeService(db, identities, drafts, outbox,
+                                       GuardedOneClick(allow=settings.test_fetch_allow),
+                                       test_http=settings.test_fetch_allow),
         metrics=MetricsService(db, queue_overview, importer),
         destroyer=destroyer,
         vacation=VacationService(db, identities, replies, drafts, outbox,

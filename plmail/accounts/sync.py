@@ -85,6 +85,8 @@ class AccountSyncService:
                     try:
                         touched |= set(await syncer.sync(record.account))
                     except Exception as exc:
+                        # The account no longer says "Connected": what went wrong is shown until a sync works.
+                        await self.accounts.note_problem(account_id, _in_words(exc))
                         if is_retryable(exc):
                             raise
                         log.warning("sync of account %s stopped: %s", account_id, exc)
@@ -137,3 +139,14 @@ class AccountSyncService:
                     raise
                 log.warning("retrying after a passing failure: %s", exc)
                 await asyncio.sleep(min(2.0 ** failures, 30.0))
+
+
+def _in_words(exc: BaseException) -> str:
+    """plmail's own words for a failed sync: a provider error's summary (without what the server said), another
+    PlmailError's message; never an unexpected exception's text."""
+    summary = getattr(exc, "summary", None)
+    if isinstance(summary, str) and summary:
+        return summary
+    if isinstance(exc, PlmailError):
+        return str(exc)
+    return "An unexpected error stopped the sync; it is in the server's log."

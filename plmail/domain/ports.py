@@ -211,3 +211,10 @@ class ProposalDetector(Protocol):
     def name(self) -> str: ...
 
     def detect(self, request: DetectionRequest) -> Sequence[ProposalCandidate]: ...
+
+
+class OneClickUnsubscriber(Protocol):
+    """Sends RFC 8058's one-click unsubscribe: one POST with the body `List-Unsubscribe=One-Click` to the list's
+    https URI, through the outbound-request guard (the URI comes from mail); returns the HTTP status."""
+
+    async def post_one_click(self, url: str) -> int: ...

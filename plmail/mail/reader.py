@@ -23,6 +23,13 @@ PAGE_SIZE = 50
 _IMAGE_SENDERS = "images_allowed_senders"
 
 
+# The sidebar's views that are no label, by the system labels they leave out.
+WALKED_VIEWS: dict[str, tuple[LabelRole, ...]] = {
+    "all": (LabelRole.SPAM, LabelRole.TRASH),
+    "archive": (LabelRole.SPAM, LabelRole.TRASH, LabelRole.INBOX, LabelRole.SNOOZED, LabelRole.DRAFTS),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadPage:
     threads: list[ThreadSummary]
@@ -66,6 +73,20 @@ class MailReader:
         return await self._page(user_id, label_id, None, page, account_id=account_id,
                                 include_binned=label.role is LabelRole.TRASH)
 
+    async def walked(self, user_id: int, view: str, page: int = 1) -> ThreadPage:
+        """Starred (the is:starred search), All mail (everything but Spam and Trash, as Gmail's) or Archive (what
+        left the Inbox and is neither snoozed nor a draft)."""
+        if view == "starred":
+            return await self.search(user_id, "is:starred", page)
+        page = max(page, 1)
+        roles = await self.labels.role_ids(user_id)
+        hidden = WALKED_VIEWS.get(view)
+        if hidden is None:
+            raise NotFoundError("No such view.")
+        rows = await self.views.walked_threads(user_id, without_labels=[roles[r] for r in hidden if r in roles],
+                                               limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+        return ThreadPage(rows[:PAGE_SIZE], page, len(rows) > PAGE_SIZE)
+
     async def _page(self, user_id: int, label_id: int, category: str | None, page: int, *,
                     account_id: int | None = None, include_binned: bool = False) -> ThreadPage:
         page = max(page, 1)
@@ -97,11 +118,12 @@ class MailReader:
                 raise NotFoundError("No such label.")
             return await self.views.label_thread_ids(user_id, label_id, category=None, account_id=account_id,
                                                      include_binned=label.role is LabelRole.TRASH, cap=cap)
-        if kind == "search":
+        if kind in ("search", "view"):
             ids: list[int] = []
             page = 1
             while len(ids) < cap:
-                found = await self.search(user_id, rest, page)
+                found = await (self.search(user_id, rest, page) if kind == "search"
+                               else self.walked(user_id, rest, page))
                 ids += [t.id for t in found.threads]
                 if not found.has_next:
                     break

@@ -34,6 +34,89 @@
   function listForm() { return document.getElementById("thread-list"); }
   function threadForm() { return document.querySelector("form.thread-actions"); }
 
+  // -- your place in the list ----------------------------------------------------------------------
+  // A list page (a tab, a label, a search, each page of them) remembers itself and its rows' order in this tab's
+  // sessionStorage; a conversation opened from it goes back there ("Back to the list", u, Esc) with the cursor
+  // on the row it came from, and e or # there open the next conversation of that list, as Gmail does.
+  var PLACE_KEY = "plmail.place";
+
+  function readPlace() {
+    try { return JSON.parse(window.sessionStorage.getItem(PLACE_KEY) || "null"); } catch (err) { return null; }
+  }
+
+  function writePlace(place) {
+    try { window.sessionStorage.setItem(PLACE_KEY, JSON.stringify(place)); } catch (err) { /* storage off */ }
+  }
+
+  function currentThreadId() {
+    var form = threadForm();
+    var field = form && form.querySelector("input[name=thread_ids]");
+    return field ? field.value : null;
+  }
+
+  function listUrl() {
+    var place = readPlace();
+    return place && place.url ? place.url : "/";
+  }
+
+  // The conversation after `id` in the remembered list (the older one below it), else the one above, else none.
+  function neighbour(id) {
+    var place = readPlace();
+    if (!place || !place.ids) return null;
+    var index = place.ids.indexOf(String(id));
+    if (index < 0) return null;
+    if (index + 1 < place.ids.length) return place.ids[index + 1];
+    return index > 0 ? place.ids[index - 1] : null;
+  }
+
+  function startPlace() {
+    var all = rows();
+    if (listForm() && all.length) {
+      var previous = readPlace();
+      var here = window.location.pathname + window.location.search;
+      writePlace({ url: here, ids: all.map(function (row) { return row.getAttribute("data-thread-id"); }),
+                   opened: previous && previous.url === here ? previous.opened : null });
+      var opened = previous && previous.url === here && previous.opened;
+      var row = opened && document.querySelector('li.thread[data-thread-id="' + opened + '"]');
+      if (row) {
+        row.classList.add("cursor");
+        var link = row.querySelector("a");
+        if (link) link.focus({ preventScroll: false });
+      }
+      listForm().addEventListener("click", function (e) {
+        var target = e.target.closest && e.target.closest("li.thread a");
+        if (target) remember(target.closest("li.thread").getAttribute("data-thread-id"));
+      });
+      return;
+    }
+    var id = currentThreadId();
+    if (!id) return;
+    var place = readPlace();
+    if (place && place.ids && place.ids.indexOf(String(id)) >= 0) {
+      remember(id);
+      var back = document.querySelector("[data-back-to-list]");
+      if (back) back.setAttribute("href", place.url);
+      // Archive, Delete, Spam … on the page's buttons go back to the same list, page and search.
+      document.querySelectorAll("form.thread-actions button[data-next]").forEach(function (button) {
+        button.setAttribute("data-next", place.url);
+      });
+    }
+  }
+
+  function remember(id) {
+    var place = readPlace();
+    if (!place) return;
+    place.opened = String(id);
+    writePlace(place);
+  }
+
+  function backToList() {
+    if (!document.querySelector("article.conversation")) return false;
+    var back = document.querySelector("[data-back-to-list]");
+    window.location.href = back ? back.getAttribute("href") : "/";
+    return true;
+  }
+
   function submitAction(form, action, extra) {
     var field = form.querySelector("input[name=action][data-key-action]");
     if (!field) {
@@ -52,7 +135,13 @@
     var thread = threadForm();
     if (thread) {
       var leaves = /^(archive|trash|spam|unread|snooze)$/.test(action);
-      submitAction(thread, action, leaves ? { next: "/" } : {});
+      var next = listUrl();
+      if (action === "archive" || action === "trash") {
+        var id = currentThreadId();
+        var after = id && neighbour(id);
+        if (after) { remember(after); next = "/thread/" + after; }
+      }
+      submitAction(thread, action, leaves ? { next: next } : {});
       return true;
     }
     var form = listForm();
@@ -100,7 +189,8 @@
 
   var GO = {
     i: function () { window.location.href = "/"; return true; },
-    s: function () { window.location.href = "/search?q=" + encodeURIComponent("is:starred"); return true; },
+    s: function () { window.location.href = "/starred"; return true; },
+    a: function () { window.location.href = "/all"; return true; },
     t: function () { return follow(".sidebar a[data-role=sent]"); },
     d: function () { return follow(".sidebar a[data-role=drafts]"); }
   };
@@ -112,14 +202,16 @@
       var row = cursorRow();
       var link = row && row.querySelector("a");
       if (!link) return false;
+      remember(row.getAttribute("data-thread-id"));
       window.location.href = link.getAttribute("href");
       return true;
     },
-    u: function () {
-      if (!document.querySelector("article.conversation")) return false;
-      var back = document.querySelector("[data-back-to-list]");
-      window.location.href = back ? back.getAttribute("href") : "/";
-      return true;
+    u: backToList,
+    Escape: function () {
+      // Esc leaves a conversation unless something on it is open: a composer, a menu, a dialog (theirs first).
+      if (document.querySelector("[data-composer], details.more-actions[open] :focus, dialog[open]")) return false;
+      if (document.body.classList.contains("menu-open")) return false;
+      return backToList();
     },
     e: function () { return act("archive"); },
     "#": function () { return act("trash"); },
@@ -336,7 +428,8 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    startToast();
+    startToast();  // first: it takes the toast's parameters out of the address the list remembers
+    startPlace();
     startMenu();
     startConversation();
     startSearch();

@@ -139,6 +139,8 @@ ACCOUNTS_RUNTIME = (
     N_("Use the e-mail password set in the Telekom customer centre."),
     N_("Proton Mail is reached through Proton Bridge."),
     N_("A guess from the domain; check it with your provider."),
+    N_("Filled in from the settings your provider publishes."),
+    N_("Filled in from your provider's DNS records."),
     N_("Implicit TLS (usually port 465)"),
     N_("STARTTLS (usually port 587)"),
 )
@@ -172,7 +174,7 @@ WEB_UI_RUNTIME = (
     N_("Next / previous conversation"), N_("Open"), N_("Back to the list"), N_("Delete"), N_("Report spam"),
     N_("Star or unstar"), N_("Select"), N_("Mark read / unread"), N_("Label"), N_("Snooze"), N_("Undo"),
     N_("Search"), N_("Compose"), N_("Reply / reply all / forward"), N_("Go to the inbox"), N_("Go to starred"),
-    N_("Go to sent"), N_("Go to drafts"), N_("Show this list"),
+    N_("Go to all mail"), N_("Go to sent"), N_("Go to drafts"), N_("Show this list"),
     # Settings → Appearance and keyboard
     N_("Follow the system"), N_("Light"), N_("Dark"), N_("Comfortable"), N_("Compact"),
     N_("As usual in my language"), N_("24-hour (14:30)"), N_("12-hour (2:30 PM)"),

@@ -152,8 +152,8 @@ async def test_shortcut_slash_focuses_the_search_box(world: World) -> None:
 
 
 @pytest.mark.parametrize(("keys", "url", "heading"), [
-    ("g i", r"/$", "Inbox"), ("g s", r"/search\?q=is%3Astarred$", None), ("g t", r"/label/\d+$", "Sent"),
-    ("g d", r"/label/\d+$", "Drafts")])
+    ("g i", r"/$", "Inbox"), ("g s", r"/starred$", "Starred"), ("g a", r"/all$", "All mail"),
+    ("g t", r"/label/\d+$", "Sent"), ("g d", r"/label/\d+$", "Drafts")])
 async def test_shortcuts_g_go_to_inbox_starred_sent_drafts(world: World, keys: str, url: str,
                                                             heading: str | None) -> None:
     page = await world.page()

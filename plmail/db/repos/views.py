@@ -38,6 +38,7 @@ class ThreadSummary:
     binned: bool = False
     snoozed_until: datetime | None = None
     label_ids: tuple[int, ...] = ()  # the thread's labels, for the chips on its row
+    participants: tuple[tuple[str, bool], ...] = ()  # (name or address, is one of the user's) by first message
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,18 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
        {_TAB} AS category, coalesce(latest.from_name, '') AS sender_name,
        coalesce(latest.from_address, '') AS sender_address, coalesce(latest.preview, '') AS preview, t.binned,
        t.snoozed_until,
-       ARRAY(SELECT tl.label_id FROM thread_label tl WHERE tl.thread_id = t.id ORDER BY tl.label_id) AS label_ids
+       ARRAY(SELECT tl.label_id FROM thread_label tl WHERE tl.thread_id = t.id ORDER BY tl.label_id) AS label_ids,
+       -- Who wrote in the conversation, in the order they first did (the list's "me, Carol, Dave"); drafts not.
+       (SELECT coalesce(jsonb_agg(jsonb_build_array(p.name, p.me) ORDER BY p.first), '[]'::jsonb) FROM (
+           SELECT min(coalesce(m.sent_at, m.received_at, m.created_at)) AS first,  -- when they wrote (Date)
+                  (array_agg(coalesce(nullif(m.from_name, ''), m.from_address, '')
+                             ORDER BY coalesce(m.sent_at, m.received_at, m.created_at) DESC))[1] AS name,
+                  bool_or(EXISTS (SELECT 1 FROM account ia WHERE ia.user_id = a.user_id
+                                     AND lower(ia.email) = lower(m.from_address))
+                          OR EXISTS (SELECT 1 FROM identity i JOIN account ia ON ia.id = i.account_id
+                                      WHERE ia.user_id = a.user_id AND lower(i.email) = lower(m.from_address))) AS me
+             FROM message m WHERE m.thread_id = t.id AND NOT coalesce(m.flags ? '$draft', false)
+            GROUP BY lower(coalesce(m.from_address, ''))) p) AS participants
   FROM message_thread t
   JOIN account a ON a.id = t.account_id
   LEFT JOIN LATERAL (
@@ -127,6 +139,7 @@ def _summary(r: asyncpg.Record) -> ThreadSummary:
         r["id"], r["account_id"], r["account_name"] or "", r["subject"], r["last_message_at"], r["message_count"],
         r["unread_count"], r["has_attachments"], r["starred"], r["category"], r["sender_name"], r["sender_address"],
         r["preview"], r["binned"], r["snoozed_until"], tuple(r["label_ids"] or ()),
+        tuple((str(name), bool(me)) for name, me in (_loads(r["participants"]) or ())),
     )
 
 
@@ -176,6 +189,22 @@ class MailViewRepository:
                   ORDER BY t.last_message_at DESC, t.id DESC LIMIT $4 OFFSET $5""")
         return _page_of(inner, _LABELLED_FIRST if sparse else ""), (
             user_id, label_id, category, limit, offset, include_binned, account_id)
+
+    async def walked_threads(self, user_id: int, *, without_labels: Sequence[int], limit: int, offset: int
+                             ) -> list[ThreadSummary]:
+        sql, args = self.walked_threads_query(user_id, without_labels=without_labels, limit=limit, offset=offset)
+        return [_summary(r) for r in await self.db.fetch(sql, *args)]
+
+    def walked_threads_query(self, user_id: int, *, without_labels: Sequence[int], limit: int, offset: int
+                             ) -> tuple[str, tuple[Any, ...]]:
+        """A page of the views that are no label, All mail and Archive: every thread but those carrying one of
+        `without_labels` (and never a binned one), walked newest first and stopping after a page."""
+        inner = """SELECT t.id, NULL::real AS rank FROM message_thread t JOIN account a ON a.id = t.account_id
+                    WHERE a.user_id = $1 AND NOT t.binned
+                      AND NOT EXISTS (SELECT 1 FROM thread_label tl
+                                       WHERE tl.thread_id = t.id AND tl.label_id = ANY($2::int[]))
+                    ORDER BY t.last_message_at DESC, t.id DESC LIMIT $3 OFFSET $4"""
+        return _page_of(inner), (user_id, list(without_labels), limit, offset)
 
     async def label_thread_ids(
         self, user_id: int, label_id: int, *, category: str | None, account_id: int | None, include_binned: bool,

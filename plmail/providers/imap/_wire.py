@@ -88,7 +88,23 @@ def tls_error(server: ImapServer, exc: ssl.SSLError) -> ImapTlsError:
             f"The certificate of {server.host} is not trusted ({exc.verify_message}). If this is your own "
             "server with a self-signed certificate, give plmail its CA file."
         )
-    return ImapTlsError(f"The TLS handshake with {server.host}:{server.port} failed: {exc.reason or exc}")
+    reason = str(exc.reason or "")
+    words = _TLS_REASONS.get(reason, "the server and plmail could not agree on an encrypted connection")
+    # OpenSSL's reason (WRONG_VERSION_NUMBER …) is kept as what the server "said": technical detail, never the words
+    return ImapTlsError(f"The encrypted connection to {server.host}:{server.port} failed: {words}.",
+                        said=reason or str(exc))
+
+
+# OpenSSL's reasons for a failed handshake, in words a person can act on.
+_TLS_REASONS = {
+    "WRONG_VERSION_NUMBER": "the server does not speak TLS on this port; it may expect STARTTLS (usually port 143) "
+                            "or another port",
+    "UNSUPPORTED_PROTOCOL": "the server offers only outdated TLS versions",
+    "TLSV1_ALERT_PROTOCOL_VERSION": "the server offers only outdated TLS versions",
+    "SSLV3_ALERT_HANDSHAKE_FAILURE": "the server and plmail share no encryption method",
+    "NO_SHARED_CIPHER": "the server and plmail share no encryption method",
+    "TLSV1_UNRECOGNIZED_NAME": "the server does not know this name; check the server's name",
+}
 
 
 class Wire(asyncio.Protocol):
@@ -214,6 +230,9 @@ async def open_wire(server: ImapServer) -> tuple[Wire, bool]:
         raise ImapConnectionError(f"Could not connect to {where} within {server.connect_timeout:g} s.") from None
     except ssl.SSLError as exc:
         raise tls_error(server, exc) from exc
+    except ConnectionRefusedError as exc:
+        raise ImapConnectionError(f"Could not connect to {where}: the server refused the connection (it is down, "
+                                  "or nothing answers on that port).", said=str(exc)) from exc
     except OSError as exc:
         raise ImapConnectionError(f"Could not connect to {where}: {exc.strerror or exc}.") from exc
     try:

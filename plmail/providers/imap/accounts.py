@@ -17,14 +17,15 @@ from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
-from plmail.domain.enums import ProviderKind
+from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.outgoing import SendError
 from plmail.domain.providers import ImportProgress
+from plmail.providers.imap.autoconfig import MailDiscovery
 from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import import_rank
 from plmail.providers.imap.models import TlsMode
-from plmail.providers.imap.presets import PRESETS, domain_of, preset_for
+from plmail.providers.imap.presets import PRESETS, domain_of
 from plmail.providers.imap.session import ConnectionReport, ImapConnector, ImapSettings, try_login
 from plmail.providers.imap.smtp import SmtpLogin, SmtpSettings, smtp_settings, test_smtp
 
@@ -114,8 +115,9 @@ class AccountOverview:
 class ImapAccountService:
     def __init__(self, accounts: AccountAdminRepository, mailboxes: MailboxRepository, connector: ImapConnector,
                  sync: AccountSyncService, importer: MailImporter, gate: ConnectionTestGate, *,
-                 changed: Callable[[], None] | None = None) -> None:
+                 changed: Callable[[], None] | None = None, discovery: MailDiscovery | None = None) -> None:
         self.gate = gate
+        self.discovery = discovery or MailDiscovery()
         self.accounts = accounts
         self.mailboxes = mailboxes
         self.connector = connector
@@ -232,21 +234,43 @@ class ImapAccountService:
         await self._owned(user_id, account_id)
         await self.sync.request(account_id)
 
+    async def retry(self, user_id: int, account_id: int) -> None:
+        """Sync again now. An account that stopped (a refused sign-in) is given one more try; what went wrong stays
+        shown until a sync works."""
+        record = await self._owned(user_id, account_id)
+        if record.status is AccountStatus.AUTH_FAILED:
+            await self.accounts.set_status(account_id, AccountStatus.OK, record.status_detail)
+        await self.sync.resume(account_id)
+        self.changed()
+
     async def _owned(self, user_id: int, account_id: int) -> AccountRecord:
         record = await self.accounts.owned(user_id, account_id)
         if record is None:
             raise NotFoundError("No such account.")
         return record
 
-    @staticmethod
-    def suggest(email: str) -> ImapAccountInput | None:
-        preset = preset_for(email)
-        if preset is None:
+    async def suggest(self, email: str) -> Suggestion | None:
+        """The servers for an address: the provider's autoconfig file, its SRV records, a known preset or the
+        usual guess (autoconfig.py), with a note on where they came from."""
+        found = await self.discovery.discover(email)
+        if found is None:
             return None
-        smtp = preset.smtp
-        return ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value, username=email,
-                                smtp_host=smtp.host if smtp else "", smtp_port=smtp.port if smtp else None,
-                                smtp_tls=smtp.tls.value if smtp else "")
+        preset, smtp = found.server, found.server.smtp
+        data = ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value,
+                                username=found.username, smtp_host=smtp.host if smtp else "",
+                                smtp_port=smtp.port if smtp else None, smtp_tls=smtp.tls.value if smtp else "")
+        return Suggestion(data, found.source, preset.note or _SOURCE_NOTES.get(found.source, ""))
+
+
+_SOURCE_NOTES = {"autoconfig": "Filled in from the settings your provider publishes.",
+                 "srv": "Filled in from your provider's DNS records."}
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    data: ImapAccountInput
+    source: str  # where the servers came from: autoconfig, srv, preset or guess
+    note: str  # shown under the form (translated by the template)
 
 
 def summarised_send_error(error: SendError) -> str:

@@ -9,6 +9,7 @@ from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
+from plmail.providers.imap.autoconfig import AUTOCONFIG_URLS, MailDiscovery
 from plmail.providers.imap.destroyer import ImapDestroyer
 from plmail.providers.imap.drafts import ImapDraftStore, ImapIdentitySource
 from plmail.providers.imap.folders import MailboxSyncer
@@ -44,7 +45,12 @@ def install(host: PluginHost) -> None:
     host.sync.on_synced(lambda _account_id: idle.poke())
     providers.watchers.append(idle)
     gate = host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db))  # SMTP's test shares the gate
-    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, gate, changed=idle.poke))
+    settings = host.settings
+    discovery = MailDiscovery() if settings is None else MailDiscovery(
+        autoconfig_urls=settings.autoconfig_urls or AUTOCONFIG_URLS, dns_servers=settings.dns_servers,
+        allow=settings.test_fetch_allow)
+    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, gate, changed=idle.poke,
+                                  discovery=discovery))
     host.offer(connector)
     host.offer(history)
     host.offer(idle)

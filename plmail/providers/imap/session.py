@@ -138,10 +138,12 @@ class ImapConnector:
             await client.login(record.username, password)
         except ImapError as exc:
             await client.close()
+            # Shown with the account in plmail's words only: the server's own bytes (or OpenSSL's) go to the log.
+            said = exc.summarised().summary
             if isinstance(exc, ImapAuthError) or not exc.retryable:
-                await self.accounts.set_status(record.id, AccountStatus.AUTH_FAILED, str(exc))
+                await self.accounts.set_status(record.id, AccountStatus.AUTH_FAILED, said)
             else:
-                await self.accounts.note_problem(record.id, str(exc))
+                await self.accounts.note_problem(record.id, said)
             raise
         return client
 

@@ -15,7 +15,6 @@ from plmail.domain.providers import ImportProgress
 from plmail.mail.authentication import parse_ids
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
-from plmail.providers.imap.presets import preset_for
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import URLENCODED
@@ -107,26 +106,15 @@ class AccountController(Controller):
 
     @get("/new")
     async def new(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:
-        suggestion = ImapAccountService.suggest(email) if email else None
-        form = AccountForm(email=email)
-        if suggestion is not None:
-            form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
-                               username=suggestion.username, smtp_host=suggestion.smtp_host,
-                               smtp_port=str(suggestion.smtp_port or ""),
-                               smtp_tls=suggestion.smtp_tls or TlsMode.STARTTLS.value)
-        return await render(request, "accounts/new.html", form=form, **CHOICES,
-                            note=_note(email))
+        form, note = await _suggested(request, email)
+        return await render(request, "accounts/new.html", form=form, **CHOICES, note=note)
 
     @get("/preset")
     async def preset(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:
-        """The server fields for an address, filled from the domain's preset (htmx, as the address is typed)."""
-        suggestion = ImapAccountService.suggest(email)
-        form = AccountForm(email=email)
-        if suggestion is not None:
-            form = AccountForm(email=email, host=suggestion.host, port=str(suggestion.port), tls=suggestion.tls,
-                               username=suggestion.username)
-        return await render(request, "accounts/_server_fields.html", bare=True, form=form, **CHOICES,
-                            note=_note(email))
+        """The server fields for an address, found by autoconfig, SRV records or the domain's preset (htmx, as the
+        address is typed)."""
+        form, note = await _suggested(request, email)
+        return await render(request, "accounts/_server_fields.html", bare=True, form=form, **CHOICES, note=note)
 
     @post("/test")
     async def test(self, request: Request[Any, Any, Any], data: Annotated[AccountForm, URLENCODED]) -> Template:
@@ -145,7 +133,7 @@ class AccountController(Controller):
             account_id = await _service(request).add(user.id, _input(data))
         except PlmailError as exc:
             return await render(request, "accounts/new.html", status_code=400, form=data, **CHOICES,
-                                note=_note(data.email), error=translate(str(exc), locale_for(request)))
+                                note="", error=translate(str(exc), locale_for(request)))
         return Redirect(f"/accounts/{account_id}")
 
     @get("/{account_id:int}")
@@ -153,7 +141,8 @@ class AccountController(Controller):
         return await self._detail(request, account_id)
 
     async def _detail(self, request: Request[Any, Any, Any], account_id: int, *, status_code: int = 200,
-                      error: str | None = None, notice: str | None = None) -> Template:
+                      error: str | None = None, notice: str | None = None, typed: AccountForm | None = None
+                      ) -> Template:
         user = signed_in_user(request)
         overview = await _service(request).overview(user.id, account_id)
         consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
@@ -161,7 +150,7 @@ class AccountController(Controller):
         receivers = await services_from(request).sender_auth.receiver_settings(user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,
                             eta=eta_text(overview.progress), **CHOICES, error=error, notice=notice,
-                            needs_send_consent=consent, receivers=receivers)
+                            needs_send_consent=consent, receivers=receivers, typed=typed)
 
     @post("/{account_id:int}/receivers")
     async def receivers(self, request: Request[Any, Any, Any], account_id: FromPath[int],
@@ -194,7 +183,7 @@ class AccountController(Controller):
             raise
         except PlmailError as exc:
             return await self._detail(request, account_id, status_code=400,
-                                      error=translate(str(exc), locale_for(request)))
+                                      error=translate(str(exc), locale_for(request)), typed=data)
         return Redirect(f"/accounts/{account_id}")
 
     @post("/{account_id:int}/test")
@@ -226,6 +215,12 @@ class AccountController(Controller):
         await _service(request).request_sync(signed_in_user(request).id, account_id)
         return Redirect(f"/accounts/{account_id}")
 
+    @post("/{account_id:int}/retry")
+    async def retry(self, request: Request[Any, Any, Any], account_id: FromPath[int]) -> Redirect:
+        """Try the account again now (after the server was down, or a refusal the person thinks is passing)."""
+        await _service(request).retry(signed_in_user(request).id, account_id)
+        return Redirect(f"/accounts/{account_id}")
+
     @post("/{account_id:int}/folders/{mailbox_id:int}")
     async def folder(self, request: Request[Any, Any, Any], account_id: FromPath[int], mailbox_id: FromPath[int],
                      data: Annotated[ToggleForm, URLENCODED]) -> Redirect:
@@ -245,6 +240,12 @@ class AccountController(Controller):
         return await render(request, "accounts/_sidebar.html", bare=True, account_id=account_id, progress=progress)
 
 
-def _note(email: str) -> str:
-    preset = preset_for(email) if email else None
-    return preset.note if preset is not None else ""
+async def _suggested(request: Request[Any, Any, Any], email: str) -> tuple[AccountForm, str]:
+    """The form filled with the servers found for the address, and the note on where they came from."""
+    suggestion = await _service(request).suggest(email) if email else None
+    if suggestion is None:
+        return AccountForm(email=email), ""
+    found = suggestion.data
+    return AccountForm(email=email, host=found.host, port=str(found.port), tls=found.tls, username=found.username,
+                       smtp_host=found.smtp_host, smtp_port=str(found.smtp_port or ""),
+                       smtp_tls=found.smtp_tls or TlsMode.STARTTLS.value), suggestion.note

@@ -12,9 +12,11 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Response, Template
 
 from plmail.domain.enums import Category
-from plmail.domain.errors import NotFoundError
+from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.models import User
 from plmail.mail.reader import RenderedMessage
+from plmail.mail.unsubscribe import UnsubscribeOffer
+from plmail.services import Services
 from plmail.web.auth import services_from
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text, filing_text, unverified_text
@@ -29,6 +31,7 @@ SEARCH_OPERATORS = ("from:", "to:", "cc:", "subject:", "label:", "in:inbox", "in
                     "is:unread", "is:read", "is:starred", "has:attachment", "filename:", "list:", "after:",
                     "before:", "older_than:", "newer_than:")
 
+_VIEW_TITLES = {"starred": "Starred", "all": "All mail", "archive": "Archive"}
 _INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
 
@@ -62,6 +65,15 @@ class MailController(Controller):
         return await render(request, "label.html", label=label, listing=listing, page_url=page_url,
                             view=view, view_role=label.role.value if label.role else "")
 
+    @get(["/starred", "/all", "/archive"])
+    async def walked(self, request: Request[Any, Any, Any], page: FromQuery[int] = 1) -> Template:
+        """The sidebar's views that are no label: Starred, All mail, Archive."""
+        user = signed_in_user(request)
+        view = request.url.path.strip("/")
+        listing = await services_from(request).reader.walked(user.id, view, page)
+        return await render(request, "view.html", title=_VIEW_TITLES[view], listing=listing,
+                            page_url=f"/{view}?page=", view=f"view:{view}", view_role="")
+
     @get("/search")
     async def search(
         self, request: Request[Any, Any, Any], q: FromQuery[str] = "", page: FromQuery[int] = 1
@@ -93,7 +105,7 @@ class MailController(Controller):
     @get("/thread/{thread_id:int}")
     async def thread(
         self, request: Request[Any, Any, Any], thread_id: FromPath[int], images: FromQuery[int | None] = None,
-        answered: FromQuery[str] = "",
+        answered: FromQuery[str] = "", unsubscribed: FromQuery[str] = "",
     ) -> Template:
         user = signed_in_user(request)
         services = services_from(request)
@@ -107,13 +119,32 @@ class MailController(Controller):
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}
         unverified = await _sender_notes(services, user, messages, explanations)
         cards = await message_cards_context(request, user, thread_id)
+        unsubscribe = await _unsubscribe_offer(services, user.id, [m.message for m in messages])
         # The framed bodies live under this page's policy: mail is styled inline, and shows remote images only
         # where the reader asked for them.
         policy = content_security_policy(inline_styles=any(m.html for m in messages),
                                          remote_images=any(m.html and m.images_allowed for m in messages))
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
                             unverified=unverified,
-                            answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy}, **cards)
+                            answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy},
+                            unsubscribe=unsubscribe, unsubscribed=unsubscribed, **cards)
+
+    @post("/message/{message_id:int}/unsubscribe")
+    async def unsubscribe(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
+        """Leave the list the message came from (mail/unsubscribe.py); back to its conversation, which then says
+        "Unsubscribed" (and, for a list that only has a web page, links to it)."""
+        user = signed_in_user(request)
+        services = services_from(request)
+        message = await services.reader.views.message(user.id, message_id)
+        if message is None or message.thread_id is None:
+            raise NotFoundException()
+        try:
+            outcome = await services.unsubscribe.unsubscribe(user.id, message_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        except PlmailError:
+            return Redirect(f"/thread/{message.thread_id}?unsubscribed=failed#unsubscribe")
+        return Redirect(f"/thread/{message.thread_id}?unsubscribed={outcome.method}#unsubscribe")
 
     @get("/message/{message_id:int}/original")
     async def original(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Template:
@@ -185,6 +216,18 @@ class MailController(Controller):
         media = part.content_type if inline else "application/octet-stream"
         header = f"{disposition}; filename*=UTF-8''{quote(filename, safe='')}"
         return Response(data, media_type=media, headers=_SAFE_HEADERS | {"Content-Disposition": header})
+
+
+async def _unsubscribe_offer(services: Services, user_id: int, messages: list[Any]
+                             ) -> tuple[Any, UnsubscribeOffer] | None:
+    """The newest message of the conversation that names a way to leave its list, with that way."""
+    for message in reversed(messages):
+        if message.is_draft:
+            continue
+        offer = await services.unsubscribe.offer(user_id, message)
+        if offer is not None:
+            return message, offer
+    return None
 
 
 _SAFE_HEADERS = {"X-Content-Type-Options": "nosniff",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.domain.enums import Category
+from plmail.mail.reader import WALKED_VIEWS
 from plmail.mail.search import parse_search
 from plmail.services import Services
 from tests.support.bulk_mail import fill
@@ -112,6 +113,10 @@ async def test_every_page_and_search_operator_reads_a_bounded_part_of_the_mail(s
         ("trash", await views.label_threads_query(user_id, labels["trash"], category=None, limit=51, offset=0,
                                                   include_binned=True)),
     ]
+    roles = await services.labels.role_ids(user_id)
+    for view, hidden in WALKED_VIEWS.items():  # the sidebar's All mail and Archive
+        pages.append((f"{view} view", views.walked_threads_query(
+            user_id, without_labels=[roles[r] for r in hidden], limit=51, offset=0)))
     searches = {
         "two words": "invoice meeting", "a rare word": "zyxwvut", "from: a domain": "from:example7.org",
         "from: a person": "from:person123", "to: a team": "to:team17@corp17.com", "to: nobody": "to:nobody@nowhere",
