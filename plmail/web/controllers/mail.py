@@ -16,7 +16,6 @@ from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.models import User
 from plmail.mail.reader import RenderedMessage
 from plmail.mail.unsubscribe import UnsubscribeOffer
-from plmail.services import Services
 from plmail.web.auth import services_from
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text, filing_text, unverified_text
