@@ -25,6 +25,7 @@ from tests.support.pg import TEMPLATE_DB, PgTestCluster
 # long something takes, and run afterwards on their own, so a neighbour's load cannot make them miss a deadline.
 _ALONE = (
     "tests/e2e/",
+    "tests/integration/sending/test_disabled_user.py",
     "tests/integration/test_embedded.py",
     "tests/integration/test_jobs.py",
     "tests/integration/test_live_events.py",

@@ -137,7 +137,8 @@ async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | No
     services = services_from(request)
     options = StreamOptions.parse(types, closeafter, ping)
     events: AsyncIterator[ServerSentEventMessage] = state_stream(
-        services.change_feed, services.changes, principal, options, request.headers.get("last-event-id"))
+        services.change_feed, services.changes, principal, options, request.headers.get("last-event-id"),
+        lambda: services.app_passwords.still_valid(principal))
     return ServerSentEvent(events, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
