@@ -53,6 +53,8 @@ def _not_found(request: Request[Any, Any, Any], exc: NotFoundError) -> Response[
 
 
 def _limit(request: Request[Any, Any, Any], exc: LimitError) -> Response[Any]:
+    if exc.limit == "overQuota":  # the user's pending uploads are full: 413, as for an upload too large
+        return _problem(request, RequestError("overQuota", str(exc), status=413))
     return _problem(request, RequestError("limit", str(exc), limit=exc.limit))
 
 
