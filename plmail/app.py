@@ -18,6 +18,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.plugins.prometheus import PrometheusConfig
 from litestar.response import Response, Template
 from litestar.static_files import create_static_files_router
+from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 from litestar.template.config import TemplateConfig
 
 from plmail.config import Settings
@@ -36,7 +37,7 @@ from plmail.web.controllers.admin import AdminController
 from plmail.web.controllers.assistant_admin import AssistantAdminController
 from plmail.web.controllers.auth import AuthController
 from plmail.web.controllers.calendar import CalendarController
-from plmail.web.controllers.compose import ComposeController
+from plmail.web.controllers.compose import COMPOSE_TOO_LARGE, COMPOSE_TOO_LARGE_TITLE, ComposeController
 from plmail.web.controllers.devices import DevicesController
 from plmail.web.controllers.health import healthz
 from plmail.web.controllers.labels import LabelController
@@ -84,6 +85,9 @@ def _invalid(request: Request[Any, Any, Any], exc: ValidationError) -> Response[
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if exc.status_code == HTTP_413_REQUEST_ENTITY_TOO_LARGE and request.url.path.startswith("/compose"):
+        # Read before the composer sees the form (the CSRF check reads it), so the page says it here.
+        return _error_page(request, exc.status_code, COMPOSE_TOO_LARGE_TITLE, COMPOSE_TOO_LARGE)
     return _error_page(request, exc.status_code, "Something went wrong", exc.detail)
 
 

@@ -199,12 +199,14 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     replies = ReplyService(db, downloads, identities)
     contacts = ContactService(db)
     sending_preferences = SendingPreferencesService(db, identities, outbox)
+    users = UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor)
+    users.on_disabled.append(outbox.stop_disabled)
     return Services(
         settings=settings,
         keys=keys,
         db=db,
         queues=queues,
-        users=UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor),
+        users=users,
         sessions=sessions,
         two_factor=two_factor,
         connection_tests=host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db)),

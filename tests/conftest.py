@@ -25,10 +25,12 @@ from tests.support.pg import TEMPLATE_DB, PgTestCluster
 # long something takes, and run afterwards on their own, so a neighbour's load cannot make them miss a deadline.
 _ALONE = (
     "tests/e2e/",
+    "tests/integration/sending/test_disabled_user.py",
     "tests/integration/test_embedded.py",
     "tests/integration/test_jobs.py",
     "tests/integration/test_live_events.py",
     "tests/integration/assistant/test_priority.py",
+    "tests/integration/calendar/test_hostile_ics_serve.py",
     "tests/integration/imap/test_connect.py",
     "tests/integration/imap/test_failures.py",
     "tests/integration/imap/test_idle.py",
@@ -39,6 +41,7 @@ _ALONE = (
     "tests/integration/ops/test_home_lab.py",
     "tests/integration/ops/test_release.py",
     "tests/unit/calendar/test_hostile_markup.py",
+    "tests/unit/calendar/test_hostile_recurrence.py",
     "tests/unit/calendar/test_ics_robustness.py",
     "tests/unit/calendar/test_markup_syntaxes.py",
     "tests/unit/calendar/test_recurrence.py",

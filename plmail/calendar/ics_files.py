@@ -21,10 +21,19 @@ from icalendar.prop import vRecur
 from plmail.calendar.drafts import draft_from_claim
 from plmail.calendar.extraction import ExtractedEvent, ItipMethod, parse_ics
 from plmail.calendar.jscalendar import parse_duration, parse_local_datetime
+from plmail.calendar.occurrences import ExpansionBudget, off_the_loop
 from plmail.calendar.recurrence import jscalendar_to_rrule
 from plmail.calendar.sources import EventSource
 from plmail.calendar.timezones import zone
-from plmail.calendar.writer import EXCLUDED, OVERRIDES, RULES, CalendarEventWriter, event_values, stored_instant
+from plmail.calendar.writer import (
+    EXCLUDED,
+    OVERRIDES,
+    RULES,
+    SHORTENED,
+    CalendarEventWriter,
+    event_values,
+    stored_instant,
+)
 from plmail.db.database import Database
 from plmail.db.repos.calendar_events import CalendarEventRepository
 from plmail.db.repos.calendar_store import CalendarRepository
@@ -157,6 +166,7 @@ class ImportReport:
     updated: int = 0
     skipped: int = 0
     reasons: list[str] = field(default_factory=list)  # one line per skipped object
+    shortened: list[str] = field(default_factory=list)  # series kept with only their first occurrences
 
 
 class IcsImporter:
@@ -176,20 +186,30 @@ class IcsImporter:
             raise ValidationError("The file is larger than 4 MB.", field="file")
         if await self.calendars.owned(user_id, calendar_id) is None:
             raise ValidationError("Choose one of your calendars.", field="calendar_id")
-        parsed = parse_ics(data)
+        # Parsing (VTIMEZONE rules included) and expanding run in worker processes, on one budget for the file.
+        parsed = await off_the_loop(parse_ics, data)
         if not parsed.events and b"BEGIN:V" not in data.upper():
             raise ValidationError("This is not an iCalendar (.ics) file.", field="file")
         report = ImportReport(skipped=len(parsed.skipped), reasons=list(parsed.skipped))
+        budget = ExpansionBudget()
         async with self.db.transaction():
             for claim in parsed.events:
-                reason = await self._one(user_id, calendar_id, claim, user_zone, report)
+                reason = await self._one(user_id, calendar_id, claim, user_zone, report, budget)
                 if reason is not None:
                     report.skipped += 1
                     report.reasons.append(f"{claim.uid}: {reason}")
         return report
 
     async def _one(self, user_id: int, calendar_id: int, claim: ExtractedEvent, user_zone: str,
-                   report: ImportReport) -> str | None:
+                   report: ImportReport, budget: ExpansionBudget) -> str | None:
+        shortened = budget.shortened
+        reason = await self._write(user_id, calendar_id, claim, user_zone, report, budget)
+        if budget.shortened > shortened:
+            report.shortened.append(claim.uid)
+        return reason
+
+    async def _write(self, user_id: int, calendar_id: int, claim: ExtractedEvent, user_zone: str,
+                     report: ImportReport, budget: ExpansionBudget) -> str | None:
         if claim.method is ItipMethod.REPLY:
             return "a reply carries answers, not an event"
         if claim.start is None:
@@ -206,13 +226,14 @@ class IcsImporter:
                 return "unchanged"
             recurrence[OVERRIDES] = merged
             await self.writer.store(existing.id, replace(existing.values, recurrence=recurrence),
-                                    user_zone=user_zone, reference=existing.values.starts_at)
+                                    user_zone=user_zone, reference=existing.values.starts_at, budget=budget)
             report.updated += 1
             return None
         draft = replace(draft_from_claim(claim, EventSource.MANUAL, ()), confidence=100, my_participation=None)
         reference = stored_instant(claim.start, user_zone)
         if existing is None:
-            created = await self.writer.create(calendar_id, user_id, draft, user_zone=user_zone, reference=reference)
+            created = await self.writer.create(calendar_id, user_id, draft, user_zone=user_zone, reference=reference,
+                                               budget=budget)
             if created is None:
                 return "could not be written"
             report.added += 1
@@ -229,11 +250,12 @@ class IcsImporter:
                         source=existing.values.source)
         if _same(fresh, existing.values):
             return "unchanged"
-        await self.writer.store(existing.id, fresh, user_zone=user_zone, reference=reference)
+        await self.writer.store(existing.id, fresh, user_zone=user_zone, reference=reference, budget=budget)
         report.updated += 1
         return None
 
 
 def _same(fresh: EventValues, stored: EventValues) -> bool:
     keep = ("source", "confidence", "my_participation", "dedup_key_version", "kind")
-    return replace(fresh, **{name: getattr(stored, name) for name in keep}) == stored
+    recurrence = {key: value for key, value in stored.recurrence.items() if key != SHORTENED}
+    return replace(fresh, **{name: getattr(stored, name) for name in keep}) == replace(stored, recurrence=recurrence)

@@ -9,10 +9,15 @@ path did.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import asyncio
+import functools
+import multiprocessing
+import time as clock
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from dateutil import rrule as du  # type: ignore[import-untyped]
 
@@ -24,6 +29,18 @@ WINDOW_BEFORE = timedelta(days=365)
 WINDOW_AFTER = timedelta(days=2 * 365)
 # Rule instances looked at before the window ends; an hourly rule begun in 1900 stops here.
 MAX_SCAN = 100_000
+# What one event's expansion may spend, and one file's (or message's) together: 783 bytes of RRULE can name
+# a million instances, so the rule's own COUNT is no bound. An event past its budget keeps what it had.
+EVENT_SECONDS = 0.2
+FILE_SECONDS = 3.0
+FILE_OCCURRENCES = 50_000
+_CHECK_EVERY = 64  # instances between looks at the clock: an event cut by time keeps at least these
+# Expansion and parsing run in worker processes: a thread would still take the interpreter lock from the
+# event loop every few milliseconds, and three hostile files at once made /healthz wait 300 ms for it.
+EXPANSION_WORKERS = 2
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_pool: ProcessPoolExecutor | None = None
 _MAX_RULES = 16
 _MAX_OVERRIDES = 5_000
 _MAX_EXCLUDED = 5_000
@@ -56,6 +73,72 @@ class Occurrence:
     location: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """The occurrences, and whether the expansion ran to the window's end (False: cut by its budget)."""
+
+    occurrences: list[Occurrence]
+    complete: bool
+
+
+class ExpansionBudget:
+    """Wall time and occurrences that the events of one file, message or request may spend on recurrence.
+
+    Each event gets at most ``EVENT_SECONDS`` of it; once the whole is spent, later events keep only their
+    own start. Not thread-safe: one importer uses it from one worker thread at a time.
+    """
+
+    __slots__ = ("_deadline", "_now", "occurrences", "seconds", "shortened")
+
+    def __init__(self, *, seconds: float = FILE_SECONDS, occurrences: int = FILE_OCCURRENCES,
+                 now: Callable[[], float] = clock.monotonic) -> None:
+        self.seconds = seconds
+        self.occurrences = occurrences
+        self._now = now
+        self._deadline: float | None = None  # the clock starts at the first expansion, not at a worker's start-up
+        self.shortened = 0  # events whose series the budget cut short
+
+    def _file_deadline(self) -> float:
+        if self._deadline is None:
+            self._deadline = self._now() + self.seconds
+        return self._deadline
+
+    def event_deadline(self) -> float:
+        """The moment one event's expansion must stop by."""
+        return min(self._now() + EVENT_SECONDS, self._file_deadline())
+
+    def take_counts(self, spent: ExpansionBudget) -> None:
+        """What a copy of this budget spent in a worker process (the clock is the same machine-wide one)."""
+        self.occurrences = spent.occurrences
+        self.shortened = spent.shortened
+        self._deadline = spent._deadline
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def spend(self, occurrences: int) -> None:
+        self.occurrences -= occurrences
+
+    @property
+    def exhausted(self) -> bool:
+        return self.occurrences <= 0 or self._now() >= self._file_deadline()
+
+    def past(self, deadline: float) -> bool:
+        return self._now() >= deadline
+
+
+async def off_the_loop(function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    """``function(*args, **kwargs)`` in an expansion worker process (arguments and result are pickled)."""
+    global _pool  # one pool per process, started on first use
+    if _pool is None:
+        _pool = ProcessPoolExecutor(EXPANSION_WORKERS, mp_context=multiprocessing.get_context("forkserver"))
+    return await asyncio.get_running_loop().run_in_executor(_pool, functools.partial(function, *args, **kwargs))
+
+
 def occurrence_window(reference: datetime) -> tuple[datetime, datetime]:
     """One year before to two years after ``reference`` (an aware instant the caller chose)."""
     return reference - WINDOW_BEFORE, reference + WINDOW_AFTER
@@ -75,6 +158,7 @@ def materialise_occurrences(
     window_start: datetime | None = None,
     window_end: datetime | None = None,
     limit: int = DEFAULT_LIMIT,
+    budget: ExpansionBudget | None = None,
 ) -> list[Occurrence]:
     """Every occurrence of an event inside the window, at most ``limit``, in recurrence-id order.
 
@@ -85,6 +169,36 @@ def materialise_occurrences(
     keeps at least its own start. A non-recurring event yields its one occurrence whatever the
     window, because the window only bounds the expansion of rules.
     """
+    return expand_occurrences(
+        start, end, duration=duration, rules=rules, excluded=excluded, overrides=overrides, time_zone=time_zone,
+        cancelled=cancelled, reference=reference, window_start=window_start, window_end=window_end, limit=limit,
+        budget=budget,
+    ).occurrences
+
+
+def expand_occurrences(
+    start: datetime | date,
+    end: datetime | date | None = None,
+    *,
+    duration: timedelta | None = None,
+    rules: Sequence[Mapping[str, object]] = (),
+    excluded: Iterable[datetime | date] = (),
+    overrides: Mapping[str, object] | None = None,
+    time_zone: str | None = None,
+    cancelled: bool = False,
+    reference: datetime | None = None,
+    window_start: datetime | None = None,
+    window_end: datetime | None = None,
+    limit: int = DEFAULT_LIMIT,
+    budget: ExpansionBudget | None = None,
+) -> Expansion:
+    """``materialise_occurrences``, saying whether the budget cut the series short.
+
+    Without a budget the event gets a fresh one of its own. When the budget is already spent, a
+    recurring event keeps only its own start; when it runs out during the expansion, the
+    occurrences found up to then.
+    """
+    budget = budget if budget is not None else ExpansionBudget()
     if window_start is None or window_end is None:
         if reference is None:
             raise ValueError("pass window_start and window_end, or the reference instant they derive from")
@@ -98,7 +212,13 @@ def materialise_occurrences(
     skipped = {frame.wall(value) for value, _ in zip(excluded, range(_MAX_EXCLUDED), strict=False)}
     patches = _patches(overrides)
     expansions = [kwargs for kwargs in map(_rule_kwargs, rules[:_MAX_RULES]) if kwargs is not None]
-    slots = _expand(expansions, first, low, high, length) if expansions else {first}
+    complete = True
+    if not expansions:
+        slots = {first}
+    elif budget.exhausted:
+        slots, complete = {first}, False
+    else:
+        slots, complete = _expand(expansions, first, low, high, length, budget)
     additions = {wall for wall in patches if wall not in slots and low <= wall < high}
     occurrences: list[Occurrence] = []
     for wall in sorted(slots | additions):
@@ -111,7 +231,10 @@ def materialise_occurrences(
         occurrences.append(occurrence)
         if len(occurrences) >= limit:
             break
-    return occurrences
+    if expansions:
+        budget.spend(len(occurrences))
+        budget.shortened += not complete
+    return Expansion(occurrences, complete)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,38 +332,80 @@ def _patches(overrides: Mapping[str, object] | None) -> dict[datetime, Mapping[s
 
 
 def _expand(
-    expansions: Sequence[dict[str, Any]], first: datetime, low: datetime, high: datetime, length: timedelta
-) -> set[datetime]:
+    expansions: Sequence[dict[str, Any]],
+    first: datetime,
+    low: datetime,
+    high: datetime,
+    length: timedelta,
+    budget: ExpansionBudget,
+) -> tuple[set[datetime], bool]:
     slots: set[datetime] = set()
     if low <= first + length and first < high:
         slots.add(first)  # DTSTART is always the first instance, matched by the rule or not
+    deadline = budget.event_deadline()
+    complete = True
     for kwargs in expansions:
-        for wall in _walk(kwargs, first, high):
-            if wall + length > low:
-                slots.add(wall)
-    return slots
+        found, finished = _walk(kwargs, first, high, lambda: budget.past(deadline))
+        complete = complete and finished
+        slots.update(wall for wall in found if wall + length > low)
+    return slots, complete
 
 
-def _walk(kwargs: dict[str, Any], first: datetime, high: datetime) -> Iterable[datetime]:
+def _walk(
+    kwargs: dict[str, Any], first: datetime, high: datetime, out_of_time: Callable[[], bool]
+) -> tuple[list[datetime], bool]:
+    """The rule's instances before ``high``, and False when the scan or time budget stopped it first."""
+    found: list[datetime] = []
     try:
         if _never_matches(kwargs, first):
-            return []
-        rule = du.rrule(dtstart=first, **kwargs)
-        opening = next(iter(rule), None)
-        if opening != first and kwargs.get("count"):
-            # RFC 5545 counts DTSTART as the first instance even when the rule does not produce it.
-            kwargs = {**kwargs, "count": kwargs["count"] - 1}
-            if kwargs["count"] < 1:
-                return []
-            rule = du.rrule(dtstart=first, **kwargs)
-        found: list[datetime] = []
-        for scanned, wall in enumerate(rule):
-            if scanned >= MAX_SCAN or wall >= high:
-                break
+            return found, True
+        # RFC 5545 counts DTSTART as the first instance even when the rule does not produce it.
+        remaining: int | None = kwargs.get("count")
+        unbounded = {key: value for key, value in kwargs.items() if key != "count"}
+        for scanned, wall in enumerate(_instances(unbounded, first)):
+            if remaining is not None:
+                if scanned == 0 and wall != first:
+                    remaining -= 1
+                if remaining <= 0:
+                    return found, True
+                remaining -= 1
+            if wall >= high:
+                return found, True
+            if scanned >= MAX_SCAN or (scanned % _CHECK_EVERY == _CHECK_EVERY - 1 and out_of_time()):
+                return found, False
             found.append(wall)
-        return found
+        return found, True
     except (ValueError, OverflowError):  # dateutil refuses some filter combinations as empty
-        return []
+        return found, True
+
+
+def _instances(kwargs: dict[str, Any], first: datetime) -> Iterator[datetime]:
+    """The rule's instances in order, without COUNT. dateutil steps through every time of day of a whole
+    period before the first it may yield (a yearly rule with every hour, minute and second starting on
+    31 December: 31 million tries), so many times of day are combined with the rule's days here instead,
+    which yields each instance as soon as it is found and lets the caller's budget stop it."""
+    times = _times_of_day(kwargs, first)
+    if len(times) <= 1 or kwargs["freq"] == du.HOURLY or "bysetpos" in kwargs:
+        yield from du.rrule(dtstart=first, **kwargs)
+        return
+    until = kwargs.get("until")
+    day_parts = {key: value for key, value in kwargs.items() if key not in {"until", "byhour", "byminute", "bysecond"}}
+    for day in du.rrule(dtstart=datetime.combine(first.date(), time()), **day_parts):
+        for moment in times:
+            wall = datetime.combine(day.date(), moment)
+            if wall < first:
+                continue
+            if until is not None and wall > until:
+                return
+            yield wall
+
+
+def _times_of_day(kwargs: Mapping[str, Any], first: datetime) -> list[time]:
+    """The times each day of a daily-or-longer rule has, as dateutil derives them (DTSTART's when not given)."""
+    hours = kwargs.get("byhour") or [first.hour]
+    minutes = kwargs.get("byminute") or [first.minute]
+    seconds = [second for second in kwargs.get("bysecond") or [first.second] if second < 60]  # no leap second
+    return sorted({time(hour, minute, second) for hour in hours for minute in minutes for second in seconds})
 
 
 def _never_matches(kwargs: Mapping[str, Any], first: datetime) -> bool:

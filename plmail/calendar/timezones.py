@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import functools
 import zoneinfo
+from datetime import datetime
 
+from dateutil import rrule  # type: ignore[import-untyped]
+from icalendar import Component
+from icalendar.prop import vRecur
 from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
 
 MAX_TZID = 128
@@ -63,3 +67,60 @@ def resolve_zone_name(tzid: str) -> str | None:
             if separator in stripped and is_zone_name(candidate):
                 return candidate
     return None
+
+
+# A VTIMEZONE's STANDARD and DAYLIGHT rules are expanded by icalendar into every transition up to 2038;
+# a zone changes its offset a few times a year, so anything beyond these bounds is not a real zone.
+MAX_ZONE_PARTS = 100
+MAX_ZONE_TRANSITIONS = 2_000
+_ZONE_LAST_YEAR = 2038
+_ZONE_RULE_PARTS = frozenset({"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYMONTH", "BYDAY", "BYMONTHDAY",
+                              "BYYEARDAY", "BYWEEKNO"})
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def zone_transitions(definition: Component, *, limit: int = MAX_ZONE_TRANSITIONS) -> int | None:
+    """How many transitions icalendar would expand this VTIMEZONE into, or None when that is unbounded
+    or over ``limit``: only yearly rules without times of their own, at most ``MAX_ZONE_PARTS`` parts."""
+    parts = [part for part in definition.subcomponents if part.name in {"STANDARD", "DAYLIGHT"}]
+    if not parts or len(parts) > MAX_ZONE_PARTS:
+        return None
+    total = 0
+    for part in parts:
+        found = _part_transitions(part, limit - total)
+        if found is None:
+            return None
+        total += found
+    return total
+
+
+def _part_transitions(part: Component, limit: int) -> int | None:
+    start = part.get("DTSTART")
+    first = getattr(start, "dt", None)
+    if not isinstance(first, datetime):
+        return None
+    rules = part.get("RRULE")
+    dates = part.get("RDATE")
+    count = 1 + sum(len(getattr(item, "dts", ())) for item in (dates if isinstance(dates, list) else [dates]) if item)
+    if rules is None:
+        return count if count <= limit else None
+    if isinstance(rules, list) or not isinstance(rules, vRecur):
+        return None  # icalendar reads only one RRULE per part; several are not a zone we understand
+    if set(rules) - _ZONE_RULE_PARTS or [str(value).upper() for value in rules.get("FREQ", [])] != ["YEARLY"]:
+        return None
+    months = [value for value in rules.get("BYMONTH", []) if isinstance(value, int)]
+    month_days = [value for value in rules.get("BYMONTHDAY", []) if isinstance(value, int)]
+    if months and month_days and not any(abs(day) <= _MONTH_DAYS[m - 1] for m in months if 1 <= m <= 12
+                                         for day in month_days):
+        return None  # 30 February: dateutil would search to year 9999
+    try:
+        expansion = rrule.rrulestr(rules.to_ical().decode(), dtstart=first.replace(tzinfo=None))  # type: ignore[no-untyped-call]
+        for instance in expansion:
+            if instance.year > _ZONE_LAST_YEAR:
+                break
+            count += 1
+            if count > limit:
+                return None
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return count

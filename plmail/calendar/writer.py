@@ -14,7 +14,7 @@ from typing import Any
 
 from plmail.calendar.extraction.claims import DEDUP_KEY_VERSION, nominal_end
 from plmail.calendar.jscalendar import JsonObject, local_datetime, parse_local_datetime
-from plmail.calendar.occurrences import DEFAULT_LIMIT, materialise_occurrences
+from plmail.calendar.occurrences import DEFAULT_LIMIT, ExpansionBudget, expand_occurrences, off_the_loop
 from plmail.calendar.sources import EventSource, written_confidence, written_status
 from plmail.calendar.timezones import zone
 from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow
@@ -24,6 +24,8 @@ from plmail.domain.errors import NotFoundError, ValidationError
 RULES = "recurrenceRules"
 OVERRIDES = "recurrenceOverrides"
 EXCLUDED = "excluded"
+# Set by the writer when the expansion budget cut the series short: the event page says so.
+SHORTENED = "plmail:shortened"
 MAX_TITLE = 500
 MAX_LOCATION = 500
 # A provider's broken clock can date mail anywhere; the window around it must still be computable.
@@ -91,28 +93,69 @@ def frame_times(values: EventValues, user_zone: str) -> tuple[datetime | date, d
 
 
 def occurrence_rows(
-    values: EventValues, *, user_zone: str, reference: datetime, limit: int = DEFAULT_LIMIT
+    values: EventValues, *, user_zone: str, reference: datetime, limit: int = DEFAULT_LIMIT,
+    budget: ExpansionBudget | None = None,
 ) -> list[OccurrenceRow]:
+    return expanded_rows(values, user_zone=user_zone, reference=reference, limit=limit, budget=budget)[0]
+
+
+def expanded_rows(
+    values: EventValues, *, user_zone: str, reference: datetime, limit: int = DEFAULT_LIMIT,
+    budget: ExpansionBudget | None = None,
+) -> tuple[list[OccurrenceRow], bool]:
+    """The occurrence rows, and False when the expansion budget stopped the series before the window's end."""
     start, end = frame_times(values, user_zone)
     recurrence = values.recurrence
     rules = [r for r in recurrence.get(RULES, []) if isinstance(r, dict)] if isinstance(recurrence, dict) else []
     overrides = recurrence.get(OVERRIDES) if isinstance(recurrence.get(OVERRIDES), dict) else None
     excluded = [w for w in map(parse_local_datetime, recurrence.get(EXCLUDED, []) or []) if w is not None]
-    found = materialise_occurrences(
+    expansion = expand_occurrences(
         start, end, rules=rules, excluded=excluded, overrides=overrides,
         time_zone=values.time_zone if not values.is_floating else None,
         cancelled=values.status == EventStatus.CANCELLED.value,
-        reference=min(max(reference, _EARLIEST_REFERENCE), _LATEST_REFERENCE), limit=limit,
+        reference=min(max(reference, _EARLIEST_REFERENCE), _LATEST_REFERENCE), limit=limit, budget=budget,
     )
     rows: list[OccurrenceRow] = []
-    for occurrence in found:
+    for occurrence in expansion.occurrences:
         begin = stored_instant(occurrence.start, user_zone)
         finish = stored_instant(occurrence.end, user_zone)
         if finish <= begin:  # a patch cannot make an instance vanish from every view
             finish = begin + (timedelta(days=1) if values.is_all_day else timedelta(hours=1))
         rows.append(OccurrenceRow(stored_instant(occurrence.recurrence_id, user_zone), begin, finish,
                                   occurrence.is_override, occurrence.cancelled, occurrence.title, occurrence.location))
-    return rows
+    return rows, expansion.complete
+
+
+def _expanded_in_worker(
+    values: EventValues, user_zone: str, reference: datetime, budget: ExpansionBudget
+) -> tuple[list[OccurrenceRow], bool, ExpansionBudget]:
+    rows, complete = expanded_rows(values, user_zone=user_zone, reference=reference, budget=budget)
+    return rows, complete, budget  # the worker's copy, spent: the caller takes its counts back
+
+
+async def _expanded(
+    values: EventValues, *, user_zone: str, reference: datetime, budget: ExpansionBudget | None
+) -> tuple[EventValues, list[OccurrenceRow]]:
+    """The rows, expanded in a worker process when the event recurs, so no rule holds the event loop, and
+    the values marked when the budget cut the series short (and unmarked when it no longer does)."""
+    if not (isinstance(values.recurrence, dict) and values.recurrence.get(RULES)):
+        rows, complete = expanded_rows(values, user_zone=user_zone, reference=reference, budget=budget)
+    else:
+        budget = budget if budget is not None else ExpansionBudget()
+        rows, complete, spent = await off_the_loop(_expanded_in_worker, values, user_zone, reference, budget)
+        budget.take_counts(spent)
+    recurrence = dict(values.recurrence) if isinstance(values.recurrence, dict) else {}
+    if complete:
+        recurrence.pop(SHORTENED, None)
+    else:
+        recurrence[SHORTENED] = True
+    if recurrence != values.recurrence:
+        values = replace(values, recurrence=recurrence)
+    return values, rows
+
+
+def is_shortened(values: EventValues) -> bool:
+    return isinstance(values.recurrence, dict) and values.recurrence.get(SHORTENED) is True
 
 
 def event_values(calendar_id: int, user_id: int, draft: EventDraft, user_zone: str) -> EventValues:
@@ -152,28 +195,30 @@ class CalendarEventWriter:
         return await self.events.owned(user_id, event_id)
 
     async def create(
-        self, calendar_id: int, user_id: int, draft: EventDraft, *, user_zone: str, reference: datetime
+        self, calendar_id: int, user_id: int, draft: EventDraft, *, user_zone: str, reference: datetime,
+        budget: ExpansionBudget | None = None,
     ) -> int | None:
-        """The new event's id, or None when the calendar already holds the UID (a concurrent writer won)."""
-        values = event_values(calendar_id, user_id, draft, user_zone)
+        """The new event's id, or None when the calendar already holds the UID (a concurrent writer won).
+
+        ``budget`` is shared by the events of one file or message; without one the event gets its own."""
+        values, rows = await _expanded(event_values(calendar_id, user_id, draft, user_zone), user_zone=user_zone,
+                                       reference=reference, budget=budget)
         event_id = await self.events.insert(values)
         if event_id is not None:
-            await self.events.replace_occurrences(
-                user_id, event_id, occurrence_rows(values, user_zone=user_zone, reference=reference)
-            )
+            await self.events.replace_occurrences(user_id, event_id, rows)
         return event_id
 
     async def rewrite(self, event: StoredEvent, draft: EventDraft, *, user_zone: str, reference: datetime) -> None:
         await self.store(event.id, event_values(event.calendar_id, event.user_id, draft, user_zone),
                          user_zone=user_zone, reference=reference)
 
-    async def store(self, event_id: int, values: EventValues, *, user_zone: str, reference: datetime) -> None:
+    async def store(self, event_id: int, values: EventValues, *, user_zone: str, reference: datetime,
+                    budget: ExpansionBudget | None = None) -> None:
         """Writes the columns and re-materialises. Only a write that restates the event drops instances it
         no longer has (a moved series); a cancellation never comes through here."""
+        values, rows = await _expanded(values, user_zone=user_zone, reference=reference, budget=budget)
         await self.events.update(event_id, values)
-        await self.events.replace_occurrences(
-            values.user_id, event_id, occurrence_rows(values, user_zone=user_zone, reference=reference)
-        )
+        await self.events.replace_occurrences(values.user_id, event_id, rows)
 
     async def cancel(self, event: StoredEvent, *, sequence: int) -> None:
         """A cancel sets a status and never deletes: people want to see that it was called off, and a

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,8 +81,9 @@ class StateWatch:
     """The states of the user's accounts for the types asked for, and what moved since they were last sent."""
 
     def __init__(self, feed: ChangeFeed, changes: ChangeLog, principal: Principal,
-                 types: frozenset[JmapObjectType]) -> None:
+                 types: frozenset[JmapObjectType], still_valid: Callable[[], Awaitable[bool]] | None = None) -> None:
         self.feed = feed
+        self.still_valid = still_valid
         self.changes = changes
         self.principal = principal
         scopes = user_scopes(principal)
@@ -96,6 +97,10 @@ class StateWatch:
         found = await self.changes.reader().snapshot([(scope, kind) for _, scope, kind in self.pairs])
         return {(jmap_id, kind): found[(scope, kind)] for jmap_id, scope, kind in self.pairs}
 
+    async def revoked(self) -> bool:
+        """Whether the app password was revoked or its owner disabled since the stream opened: the stream ends."""
+        return self.still_valid is not None and not await self.still_valid()
+
     async def moved(self) -> Snapshot:
         """The states that differ from what was sent, now counted as sent."""
         now = await self.snapshot()
@@ -105,11 +110,12 @@ class StateWatch:
 
 
 async def state_stream(feed: ChangeFeed, changes: ChangeLog, principal: Principal, options: StreamOptions,
-                       last_event_id: str | None) -> AsyncIterator[ServerSentEventMessage]:
+                       last_event_id: str | None, still_valid: Callable[[], Awaitable[bool]] | None = None,
+                       ) -> AsyncIterator[ServerSentEventMessage]:
     """EventSource: the states at once (unless Last-Event-ID says nothing moved), then each change. With
     closeafter=state the stream ends after the first change following the initial states, so a long-polling
     client waits for news instead of spinning."""
-    watch = StateWatch(feed, changes, principal, options.types)
+    watch = StateWatch(feed, changes, principal, options.types, still_valid)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MAX_STREAM_SECONDS
     async with feed.subscribe(watch.accounts) as queue:
@@ -124,13 +130,15 @@ async def state_stream(feed: ChangeFeed, changes: ChangeLog, principal: Principa
             try:
                 item = await asyncio.wait_for(queue.get(), min(options.ping or remaining, remaining))
             except TimeoutError:
+                if await watch.revoked():
+                    return
                 if options.ping and loop.time() < deadline:
                     yield ServerSentEventMessage(data=json.dumps({"interval": options.ping}), event="ping")
                 continue
             items = [item]
             while not queue.empty():  # whatever else arrived meanwhile goes out as one event
                 items.append(queue.get_nowait())
-            if CLOSED in items:
+            if CLOSED in items or await watch.revoked():
                 return
             if not watch.pairs:
                 continue

@@ -53,6 +53,8 @@ def _not_found(request: Request[Any, Any, Any], exc: NotFoundError) -> Response[
 
 
 def _limit(request: Request[Any, Any, Any], exc: LimitError) -> Response[Any]:
+    if exc.limit == "overQuota":  # the user's pending uploads are full: 413, as for an upload too large
+        return _problem(request, RequestError("overQuota", str(exc), status=413))
     return _problem(request, RequestError("limit", str(exc), limit=exc.limit))
 
 
@@ -137,7 +139,8 @@ async def eventsource(request: Request[Any, Any, Any], types: FromQuery[str | No
     services = services_from(request)
     options = StreamOptions.parse(types, closeafter, ping)
     events: AsyncIterator[ServerSentEventMessage] = state_stream(
-        services.change_feed, services.changes, principal, options, request.headers.get("last-event-id"))
+        services.change_feed, services.changes, principal, options, request.headers.get("last-event-id"),
+        lambda: services.app_passwords.still_valid(principal))
     return ServerSentEvent(events, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 

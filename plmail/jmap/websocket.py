@@ -116,7 +116,9 @@ class JmapSocket:
             raise RequestError("notRequest", "'dataTypes' is a list of type names or null.")
         last = message.get("pushState")
         await self.stop_push()
-        watch = StateWatch(self.services.change_feed, self.services.changes, self.principal, pushed_types(types))
+        principal, services = self.principal, self.services
+        watch = StateWatch(services.change_feed, services.changes, principal, pushed_types(types),
+                           lambda: services.app_passwords.still_valid(principal))
         self.push = asyncio.create_task(self.pushing(watch, last if isinstance(last, str) else None),
                                         name="jmap-websocket-push")
 
@@ -139,6 +141,9 @@ class JmapSocket:
                     while not queue.empty():
                         items.append(queue.get_nowait())
                     if CLOSED in items:
+                        return
+                    if await watch.revoked():  # the user was disabled or the app password revoked
+                        await self.socket.close(code=1008, reason="The app password no longer opens this account.")
                         return
                     moved = await watch.moved()
                     if moved:

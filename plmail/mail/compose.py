@@ -1,16 +1,20 @@
 """Structured draft fields to real RFC 5322 MIME, with the stdlib `email` package.
 
-Every header value and address is checked for CR, LF and NUL before anything is built: the policy would
-refuse some, but a clear error naming the field is what the person typing deserves, and no value can
-smuggle in a header of its own. The message keeps Bcc (it is the copy the user keeps); `wire_bytes`
-removes it for what is handed to the transport. Parts: text alone is text/plain; text and HTML are
-multipart/alternative; images the HTML names as cid: go beside it in multipart/related; attachments make
-it multipart/mixed.
+Every header value and address is checked for line breaks of any kind (CR, LF, and Unicode's U+0085,
+U+2028, U+2029, VT, FF) and other control characters before anything is built: the policy would refuse
+some with a ValueError, but a clear error naming the field is what the person typing deserves, and no
+value can smuggle in a header of its own. Address headers are written here, not folded by the stdlib:
+its folder drops the quotes around a long display name with a comma ("Dr. Ann, Head of …" became the
+address "Dr."), so a name that needs more than a short quoted string is sent as RFC 2047 encoded-words.
+The message keeps Bcc (it is the copy the user keeps); `wire_bytes` removes it for what is handed to the
+transport. Parts: text alone is text/plain; text and HTML are multipart/alternative; images the HTML
+names as cid: go beside it in multipart/related; attachments make it multipart/mixed.
 """
 
 from __future__ import annotations
 
 import email
+import email.charset
 import email.policy
 import re
 from collections.abc import Iterable, Sequence
@@ -19,6 +23,7 @@ from datetime import UTC, datetime
 from email.headerregistry import Address as HeaderAddress
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from typing import Any
 
 from plmail.domain.errors import InvalidMessageError, TooLargeError, ValidationError
 from plmail.domain.messages import Address
@@ -27,7 +32,14 @@ from plmail.mail.html_text import html_to_text
 
 MAX_RECIPIENTS = 100
 DEFAULT_SIZE_LIMIT = 25 * 1024 * 1024  # an account's default; a server's SMTP SIZE may be lower
-_FORBIDDEN = re.compile(r"[\r\n\x00]")
+# Every C0 and C1 control but TAB (CR, LF, NUL, VT, FF, NEL U+0085 …) and the Unicode line and paragraph
+# separators: each is a line break to some reader of the header, or not text at all.
+_FORBIDDEN = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+# A display name made of atext and spaces needs no quoting (RFC 5322 3.2.3); up to this length it stays plain.
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~ -]+$")
+_SHORT_NAME = 60
+_LINE = 70  # a folded line's length, inside the 78 that keeps the stdlib from refolding it
+_UTF8 = email.charset.Charset("utf-8")
 _ADDRESS = re.compile(r"^[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+$")
 _MESSAGE_ID = re.compile(r"^[^<>\s@]+@[^<>\s@]+$")
 # Headers a writer may add beside the ones built from the fields: private ones and the client's name.
@@ -43,9 +55,9 @@ class ComposedMessage:
 
 
 def check_header(value: str, field: str) -> str:
-    """A header value with no line breaks or NUL in it; refused with the field's name otherwise."""
+    """A header value with no line break or control character in it; refused with the field's name otherwise."""
     if _FORBIDDEN.search(value):
-        raise ValidationError(f"The {field} may not contain line breaks or NUL characters.", field=field)
+        raise ValidationError(f"The {field} field may not contain line breaks or control characters.", field=field)
     return value
 
 
@@ -75,7 +87,53 @@ def _header_address(address: Address) -> HeaderAddress:
 
 def _set_addresses(message: EmailMessage, name: str, addresses: Sequence[Address]) -> None:
     if addresses:
-        message[name] = [_header_address(a) for a in addresses]
+        message.set_raw(name, address_header(addresses))
+
+
+def address_header(addresses: Sequence[Address]) -> str:
+    """An address header's value, folded: each mailbox's address on a line of its own after its display name,
+    the name plain, quoted, or (when long or not ASCII) RFC 2047 encoded-words, so that every reader, and no
+    folding, splits it into the addresses it was made of."""
+    return ",\r\n ".join(_mailbox(address) for address in addresses)
+
+
+def _mailbox(address: Address) -> str:
+    display = " ".join(address.name.split())
+    spec = _header_address(Address("", address.address)).addr_spec
+    if not display:
+        return spec
+    if _PLAIN_NAME.match(display) and len(display) <= _SHORT_NAME:
+        return f"{display}\r\n <{spec}>"
+    if display.isascii() and display.isprintable():
+        quoted = display.replace("\\", "\\\\").replace('"', '\\"')
+        if len(quoted) <= _LINE:
+            return f'"{quoted}"\r\n <{spec}>'
+    # Longer: encoded-words, each on a line of its own. A quoted string folded inside is valid RFC 5322
+    # too, but Python's own getaddresses (3.11) splits it at the comma, and so may other readers.
+    return "\r\n ".join(_encoded_words(display)) + f"\r\n <{spec}>"
+
+
+def _encoded_words(text: str) -> list[str]:
+    """RFC 2047 encoded-words of at most ``_LINE`` characters, split after a space where one fits: the space
+    travels inside the word before the break, because readers drop the whitespace between two words."""
+    words: list[str] = []
+    current = ""
+    for token in re.findall(r"\S+\s*", text):
+        for piece in _pieces(token):
+            if current and len(_UTF8.header_encode(current + piece)) > _LINE:
+                words.append(_UTF8.header_encode(current))
+                current = ""
+            current += piece
+    if current:
+        words.append(_UTF8.header_encode(current))
+    return words
+
+
+def _pieces(token: str) -> list[str]:
+    """A word longer than one encoded-word holds, cut into pieces that each fit."""
+    if len(_UTF8.header_encode(token)) <= _LINE:
+        return [token]
+    return [token[start:start + 8] for start in range(0, len(token), 8)]
 
 
 def _ids(values: Iterable[str], field: str) -> list[str]:
@@ -112,7 +170,7 @@ def compose(identity: Identity, content: DraftContent, *, now: datetime | None =
             check_header(attachment.content_id, "attachment id")
 
     message = EmailMessage(policy=email.policy.SMTP)
-    message["From"] = _header_address(sender)
+    _set_addresses(message, "From", [sender])
     _set_addresses(message, "To", to)
     _set_addresses(message, "Cc", cc)
     _set_addresses(message, "Bcc", bcc)
@@ -221,10 +279,24 @@ def wire_bytes(raw: bytes) -> bytes:
 
 
 def envelope_of(raw: bytes) -> Envelope:
-    """The envelope a message's own headers name: From, and every To, Cc and Bcc address."""
-    parsed = email.message_from_bytes(raw, policy=email.policy.compat32)
-    senders = email.utils.getaddresses(parsed.get_all("From") or [])
-    recipients = email.utils.getaddresses([*(parsed.get_all("To") or []), *(parsed.get_all("Cc") or []),
-                                           *(parsed.get_all("Bcc") or [])])
-    mail_from = senders[0][1] if senders and senders[0][1] else ""
-    return Envelope(mail_from, tuple(dict.fromkeys(a for _, a in recipients if a)))
+    """The envelope a message's own headers name: From, and every To, Cc and Bcc address.
+
+    Read with the modern parser, which decodes encoded-words inside the display name only after splitting
+    the mailboxes: compat32's getaddresses split "=?utf-8?q?Dr=2E_Ann=2C?=" or a refolded quoted name at
+    its comma and took "Dr." for the sender's address."""
+    parsed = email.message_from_bytes(raw, policy=email.policy.default)
+    senders = _addresses(parsed, "From")
+    recipients = [address for name in ("To", "Cc", "Bcc") for address in _addresses(parsed, name)]
+    return Envelope(senders[0] if senders else "", tuple(dict.fromkeys(recipients)))
+
+
+def _addresses(parsed: email.message.Message, name: str) -> list[str]:
+    value: Any
+    found: list[str] = []
+    for value in parsed.get_all(name) or []:
+        try:
+            mailboxes = value.addresses  # an AddressHeader under policy.default
+            found += [address.addr_spec for address in mailboxes if address.addr_spec]
+        except (AttributeError, IndexError, ValueError, TypeError):  # a header the modern parser cannot take
+            found += [address for _, address in email.utils.getaddresses([str(value)]) if address]
+    return found

@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 
 HEADER_BLOCK_LIMIT = 256 * 1024
 MAX_CONCURRENT_UPLOADS = 4  # per user and process
-UPLOAD_LIFETIME = timedelta(days=7)  # an upload no email names by then is removed
+# An upload no email names by then is removed (the hourly prune job; a draft keeps its own copy of the bytes).
+UPLOAD_LIFETIME = timedelta(hours=24)
+# What one user's uploads may hold at once: 8 uploads of 45 MB were accepted in 9 s and kept for a week.
+MAX_PENDING_UPLOADS = 500 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +123,8 @@ class BlobService:
     async def _blob(self, user_id: int, scope: MailScope, blob_id: str) -> BlobContent:
         kind, _, key = blob_id.partition("-")
         if kind == "u":
-            upload = await self.repo.upload(user_id, None if scope.unified else scope.account_id, key) \
+            since = datetime.now(UTC) - UPLOAD_LIFETIME  # expired the moment its day is over, pruned nightly
+            upload = await self.repo.upload(user_id, None if scope.unified else scope.account_id, key, since) \
                 if len(key) == 64 else None
             if upload is None:
                 raise NotFoundError("No such blob.")
@@ -160,7 +164,15 @@ class BlobService:
             if self._uploading[user_id] <= 0:
                 del self._uploading[user_id]
 
+    async def pending_uploads(self, user_id: int, now: datetime | None = None) -> int:
+        """Octets the user's unexpired uploads hold: what the upload quota counts."""
+        return await self.repo.pending_upload_bytes(user_id, (now or datetime.now(UTC)) - UPLOAD_LIFETIME)
+
     async def upload(self, user_id: int, scope: MailScope, data: bytes, content_type: str) -> Upload:
+        if await self.pending_uploads(user_id) + len(data) > MAX_PENDING_UPLOADS:
+            raise LimitError(f"Your uploads from the last 24 hours hold {MAX_PENDING_UPLOADS // (1024 * 1024)} MB "
+                             "already; send or discard what you uploaded, or wait until it expires.",
+                             limit="overQuota")
         digest = await self.store.put(data)
         upload = Upload(digest, content_type, len(data))
         await self.repo.record_upload(user_id, None if scope.unified else scope.account_id, upload)

@@ -178,6 +178,22 @@ class OutboxService:
         assert canceled is not None
         return canceled
 
+    async def stop_disabled(self, user_id: int) -> int:
+        """A disabled user's scheduled sends are called off at once (their messages are drafts again); the claim
+        refuses them too, so one already queued cannot slip through. Returns how many were stopped."""
+        return await self._call_off(await self.repo.pending_of_disabled(user_id=user_id))
+
+    async def _call_off(self, submissions: Sequence[Submission]) -> int:
+        stopped = 0
+        for submission in submissions:
+            async with self.db.transaction():
+                if not await self.repo.cancel(submission.id):
+                    continue
+                await self._back_to_drafts(submission)
+                await self._record(submission.account_id, [submission.id], ChangeType.UPDATED)
+            stopped += 1
+        return stopped
+
     async def forget(self, user_id: int, submission_id: int) -> None:
         """A finished submission removed from the list (JMAP's destroy); one still waiting must be canceled
         first, so that removing it never looks like stopping it."""
@@ -299,8 +315,10 @@ class OutboxService:
         submission = await self.repo.get(submission_id)
         if submission is None:
             return "gone"
-        if submission.state is SubmissionState.PENDING:  # woken a moment early: go again at its time
-            await self._schedule(submission_id, submission.send_at, datetime.now(UTC))
+        if submission.state is SubmissionState.PENDING:
+            if await self._call_off(await self.repo.pending_of_disabled(submission_id=submission_id)):
+                return SubmissionState.CANCELED.value  # its owner was disabled
+            await self._schedule(submission_id, submission.send_at, datetime.now(UTC))  # woken a moment early
         return submission.state.value
 
     async def _outgoing(self, submission: Submission) -> tuple[Any, OutgoingMessage]:

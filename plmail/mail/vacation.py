@@ -29,6 +29,7 @@ from plmail.domain.mailstore import unified_key
 from plmail.domain.outgoing import IncomingMail, VacationSettings
 from plmail.domain.ports import Enqueuer
 from plmail.mail.changes import Change, StateManager
+from plmail.mail.compose import check_header
 from plmail.mail.drafts import DRAFT_FLAG, DraftService
 from plmail.mail.headers import header, header_values
 from plmail.mail.identities import IdentityService
@@ -116,6 +117,8 @@ class VacationService:
             raise ValidationError("The reply must end after it starts.", field="toDate")
         if settings.subject is not None and len(settings.subject) > MAX_SUBJECT:
             raise ValidationError("The subject is too long.", field="subject")
+        if settings.subject is not None:
+            check_header(settings.subject, "subject")  # else every automatic reply would fail to compose
         for name, value in (("textBody", settings.text_body), ("htmlBody", settings.html_body)):
             if value is not None and len(value) > MAX_BODY:
                 raise ValidationError("The reply is too long.", field=name)

@@ -73,6 +73,11 @@ class AppPasswordService:
         if not await self.repo.revoke(user_id, password_id):
             raise NotFoundError("No such app password.")
 
+    async def still_valid(self, principal: Principal) -> bool:
+        """Whether a connection opened with this principal may go on (push streams, the WebSocket): the app
+        password was not revoked and its owner not disabled since."""
+        return await self.repo.live(principal.password_id)
+
     async def authenticate(self, authorization: str | None, *, client: str) -> Principal:
         """Bearer plmail_<secret>, or Basic email:secret whose email must be the owner's. Raises
         AuthenticationError for wrong credentials (LoginThrottledError when this client has guessed wrong too

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import zoneinfo
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -80,6 +81,8 @@ class UserService:
         self.sessions = sessions
         self.devices = devices
         self.two_factor = two_factor
+        # What else stops when a user is disabled (scheduled sends: services.py adds the outbox's).
+        self.on_disabled: list[Callable[[int], Awaitable[object]]] = []
 
     @property
     def policy(self) -> ThrottlePolicy:
@@ -212,6 +215,8 @@ class UserService:
             raise NotFoundError("No such user.")
         if disabled:
             await self.sessions.end_all(user_id)
+            for stop in self.on_disabled:
+                await stop(user_id)
 
     async def reset_second_factor(self, user_id: int) -> None:
         """An administrator removes a user's second factor (lost phone, no recovery codes left)."""

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from plmail.calendar.extraction.ics_parse import ICS_CONFIDENCE, ICS_EXTRACTOR, parse_ics
 from plmail.calendar.extraction.mime import calendar_parts_from_mime
+from plmail.calendar.occurrences import off_the_loop
 from plmail.domain.calendar import ExtractedEvent, ExtractionContext
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,8 @@ class IcsEventExtractor:
             if len(part.data) > MAX_PART_BYTES:
                 log.info("calendar part of message %s skipped: %d bytes", ctx.message_id, len(part.data))
                 continue
-            result = parse_ics(part.data, charset=part.charset, part_id=part.part_id)
+            # A worker process: a hostile VTIMEZONE in a message must not hold the event loop either.
+            result = await off_the_loop(parse_ics, part.data, charset=part.charset, part_id=part.part_id)
             for reason in result.skipped:
                 log.debug("message %s: %s", ctx.message_id, reason)
             for claim in result.events:

@@ -22,6 +22,7 @@ from plmail.calendar.extraction.ics_overrides import component_end, component_st
 from plmail.calendar.extraction.ics_time import IcsClock, Moment
 from plmail.calendar.extraction.text import clean_block, clean_line, decode_bytes
 from plmail.calendar.jscalendar import JsonObject, format_duration
+from plmail.calendar.occurrences import ExpansionBudget
 from plmail.calendar.recurrence import rrule_to_jscalendar
 from plmail.domain.calendar import EventKind, EventStatus, ExtractedEvent, ItipMethod, Participant
 
@@ -54,8 +55,13 @@ def ics_dedup_key(uid: str) -> str:
     return key if len(key) <= MAX_KEY else f"ics:#{hashlib.sha256(uid.encode()).hexdigest()}"
 
 
-def parse_ics(data: bytes | str, *, charset: str | None = None, part_id: int | None = None) -> IcsParseResult:
-    """Every claim in one calendar part, in document order; never raises on malformed input."""
+def parse_ics(
+    data: bytes | str, *, charset: str | None = None, part_id: int | None = None, budget: ExpansionBudget | None = None
+) -> IcsParseResult:
+    """Every claim in one calendar part, in document order; never raises on malformed input.
+
+    ``budget`` bounds the VTIMEZONE rules expanded for the whole part (a fresh one when not given)."""
+    budget = budget if budget is not None else ExpansionBudget()
     text = decode_bytes(data, charset) if isinstance(data, bytes) else data.replace("\x00", "")
     try:
         components = _components(text)
@@ -71,7 +77,7 @@ def parse_ics(data: bytes | str, *, charset: str | None = None, part_id: int | N
             calendar, members = None, [component]
         else:
             continue
-        _read_calendar(calendar, members, part_id, events, skipped)
+        _read_calendar(calendar, members, part_id, events, skipped, budget)
     return IcsParseResult(tuple(events), tuple(skipped))
 
 
@@ -102,13 +108,14 @@ def _read_calendar(
     part_id: int | None,
     events: list[ExtractedEvent],
     skipped: list[str],
+    budget: ExpansionBudget,
 ) -> None:
     method_text = str(calendar.get("METHOD", "")).strip().upper() if calendar is not None else ""
     if method_text and method_text not in _METHODS:
         skipped.append(f"method {method_text[:20]} does not state an event")
         return
     method = _METHODS.get(method_text)
-    clock = IcsClock(calendar)
+    clock = IcsClock(calendar, budget)
     groups: dict[str, tuple[list[Component], list[Component]]] = {}
     for member in members:
         uid = _text(member.get("UID"))
@@ -253,6 +260,18 @@ def _text(value: object) -> str | None:
     return str(value).strip() or None
 
 
+def _zones_used(components: Sequence[Component]) -> set[str]:
+    used: set[str] = set()
+    for component in components:
+        for value in component.values():
+            for item in value if isinstance(value, list) else [value]:
+                params = getattr(item, "params", None)
+                tzid = params.get("TZID") if params is not None else None
+                if tzid:
+                    used.add(str(tzid).strip())
+    return used
+
+
 def _payload(calendar: Component | None, components: Sequence[Component]) -> JsonObject:
     """What was read, verbatim in content: METHOD, the zones, and this UID's VEVENTs, as iCalendar text."""
     holder = Calendar()
@@ -260,8 +279,9 @@ def _payload(calendar: Component | None, components: Sequence[Component]) -> Jso
         for name in ("METHOD", "PRODID", "VERSION"):
             if name in calendar:
                 holder[name] = calendar[name]
+        used = _zones_used(components)  # only these: a calendar of 2,000 zones would repeat them all per event
         for sub in calendar.subcomponents:
-            if sub.name == "VTIMEZONE":
+            if sub.name == "VTIMEZONE" and str(sub.get("TZID", "")).strip() in used:
                 holder.add_component(sub)
     for component in components:
         holder.add_component(component)

@@ -16,7 +16,8 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from icalendar import Component, Timezone
 from icalendar.prop import vDDDLists, vDDDTypes
 
-from plmail.calendar.timezones import resolve_zone_name, zone
+from plmail.calendar.occurrences import ExpansionBudget
+from plmail.calendar.timezones import resolve_zone_name, zone, zone_transitions
 
 MAX_LIST_VALUES = 1_000
 
@@ -32,9 +33,11 @@ class Moment:
 class IcsClock:
     """Reads date-time properties of one VCALENDAR."""
 
-    __slots__ = ("_built", "_definitions")
+    __slots__ = ("_budget", "_built", "_definitions")
 
-    def __init__(self, calendar: Component | None) -> None:
+    def __init__(self, calendar: Component | None, budget: ExpansionBudget | None = None) -> None:
+        """``budget`` bounds the VTIMEZONE rules expanded for one file, shared by all its calendars."""
+        self._budget = budget if budget is not None else ExpansionBudget()
         self._definitions: dict[str, Timezone] = {}
         self._built: dict[str, tzinfo | None] = {}
         for component in calendar.subcomponents if calendar is not None else []:
@@ -97,7 +100,10 @@ class IcsClock:
         if key not in self._built:
             definition = self._definitions.get(key)
             built: tzinfo | None = None
-            if definition is not None:
+            # A VTIMEZONE whose rules expand past the budget is no zone we use: its times stay floating.
+            transitions = None if definition is None or self._budget.exhausted else zone_transitions(definition)
+            if definition is not None and transitions is not None:
+                self._budget.spend(transitions)
                 try:
                     built = definition.to_tz(lookup_tzid=False)
                 except Exception:  # a broken VTIMEZONE is one sender's problem, not a reason to fail

@@ -64,7 +64,8 @@ class CalendarFeedRepository:
         and its verifier is checked by the caller."""
         row = await self.db.fetchrow(
             f"""SELECT {_COLUMNS} FROM calendar_subscription s JOIN calendar c ON c.id = s.calendar_id
-                 WHERE s.selector = $1 AND s.revoked_at IS NULL AND c.user_id = s.user_id""",
+                 WHERE s.selector = $1 AND s.revoked_at IS NULL AND c.user_id = s.user_id
+                   AND NOT EXISTS (SELECT 1 FROM app_user u WHERE u.id = s.user_id AND u.disabled_at IS NOT NULL)""",
             selector,
         )
         return _row(row) if row is not None else None

@@ -59,6 +59,14 @@ class AppPasswordRepository:
             return None
         return CredentialMatch(row["id"], row["last_used_at"], row["user_id"], row["email"], row["display_name"])
 
+    async def live(self, password_id: int) -> bool:
+        """Whether the app password still opens its account: not revoked, its owner not disabled."""
+        return bool(await self.db.fetchval(
+            """SELECT EXISTS (SELECT 1 FROM app_password p JOIN app_user u ON u.id = p.user_id
+                               WHERE p.id = $1 AND p.revoked_at IS NULL AND u.disabled_at IS NULL)""",
+            password_id,
+        ))
+
     async def touch(self, password_id: int, min_interval_seconds: int) -> None:
         """Record use, at most once per interval: a phone syncing every few seconds must not write every time."""
         await self.db.execute(

@@ -62,15 +62,20 @@ class JmapBlobRepository:
             user_id, account_id, upload.sha256, upload.content_type, upload.size,
         )
 
-    async def upload(self, user_id: int, account_id: int | None, sha256: str) -> Upload | None:
-        """An upload to the account; with None (the unified account) any upload of the user."""
+    async def upload(self, user_id: int, account_id: int | None, sha256: str, since: datetime) -> Upload | None:
+        """An upload to the account made since ``since``; with None (the unified account) any upload of the user."""
         row = await self.db.fetchrow(
             """SELECT sha256, content_type, size FROM jmap_upload
-                WHERE user_id = $1 AND ($2::bigint IS NULL OR account_id = $2) AND sha256 = $3
+                WHERE user_id = $1 AND ($2::bigint IS NULL OR account_id = $2) AND sha256 = $3 AND created_at >= $4
                 ORDER BY created_at DESC LIMIT 1""",
-            user_id, account_id, sha256,
+            user_id, account_id, sha256, since,
         )
         return Upload(row["sha256"], row["content_type"], row["size"]) if row else None
+
+    async def pending_upload_bytes(self, user_id: int, since: datetime) -> int:
+        value = await self.db.fetchval(
+            "SELECT coalesce(sum(size), 0) FROM jmap_upload WHERE user_id = $1 AND created_at >= $2", user_id, since)
+        return int(value)
 
     async def prune_uploads(self, older_than: datetime) -> list[str]:
         """Forget uploads older than the cut-off; returns the digests they named."""

@@ -149,6 +149,8 @@ class SubmissionRepository:
         row = await self.db.fetchrow(
             f"""UPDATE submission s SET state = 'sending', attempts = attempts + 1, updated_at = now()
                  WHERE s.id = $1 AND s.state = 'pending' AND s.send_at <= now()
+                   AND NOT EXISTS (SELECT 1 FROM account a JOIN app_user u ON u.id = a.user_id
+                                    WHERE a.id = s.account_id AND u.disabled_at IS NOT NULL)
                  RETURNING {_COLUMNS}""",
             submission_id,
         )
@@ -174,6 +176,18 @@ class SubmissionRepository:
             submission_id, state.value, error[:1000], json.dumps(delivery) if delivery is not None else None,
             awaiting_copy,
         )
+
+    async def pending_of_disabled(self, user_id: int | None = None, submission_id: int | None = None
+                                  ) -> list[Submission]:
+        """Pending submissions whose owner is disabled: of one user, or the one submission given."""
+        rows = await self.db.fetch(
+            f"""SELECT {_COLUMNS} FROM submission s JOIN account a ON a.id = s.account_id
+                                  JOIN app_user u ON u.id = a.user_id
+                 WHERE s.state = 'pending' AND u.disabled_at IS NOT NULL
+                   AND ($1::int IS NULL OR a.user_id = $1) AND ($2::bigint IS NULL OR s.id = $2)""",
+            user_id, submission_id,
+        )
+        return [_submission(row) for row in rows]
 
     async def cancel(self, submission_id: int) -> bool:
         """Undo: only a submission nobody has started sending can be canceled."""

@@ -9,6 +9,7 @@ import asyncpg
 
 from plmail.db.database import Database
 from plmail.domain.enums import Locale
+from plmail.domain.mailstore import PUSH_CHANNEL
 from plmail.domain.models import Appearance, SecondFactorState, ThrottleState, User, UserCredentials
 
 _USER_COLUMNS = ("id, email, display_name, is_admin, locale, time_zone, created_at, settings, "
@@ -119,6 +120,11 @@ class UserRepository:
                WHERE id = $1""",
             user_id, disabled,
         )
+        if disabled and status.endswith(" 1"):
+            # Wakes the user's open push streams (they watch the unified account), which then find it disabled.
+            await self.db.execute(
+                "SELECT pg_notify($1, json_build_array(json_build_array(-$2::bigint, 'Principal'))::text)",
+                PUSH_CHANNEL, user_id)
         return status.endswith(" 1")
 
     async def second_factor(self, user_id: int) -> SecondFactorState:

@@ -1,5 +1,6 @@
 """Quota/get, /changes, /query and /queryChanges (RFC 9425): the database space the account's mail takes, as one
-"account"-scoped octets quota for Mail, against the room the disk holding plmail's data has left."""
+"account"-scoped octets quota for Mail, against the room the disk holding plmail's data has left; and the room
+the user's pending uploads (RFC 8620 6.1, the last 24 hours') may take."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from plmail.jmap.capabilities import QUOTA
 from plmail.jmap.common import CHANGES_ARGUMENTS, GET_ARGUMENTS, get_ids, max_changes, page_of, properties
 from plmail.jmap.errors import MethodError, invalid_arguments
 from plmail.jmap.registry import Call, MethodTable
+from plmail.mail.downloads import MAX_PENDING_UPLOADS
 from plmail.mail.states import parse_state
 
 table = MethodTable()
 QUOTA_ID = "mail"
+UPLOADS_ID = "uploads"
 PROPERTIES = ("id", "resourceType", "used", "hardLimit", "scope", "name", "types", "warnLimit", "softLimit",
               "description")
 
@@ -30,7 +33,7 @@ async def get(call: Call) -> dict[str, Any]:
     scope, state = await _state(call, args)
     props = properties(args, PROPERTIES, PROPERTIES)
     ids = get_ids(args)
-    wanted = [QUOTA_ID] if ids is None else ids
+    wanted = [QUOTA_ID, UPLOADS_ID] if ids is None else ids
     listed = []
     if QUOTA_ID in wanted:
         quota = await call.ctx.services.quota.mail(scope)
@@ -39,8 +42,15 @@ async def get(call: Call) -> dict[str, Any]:
                   "softLimit": None,
                   "description": "The database space this account's mail takes, of the room the disk has."}
         listed.append({p: values[p] for p in props})
+    if UPLOADS_ID in wanted:
+        values = {"id": UPLOADS_ID, "resourceType": "octets",
+                  "used": await call.ctx.services.downloads.pending_uploads(call.ctx.principal.user_id),
+                  "hardLimit": MAX_PENDING_UPLOADS, "scope": "account", "name": "Pending uploads", "types": ["Mail"],
+                  "warnLimit": None, "softLimit": None,
+                  "description": "Files uploaded in the last 24 hours that no email holds yet; they expire then."}
+        listed.append({p: values[p] for p in props})
     return {"accountId": call.jmap_id(scope), "state": state, "list": listed,
-            "notFound": [i for i in wanted if i != QUOTA_ID]}
+            "notFound": [i for i in wanted if i not in (QUOTA_ID, UPLOADS_ID)]}
 
 
 @table.method("Quota/changes", QUOTA)

@@ -38,6 +38,7 @@ from plmail.calendar.invites import EventCard
 from plmail.calendar.rsvp import answer_of
 from plmail.calendar.sources import is_trusted_source
 from plmail.calendar.upcoming import SoonEntry
+from plmail.calendar.writer import is_shortened
 from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE, EventValues
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.models import User
@@ -218,6 +219,7 @@ def _detail_view(detail: EventDetail, user: User, occurrence: datetime | None) -
         "description": values.description, "cancelled": values.status == "cancelled",
         "status": t(STATUS_LABELS.get(values.status, values.status)), "all_day": values.is_all_day,
         "edited": detail.event.is_user_edited, "source": values.source, "sequence": values.sequence,
+        "shortened": is_shortened(values),
         "unconfirmed": _unconfirmed(values.source),
         "calendar": detail.calendar.name if detail.calendar else "", "time_zone": values.time_zone,
         "organizer": organizer, "attendees": attendees, "recurring": recurring,

@@ -33,18 +33,24 @@ from plmail.domain.outgoing import (
     SubmissionRefused,
     SubmissionState,
 )
-from plmail.mail.compose import parse_address_list
+from plmail.mail.compose import DEFAULT_SIZE_LIMIT, parse_address_list
 from plmail.mail.composer import ComposerInput, is_scheduled, is_waiting, signature_html, signature_text
 from plmail.mail.replies import AnswerKind
 from plmail.mail.snooze import MORNING
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import parse_form
 from plmail.web.i18n import translate
+from plmail.web.i18n_runtime import N_
 from plmail.web.pages import render, signed_in_user
 
 _MODES = {kind.value: kind for kind in AnswerKind}
 _SCHEDULES = ("tomorrow", "monday", "custom")
 
+
+COMPOSE_MAX_BODY = DEFAULT_SIZE_LIMIT + 2 * 1024 * 1024
+COMPOSE_TOO_LARGE_TITLE = N_("Attachments too large")
+COMPOSE_TOO_LARGE = N_("The attachments are larger than 25 MB, the most a message can carry. Nothing was sent; "
+                       "attach smaller files or share a link.")
 
 @dataclass(frozen=True)
 class ComposeForm:
@@ -204,7 +210,10 @@ class ComposeController(Controller):
         panel = _is_panel(request) and draft is None and answer is None
         return await self._composer(request, _form(opened, inline=inline), draft=opened, panel=panel)
 
-    @post("/")
+    # Attachments up to the largest an account sends (25 MB; a lower SMTP SIZE is refused by the composer with
+    # its own message), and the text beside them. Files are spooled to disk as they arrive (litestar's parser);
+    # a larger request is answered by app.py's page for 413, which says what the limit is.
+    @post("/", request_max_body_size=COMPOSE_MAX_BODY)
     async def submit(self, request: Request[Any, Any, Any]) -> Template | Redirect | Response[str]:
         user = signed_in_user(request)
         services = services_from(request)

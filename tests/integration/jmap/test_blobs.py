@@ -120,13 +120,13 @@ async def test_upload_limit_is_413_problem_json(box: JmapBox) -> None:
     assert (await box.http.post("/jmap/upload/999999", content=b"x", headers=box.headers)).status_code == 404
 
 
-async def test_uploads_expire_after_a_week_and_unused_bytes_go(box: JmapBox) -> None:
+async def test_uploads_expire_within_a_day_and_unused_bytes_go(box: JmapBox) -> None:
     raw = b"only uploaded, never imported"
     blob = (await box.http.post(f"/jmap/upload/{box.account}", content=raw, headers=box.headers)).json()
     digest = blob["blobId"][2:]
     assert await box.services.blobs.exists(digest)
-    blobs = await box.services.downloads.prune_expired_uploads(datetime.now(UTC) + timedelta(days=6))
+    blobs = await box.services.downloads.prune_expired_uploads(datetime.now(UTC) + timedelta(hours=23))
     assert blobs == 0 and await box.services.blobs.exists(digest)
-    await box.services.downloads.prune_expired_uploads(datetime.now(UTC) + timedelta(days=8))
+    await box.services.downloads.prune_expired_uploads(datetime.now(UTC) + timedelta(hours=25))  # issue 39: 24 h
     assert not await box.services.blobs.exists(digest)
     assert (await box.http.get(_url(box, blob["blobId"], "x"), headers=box.headers)).status_code == 404
