@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -68,6 +69,7 @@ class SignInResult:
     user: User
     session: NewSession | None  # None: the password was right, and a second-factor code is needed next
     device_token: str | None = None  # a new device cookie to set (None: keep the browser's)
+    code_attempt: str | None = None  # with a code still owed: names this sign-in attempt's count of wrong codes
 
 
 class UserService:
@@ -130,11 +132,14 @@ class UserService:
         address = email.strip().lower()
         credentials = await self.users.credentials_by_email(address) if len(password) <= MAX_PASSWORD_LENGTH else None
         device = await self.devices.find(browser.device_token, credentials.user.id if credentials else None)
-        attempt = Attempt("web", address, browser.client, device.id if device else None)
-        await self.throttle.admit(attempt)
+        attempt = Attempt("web", address, browser.client, device.id if device else None,
+                          known=credentials is not None)
+        waiting = await self.throttle.admit(attempt)
         stored_hash = credentials.password_hash if credentials else None
         if credentials is None or not await verify_password(stored_hash, password):
             await self.throttle.failed(attempt)
+            if waiting is not None:  # a client that tried made-up addresses: a wrong password waits like any other
+                raise waiting
             raise AuthenticationError("The email address or password is wrong.")
         user = credentials.user
         if user.disabled:
@@ -143,20 +148,19 @@ class UserService:
         if stored_hash and needs_rehash(stored_hash):
             await self.users.set_password_hash(user.id, await hash_password(password))
         if user.two_factor and not _remembers_second_factor(device):
-            return SignInResult(user, None)
+            return SignInResult(user, None, code_attempt=secrets.token_urlsafe(18))
         return await self._complete(user, device, browser, remember=remember)
 
-    async def sign_in_with_code(self, user_id: int, code: str, browser: Browser, *, remember: bool = False,
-                                remember_device: bool = False) -> SignInResult:
-        """The second step: a TOTP or recovery code, throttled exactly like a password."""
+    async def sign_in_with_code(self, user_id: int, code: str, browser: Browser, *, code_attempt: str,
+                                remember: bool = False, remember_device: bool = False) -> SignInResult:
+        """The second step: a TOTP or recovery code. Wrong codes count against the user from every address and
+        against this sign-in attempt (`code_attempt`, from the password step), never cleared by a password."""
         user = await self.by_id(user_id)
         device = await self.devices.find(browser.device_token, user.id)
-        attempt = Attempt("web", user.email, browser.client, device.id if device else None)
-        await self.throttle.admit(attempt)
+        await self.throttle.admit_code(user.id, code_attempt)
         if user.disabled or not await self.two_factor.verify(user.id, code):
-            await self.throttle.failed(attempt)
+            await self.throttle.code_failed(user.id, code_attempt)
             raise AuthenticationError("That code is wrong or was used already.")
-        await self.throttle.succeeded(attempt)
         result = await self._complete(user, device, browser, remember=remember)
         if remember_device:
             await self.devices.remember_second_factor(user.id, result.device_token or browser.device_token or "")

@@ -86,16 +86,21 @@ def clear_session_cookie(response: Response[Any]) -> Response[Any]:
     return response
 
 
-def hold_second_factor(request: Request[Any, Any, Any], user: User, *, remember: bool, next_path: str) -> None:
-    """Remember, for a few minutes, that this browser gave the right password and now owes a code."""
+def hold_second_factor(request: Request[Any, Any, Any], result: SignInResult, *, remember: bool, next_path: str
+                       ) -> None:
+    """Remember, for a few minutes, that this browser gave the right password and now owes a code. The wrong codes
+    of this attempt are counted on the server under `attempt` (a replayed cookie cannot start the count over)."""
     flow = dict(request.session or {})
-    flow[PENDING_SECOND_FACTOR] = {"uid": user.id, "at": int(time.time()), "remember": remember, "next": next_path}
+    flow[PENDING_SECOND_FACTOR] = {"uid": result.user.id, "at": int(time.time()), "remember": remember,
+                                   "next": next_path, "attempt": result.code_attempt}
     request.set_session(flow)
 
 
 def pending_second_factor(request: Request[Any, Any, Any]) -> dict[str, Any] | None:
     pending = (request.session or {}).get(PENDING_SECOND_FACTOR)
     if not isinstance(pending, dict) or not isinstance(pending.get("uid"), int):
+        return None
+    if not isinstance(pending.get("attempt"), str) or not pending["attempt"]:
         return None
     if not isinstance(pending.get("at"), int) or time.time() - pending["at"] > PENDING_SECONDS:
         return None
