@@ -15,10 +15,11 @@ from plmail.domain.enums import Locale
 from plmail.domain.errors import (
     AuthenticationError,
     NotFoundError,
+    ReauthenticationRequiredError,
     SetupAlreadyDoneError,
     ValidationError,
 )
-from plmail.domain.models import Appearance, TrustedDeviceRow, User
+from plmail.domain.models import Appearance, TrustedDeviceRow, User, WebSessionRow
 from plmail.users.passwords import (
     MAX_PASSWORD_LENGTH,
     MIN_PASSWORD_LENGTH,
@@ -193,16 +194,36 @@ class UserService:
     async def all_users(self) -> list[User]:
         return await self.users.all()
 
-    async def check_password(self, user: User, password: str) -> None:
-        """For changes a signed-in user confirms with the password (a stolen session alone cannot make them)."""
-        if not await verify_password(await self.users.password_hash(user.id), password):
+    async def check_password(self, user: User, password: str, browser: Browser) -> None:
+        """For changes a signed-in user confirms with the password (a stolen session alone cannot make them);
+        throttled like a sign-in, so a session cannot be used to guess the password either."""
+        device = await self.devices.find(browser.device_token, user.id)
+        attempt = Attempt("web", user.email, browser.client, device.id if device else None)
+        await self.throttle.admit(attempt)
+        if len(password) > MAX_PASSWORD_LENGTH or \
+                not await verify_password(await self.users.password_hash(user.id), password):
+            await self.throttle.failed(attempt)
             raise AuthenticationError("The current password is wrong.")
+        await self.throttle.succeeded(attempt)
+
+    async def reauthenticate(self, user: User, session: WebSessionRow | None, password: str, browser: Browser
+                             ) -> None:
+        """Before turning the second factor on or off, new recovery codes or a new app password: the current
+        password, unless this session gave it within the last ten minutes (then an empty one will do)."""
+        if not password and self.sessions.recently_reauthenticated(session):
+            return
+        if not password:
+            raise ReauthenticationRequiredError("Enter your current password to make this change.")
+        await self.check_password(user, password, browser)
+        if session is not None:
+            await self.sessions.reauthenticated(session.id)
 
     async def change_password(self, user: User, current: str, new: str, browser: Browser, *, remember: bool
                               ) -> SignInResult:
         """Ends every session, this one too: a password change is how people lock out a stolen cookie, and a copy of
-        this browser's cookie is one. The browser that changed it gets a new session."""
-        await self.check_password(user, current)
+        this browser's cookie is one. The browser that changed it gets a new session. Always asks for the current
+        password."""
+        await self.check_password(user, current, browser)
         check_password_rules(new)
         await self.users.set_password_hash(user.id, await hash_password(new))
         await self.sessions.end_all(user.id)
@@ -223,8 +244,8 @@ class UserService:
         await self.two_factor.remove(user_id)
         await self.devices.forget_second_factor(user_id)
 
-    async def disable_second_factor(self, user: User, password: str) -> None:
-        await self.check_password(user, password)
+    async def disable_second_factor(self, user: User) -> None:
+        """After `reauthenticate`: the user switches the second factor off."""
         await self.two_factor.remove(user.id)
         await self.devices.forget_second_factor(user.id)
 

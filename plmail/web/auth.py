@@ -7,8 +7,10 @@ the OAuth state, and a sign-in waiting for its second-factor code.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
@@ -23,9 +25,12 @@ from litestar.response.base import ASGIResponse
 from litestar.response.redirect import ASGIRedirectResponse
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from plmail.domain.enums import Locale
+from plmail.domain.errors import AuthenticationError, LoginThrottledError
 from plmail.domain.models import User, WebSessionRow
 from plmail.users.service import Browser, SignInResult
-from plmail.users.sessions import DEVICE_SECONDS
+from plmail.users.sessions import DEVICE_SECONDS, SessionService
+from plmail.web.i18n import translate
 
 if TYPE_CHECKING:
     from plmail.services import Services
@@ -67,6 +72,27 @@ def browser_of(request: Request[Any, Any, Any]) -> Browser:
 def current_session(request: Request[Any, Any, Any]) -> WebSessionRow | None:
     session = request.scope.get("auth")
     return session if isinstance(session, WebSessionRow) else None
+
+
+def reauthentication_needed(request: Request[Any, Any, Any]) -> bool:
+    """Whether a change to how this user signs in must ask for the password (not given again in ten minutes)."""
+    return not SessionService.recently_reauthenticated(current_session(request))
+
+
+async def reauthenticate(request: Request[Any, Any, Any], user: User, password: str) -> None:
+    """The current password (or a recent one on this session) before a sign-in change; raises
+    AuthenticationError (LoginThrottledError, ReauthenticationRequiredError) otherwise."""
+    session = current_session(request)
+    await services_from(request).users.reauthenticate(user, session, password, browser_of(request))
+    if session is not None and password:
+        request.scope["auth"] = dataclasses.replace(session, reauthenticated_at=datetime.now(UTC))
+
+
+def reauthentication_error(exc: AuthenticationError, locale: Locale | str) -> str:
+    if isinstance(exc, LoginThrottledError):
+        return translate("Too many failed sign-in attempts. Try again in {seconds} seconds.", locale,
+                         seconds=exc.retry_after)
+    return translate(str(exc), locale)
 
 
 def set_sign_in_cookies(response: Response[Any], result: SignInResult) -> Response[Any]:

@@ -217,6 +217,7 @@ INTEGRATED_RUNTIME = (
     N_("That code does not match. Check the time on your phone and try again."),
     N_("That code is wrong or was used already."),
     N_("Too many wrong codes. Enter your password again."),
+    N_("Enter your current password to make this change."),
     N_("The URL points to another server now: enter its API key again."),
     N_("The end must be after the start."),
     N_("The event could not be saved; try again."),

@@ -29,7 +29,8 @@ async def _enrol(client: httpx.AsyncClient) -> tuple[str, list[str]]:
     assert page.status_code == 200 and "<svg" in page.text  # the QR code, drawn on the server
     secret = re.search(r"data-totp-secret>([A-Z2-7]+)<", page.text)
     assert secret is not None
-    wrong = await post_form(client, "/settings/two-factor", {"secret": secret.group(1), "code": "000000"},
+    wrong = await post_form(client, "/settings/two-factor",
+                            {"secret": secret.group(1), "code": "000000", "password": PASSWORD},
                             token_from="/settings/two-factor")
     assert wrong.status_code == 400 and "That code does not match" in wrong.text
     # The previous step's code (within ±1 step): the current and next ones stay unused for the sign-ins below.
