@@ -39,6 +39,7 @@ from plmail.web.controllers.calendar import CalendarController
 from plmail.web.controllers.compose import ComposeController
 from plmail.web.controllers.devices import DevicesController
 from plmail.web.controllers.health import healthz
+from plmail.web.controllers.identity_confirm import IdentityConfirmController
 from plmail.web.controllers.labels import LabelController
 from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
@@ -164,6 +165,7 @@ def create_app(
             DevicesController,
             SessionsController,
             TwoFactorController,
+            IdentityConfirmController,
             *JMAP_ROUTES,
             CalendarController,
             AdminController,

@@ -42,10 +42,10 @@ PENDING_SECOND_FACTOR: Final = "second_factor"
 PENDING_SECONDS: Final = 300  # how long a right password waits for its code
 
 # Pages reachable without a session: sign-in, first-run setup, health checks, assets, JMAP, which
-# authenticates each request with an app password instead of a cookie, and calendar feeds, whose URL
-# carries a long random token instead.
+# authenticates each request with an app password instead of a cookie, and calendar feeds and a sending
+# address's confirmation link, whose URLs carry a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
-                       "^/favicon.ico", "^/calendar/feed/")
+                       "^/favicon.ico", "^/calendar/feed/", "^/identities/confirm/")
 _PUBLIC = re.compile("|".join(PUBLIC_PATHS))
 
 

@@ -218,6 +218,13 @@ INTEGRATED_RUNTIME = (
     N_("That code is wrong or was used already."),
     N_("Too many wrong codes. Enter your password again."),
     N_("Enter your current password to make this change."),
+    N_("You cannot send as this address yet: it is not verified. Open the confirmation link that was sent to it "
+       "(Settings → Sending can send it again)."),
+    N_("This address belongs to another plmail user: you cannot send as it."),
+    N_("This address is verified already."),
+    N_("A confirmation went to this address a moment ago; wait a minute before sending another."),
+    N_("This confirmation link is not valid any more: send a new one from Settings → Sending."),
+    N_("This account cannot send mail, so it cannot send the confirmation either."),
     N_("The URL points to another server now: enter its API key again."),
     N_("The end must be after the start."),
     N_("The event could not be saved; try again."),

@@ -23,8 +23,7 @@ INVITATIONS = (Path(__file__).resolve().parents[4] / "shared" / "corpus" / "thun
 
 async def invited(outgoing: Outgoing) -> int:
     """single-event.eml delivered to the account, which also answers as the invited receiver@example.com."""
-    await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, "receiver@example.com",
-                                                 name="Receiver")
+    await outgoing.verified_alias("receiver@example.com", name="Receiver")
     outgoing.mail.append([(INVITATIONS / "single-event.eml").read_bytes().replace(b"\n", b"\r\n")])
     await outgoing.sync()
     await run_queued(outgoing.services, ("extract_events",))
