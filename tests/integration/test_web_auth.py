@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
+import pyotp
 from litestar import Litestar
 
 from plmail.services import Services
@@ -139,6 +142,15 @@ async def test_made_up_addresses_from_a_shared_address_never_lock_out_a_real_use
         assert arrived.status_code == 200 and arrived.url.path == "/"
     async with browser(web_app, nat) as admins_phone:
         assert (await sign_in(admins_phone, "admin@example.org", PASSWORD)).url.path == "/"
+    # With a second factor: the right password and code from a new browser there get in as well.
+    secret = pyotp.random_base32()
+    await services.two_factor.confirm(await services.users.by_email("bob@example.org"), secret,
+                                      pyotp.TOTP(secret).at(time.time() - 30))
+    async with browser(web_app, nat) as bobs_tablet:
+        assert (await sign_in(bobs_tablet, "bob@example.org", PASSWORD)).url.path == "/login/code"
+        code = await post_form(bobs_tablet, "/login/code", {"code": pyotp.TOTP(secret).now()},
+                               token_from="/login/code")
+        assert code.url.path == "/"
     assert (await sign_in(client, "admin@example.org", PASSWORD)).url.path == "/"  # signed in before
 
 

@@ -133,3 +133,18 @@ async def test_over_jmap_an_unverified_alias_is_refused_with_forbidden_from(phon
     assert refusal["type"] == "forbiddenFrom" and REFUSED in refusal["description"]
     await run_queued(outgoing.services, ("send_submission",))
     assert [m.rcpt_to for m in outgoing.smtp.received] == [(BANK,)]
+
+
+async def test_at_the_migration_the_accounts_own_address_stays_verified_and_typed_in_aliases_wait(
+        outgoing: Outgoing) -> None:
+    """Migration 2026-12-06T16:10 on identities as they were before verification existed (none marked)."""
+    from plmail.db.migrations.plmail_2026_12_06t16_10_00_000000 import FORWARDS_SQL
+
+    own = await outgoing.identity()
+    typed = await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, BANK,
+                                                         confirm_base="http://plmail.test/")
+    await outgoing.services.db.execute("UPDATE identity SET verified_at = NULL")
+    for _ in range(2):  # safe to run twice
+        await outgoing.services.db.execute(FORWARDS_SQL)
+    assert (await outgoing.services.identities.owned(outgoing.user.id, own.id)).verified
+    assert not (await outgoing.services.identities.owned(outgoing.user.id, typed.id)).verified
