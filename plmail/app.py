@@ -40,6 +40,7 @@ from plmail.web.controllers.calendar import CalendarController
 from plmail.web.controllers.compose import COMPOSE_TOO_LARGE, COMPOSE_TOO_LARGE_TITLE, ComposeController
 from plmail.web.controllers.devices import DevicesController
 from plmail.web.controllers.health import healthz
+from plmail.web.controllers.identity_confirm import IdentityConfirmController
 from plmail.web.controllers.labels import LabelController
 from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
@@ -168,6 +169,7 @@ def create_app(
             DevicesController,
             SessionsController,
             TwoFactorController,
+            IdentityConfirmController,
             *JMAP_ROUTES,
             CalendarController,
             AdminController,

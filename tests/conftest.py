@@ -29,6 +29,7 @@ _ALONE = (
     "tests/integration/test_embedded.py",
     "tests/integration/test_jobs.py",
     "tests/integration/test_live_events.py",
+    "tests/integration/test_proxy_headers.py",
     "tests/integration/assistant/test_priority.py",
     "tests/integration/calendar/test_hostile_ics_serve.py",
     "tests/integration/imap/test_connect.py",

@@ -56,7 +56,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
             port=args.port if args.port is not None else settings.port,
             lifespan="on",
             log_config=None,
-            proxy_headers=True,
+            # Proxy headers are read by web/proxy.py from PLMAIL_TRUSTED_PROXIES only: uvicorn's own reading
+            # would believe X-Forwarded-For from 127.0.0.1 (its FORWARDED_ALLOW_IPS default) before ours runs.
+            proxy_headers=False,
             timeout_graceful_shutdown=settings.shutdown_grace_seconds,
         )
         server = StreamClosingServer(config, app)

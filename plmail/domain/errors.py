@@ -9,13 +9,16 @@ without knowing the subclasses. The tree:
       ConfigurationError, EmbeddedDatabaseError (DataDirInUseError), SchemaError (SchemaTooNewError),
       CredentialError, NotFoundError, CorruptBlobError, ValidationError (FilterError, InvalidMessageError),
       ForbiddenError, ConflictError, UnanswerableError, LimitError,
-      AuthenticationError (LoginThrottledError), RateLimitedError, SetupAlreadyDoneError
+      AuthenticationError (LoginThrottledError (SecondFactorLockedError), SecondFactorAttemptSpentError,
+      ReauthenticationRequiredError), RateLimitedError, SetupAlreadyDoneError
       — beside each provider's client, its own subtree: ImapError (providers/imap/errors.py), GmailApiError
         and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py), OAuthError
         (providers/oauth.py); PropagationError (mail/propagation.py).
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 
 class PlmailError(Exception):
@@ -132,6 +135,24 @@ class LoginThrottledError(AuthenticationError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"Too many failed sign-in attempts. Try again in {retry_after} seconds.")
         self.retry_after = retry_after
+
+
+class SecondFactorLockedError(LoginThrottledError):
+    """Too many wrong second-factor codes for this user within the hour, from anywhere: no code is checked until
+    `until`."""
+
+    def __init__(self, until: datetime) -> None:
+        super().__init__(max(1, int((until - datetime.now(UTC)).total_seconds() + 0.999)))
+        self.until = until
+
+
+class SecondFactorAttemptSpentError(AuthenticationError):
+    """Too many wrong codes after one right password: the sign-in starts over with the password."""
+
+
+class ReauthenticationRequiredError(AuthenticationError):
+    """A change that a session alone may not make (second factor, password, app passwords): the current password
+    is needed, unless this session gave it within the last few minutes."""
 
 
 class RateLimitedError(PlmailError):

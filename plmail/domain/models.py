@@ -98,6 +98,7 @@ class WebSessionRow:
     remember: bool
     user_agent: str
     client_address: str
+    reauthenticated_at: datetime | None = None  # when this session last gave the password again
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,8 @@ class Identity:
     is_primary: bool
     origin: IdentityOrigin
     updated_at: datetime
+    verified: bool = True  # may send: the account's own address, confirmed by the provider or by its link
+    verification_sent_at: datetime | None = None  # when the confirmation link last went to the address
 
     @property
     def may_delete(self) -> bool:
@@ -53,6 +55,7 @@ class ProvidedIdentity:
     text_signature: str = ""
     html_signature: str = ""
     is_primary: bool = False
+    verified: bool = True  # False while the provider waits for the address's owner (Gmail's "pending")
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,9 +92,11 @@ class ApiProcessor:
             if self._running[principal.user_id] <= 0:
                 del self._running[principal.user_id]
 
-    async def process(self, services: Services, principal: Principal, request: dict[str, Any]) -> dict[str, Any]:
+    async def process(self, services: Services, principal: Principal, request: dict[str, Any], *,
+                      base_url: str = "") -> dict[str, Any]:
         ctx = RequestContext(principal=principal, services=services, using=frozenset(request["using"]),
-                             states=services.changes.reader(), created_ids=dict(request.get("createdIds") or {}))
+                             states=services.changes.reader(), created_ids=dict(request.get("createdIds") or {}),
+                             base_url=base_url)
         responses: list[tuple[str, Any, str]] = []
         for name, arguments, call_id in request["methodCalls"]:
             responses.extend(await self._call(ctx, name, arguments, call_id, responses))

@@ -68,6 +68,7 @@ class RequestContext:
     states: StateReader
     created_ids: dict[str, str] = field(default_factory=dict)
     bound_scopes: set[MailScope] = field(default_factory=set)
+    base_url: str = ""  # this server's URL as the client reached it (links the server mails out start with it)
 
     def creation_id(self, value: str) -> str | None:
         """A "#creationId" names an object created earlier in this request; anything else is itself."""

@@ -83,7 +83,7 @@ async def api(request: Request[Any, Any, Any]) -> Response[Any]:
                            limit="maxSizeRequest") from None
     parsed = parse_request(body, request.headers.get("content-type"))
     async with API.slot(principal):
-        result = await API.process(services_from(request), principal, parsed)
+        result = await API.process(services_from(request), principal, parsed, base_url=str(request.base_url))
     return Response(result, headers={"Cache-Control": "no-store"})
 
 

@@ -106,7 +106,9 @@ class JmapSocket:
         self.principal = await authenticate(self.socket)
         parsed = check_request(message)
         async with self.api.slot(self.principal):
-            result = await self.api.process(self.services, self.principal, parsed)
+            base = str(self.socket.base_url)  # ws(s)://host/ → http(s)://host/, for links the server mails out
+            result = await self.api.process(self.services, self.principal, parsed,
+                                            base_url="http" + base[2:] if base.startswith("ws") else base)
         await self.send({"@type": "Response", **({"requestId": request_id} if isinstance(request_id, str) else {}),
                          **result})
 

@@ -2,31 +2,62 @@
 provider lets mail go out under any address the user proves, IMAP/SMTP), and the addresses a provider
 lists (Gmail's send-as list), refreshed on every sync. Sending from anything else is refused.
 
+An alias sends only once verified (issue 39), as Gmail's send-as does it: a confirmation link goes to the address
+from the account's own, and whoever reads that mailbox opens it. An address the provider lists is verified when
+the provider says it is confirmed. Another plmail user's address is never taken as an alias.
+
 Changes are recorded in the JMAP change log (Identity), so phones see a new signature or alias.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import secrets
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
-from plmail.domain.errors import ForbiddenError, NotFoundError, ValidationError
+from plmail.domain.errors import ForbiddenError, NotFoundError, RateLimitedError, ValidationError
 from plmail.domain.mailstore import MailScope
 from plmail.domain.messages import Address
-from plmail.domain.outgoing import Identity, IdentityOrigin
+from plmail.domain.outgoing import DraftContent, Identity, IdentityOrigin, OutgoingMessage, SendError
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.changes import Change, StateManager
-from plmail.mail.compose import check_address, check_header
+from plmail.mail.compose import check_address, check_header, compose, wire_bytes
 from plmail.mail.sanitizer import sanitize_outgoing
 
 log = logging.getLogger(__name__)
 
 MAX_SIGNATURE = 20_000
+CONFIRMATION_SECONDS: Final = 7 * 24 * 3600  # a confirmation link works for a week
+RESEND_SECONDS: Final = 60  # at most one confirmation mail a minute per alias
+CONFIRM_PATH: Final = "/identities/confirm/"
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _confirmation_text(alias: str, account: str, link: str) -> str:
+    """The mail to the alias, in English and German: it is read by whoever holds that mailbox, whose language the
+    sender's settings do not tell."""
+    return (
+        f"{account} asks to send mail as {alias} from plmail.\n\n"
+        f"If that is you, or you allow it, open this link and confirm:\n{link}\n\n"
+        "If you did not expect this, ignore this message: nothing is sent as your address without the "
+        "confirmation. The link works for seven days.\n\n"
+        "-- \n\n"
+        f"{account} möchte mit plmail Mail als {alias} senden.\n\n"
+        f"Wenn du das bist oder es erlaubst, öffne diesen Link und bestätige:\n{link}\n\n"
+        "Wenn du das nicht erwartet hast, ignoriere diese Nachricht: ohne die Bestätigung wird nichts unter "
+        "deiner Adresse gesendet. Der Link gilt sieben Tage.\n"
+    )
 
 
 class IdentityService:
@@ -36,6 +67,7 @@ class IdentityService:
         self.accounts = AccountAdminRepository(db)
         self.change_log = ChangeLogRepository(db)
         self.sources = providers.identity_sources
+        self.transports = providers.transports
 
     # -- reading ----------------------------------------------------------------------------------------
 
@@ -88,6 +120,13 @@ class IdentityService:
             raise ForbiddenError("The account of that identity is switched off.")
         return identity
 
+    @staticmethod
+    def check_verified(identity: Identity) -> None:
+        """Before a message goes out as this identity: refused while the address is not verified."""
+        if not identity.verified:
+            raise ForbiddenError("You cannot send as this address yet: it is not verified. Open the confirmation "
+                                 "link that was sent to it (Settings → Sending can send it again).")
+
     async def for_address(self, user_id: int, email: str) -> Identity | None:
         """The user's identity with this address (its account's primary first), if there is one."""
         await self._ensure(user_id)
@@ -108,7 +147,10 @@ class IdentityService:
 
     # -- writing ----------------------------------------------------------------------------------------
 
-    async def add_alias(self, user_id: int, account_id: int, email: str, *, name: str = "") -> Identity:
+    async def add_alias(self, user_id: int, account_id: int, email: str, *, name: str = "", confirm_base: str
+                        ) -> Identity:
+        """A new alias, not verified: its confirmation link goes to the address at once (`confirm_base` is this
+        server's URL, which the link starts with). It sends once someone with that mailbox opened the link."""
         record = await self.accounts.owned(user_id, account_id)
         if record is None:
             raise NotFoundError("No such account.")
@@ -117,15 +159,72 @@ class IdentityService:
             raise ForbiddenError("This provider decides which addresses the account sends as; add the address "
                                  "there, and it appears here after the next sync.")
         address = check_address(Address(name, email), "email")
+        if await self.repo.belongs_to_another_user(user_id, address.address):
+            raise ForbiddenError("This address belongs to another plmail user: you cannot send as it.")
         async with self.db.transaction():
             identity_id = await self.repo.create(account_id, address.address.lower(), name=address.name,
-                                                 origin=IdentityOrigin.ALIAS)
+                                                 origin=IdentityOrigin.ALIAS,
+                                                 verified=address.address.lower() == record.email.lower())
             if identity_id is None:
                 raise ValidationError(f"{address.address} is an identity of this account already.", field="email")
             created: int = identity_id
             await self.repo.mirror_aliases(account_id)
             await self._record(account_id, [created], ChangeType.CREATED)
-        return await self.owned(user_id, created)
+        identity = await self.owned(user_id, created)
+        if not identity.verified:
+            try:
+                await self.send_confirmation(user_id, created, confirm_base=confirm_base)
+            except (SendError, ValidationError) as exc:  # the alias stays, unverified; "send again" retries
+                log.warning("the confirmation for identity %s could not be sent: %s", created, exc)
+            identity = await self.owned(user_id, created)
+        return identity
+
+    async def send_confirmation(self, user_id: int, identity_id: int, *, confirm_base: str) -> None:
+        """Mail a new confirmation link to an unverified alias, from its account's own address (an older link
+        stops working). Raises SendError when the account's server refused it."""
+        identity = await self.owned(user_id, identity_id)
+        if identity.verified:
+            raise ValidationError("This address is verified already.")
+        sent = identity.verification_sent_at
+        if sent is not None and datetime.now(UTC) - sent < timedelta(seconds=RESEND_SECONDS):
+            raise RateLimitedError("A confirmation went to this address a moment ago; wait a minute before sending "
+                                   "another.", retry_after=RESEND_SECONDS)
+        record = await self.accounts.owned(user_id, identity.account_id)
+        transport = self.transports.get(record.provider_kind) if record is not None else None
+        sender = next((i for i in await self.repo.for_account(identity.account_id)
+                       if i.verified and i.email.lower() == (record.email.lower() if record else "")), None)
+        if record is None or transport is None or sender is None:
+            raise ValidationError("This account cannot send mail, so it cannot send the confirmation either.")
+        token = secrets.token_urlsafe(32)
+        link = confirm_base.rstrip("/") + CONFIRM_PATH + token
+        content = DraftContent(identity_id=sender.id, to=(Address("", identity.email),),
+                               subject=f"Confirm sending as {identity.email} / Senden als {identity.email} "
+                                       f"bestätigen",
+                               text_body=_confirmation_text(identity.email, record.email, link),
+                               extra_headers=(("Auto-Submitted", "auto-generated"),))
+        composed = compose(sender, content)
+        await self.repo.confirmation_sent(identity.id, _token_hash(token))
+        await transport.send(record.account, OutgoingMessage(message_id=composed.message_id,
+                                                             envelope=composed.envelope, wire=wire_bytes(composed.raw),
+                                                             copy=composed.raw), draft=None)
+
+    async def awaiting_confirmation(self, token: str) -> tuple[str, str] | None:
+        """(the alias, the account's address) a live confirmation link names, for the page that asks."""
+        found = await self.repo.awaiting_confirmation(_token_hash(token), max_age_seconds=CONFIRMATION_SECONDS)
+        return (found[2], found[3]) if found else None
+
+    async def confirm(self, token: str) -> str:
+        """Whoever opened the link (holding the alias's mailbox) confirms: the alias may send from now on. Returns
+        the address."""
+        async with self.db.transaction():
+            found = await self.repo.awaiting_confirmation(_token_hash(token), max_age_seconds=CONFIRMATION_SECONDS)
+            confirmed = await self.repo.confirm(_token_hash(token), max_age_seconds=CONFIRMATION_SECONDS)
+            if found is None or confirmed is None:
+                raise NotFoundError("This confirmation link is not valid any more: send a new one from Settings → "
+                                    "Sending.")
+            await self._record(confirmed[1], [confirmed[0]], ChangeType.UPDATED)
+            address: str = found[2]
+        return address
 
     async def update(self, user_id: int, identity_id: int, *, name: str | None = None,
                      reply_to: Sequence[Address] | None = None, bcc: Sequence[Address] | None = None,
@@ -190,11 +289,11 @@ class IdentityService:
         for account_id, email, display_name in await self.repo.accounts_without_identities(user_id):
             async with self.db.transaction():
                 created = await self.repo.create(account_id, email, name=display_name, origin=IdentityOrigin.ACCOUNT,
-                                                 is_primary=True)
+                                                 is_primary=True, verified=True)
                 ids = [created] if created is not None else []
                 for alias in await self.repo.legacy_aliases(account_id):
                     added = await self.repo.create(account_id, alias.lower(), name=display_name,
-                                                   origin=IdentityOrigin.ALIAS)
+                                                   origin=IdentityOrigin.ALIAS, verified=False)
                     if added is not None:
                         ids.append(added)
                 await self._record(account_id, ids, ChangeType.CREATED)

@@ -121,6 +121,7 @@ class OutboxService:
             raise NotFoundError("No such message.")
         try:
             identity = await self.identities.sendable(user_id, identity_id)
+            self.identities.check_verified(identity)
         except (ForbiddenError, NotFoundError) as exc:
             raise SubmissionRefused(str(exc), reason="forbiddenFrom") from None
         if identity.account_id != message.account_id:

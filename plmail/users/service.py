@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import zoneinfo
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,10 +16,11 @@ from plmail.domain.enums import Locale
 from plmail.domain.errors import (
     AuthenticationError,
     NotFoundError,
+    ReauthenticationRequiredError,
     SetupAlreadyDoneError,
     ValidationError,
 )
-from plmail.domain.models import Appearance, TrustedDeviceRow, User
+from plmail.domain.models import Appearance, TrustedDeviceRow, User, WebSessionRow
 from plmail.users.passwords import (
     MAX_PASSWORD_LENGTH,
     MIN_PASSWORD_LENGTH,
@@ -69,6 +71,7 @@ class SignInResult:
     user: User
     session: NewSession | None  # None: the password was right, and a second-factor code is needed next
     device_token: str | None = None  # a new device cookie to set (None: keep the browser's)
+    code_attempt: str | None = None  # with a code still owed: names this sign-in attempt's count of wrong codes
 
 
 class UserService:
@@ -133,11 +136,14 @@ class UserService:
         address = email.strip().lower()
         credentials = await self.users.credentials_by_email(address) if len(password) <= MAX_PASSWORD_LENGTH else None
         device = await self.devices.find(browser.device_token, credentials.user.id if credentials else None)
-        attempt = Attempt("web", address, browser.client, device.id if device else None)
-        await self.throttle.admit(attempt)
+        attempt = Attempt("web", address, browser.client, device.id if device else None,
+                          known=credentials is not None)
+        waiting = await self.throttle.admit(attempt)
         stored_hash = credentials.password_hash if credentials else None
         if credentials is None or not await verify_password(stored_hash, password):
             await self.throttle.failed(attempt)
+            if waiting is not None:  # a client that tried made-up addresses: a wrong password waits like any other
+                raise waiting
             raise AuthenticationError("The email address or password is wrong.")
         user = credentials.user
         if user.disabled:
@@ -146,20 +152,19 @@ class UserService:
         if stored_hash and needs_rehash(stored_hash):
             await self.users.set_password_hash(user.id, await hash_password(password))
         if user.two_factor and not _remembers_second_factor(device):
-            return SignInResult(user, None)
+            return SignInResult(user, None, code_attempt=secrets.token_urlsafe(18))
         return await self._complete(user, device, browser, remember=remember)
 
-    async def sign_in_with_code(self, user_id: int, code: str, browser: Browser, *, remember: bool = False,
-                                remember_device: bool = False) -> SignInResult:
-        """The second step: a TOTP or recovery code, throttled exactly like a password."""
+    async def sign_in_with_code(self, user_id: int, code: str, browser: Browser, *, code_attempt: str,
+                                remember: bool = False, remember_device: bool = False) -> SignInResult:
+        """The second step: a TOTP or recovery code. Wrong codes count against the user from every address and
+        against this sign-in attempt (`code_attempt`, from the password step), never cleared by a password."""
         user = await self.by_id(user_id)
         device = await self.devices.find(browser.device_token, user.id)
-        attempt = Attempt("web", user.email, browser.client, device.id if device else None)
-        await self.throttle.admit(attempt)
+        await self.throttle.admit_code(user.id, code_attempt)
         if user.disabled or not await self.two_factor.verify(user.id, code):
-            await self.throttle.failed(attempt)
+            await self.throttle.code_failed(user.id, code_attempt)
             raise AuthenticationError("That code is wrong or was used already.")
-        await self.throttle.succeeded(attempt)
         result = await self._complete(user, device, browser, remember=remember)
         if remember_device:
             await self.devices.remember_second_factor(user.id, result.device_token or browser.device_token or "")
@@ -192,16 +197,36 @@ class UserService:
     async def all_users(self) -> list[User]:
         return await self.users.all()
 
-    async def check_password(self, user: User, password: str) -> None:
-        """For changes a signed-in user confirms with the password (a stolen session alone cannot make them)."""
-        if not await verify_password(await self.users.password_hash(user.id), password):
+    async def check_password(self, user: User, password: str, browser: Browser) -> None:
+        """For changes a signed-in user confirms with the password (a stolen session alone cannot make them);
+        throttled like a sign-in, so a session cannot be used to guess the password either."""
+        device = await self.devices.find(browser.device_token, user.id)
+        attempt = Attempt("web", user.email, browser.client, device.id if device else None)
+        await self.throttle.admit(attempt)
+        if len(password) > MAX_PASSWORD_LENGTH or \
+                not await verify_password(await self.users.password_hash(user.id), password):
+            await self.throttle.failed(attempt)
             raise AuthenticationError("The current password is wrong.")
+        await self.throttle.succeeded(attempt)
+
+    async def reauthenticate(self, user: User, session: WebSessionRow | None, password: str, browser: Browser
+                             ) -> None:
+        """Before turning the second factor on or off, new recovery codes or a new app password: the current
+        password, unless this session gave it within the last ten minutes (then an empty one will do)."""
+        if not password and self.sessions.recently_reauthenticated(session):
+            return
+        if not password:
+            raise ReauthenticationRequiredError("Enter your current password to make this change.")
+        await self.check_password(user, password, browser)
+        if session is not None:
+            await self.sessions.reauthenticated(session.id)
 
     async def change_password(self, user: User, current: str, new: str, browser: Browser, *, remember: bool
                               ) -> SignInResult:
         """Ends every session, this one too: a password change is how people lock out a stolen cookie, and a copy of
-        this browser's cookie is one. The browser that changed it gets a new session."""
-        await self.check_password(user, current)
+        this browser's cookie is one. The browser that changed it gets a new session. Always asks for the current
+        password."""
+        await self.check_password(user, current, browser)
         check_password_rules(new)
         await self.users.set_password_hash(user.id, await hash_password(new))
         await self.sessions.end_all(user.id)
@@ -224,8 +249,8 @@ class UserService:
         await self.two_factor.remove(user_id)
         await self.devices.forget_second_factor(user_id)
 
-    async def disable_second_factor(self, user: User, password: str) -> None:
-        await self.check_password(user, password)
+    async def disable_second_factor(self, user: User) -> None:
+        """After `reauthenticate`: the user switches the second factor off."""
         await self.two_factor.remove(user.id)
         await self.devices.forget_second_factor(user.id)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from plmail.db.database import Database
@@ -20,6 +21,8 @@ from plmail.domain.models import TrustedDeviceRow, User, WebSessionRow
 IDLE_SECONDS: Final = 14 * 24 * 3600
 ABSOLUTE_SECONDS: Final = 60 * 24 * 3600
 TOUCH_INTERVAL_SECONDS: Final = 300
+# After the password was given again, changes to how one signs in need no password for this long (issue 39).
+REAUTHENTICATION_SECONDS: Final = 10 * 60
 # A device cookie lives a year from the last sign-in; it only exempts from the throttle and (for 30 days after
 # a code) from the second factor, so it is worth keeping across the sessions it outlives.
 DEVICE_SECONDS: Final = 365 * 24 * 3600
@@ -67,6 +70,15 @@ class SessionService:
         await self.repo.touch(session.id, user_agent=user_agent[:_MAX_AGENT], client_address=client[:64],
                               min_interval_seconds=TOUCH_INTERVAL_SECONDS)
         return ActiveSession(session, user)
+
+    async def reauthenticated(self, session_id: int) -> None:
+        await self.repo.reauthenticated(session_id)
+
+    @staticmethod
+    def recently_reauthenticated(session: WebSessionRow | None) -> bool:
+        """Whether this session gave the password again within the last REAUTHENTICATION_SECONDS."""
+        stamp = session.reauthenticated_at if session is not None else None
+        return stamp is not None and datetime.now(UTC) - stamp < timedelta(seconds=REAUTHENTICATION_SECONDS)
 
     async def end(self, token: str | None) -> None:
         if token:

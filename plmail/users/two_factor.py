@@ -52,16 +52,19 @@ def _new_recovery_code() -> str:
 
 
 def matching_step(secret: str, code: str, at: float | None = None) -> int | None:
-    """The time step whose code this is (within ±DRIFT_STEPS of now), or None."""
+    """The time step whose code this is (within ±DRIFT_STEPS of now), or None. Every step in the window is
+    generated and compared in constant time, whichever matches: how long the check takes says nothing about the
+    code. That a step is used once is the caller's part (`accept_step`)."""
     digits = "".join(code.split())
-    if len(digits) != 6 or not digits.isdigit():
-        return None
+    well_formed = len(digits) == 6 and digits.isdigit()
+    candidate = digits if well_formed else "000000"
     totp = pyotp.TOTP(secret)
     now_step = int((time.time() if at is None else at) // totp.interval)  # RFC 6238: T = (now - T0) / X
+    found: int | None = None
     for offset in range(-DRIFT_STEPS, DRIFT_STEPS + 1):
-        if hmac.compare_digest(totp.generate_otp(now_step + offset), digits):
-            return now_step + offset
-    return None
+        if hmac.compare_digest(totp.generate_otp(now_step + offset).encode(), candidate.encode()) and found is None:
+            found = now_step + offset
+    return found if well_formed else None
 
 
 class TwoFactorService:

@@ -7,8 +7,10 @@ the OAuth state, and a sign-in waiting for its second-factor code.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
@@ -23,9 +25,12 @@ from litestar.response.base import ASGIResponse
 from litestar.response.redirect import ASGIRedirectResponse
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from plmail.domain.enums import Locale
+from plmail.domain.errors import AuthenticationError, LoginThrottledError
 from plmail.domain.models import User, WebSessionRow
 from plmail.users.service import Browser, SignInResult
-from plmail.users.sessions import DEVICE_SECONDS
+from plmail.users.sessions import DEVICE_SECONDS, SessionService
+from plmail.web.i18n import translate
 
 if TYPE_CHECKING:
     from plmail.services import Services
@@ -37,10 +42,10 @@ PENDING_SECOND_FACTOR: Final = "second_factor"
 PENDING_SECONDS: Final = 300  # how long a right password waits for its code
 
 # Pages reachable without a session: sign-in, first-run setup, health checks, assets, JMAP, which
-# authenticates each request with an app password instead of a cookie, and calendar feeds, whose URL
-# carries a long random token instead.
+# authenticates each request with an app password instead of a cookie, and calendar feeds and a sending
+# address's confirmation link, whose URLs carry a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
-                       "^/favicon.ico", "^/calendar/feed/")
+                       "^/favicon.ico", "^/calendar/feed/", "^/identities/confirm/")
 _PUBLIC = re.compile("|".join(PUBLIC_PATHS))
 
 
@@ -69,6 +74,27 @@ def current_session(request: Request[Any, Any, Any]) -> WebSessionRow | None:
     return session if isinstance(session, WebSessionRow) else None
 
 
+def reauthentication_needed(request: Request[Any, Any, Any]) -> bool:
+    """Whether a change to how this user signs in must ask for the password (not given again in ten minutes)."""
+    return not SessionService.recently_reauthenticated(current_session(request))
+
+
+async def reauthenticate(request: Request[Any, Any, Any], user: User, password: str) -> None:
+    """The current password (or a recent one on this session) before a sign-in change; raises
+    AuthenticationError (LoginThrottledError, ReauthenticationRequiredError) otherwise."""
+    session = current_session(request)
+    await services_from(request).users.reauthenticate(user, session, password, browser_of(request))
+    if session is not None and password:
+        request.scope["auth"] = dataclasses.replace(session, reauthenticated_at=datetime.now(UTC))
+
+
+def reauthentication_error(exc: AuthenticationError, locale: Locale | str) -> str:
+    if isinstance(exc, LoginThrottledError):
+        return translate("Too many failed sign-in attempts. Try again in {seconds} seconds.", locale,
+                         seconds=exc.retry_after)
+    return translate(str(exc), locale)
+
+
 def set_sign_in_cookies(response: Response[Any], result: SignInResult) -> Response[Any]:
     """The session cookie (persistent only with "remember me") and, for a browser new to this user, the device
     cookie. `Secure` is added by web/security.py whenever the request came over HTTPS."""
@@ -86,16 +112,21 @@ def clear_session_cookie(response: Response[Any]) -> Response[Any]:
     return response
 
 
-def hold_second_factor(request: Request[Any, Any, Any], user: User, *, remember: bool, next_path: str) -> None:
-    """Remember, for a few minutes, that this browser gave the right password and now owes a code."""
+def hold_second_factor(request: Request[Any, Any, Any], result: SignInResult, *, remember: bool, next_path: str
+                       ) -> None:
+    """Remember, for a few minutes, that this browser gave the right password and now owes a code. The wrong codes
+    of this attempt are counted on the server under `attempt` (a replayed cookie cannot start the count over)."""
     flow = dict(request.session or {})
-    flow[PENDING_SECOND_FACTOR] = {"uid": user.id, "at": int(time.time()), "remember": remember, "next": next_path}
+    flow[PENDING_SECOND_FACTOR] = {"uid": result.user.id, "at": int(time.time()), "remember": remember,
+                                   "next": next_path, "attempt": result.code_attempt}
     request.set_session(flow)
 
 
 def pending_second_factor(request: Request[Any, Any, Any]) -> dict[str, Any] | None:
     pending = (request.session or {}).get(PENDING_SECOND_FACTOR)
     if not isinstance(pending, dict) or not isinstance(pending.get("uid"), int):
+        return None
+    if not isinstance(pending.get("attempt"), str) or not pending["attempt"]:
         return None
     if not isinstance(pending.get("at"), int) or time.time() - pending["at"] > PENDING_SECONDS:
         return None

@@ -15,7 +15,7 @@ from litestar.response import Template
 from plmail.domain.enums import Locale
 from plmail.domain.models import User
 from plmail.mail.snooze import snooze_presets
-from plmail.web.auth import services_from
+from plmail.web.auth import reauthentication_needed, services_from
 from plmail.web.i18n import catalog, pick_locale, translate, translate_in, translate_plural
 
 CATEGORY_TABS = (
@@ -60,6 +60,8 @@ async def render(
         shared["account_labels"] = by_account
         shared["all_labels"] = await services.labels.all_for_user(user.id)
         shared["snooze_presets"] = snooze_presets(datetime.now(UTC), _zone_name(user))
+    if user is not None:
+        shared["reauth_needed"] = reauthentication_needed(request)
     return Template(template_name=template, context={**shared, **context}, status_code=status_code,
                     headers=headers)
 

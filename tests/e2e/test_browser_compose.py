@@ -362,7 +362,7 @@ async def test_the_composer_script_swaps_signatures_splits_pasted_lists_takes_dr
     services, user = mailer.out.services, mailer.out.user
     primary = await mailer.out.identity()
     await services.identities.update(user.id, primary.id, text_signature="Owner Example")
-    team = await services.identities.add_alias(user.id, mailer.out.account_id, "team@example.org", name="The Team")
+    team = await mailer.out.verified_alias("team@example.org", name="The Team")
     await services.identities.update(user.id, team.id, html_signature="<div><strong>Team plmail</strong></div>")
     page = await signed_in(browser, mailer)
     await page.goto(mailer.url + "/compose")

@@ -308,7 +308,8 @@ async def test_identities_are_what_the_provider_lists_and_follow_it_on_sync(outg
     assert [i.email.lower() for i in identities] == [outgoing.side.address.lower()]
     assert identities[0].is_primary
     with pytest.raises(ForbiddenError, match="decides which addresses"):  # the provider decides, not the user
-        await services.identities.add_alias(user.id, outgoing.account_id, "other@example.net")
+        await services.identities.add_alias(user.id, outgoing.account_id, "other@example.net",
+                                            confirm_base="http://plmail.test/")
 
     outgoing.side.rename("Alex Renamed")
     await services.sync.run(outgoing.account_id)
@@ -328,7 +329,16 @@ async def test_gmail_send_as_aliases_with_their_signature_and_reply_to_become_id
     await services.sync.run(account_id)
 
     by_address = {i.email.lower(): i for i in await services.identities.for_account(user.id, account_id)}
-    assert set(by_address) == {"alice@gmail.com", "alex@work.example"}
+    assert set(by_address) == {"alice@gmail.com", "alex@work.example", "pending@work.example"}
+    # Shown, but not verified (issue 39): Gmail's verificationStatus "pending" is its owner's confirmation missing.
+    assert {a for a, i in by_address.items() if not i.verified} == {"pending@work.example"}
+    with pytest.raises(ForbiddenError, match="not verified"):
+        services.identities.check_verified(by_address["pending@work.example"])
+    with google.app.lock:
+        mailbox.send_as["pending@work.example"].verified = True  # confirmed at Gmail now
+    google.app.mailbox.add_message(rfc822("confirmed"))
+    await services.sync.run(account_id)
+    assert (await services.identities.for_address(user.id, "pending@work.example")).verified  # type: ignore[union-attr]
     work = by_address["alex@work.example"]
     assert work.name == "Alex at Work" and [(a.name, a.address) for a in work.reply_to] == [
         ("Desk", "desk@work.example")]
@@ -345,6 +355,27 @@ async def test_gmail_send_as_aliases_with_their_signature_and_reply_to_become_id
     by_address = {i.email.lower(): i for i in await services.identities.for_account(user.id, account_id)}
     assert set(by_address) == {"alice@gmail.com", "alex@work.example", "second@work.example"}
     assert by_address["alex@work.example"].text_signature == "Alex, Work Ltd"
+
+
+async def test_graph_mailbox_addresses_become_verified_identities(
+    services: Services, microsoft: FakeServer[GraphFake],
+) -> None:
+    """Issue 39: Exchange reports a mailbox's further addresses as its `proxyAddresses` (only with $select); each
+    is an address the account may send as, so it is verified."""
+    with microsoft.app.lock:
+        microsoft.app.mailbox.aliases = ["sales@contoso.example"]
+    user = await services.users.create_user("owner@example.org", "correct horse")
+    side = GraphSide(microsoft.app)
+    account_id = await connect(services, user, side, microsoft.app)
+    await services.sync.run(account_id)
+    by_address = {i.email.lower(): i for i in await services.identities.for_account(user.id, account_id)}
+    assert set(by_address) == {side.address.lower(), "sales@contoso.example"}
+    assert all(i.verified for i in by_address.values()) and by_address[side.address.lower()].is_primary
+    with microsoft.app.lock:
+        microsoft.app.mailbox.aliases = []
+    await services.sync.run(account_id)
+    assert {i.email.lower() for i in await services.identities.for_account(user.id, account_id)} == {
+        side.address.lower()}
 
 
 # --- drafts ----------------------------------------------------------------------------------------------------

@@ -133,6 +133,7 @@ async def test_every_page_carries_the_policy_and_no_inline_script(client: httpx.
         f"/rules/{ids['rule']}/progress",
         # unknown ids and tokens: the refusal carries the headers as well
         "/calendar/999999/export.ics", "/calendar/event/999999/export.ics", "/calendar/feed/no-such-token",
+        "/identities/confirm/no-such-token",
         "/admin", "/admin/queues", "/healthz", "/static/plmail.css",
         # issue 29: the sidebar's views that are no label
         "/starred", "/all", "/archive",

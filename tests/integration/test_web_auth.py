@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
+import pyotp
 from litestar import Litestar
 
 from plmail.services import Services
@@ -118,19 +121,56 @@ async def test_fifty_wrong_passwords_never_lock_out_a_browser_that_signed_in_bef
     assert (await client.get("/", follow_redirects=False)).status_code == 200
 
 
-async def test_many_failures_from_one_client_address_slow_only_new_browsers_there(
+async def test_made_up_addresses_from_a_shared_address_never_lock_out_a_real_user_there(
         client: httpx.AsyncClient, web_app: Litestar, services: Services) -> None:
-    await sign_up_admin(client, "admin@example.org", PASSWORD)
+    """Issue 39 rule 10, as the attack: 25 wrong sign-ins for made-up addresses from a household's one NAT
+    address. Browsers there that signed in before, and a real user with the right password in a new browser,
+    still get in; everything else waits, alike for real and made-up addresses (no hint which exist)."""
+    await sign_up_admin(client, "admin@example.org", PASSWORD)  # the administrator's browser, behind the NAT
+    await client.post("/logout", data={"_csrf_token": await csrf_token(client, "/")})
     await services.users.create_user("bob@example.org", PASSWORD)
+    nat = "192.0.2.50"
+    async with browser(web_app, nat) as attacker:
+        statuses = [(await sign_in(attacker, f"user{n}@example.org", "guess")).status_code for n in range(25)]
+        threshold = services.users.policy.client_threshold
+        assert statuses[:threshold] == [401] * threshold and set(statuses[threshold:]) == {429}, statuses
+        # A wrong password for a real address waits just as a made-up one does.
+        assert (await sign_in(attacker, "bob@example.org", "guess")).status_code == 429
+        assert (await sign_in(attacker, "nobody@example.org", PASSWORD)).status_code == 429
+    async with browser(web_app, nat) as bobs_new_laptop:  # never signed in before: no device cookie
+        arrived = await sign_in(bobs_new_laptop, "bob@example.org", PASSWORD)
+        assert arrived.status_code == 200 and arrived.url.path == "/"
+    async with browser(web_app, nat) as admins_phone:
+        assert (await sign_in(admins_phone, "admin@example.org", PASSWORD)).url.path == "/"
+    # With a second factor: the right password and code from a new browser there get in as well.
+    secret = pyotp.random_base32()
+    await services.two_factor.confirm(await services.users.by_email("bob@example.org"), secret,
+                                      pyotp.TOTP(secret).at(time.time() - 30))
+    async with browser(web_app, nat) as bobs_tablet:
+        assert (await sign_in(bobs_tablet, "bob@example.org", PASSWORD)).url.path == "/login/code"
+        code = await post_form(bobs_tablet, "/login/code", {"code": pyotp.TOTP(secret).now()},
+                               token_from="/login/code")
+        assert code.url.path == "/"
+    assert (await sign_in(client, "admin@example.org", PASSWORD)).url.path == "/"  # signed in before
+
+
+async def test_many_wrong_passwords_for_real_addresses_from_one_client_slow_only_new_browsers_there(
+        client: httpx.AsyncClient, web_app: Litestar, services: Services) -> None:
+    """Credential stuffing against real users' addresses (not more than four guesses each, under the per-address
+    limit) is stopped by the per-client count."""
+    await sign_up_admin(client, "admin@example.org", PASSWORD)
+    for n in range(6):
+        await services.users.create_user(f"user{n}@example.org", PASSWORD)
     async with browser(web_app, "192.0.2.50") as stuffing:
         for n in range(services.users.policy.client_threshold):
-            await sign_in(stuffing, f"user{n}@example.org", "guess")  # a different address every time
-        # Every address is slowed from this client now, but only for browsers without a device cookie...
-        assert (await sign_in(stuffing, "bob@example.org", PASSWORD)).status_code == 429
+            await sign_in(stuffing, f"user{n % 5}@example.org", f"guess {n}")
+        # Every address is slowed from this client now, even the right password, for browsers without a device
+        # cookie...
+        assert (await sign_in(stuffing, "user5@example.org", PASSWORD)).status_code == 429
     # ...and only failures count: people signing in successfully from an address do not slow it down.
     async with browser(web_app, "192.0.2.51") as office:
         for _ in range(services.users.policy.client_threshold + 1):
-            assert (await sign_in(office, "bob@example.org", PASSWORD)).status_code == 200
+            assert (await sign_in(office, "user5@example.org", PASSWORD)).status_code == 200
             office.cookies.clear()
 
 

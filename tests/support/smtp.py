@@ -12,13 +12,14 @@ import asyncio
 import email
 import email.policy
 import logging
+import re
 import ssl
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from email.message import Message
+from email.message import EmailMessage, Message
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,16 @@ def smtp(smtp_server: SmtpServer) -> Iterator[SmtpServer]:
     smtp_server.reset()
     yield smtp_server
     smtp_server.reset()
+
+
+def confirmation_link(received: Received, address: str) -> str:
+    """The confirmation link in the mail plmail sent to an alias (issue 39), as its reader would follow it."""
+    assert address.lower() in (r.lower() for r in received.rcpt_to), received.rcpt_to
+    message = email.message_from_bytes(received.data, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    body = message.get_body(("plain",))
+    assert body is not None
+    found = re.search(r"https?://\S+/identities/confirm/[A-Za-z0-9_-]+", body.get_content())
+    assert found is not None, body.get_content()
+    return found.group(0)
+

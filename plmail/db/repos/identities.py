@@ -13,7 +13,7 @@ from plmail.domain.messages import Address
 from plmail.domain.outgoing import Identity, IdentityOrigin, ProvidedIdentity
 
 _COLUMNS = ("i.id, i.account_id, i.email, i.name, i.reply_to, i.bcc, i.text_signature, i.html_signature, "
-            "i.is_primary, i.origin, i.updated_at")
+            "i.is_primary, i.origin, i.updated_at, i.verified_at, i.verify_sent_at")
 
 
 def _addresses(value: Any) -> tuple[Address, ...]:
@@ -33,7 +33,8 @@ def _identity(row: asyncpg.Record) -> Identity:
         id=row["id"], account_id=row["account_id"], email=row["email"], name=row["name"] or "",
         reply_to=_addresses(row["reply_to"]), bcc=_addresses(row["bcc"]), text_signature=row["text_signature"] or "",
         html_signature=row["html_signature"] or "", is_primary=row["is_primary"], origin=IdentityOrigin(row["origin"]),
-        updated_at=row["updated_at"],
+        updated_at=row["updated_at"], verified=row["verified_at"] is not None,
+        verification_sent_at=row["verify_sent_at"],
     )
 
 
@@ -77,16 +78,17 @@ class IdentityRepository:
 
     async def create(self, account_id: int, email: str, *, name: str = "", origin: IdentityOrigin,
                      is_primary: bool = False, reply_to: Sequence[Address] = (), text_signature: str = "",
-                     html_signature: str = "") -> int | None:
+                     html_signature: str = "", verified: bool) -> int | None:
         """The new identity's id; None when the account has that address already."""
         value = await self.db.fetchval(
             """INSERT INTO identity (account_id, email, name, reply_to, bcc, text_signature, html_signature,
-                                     is_primary, origin, created_at, updated_at)
+                                     is_primary, origin, verified_at, created_at, updated_at)
                VALUES ($1, $2, $3, $4::jsonb, '[]', $5, $6,
                        $7 AND NOT EXISTS (SELECT 1 FROM identity WHERE account_id = $1 AND is_primary),
-                       $8, now(), now())
+                       $8, CASE WHEN $9 THEN now() END, now(), now())
                ON CONFLICT (account_id, lower(email)) DO NOTHING RETURNING id""",
             account_id, email, name, _dump(reply_to), text_signature, html_signature, is_primary, origin.value,
+            verified,
         )
         return int(value) if value is not None else None
 
@@ -132,7 +134,8 @@ class IdentityRepository:
         touched: list[int] = []
         async with self.db.transaction():
             existing = {r["lower"]: r for r in await self.db.fetch(
-                """SELECT id, lower(email) AS lower, name, reply_to, text_signature, html_signature, origin
+                """SELECT id, lower(email) AS lower, name, reply_to, text_signature, html_signature, origin,
+                          verified_at IS NOT NULL AS verified
                      FROM identity WHERE account_id = $1""", account_id)}
             wanted = {p.email.lower(): p for p in provided}
             for key, row in existing.items():
@@ -145,10 +148,17 @@ class IdentityRepository:
                     created = await self.create(account_id, item.email, name=item.name,
                                                 origin=IdentityOrigin.PROVIDER, is_primary=item.is_primary,
                                                 reply_to=item.reply_to, text_signature=item.text_signature,
-                                                html_signature=item.html_signature)
+                                                html_signature=item.html_signature, verified=item.verified)
                     if created is not None:
                         touched.append(created)
-                elif row["origin"] != IdentityOrigin.ALIAS.value and await self._adopt_provided(row, item):
+                    continue
+                adopted = row["origin"] != IdentityOrigin.ALIAS.value and await self._adopt_provided(row, item)
+                # The provider's word on whether the address is confirmed holds for every identity it lists: an
+                # alias typed in here becomes sendable once the provider confirmed it (never the other way).
+                if item.verified != row["verified"] and (item.verified or row["origin"] == IdentityOrigin.PROVIDER):
+                    await self.set_verified(row["id"], item.verified)
+                    adopted = True
+                if adopted:
                     touched.append(row["id"])
             await self.ensure_primary(account_id)
         return touched
@@ -165,6 +175,55 @@ class IdentityRepository:
         if (item.reply_to or exact) and _addresses(row["reply_to"]) != item.reply_to:
             changed["reply_to"] = item.reply_to
         return bool(changed) and await self.update(row["id"], **changed)
+
+    async def set_verified(self, identity_id: int, verified: bool) -> None:
+        await self.db.execute(
+            """UPDATE identity SET verified_at = CASE WHEN $2 THEN coalesce(verified_at, now()) END,
+                                   verify_token_hash = CASE WHEN $2 THEN NULL ELSE verify_token_hash END,
+                                   updated_at = now()
+                WHERE id = $1""",
+            identity_id, verified,
+        )
+
+    async def confirmation_sent(self, identity_id: int, token_hash: str) -> None:
+        """A new confirmation link went out; an older one stops working."""
+        await self.db.execute(
+            "UPDATE identity SET verify_token_hash = $2, verify_sent_at = now() WHERE id = $1 AND verified_at IS NULL",
+            identity_id, token_hash,
+        )
+
+    async def awaiting_confirmation(self, token_hash: str, *, max_age_seconds: int) -> tuple[int, int, str, str] | None:
+        """(identity id, account id, the alias, the account's address) a live confirmation link names."""
+        row = await self.db.fetchrow(
+            """SELECT i.id, i.account_id, i.email, a.email AS account_email
+                 FROM identity i JOIN account a ON a.id = i.account_id
+                WHERE i.verify_token_hash = $1 AND i.verified_at IS NULL
+                  AND i.verify_sent_at > now() - make_interval(secs => $2)""",
+            token_hash, max_age_seconds,
+        )
+        return (row["id"], row["account_id"], row["email"], row["account_email"]) if row else None
+
+    async def confirm(self, token_hash: str, *, max_age_seconds: int) -> tuple[int, int] | None:
+        """Mark the identity a live link names verified; (identity id, account id), or None."""
+        row = await self.db.fetchrow(
+            """UPDATE identity SET verified_at = now(), verify_token_hash = NULL, updated_at = now()
+                WHERE verify_token_hash = $1 AND verified_at IS NULL
+                  AND verify_sent_at > now() - make_interval(secs => $2)
+            RETURNING id, account_id""",
+            token_hash, max_age_seconds,
+        )
+        return (row["id"], row["account_id"]) if row else None
+
+    async def belongs_to_another_user(self, user_id: int, email: str) -> bool:
+        """Whether the address is another plmail user's: their sign-in address, an account's, or one they send as
+        (verified)."""
+        return bool(await self.db.fetchval(
+            """SELECT EXISTS (SELECT 1 FROM app_user WHERE id <> $1 AND lower(email) = lower($2))
+                   OR EXISTS (SELECT 1 FROM account WHERE user_id <> $1 AND lower(email) = lower($2))
+                   OR EXISTS (SELECT 1 FROM identity i JOIN account a ON a.id = i.account_id
+                               WHERE a.user_id <> $1 AND lower(i.email) = lower($2) AND i.verified_at IS NOT NULL)""",
+            user_id, email,
+        ))
 
     async def mirror_aliases(self, account_id: int) -> None:
         """Keep account.settings.aliases equal to the account's other identities: every reader of "the account's

@@ -9,12 +9,12 @@ from plmail.db.repos.users import prefixed_user_columns, user_from_row
 from plmail.domain.models import TrustedDeviceRow, User, WebSessionRow
 
 _SESSION_COLUMNS = "s.id, s.user_id, s.created_at, s.last_seen_at, s.expires_at, s.remember, s.user_agent, " \
-                   "s.client_address"
+                   "s.client_address, s.reauthenticated_at"
 
 
 def _session(row: asyncpg.Record) -> WebSessionRow:
     return WebSessionRow(row["id"], row["user_id"], row["created_at"], row["last_seen_at"], row["expires_at"],
-                         row["remember"], row["user_agent"], row["client_address"])
+                         row["remember"], row["user_agent"], row["client_address"], row["reauthenticated_at"])
 
 
 class WebSessionRepository:
@@ -51,6 +51,9 @@ class WebSessionRepository:
                 WHERE id = $1 AND last_seen_at < now() - make_interval(secs => $4)""",
             session_id, user_agent, client_address, min_interval_seconds,
         )
+
+    async def reauthenticated(self, session_id: int) -> None:
+        await self.db.execute("UPDATE web_session SET reauthenticated_at = now() WHERE id = $1", session_id)
 
     async def for_user(self, user_id: int, *, idle_seconds: int) -> list[WebSessionRow]:
         rows = await self.db.fetch(

@@ -203,6 +203,22 @@ class LoginThrottleRepository:
         )
         return int(value)
 
+    async def record_failure_since(self, key: str, *, window_seconds: int) -> tuple[int, datetime]:
+        """As record_failure, with the start of the window it counted in (a wait can then end with the window)."""
+        row = await self.db.fetchrow(
+            """INSERT INTO login_throttle (key, failures, window_started_at, locked_until)
+               VALUES ($1, 1, now(), NULL)
+               ON CONFLICT (key) DO UPDATE SET
+                   failures = CASE WHEN login_throttle.window_started_at < now() - make_interval(secs => $2)
+                                   THEN 1 ELSE login_throttle.failures + 1 END,
+                   window_started_at = CASE WHEN login_throttle.window_started_at < now() - make_interval(secs => $2)
+                                   THEN now() ELSE login_throttle.window_started_at END
+               RETURNING failures, window_started_at""",
+            key, window_seconds,
+        )
+        assert row is not None
+        return int(row["failures"]), row["window_started_at"]
+
     async def lock(self, key: str, until: datetime) -> None:
         await self.db.execute(
             "UPDATE login_throttle SET locked_until = greatest(coalesce(locked_until, $2), $2) WHERE key = $1",

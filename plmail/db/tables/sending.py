@@ -31,6 +31,11 @@ class Identity(Table, tablename="identity"):
     html_signature = Text(default="")
     is_primary = Boolean(default=False)
     origin = Varchar(length=16, default="account")  # IdentityOrigin
+    # Sending as it is allowed once verified: the account's own address, an address the provider reports as
+    # confirmed, or an alias whose confirmation link (sent to it) was opened. NULL: not verified.
+    verified_at = Timestamptz(null=True, default=None)
+    verify_token_hash = Varchar(length=64, null=True, default=None, unique=True)  # SHA-256 of the link's token
+    verify_sent_at = Timestamptz(null=True, default=None)
     created_at = Timestamptz()
     updated_at = Timestamptz()
 

@@ -73,6 +73,8 @@ class WebSession(Table, tablename="web_session"):
     remember = Boolean(default=False)  # a persistent cookie; otherwise it ends with the browser
     user_agent = Text(default="")
     client_address = Varchar(length=64, default="")
+    # When this session last gave the password again (settings that a session alone may not change).
+    reauthenticated_at = Timestamptz(null=True, default=None)
 
 
 class TrustedDevice(Table, tablename="trusted_device"):

@@ -96,7 +96,8 @@ async def set_(call: Call) -> dict[str, Any]:
             if not isinstance(email, str):
                 raise invalid_properties("'email' is required.", "email")
             owner = await service.account_for_new(scope, email)
-            identity = await service.add_alias(user_id, owner, email, name=_text(values.get("name"), "name"))
+            identity = await service.add_alias(user_id, owner, email, name=_text(values.get("name"), "name"),
+                                               confirm_base=call.ctx.base_url)
             if set(values) & (_SETTABLE - {"name"}):
                 identity = await _update(call, identity.id, values)
             call.ctx.created_ids[creation_id] = str(identity.id)

@@ -116,7 +116,8 @@ class GmailWrites:
 
 class GmailIdentitySource:
     """users.settings.sendAs.list: every address Gmail lets the account send as, with its name, reply-to and
-    HTML signature. Addresses still waiting for their owner's confirmation are left out."""
+    HTML signature. An address still waiting for its owner's confirmation (verificationStatus "pending") is
+    listed unverified: shown as such, and refused for sending until Gmail reports it accepted."""
 
     kind = ProviderKind.GMAIL
     user_aliases = False
@@ -125,15 +126,15 @@ class GmailIdentitySource:
         self.api = api
 
     async def identities(self, account: Account) -> list[ProvidedIdentity]:
-        listed = [s for s in await (await self.api.session(account)).send_as() if s.verified]
-        default = next((s.email for s in listed if s.is_default), None) or next(
+        listed = await (await self.api.session(account)).send_as()
+        default = next((s.email for s in listed if s.is_default and s.verified), None) or next(
             (s.email for s in listed if s.is_primary), None)
         return [ProvidedIdentity(
             email=s.email, name=s.display_name,
             reply_to=tuple(Address(name, address) for name, address in email.utils.getaddresses([s.reply_to])
                            if address),
             text_signature=html_to_text(s.signature) if s.signature else "", html_signature=s.signature,
-            is_primary=s.email == default,
+            is_primary=s.email == default, verified=s.verified,
         ) for s in listed]
 
 

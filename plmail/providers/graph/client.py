@@ -241,10 +241,18 @@ class GraphClient:
 
     # -- writing mail ------------------------------------------------------------------------------------
 
-    async def me(self, account: Account) -> tuple[str, str]:
-        """(the mailbox's address, the user's display name)."""
-        data = await self.get_json(account, "me", params={"$select": "mail,userPrincipalName,displayName"})
-        return str(data.get("mail") or data.get("userPrincipalName") or ""), str(data.get("displayName") or "")
+    async def me(self, account: Account) -> tuple[str, str, tuple[str, ...]]:
+        """(the mailbox's address, the user's display name, its further addresses). The further addresses are the
+        user's `proxyAddresses` other than the primary ("smtp:" in lower case; "SMTP:" marks the primary)."""
+        data = await self.get_json(account, "me",
+                                   params={"$select": "mail,userPrincipalName,displayName,proxyAddresses"})
+        address = str(data.get("mail") or data.get("userPrincipalName") or "")
+        listed = data.get("proxyAddresses")
+        proxies: list[Any] = listed if isinstance(listed, list) else []
+        aliases = tuple(dict.fromkeys(
+            str(p)[5:] for p in proxies
+            if isinstance(p, str) and p.startswith("smtp:") and "@" in p and str(p)[5:].lower() != address.lower()))
+        return address, str(data.get("displayName") or ""), aliases
 
     async def create_mime_draft(self, account: Account, raw: bytes) -> str:
         """A draft in Drafts from MIME (the body is the message in base64, sent as text/plain); returns its id."""

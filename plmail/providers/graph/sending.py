@@ -50,8 +50,9 @@ async def _always(account: Account) -> bool:
 
 
 class GraphIdentitySource:
-    """Graph lists one address per mailbox: its own (`mail`, else the sign-in name), with the user's name. Asked
-    after every sync, but not while Graph asked plmail to pause (the identities stay as they are)."""
+    """The mailbox's addresses as Graph lists them: its own (`mail`, else the sign-in name) and the others of its
+    `proxyAddresses`, with the user's name; Exchange reports them, so they are verified. Asked after every sync,
+    but not while Graph asked plmail to pause (the identities stay as they are)."""
 
     kind = ProviderKind.GRAPH
     user_aliases = False
@@ -65,8 +66,9 @@ class GraphIdentitySource:
         if until is not None and until > datetime.now(UTC):
             raise GraphThrottled("Microsoft asked plmail to pause; the identities are read after the pause.",
                                  retry_after=(until - datetime.now(UTC)).total_seconds())
-        address, name = await self.client.me(account)
-        return [ProvidedIdentity(email=address or account.email, name=name, is_primary=True)]
+        address, name, aliases = await self.client.me(account)
+        return [ProvidedIdentity(email=address or account.email, name=name, is_primary=True),
+                *(ProvidedIdentity(email=alias, name=name) for alias in aliases)]
 
 
 class GraphDraftStore:

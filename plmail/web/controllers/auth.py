@@ -12,6 +12,8 @@ from plmail.domain.enums import Locale
 from plmail.domain.errors import (
     AuthenticationError,
     LoginThrottledError,
+    SecondFactorAttemptSpentError,
+    SecondFactorLockedError,
     SetupAlreadyDoneError,
     ValidationError,
 )
@@ -28,7 +30,7 @@ from plmail.web.auth import (
 )
 from plmail.web.controllers.forms import URLENCODED, CodeForm, LoginForm, SetupForm
 from plmail.web.i18n import translate
-from plmail.web.pages import locale_for, render
+from plmail.web.pages import clocktime, locale_for, render
 
 
 def _throttled(exc: LoginThrottledError, locale: Locale) -> tuple[str, dict[str, str]]:
@@ -90,7 +92,7 @@ class AuthController(Controller):
             message = translate(str(exc), locale)
             return await render(request, "login.html", status_code=401, form=form, error=message)
         if result.session is None:
-            hold_second_factor(request, result.user, remember=remember, next_path=form.next)
+            hold_second_factor(request, result, remember=remember, next_path=form.next)
             return Redirect("/login/code")
         return set_sign_in_cookies(Redirect(form.next), result)  # type: ignore[return-value]
 
@@ -110,8 +112,19 @@ class AuthController(Controller):
         locale = locale_for(request)
         try:
             result = await services.users.sign_in_with_code(
-                pending["uid"], data.code, browser_of(request), remember=bool(pending.get("remember")),
-                remember_device=data.remember_device == "on")
+                pending["uid"], data.code, browser_of(request), code_attempt=pending["attempt"],
+                remember=bool(pending.get("remember")), remember_device=data.remember_device == "on")
+        except SecondFactorLockedError as exc:
+            user = await services.users.by_id(pending["uid"])
+            message = translate("Too many wrong codes for this account. Try again after {time}.", locale,
+                                time=clocktime(exc.until, user))
+            return await render(request, "login_code.html", status_code=429, error=message,
+                                headers={"Retry-After": str(exc.retry_after)})
+        except SecondFactorAttemptSpentError as exc:
+            drop_second_factor(request)
+            form = LoginForm(email=(await services.users.by_id(pending["uid"])).email,
+                             next=safe_next(pending.get("next")))
+            return await render(request, "login.html", status_code=401, form=form, error=translate(str(exc), locale))
         except LoginThrottledError as exc:
             message, headers = _throttled(exc, locale)
             return await render(request, "login_code.html", status_code=429, error=message, headers=headers)

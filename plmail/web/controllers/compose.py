@@ -168,7 +168,9 @@ class ComposeController(Controller):
         """The composer, as a page or (inline, or for htmx) as the fragment that replaces the open one."""
         user = signed_in_user(request)
         services = services_from(request)
-        identities = await services.identities.for_user(user.id)
+        # An alias not verified yet is not offered (it could not send); kept only where a draft was written from it.
+        identities = [i for i in await services.identities.for_user(user.id)
+                      if i.verified or i.id == form.identity_id]
         signatures = {i.id: (signature_text(i), signature_html(i)) for i in identities}
         account = next((i.account_id for i in identities if i.id == form.identity_id), None)
         limit = await services.drafts.size_limit(account) if account is not None else 25 * 1024 * 1024

@@ -10,8 +10,8 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Template
 
-from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.web.auth import services_from
+from plmail.domain.errors import AuthenticationError, NotFoundError, ValidationError
+from plmail.web.auth import reauthenticate, reauthentication_error, services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
 from plmail.web.pages import render, signed_in_user
@@ -20,6 +20,7 @@ from plmail.web.pages import render, signed_in_user
 @dataclass(frozen=True)
 class DeviceForm:
     name: str = ""
+    password: str = ""
 
 
 class DevicesController(Controller):
@@ -39,6 +40,10 @@ class DevicesController(Controller):
     @post("/")
     async def create(self, request: Request[Any, Any, Any], data: Annotated[DeviceForm, URLENCODED]) -> Template:
         user = signed_in_user(request)
+        try:
+            await reauthenticate(request, user, data.password)
+        except AuthenticationError as exc:
+            return await self._page(request, status_code=400, error=reauthentication_error(exc, user.locale))
         try:
             created = await services_from(request).app_passwords.create(user.id, data.name)
         except ValidationError as exc:

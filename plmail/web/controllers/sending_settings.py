@@ -12,7 +12,8 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
-from plmail.domain.errors import NotFoundError, PlmailError
+from plmail.domain.errors import NotFoundError, PlmailError, RateLimitedError
+from plmail.domain.outgoing import SendError
 from plmail.mail.composer import mail_text
 from plmail.web.auth import services_from
 from plmail.web.controllers.forms import parse_form
@@ -107,11 +108,31 @@ class SendingSettingsController(Controller):
         user = signed_in_user(request)
         try:
             data = parse_form(await request.form(), AliasForm)
-            created = await services_from(request).identities.add_alias(user.id, account_id, data.email.strip(),
-                                                                        name=data.name.strip())
+            created = await services_from(request).identities.add_alias(
+                user.id, account_id, data.email.strip(), name=data.name.strip(),
+                confirm_base=str(request.base_url))
         except PlmailError as exc:
             return await self._refused(request, exc, f"account-{account_id}")
-        return Redirect(f"/settings/sending?saved=identity-{created.id}#identity-{created.id}")
+        saved = f"confirm-{created.id}" if created.verification_sent_at else f"identity-{created.id}"
+        return Redirect(f"/settings/sending?saved={saved}#identity-{created.id}")
+
+    @post("/identities/{identity_id:int}/confirm")
+    async def send_confirmation(self, request: Request[Any, Any, Any], identity_id: FromPath[int]
+                                ) -> Template | Redirect:
+        """The confirmation link to an unverified alias (again)."""
+        user = signed_in_user(request)
+        try:
+            await services_from(request).identities.send_confirmation(user.id, identity_id,
+                                                                      confirm_base=str(request.base_url))
+        except SendError as exc:
+            message = translate("The confirmation could not be sent: {reason}", user.locale, reason=str(exc))
+            return await self._page(request, status_code=400, error=message, error_at=f"identity-{identity_id}")
+        except RateLimitedError as exc:
+            return await self._page(request, status_code=429, error=translate(str(exc), user.locale),
+                                    error_at=f"identity-{identity_id}")
+        except PlmailError as exc:
+            return await self._refused(request, exc, f"identity-{identity_id}")
+        return Redirect(f"/settings/sending?saved=confirm-{identity_id}#identity-{identity_id}")
 
     @post("/identities/{identity_id:int}/primary")
     async def make_primary(self, request: Request[Any, Any, Any], identity_id: FromPath[int]) -> Template | Redirect:

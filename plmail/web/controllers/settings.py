@@ -10,7 +10,13 @@ from litestar import Controller, Request, get, post
 from litestar.response import Template
 
 from plmail.domain.errors import AuthenticationError, ValidationError
-from plmail.web.auth import browser_of, current_session, services_from, set_sign_in_cookies
+from plmail.web.auth import (
+    browser_of,
+    current_session,
+    reauthentication_error,
+    services_from,
+    set_sign_in_cookies,
+)
 from plmail.web.controllers.forms import URLENCODED, PasswordForm, PreferencesForm, parse_form
 from plmail.web.i18n import translate
 from plmail.web.pages import CATEGORY_TABS, render, signed_in_user
@@ -111,9 +117,10 @@ class SettingsController(Controller):
         try:
             result = await services.users.change_password(user, data.current_password, data.new_password,
                                                           browser_of(request), remember=bool(here and here.remember))
-        except (AuthenticationError, ValidationError) as exc:
-            message = translate(str(exc), user.locale)
-            return await _page(request, status_code=400, password_error=message)
+        except AuthenticationError as exc:
+            return await _page(request, status_code=400, password_error=reauthentication_error(exc, user.locale))
+        except ValidationError as exc:
+            return await _page(request, status_code=400, password_error=translate(str(exc), user.locale))
         # Every session ended; this browser goes on in a new one.
         notice = "Password changed. Other sessions were signed out."
         page = await _page(request, password_notice=notice)

@@ -9,7 +9,7 @@ from litestar import Controller, Request, get, post
 from litestar.response import Template
 
 from plmail.domain.errors import AuthenticationError, ValidationError
-from plmail.web.auth import services_from
+from plmail.web.auth import reauthenticate, reauthentication_error, services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
 from plmail.web.pages import render, signed_in_user
@@ -19,6 +19,7 @@ from plmail.web.pages import render, signed_in_user
 class EnrolForm:
     secret: str = ""
     code: str = ""
+    password: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,11 @@ class TwoFactorController(Controller):
         user = signed_in_user(request)
         services = services_from(request)
         try:
+            await reauthenticate(request, user, data.password)
+        except AuthenticationError as exc:
+            return await self._page(request, status_code=400, secret=data.secret.strip() or None,
+                                    error=reauthentication_error(exc, user.locale))
+        try:
             codes = await services.two_factor.confirm(user, data.secret.strip(), data.code)
         except ValidationError as exc:
             return await self._page(request, status_code=400, secret=data.secret.strip() or None,
@@ -61,9 +67,9 @@ class TwoFactorController(Controller):
         user = signed_in_user(request)
         services = services_from(request)
         try:
-            await services.users.check_password(user, data.password)
+            await reauthenticate(request, user, data.password)
         except AuthenticationError as exc:
-            return await self._page(request, status_code=400, error=translate(str(exc), user.locale))
+            return await self._page(request, status_code=400, error=reauthentication_error(exc, user.locale))
         codes = await services.two_factor.new_recovery_codes(user.id)
         return await self._page(request, recovery_codes=codes,
                                 notice="New recovery codes; the old ones no longer work.")
@@ -74,8 +80,9 @@ class TwoFactorController(Controller):
         user = signed_in_user(request)
         services = services_from(request)
         try:
-            await services.users.disable_second_factor(user, data.password)
+            await reauthenticate(request, user, data.password)
+            await services.users.disable_second_factor(user)
         except AuthenticationError as exc:
-            return await self._page(request, status_code=400, error=translate(str(exc), user.locale))
+            return await self._page(request, status_code=400, error=reauthentication_error(exc, user.locale))
         request.scope["user"] = await services.users.by_id(user.id)
         return await self._page(request, notice="Two-factor sign-in is off.")

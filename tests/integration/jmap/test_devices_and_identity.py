@@ -17,7 +17,8 @@ async def test_devices_page_creates_lists_and_revokes(box: JmapBox) -> None:
     page = await box.http.get("/settings/devices")
     assert page.status_code == 200 and "Phone" in page.text and "never" in page.text
 
-    created = await post_form(box.http, "/settings/devices", {"name": "Tablet"}, token_from="/settings/devices")
+    created = await post_form(box.http, "/settings/devices", {"name": "Tablet", "password": "correct horse"},
+                              token_from="/settings/devices")
     assert created.status_code == 200
     token = re.search(r"data-secret>(plmail_[0-9a-f]{64})<", created.text)
     assert token is not None

@@ -26,8 +26,7 @@ INVITATIONS = (Path(__file__).resolve().parents[4] / "shared" / "corpus" / "thun
 async def invited(outgoing: Outgoing, *, year: int = 2022) -> int:
     """single-event.eml delivered to the account, which also answers as the invited receiver@example.com; its
     event moved to `year` (answer buttons are offered only until an event has ended)."""
-    await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, "receiver@example.com",
-                                                 name="Receiver")
+    await outgoing.verified_alias("receiver@example.com", name="Receiver")
     raw = (INVITATIONS / "single-event.eml").read_bytes().replace(b"\n", b"\r\n")
     raw = raw.replace(b"DTSTART:2022", f"DTSTART:{year}".encode()).replace(b"DTEND:2022", f"DTEND:{year}".encode())
     outgoing.mail.append([raw])

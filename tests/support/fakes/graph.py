@@ -275,6 +275,8 @@ class GraphMailbox:
         self.rounds: dict[str, DeltaRound] = {}
         self.deliveries: list[_outgoing.Delivery] = []
         """What the mailbox sent out, in order."""
+        self.aliases: list[str] = []
+        """The mailbox's further addresses (Exchange proxy addresses, `smtp:` beside the primary `SMTP:`)."""
         self.delta_links: dict[str, DeltaLinkState] = {}
         self._seq = 0
         self._serial = itertools.count(1)
@@ -804,14 +806,24 @@ class GraphFake(AsgiApp):
 
     # --- user & folders ---
     async def _me(self, request: Request, mailbox: GraphMailbox) -> Response:
+        """The user resource: its default properties, or with `$select` only those named. `proxyAddresses` (the
+        mailbox's addresses, "SMTP:" the primary, "smtp:" the others) is not a default property: only $select
+        returns it, as Graph does."""
         given, _, surname = mailbox.display_name.partition(" ")
-        return json_response({
-            "@odata.context": f"{request.base_url}/v1.0/$metadata#users/$entity", "businessPhones": [],
-            "displayName": mailbox.display_name, "givenName": given, "jobTitle": None,
+        default = {
+            "businessPhones": [], "displayName": mailbox.display_name, "givenName": given, "jobTitle": None,
             "mail": mailbox.user_principal_name, "mobilePhone": None, "officeLocation": None,
             "preferredLanguage": None, "surname": surname or None,
             "userPrincipalName": mailbox.user_principal_name, "id": mailbox.user_id,
-        })
+        }
+        everything = {**default, "proxyAddresses": [f"SMTP:{mailbox.user_principal_name}",
+                                                    *(f"smtp:{alias}" for alias in mailbox.aliases)]}
+        select = request.arg("$select")
+        context = {"@odata.context": f"{request.base_url}/v1.0/$metadata#users/$entity"}
+        if not select:
+            return json_response({**context, **default})
+        wanted = [name.strip() for name in select.split(",") if name.strip()]
+        return json_response({**context, **{name: everything[name] for name in wanted if name in everything}})
 
     def _folder_resource(self, mailbox: GraphMailbox, folder: GraphFolder) -> dict[str, Any]:
         inside = [m for m in mailbox.messages.values() if m.folder_id == folder.id]
