@@ -177,8 +177,7 @@ async def test_answer_buttons_only_on_an_invitation_naming_me_whose_event_has_no
     page = await client.get(f"/thread/{thread}")
     assert f'data-event-id="{upcoming}"' in page.text  # the card is there...
     assert f'action="/calendar/event/{upcoming}/answer"' not in page.text  # ...but receiver@ is not the user yet
-    await outgoing.services.identities.add_alias(outgoing.user.id, outgoing.account_id, "receiver@example.com",
-                                                 name="Receiver")
+    await outgoing.verified_alias("receiver@example.com", name="Receiver")
     page = await client.get(f"/thread/{thread}")
     assert f'action="/calendar/event/{upcoming}/answer"' in page.text
     for answer in ("accepted", "tentative", "declined"):
