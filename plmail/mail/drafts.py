@@ -178,6 +178,26 @@ class DraftService:
             await self._push(account_id, saved.message_id, None)
         return saved
 
+    async def import_draft(self, user_id: int, account_id: int, raw: bytes, *, label_ids: tuple[int, ...],
+                           keywords: frozenset[str], received_at: datetime | None) -> SavedDraft:
+        """A whole message a client uploaded, kept as a draft of a provider's account (JMAP's Email/import into
+        Drafts): stored here and in the provider's Drafts, so the client can submit it next."""
+        roles = await self.labels.role_ids(user_id)
+        if roles[LabelRole.DRAFTS] not in label_ids or DRAFT_FLAG not in keywords:
+            raise ForbiddenError("Only drafts ($draft, in Drafts) can be imported into this account: its server "
+                                 "would never see any other email kept here.")
+        flags = tuple(sorted(k for k in keywords if k not in ("$seen", "$flagged")))
+        message = parse_message(raw, account_id=account_id, received_at=received_at or datetime.now(UTC),
+                                label_ids=label_ids, is_draft=True, flags=flags, seen="$seen" in keywords,
+                                starred="$flagged" in keywords, source_ref="jmap-import")
+        result = await self.pipeline.ingest([message])
+        if not result.messages:
+            reason = result.skipped[0].reason if result.skipped else "it is already stored"
+            raise InvalidMessageError(f"The message could not be stored: {reason}.")
+        stored = result.messages[0]
+        await self._push(account_id, stored.id, None)
+        return SavedDraft(stored.id, stored.thread_id, stored.parsed.message_id or "", account_id, len(raw), ())
+
     async def load(self, user_id: int, message_id: int) -> LoadedDraft:
         """A draft as the composer reopens it: its fields, and its attachments by part path."""
         draft = await self._own_draft(user_id, message_id)
