@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from jmapc import (
@@ -27,6 +27,7 @@ from jmapc.methods import (
     EmailSet,
     EmailSubmissionGet,
     EmailSubmissionSet,
+    EmailSubmissionSetResponse,
     IdentityGet,
     MailboxGet,
     ThreadGet,
@@ -38,7 +39,7 @@ from plmail.mail.ingest import parse_message
 from tests.e2e.test_jmap_client import LoopbackClient
 from tests.integration.sending.conftest import Outgoing, dovecot, dovecot_user, outgoing, smtp, smtp_server
 from tests.support.jobs import run_queued
-from tests.support.mail import BASE_DATE, make_message
+from tests.support.mail import make_message
 from tests.support.serve import ServeProcess
 
 __all__ = ["dovecot", "dovecot_user", "outgoing", "smtp", "smtp_server"]
@@ -101,7 +102,10 @@ async def test_read_draft_send_and_the_reply_with_jmapc(outgoing: Outgoing, live
         create={"send": EmailSubmission(identity_id=identity.id, email_id=reply_id)},
         on_success_update_email={"#send": {f"mailboxIds/{roles['drafts'].id}": None,
                                            f"mailboxIds/{roles['sent'].id}": True, "keywords/$draft": None}}))
-    first = submitted[0].response
+    # jmapc answers with the submission's response and the implicit Email/set's that follows it (RFC 8621 §7.5)
+    assert isinstance(submitted, list) and len(submitted) == 2, submitted
+    first = submitted[0]
+    assert isinstance(first, EmailSubmissionSetResponse)
     assert first.created is not None, first.not_created
     submission = first.created["send"]
     assert submission.undo_status is UndoStatus.PENDING  # until the SMTP server took it
@@ -120,7 +124,7 @@ async def test_read_draft_send_and_the_reply_with_jmapc(outgoing: Outgoing, live
     answer = await _arrives(outgoing, make_message(
         message_id="answer@example.net", subject="Re: Dinner on Friday?", sender="Bea Berg <bea@example.net>",
         to=[outgoing.address], in_reply_to=rfc_id, references=["question@example.net", rfc_id],
-        date=BASE_DATE + timedelta(hours=2), body="See you then!\n"))
+        date=datetime.now(UTC) + timedelta(minutes=1), body="See you then!\n"))
     changes = await asyncio.to_thread(client.request, EmailChanges(since_state=state))
     assert changes.created == [str(answer)]
     thread = await asyncio.to_thread(client.request, ThreadGet(ids=[question.thread_id]))
