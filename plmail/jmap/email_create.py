@@ -77,6 +77,7 @@ class EmailCreate:
     in_reply_to: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
     sent_at: datetime | None = None
+    received_at: datetime | None = None
     text: str | None = None
     html: str | None = None
     files: list[FilePart] = field(default_factory=list)
@@ -449,7 +450,8 @@ def parse_create(values: Mapping[str, Any]) -> EmailCreate:
         bcc=_addresses(values.get("bcc"), "bcc"), reply_to=_addresses(values.get("replyTo"), "replyTo"),
         subject=subject or "", message_id=message_ids_given[0] if message_ids_given else None,
         in_reply_to=_ids(values.get("inReplyTo"), "inReplyTo"), references=_ids(values.get("references"), "references"),
-        sent_at=_date(values.get("sentAt"), "sentAt"), text=body.text, html=body.html, files=body.files,
+        sent_at=_date(values.get("sentAt"), "sentAt"), received_at=_date(values.get("receivedAt"), "receivedAt"),
+        text=body.text, html=body.html, files=body.files,
         text_blob=body.text_blob, html_blob=body.html_blob, text_headers=body.text_headers,
         html_headers=body.html_headers,
     )

@@ -220,7 +220,8 @@ async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[
         extra_headers=parsed.headers, text_headers=parsed.text_headers, html_headers=parsed.html_headers)
     saved = await services.drafts.write(
         user_id, account.id, sender, content, keywords=parsed.keywords, label_ids=tuple(sorted(set(labels.values()))),
-        message_id=parsed.message_id, sent_at=parsed.sent_at, local_account=account.provider_kind is ProviderKind.LOCAL)
+        message_id=parsed.message_id, sent_at=parsed.sent_at, local_account=account.provider_kind is ProviderKind.LOCAL,
+        received_at=parsed.received_at)
     return {"id": str(saved.message_id), "blobId": f"m-{saved.message_id}",
             "threadId": str(saved.thread_id) if saved.thread_id is not None else None, "size": saved.size}
 

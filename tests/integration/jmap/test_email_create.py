@@ -50,12 +50,14 @@ async def test_header_properties_in_every_parsed_form(box: JmapBox) -> None:
         "header:X-Tag:asText:all": ["first", "second"],
         "header:X-Reviewers:asAddresses": [{"name": "Rev", "email": "rev@example.org"}],
         "textBody": [{"partId": "t", "type": "text/plain"}], "bodyValues": {"t": {"value": "Body."}},
+        "receivedAt": "2026-03-04T06:00:00Z",
     })
     assert result["notCreated"] is None, result["notCreated"]
     email = result["created"]["d"]["id"]
     got = (await box.call("Email/get", {"ids": [email], "properties": [
-        "from", "to", "subject", "sentAt", "messageId", "references", "header:List-Unsubscribe:asURLs",
+        "receivedAt", "from", "to", "subject", "sentAt", "messageId", "references", "header:List-Unsubscribe:asURLs",
         "header:Comments:asText", "header:X-Tag:asText:all", "header:X-Reviewers:asAddresses"]}))["list"][0]
+    assert got["receivedAt"] == "2026-03-04T06:00:00Z"  # §4.1.1 receivedAt, settable on create
     assert got["from"] == [{"name": "Phone User", "email": box.user.email}]
     assert got["to"] == [{"name": "Bea", "email": "bea@example.net"}]
     assert (got["subject"], got["sentAt"]) == ("Parsed forms", "2026-03-04T05:06:07Z")
