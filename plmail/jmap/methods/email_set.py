@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from plmail.domain.enums import JmapObjectType, ProviderKind
+from plmail.domain.enums import JmapObjectType, LabelRole, ProviderKind
 from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError
 from plmail.domain.ids import parse_id
 from plmail.domain.mailstore import MailScope
@@ -137,13 +137,15 @@ async def _destroy(call: Call, raws: list[str], numeric: dict[str, int], owned: 
     return [raw for message_id, raw in wanted.items() if message_id in gone], not_destroyed
 
 
-async def _account_for_create(call: Call, scope: MailScope, sender: Address | None, keys: dict[str, str]
-                              ) -> AccountRow:
-    """Where a new email goes: the account itself, or in the unified account the account of its From identity,
-    else the account whose mailbox it names (a label bound to one account only), else the user's first account.
-    A From that is no identity is no reason to refuse here: RFC 8621 keeps forbiddenFrom for EmailSubmission/set
-    ("The server does not permit the user to send a message with the From header field of the message to be
-    sent" is its SetError, §7.5)."""
+async def _home(call: Call, scope: MailScope, sender: str | None, labels: dict[str, int],
+                keywords: frozenset[str]) -> AccountRow:
+    """The account a new or imported email goes to: the account itself; in the unified account the first of these
+    that can keep it: the account that sends as its From (so a client can import or write, then submit), the
+    accounts whose provider keeps a mailbox it names (a label with a folder or label id there), the local archive,
+    the other accounts. A provider's account keeps drafts ($draft, in Drafts) only; a local archive keeps anything.
+    A From that is no identity is no reason to refuse: RFC 8621 keeps forbiddenFrom for EmailSubmission/set ("The
+    server does not permit the user to send a message with the From header field of the message to be sent" is
+    its SetError, §7.5)."""
     principal = call.ctx.principal
     if not scope.unified:
         account = principal.account(str(scope.account_id))
@@ -151,17 +153,22 @@ async def _account_for_create(call: Call, scope: MailScope, sender: Address | No
         return account
     if not principal.accounts:
         raise SetError("forbidden", "Connect a mail account first: there is nowhere to keep this email.")
-    if sender is not None:
-        identity = await call.ctx.services.identities.for_address(principal.user_id, sender.address)
+    services = call.ctx.services
+    candidates: list[AccountRow] = []
+    if sender:
+        identity = await services.identities.for_address(principal.user_id, sender)
         found = principal.account(str(identity.account_id)) if identity is not None else None
         if found is not None:
-            return found
-    labels = await _labels(call, scope, keys)
-    for owner in await call.ctx.services.email_writer.mailbox_accounts(principal.user_id, sorted(set(labels.values()))):
+            candidates.append(found)
+    for owner in await services.email_writer.mailbox_accounts(principal.user_id, sorted(set(labels.values()))):
         found = principal.account(str(owner))
         if found is not None:
-            return found
-    return principal.accounts[0]
+            candidates.append(found)
+    candidates += [a for a in principal.accounts if a.provider_kind is ProviderKind.LOCAL]
+    candidates += list(principal.accounts)
+    drafts = (await services.labels.role_ids(principal.user_id))[LabelRole.DRAFTS]
+    is_draft = DRAFT in keywords and drafts in labels.values()
+    return next((a for a in candidates if a.provider_kind is ProviderKind.LOCAL or is_draft), candidates[0])
 
 
 async def _text(call: Call, scope: MailScope, given: str | None, blob: BlobText | None, where: str) -> str | None:
@@ -186,7 +193,7 @@ async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[
     labels = await _labels(call, scope, keys)
     if len(labels) != len(keys):
         raise invalid_properties("No such mailbox.", "mailboxIds")
-    account = await _account_for_create(call, scope, parsed.sender, keys)
+    account = await _home(call, scope, parsed.sender.address if parsed.sender else None, labels, parsed.keywords)
     attachments: list[OutgoingAttachment] = []
     missing: list[str] = []
     for part in parsed.files:
@@ -226,31 +233,6 @@ async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[
             "threadId": str(saved.thread_id) if saved.thread_id is not None else None, "size": saved.size}
 
 
-async def import_account(call: Call, scope: MailScope, raw: bytes, labels: dict[str, int]) -> AccountRow:
-    """The account an import goes to: the account, or in the unified account the account that can send as the
-    message's From (so a client can import, then submit), else the account whose provider keeps the mailbox it
-    names, else the user's local archive, else the first account."""
-    principal = call.ctx.principal
-    if not scope.unified:
-        account = principal.account(str(scope.account_id))
-        assert account is not None
-        return account
-    if not principal.accounts:
-        raise SetError("forbidden", "Connect a mail account first: there is nowhere to keep this email.")
-    sender = envelope_of(raw).mail_from
-    if sender:
-        identity = await call.ctx.services.identities.for_address(principal.user_id, sender)
-        found = principal.account(str(identity.account_id)) if identity is not None else None
-        if found is not None:
-            return found
-    for owner in await call.ctx.services.email_writer.mailbox_accounts(principal.user_id, sorted(set(labels.values()))):
-        found = principal.account(str(owner))
-        if found is not None:
-            return found
-    archives = [a for a in principal.accounts if a.provider_kind is ProviderKind.LOCAL]
-    return archives[0] if archives else principal.accounts[0]
-
-
 @table.method("Email/import", MAIL)
 async def import_(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "ifInState", "emails")
@@ -288,8 +270,8 @@ async def import_(call: Call) -> dict[str, Any]:
             if not isinstance(keywords, dict) or not all(v is True for v in keywords.values()):
                 raise invalid_properties("'keywords' maps keywords to true.", "keywords")
             received = _instant(values.get("receivedAt"))
-            account = await import_account(call, scope, raw, resolved)
             wanted = {str(k).lower() for k in keywords}
+            account = await _home(call, scope, envelope_of(raw).mail_from, resolved, frozenset(wanted))
             if account.provider_kind is ProviderKind.LOCAL:
                 imported = await services.email_writer.import_email(
                     account.id, account.provider_kind, raw, sorted(set(resolved.values())), wanted, received)

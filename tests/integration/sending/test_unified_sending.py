@@ -143,3 +143,20 @@ async def test_a_failed_send_is_canceled_reported_in_changes_and_back_in_drafts(
     email = (await _unified(phone, "Email/get", {"ids": [email_id], "properties": ["mailboxIds", "keywords"]}))
     assert email["list"][0]["mailboxIds"] == {drafts: True} and email["list"][0]["keywords"].get("$draft") is True
     assert LabelRole.DRAFTS in phone.roles
+
+
+async def test_an_import_that_is_no_draft_goes_to_the_archive(phone: JmapBox, outgoing: Outgoing) -> None:
+    """RFC 8621 §4.8 Email/import "adds messages to the set of Emails in an account": in the unified account a
+    received message imported into the Inbox is kept by the account that can keep it, the local archive (a
+    provider's account keeps drafts only; its server would never see anything else)."""
+    raw = make_message(message_id="old-letter@example.net", subject="An old letter", sender="Ann <ann@example.net>",
+                       to=[outgoing.address])
+    uploaded = await phone.http.post(f"/jmap/upload/{phone.primary}", content=raw,
+                                     headers={**phone.headers, "Content-Type": "message/rfc822"})
+    inbox = await _unified_mailbox(phone, "inbox")
+    result = await _unified(phone, "Email/import", {"emails": {"k": {"blobId": uploaded.json()["blobId"],
+                                                                      "mailboxIds": {inbox: True}}}})
+    assert result["notCreated"] is None, result["notCreated"]
+    owner = await phone.services.db.fetchval("SELECT account_id FROM message WHERE id = $1",
+                                             int(result["created"]["k"]["id"]))
+    assert owner == phone.archive_id  # type: ignore[attr-defined]
