@@ -160,3 +160,15 @@ async def test_an_import_that_is_no_draft_goes_to_the_archive(phone: JmapBox, ou
     owner = await phone.services.db.fetchval("SELECT account_id FROM message WHERE id = $1",
                                              int(result["created"]["k"]["id"]))
     assert owner == phone.archive_id  # type: ignore[attr-defined]
+
+
+async def test_identity_changes_in_the_unified_account_name_only_listed_identities(
+        phone: JmapBox, outgoing: Outgoing) -> None:
+    """RFC 8620 §5.2 created: "ids for records that have been created since the old state" — records of this
+    account: an alias of the archive is no Identity of the unified account, one of the IMAP account is."""
+    state = (await _unified(phone, "Identity/get", {"ids": []}))["state"]
+    services, user_id = phone.services, phone.user.id
+    await services.identities.add_alias(user_id, phone.archive_id, "old.alias@example.org")  # type: ignore[attr-defined]
+    sending = await services.identities.add_alias(user_id, outgoing.account_id, "new.alias@example.org")
+    changes = await _unified(phone, "Identity/changes", {"sinceState": state})
+    assert changes["created"] == [str(sending.id)] and changes["updated"] == []
