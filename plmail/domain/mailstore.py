@@ -42,6 +42,7 @@ class EmailRow:
     body_text: str | None  # only when asked for
     body_html_safe: str | None  # only when asked for; the raw body_html is never read here
     mime_tree: dict[str, Any] | None = None  # only when asked for (the parts are)
+    has_subject: bool = True  # False: the message has no Subject header at all (JMAP's subject is then null)
 
 
 

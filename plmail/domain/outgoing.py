@@ -64,6 +64,10 @@ class OutgoingAttachment:
     content_type: str
     data: bytes
     content_id: str | None = None  # set for an inline part the HTML names as cid:…
+    # From JMAP's EmailBodyPart: an attachment keeps its Content-ID (inline=False), and its Content-Language,
+    # Content-Location and header:* fields are written on its part.
+    inline: bool = True
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +93,9 @@ class DraftContent:
     in_reply_to: tuple[str, ...] = ()  # Message-IDs without angle brackets
     references: tuple[str, ...] = ()
     reply_to: tuple[Address, ...] | None = None  # None: the identity's own reply-to
-    extra_headers: tuple[tuple[str, str], ...] = ()  # X-… and User-Agent, as a JMAP client may set them
+    extra_headers: tuple[tuple[str, str], ...] = ()  # the header:* fields a JMAP client sets beside the fields
+    text_headers: tuple[tuple[str, str], ...] = ()  # fields of the text/plain part (Content-Language, …)
+    html_headers: tuple[tuple[str, str], ...] = ()  # fields of the text/html part
     calendar: CalendarReply | None = None  # an iTIP message carried beside the text (an invitation answered)
     answers: int | None = None  # the stored message this replies to or forwards
     answer_keyword: str | None = None  # "$answered" or "$forwarded", set on `answers` once sent
@@ -192,10 +198,13 @@ class Submission:
 
     @property
     def undo_status(self) -> str:
-        """JMAP's undoStatus (RFC 8621 §7): pending while it can be canceled, then final or canceled."""
-        if self.state is SubmissionState.PENDING:
+        """JMAP's undoStatus (RFC 8621 §7): "pending" until the transport accepted it (waiting, or being handed
+        over); "final" once "relayed to at least one recipient in a manner that cannot be recalled" (sent, or a
+        connection lost after the final dot: it may have gone); "canceled" when it "will not be delivered to any
+        recipient" (undone, or failed: the message is back in Drafts, the error in deliveryStatus)."""
+        if self.state in (SubmissionState.PENDING, SubmissionState.SENDING):
             return "pending"
-        if self.state is SubmissionState.CANCELED:
+        if self.state in (SubmissionState.CANCELED, SubmissionState.FAILED):
             return "canceled"
         return "final"
 

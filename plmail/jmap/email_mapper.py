@@ -67,7 +67,8 @@ def part_json(part: BodyPart, props: Iterable[str], headers: Sequence[HeaderRequ
     values: dict[str, Any] = {
         "partId": part.part_id,
         "blobId": part.blob_id,
-        "size": part.size,
+        # a multipart has no content of its own to download: no blob, so no size either
+        "size": None if part.type.startswith("multipart/") else part.size,
         "name": part.name,
         "type": part.type,
         # RFC 8621 §4.1.4: a text part without a charset parameter is us-ascii; other types have none.
@@ -89,6 +90,8 @@ def part_json(part: BodyPart, props: Iterable[str], headers: Sequence[HeaderRequ
         result[request.property] = header_value(own, request)
     if part.sub_parts:  # a structure without its children says nothing, whatever bodyProperties lists
         result["subParts"] = [part_json(p, props, headers, message_headers) for p in part.sub_parts]
+    elif "subParts" in props:  # asked for: null on a part that is not multipart (RFC 8621 §4.1.4)
+        result["subParts"] = None
     return result
 
 
@@ -114,7 +117,8 @@ def email_json(record: EmailRecord, spec: EmailSpec) -> dict[str, Any]:
         "cc": lambda: _people(row.cc),
         "bcc": lambda: _people(row.bcc),
         "replyTo": lambda: _people(row.reply_to),
-        "subject": lambda: row.subject,
+        # RFC 8621 §4.1.3: subject is "String|null", the header:Subject:asText form, null where there is none
+        "subject": lambda: row.subject if row.has_subject else None,
         "sentAt": lambda: utc(row.sent_at),
         "hasAttachment": lambda: row.has_attachments,
         "preview": lambda: row.preview,

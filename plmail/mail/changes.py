@@ -76,11 +76,13 @@ class MailChangeRecorder:
         if thread_id is not None:
             self.threads_touched(account_id, [thread_id])
 
-    def threads_touched(self, account_id: int, thread_ids: Iterable[int]) -> None:
-        """Threads are always announced as updated, never created: RFC 8620 §5.2 has clients fetch an
-        unknown id from `updated`, and telling new from grown would mean checking every message."""
+    def threads_touched(self, account_id: int, thread_ids: Iterable[int], *, created: Iterable[int] = ()) -> None:
+        """Threads that grew are updated; those in `created` (made by this batch, as the threader knows) are
+        created: RFC 8620 §5.2 lists "ids for records that have been created since the old state"."""
+        new = set(created)
         for thread_id in sorted(set(thread_ids)):
-            self.state.record(Change(account_id, JmapObjectType.THREAD, str(thread_id), ChangeType.UPDATED))
+            kind = ChangeType.CREATED if thread_id in new else ChangeType.UPDATED
+            self.state.record(Change(account_id, JmapObjectType.THREAD, str(thread_id), kind))
 
     def thread_destroyed(self, account_id: int, thread_id: int) -> None:
         self.state.record(Change(account_id, JmapObjectType.THREAD, str(thread_id), ChangeType.DESTROYED))

@@ -42,9 +42,30 @@ _LINE = 70  # a folded line's length, inside the 78 that keeps the stdlib from r
 _UTF8 = email.charset.Charset("utf-8")
 _ADDRESS = re.compile(r"^[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+$")
 _MESSAGE_ID = re.compile(r"^[^<>\s@]+@[^<>\s@]+$")
-# Headers a writer may add beside the ones built from the fields: private ones and the client's name.
+# Headers a writer may add beside the ones built from the fields: any RFC 5322 field name (printable ASCII but the
+# colon) except those the composer writes from its fields and the MIME structure's own (Content-*).
 # Auto-Submitted (RFC 3834) marks the automatic replies plmail sends, so other responders stay quiet.
-_EXTRA_HEADER = re.compile(r"^(X-[A-Za-z0-9-]{1,70}|User-Agent|Auto-Submitted)$", re.IGNORECASE)
+_EXTRA_HEADER = re.compile(r"^[!-9;-~]{1,76}$")
+_COMPOSED_HEADERS = frozenset({"from", "to", "cc", "bcc", "reply-to", "subject", "date", "message-id", "in-reply-to",
+                               "references", "mime-version"})
+
+
+def _extra_header_allowed(name: str) -> bool:
+    lowered = name.lower()
+    return bool(_EXTRA_HEADER.match(name)) and lowered not in _COMPOSED_HEADERS and not lowered.startswith("content-")
+
+
+def _part_headers(headers: Sequence[tuple[str, str]], field: str) -> list[str]:
+    """A body part's own fields as header lines (Content-Type, -Disposition, -ID and -Transfer-Encoding are the
+    composer's)."""
+    lines = []
+    for name, value in headers:
+        lowered = name.lower()
+        if not _EXTRA_HEADER.match(name) or lowered in (
+                "content-type", "content-disposition", "content-id", "content-transfer-encoding", "mime-version"):
+            raise ValidationError(f"The header {name!r} cannot be set on a part.", field=field)
+        lines.append(f"{name}: {check_header(value, name)}")
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +204,7 @@ def compose(identity: Identity, content: DraftContent, *, now: datetime | None =
     if references:
         message["References"] = " ".join(f"<{i}>" for i in references)
     for name, value in content.extra_headers:
-        if not _EXTRA_HEADER.match(name):
+        if not _extra_header_allowed(name):
             raise ValidationError(f"The header {name!r} cannot be set here.", field="headers")
         message[name] = check_header(value, name)
     message["MIME-Version"] = "1.0"
@@ -212,9 +233,11 @@ def _body(message: EmailMessage, content: DraftContent) -> None:
         text = content.text_body
     else:
         text = html_to_text(content.html_body, links=True) if content.html_body is not None else ""
-    inline = [a for a in content.attachments if a.content_id is not None and content.html_body is not None]
+    inline = [a for a in content.attachments
+              if a.content_id is not None and a.inline and content.html_body is not None]
     files = [a for a in content.attachments if a not in inline]
-    message.set_content(text, subtype="plain", charset="utf-8", cte=_transfer_encoding(text))
+    message.set_content(text, subtype="plain", charset="utf-8", cte=_transfer_encoding(text),
+                        headers=_part_headers(content.text_headers, "textBody") or None)
     if content.calendar is not None:
         # RFC 6047 §2.4: the iTIP object as an alternative of the text, its method on the Content-Type.
         message.add_alternative(content.calendar.ics, subtype="calendar", charset="utf-8",
@@ -222,7 +245,8 @@ def _body(message: EmailMessage, content: DraftContent) -> None:
                                 params={"method": check_header(content.calendar.method, "method")})
     if content.html_body is not None:
         message.add_alternative(content.html_body, subtype="html", charset="utf-8",
-                                cte=_transfer_encoding(content.html_body))
+                                cte=_transfer_encoding(content.html_body),
+                                headers=_part_headers(content.html_headers, "htmlBody") or None)
         if inline:
             payload = message.get_payload()
             assert isinstance(payload, list)
@@ -230,7 +254,8 @@ def _body(message: EmailMessage, content: DraftContent) -> None:
             for image in inline:
                 maintype, subtype = _split(image.content_type)
                 html_part.add_related(image.data, maintype=maintype, subtype=subtype, cid=f"<{image.content_id}>",
-                                      filename=image.filename or None, disposition="inline")
+                                      filename=image.filename or None, disposition="inline",
+                                      headers=_part_headers(image.headers, "attachments") or None)
     for attachment in files:
         _attach(message, attachment)
 
@@ -241,7 +266,9 @@ def _attach(message: EmailMessage, attachment: OutgoingAttachment) -> None:
         attached = email.message_from_bytes(attachment.data, policy=email.policy.compat32)
         message.add_attachment(attached, filename=attachment.filename or None)
         return
-    message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename or None)
+    message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename or None,
+                           cid=f"<{attachment.content_id}>" if attachment.content_id else None,
+                           headers=_part_headers(attachment.headers, "attachments") or None)
 
 
 def _split(content_type: str) -> tuple[str, str]:

@@ -128,7 +128,7 @@ class DraftService:
 
     async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,
                     keywords: frozenset[str] | None = None, label_ids: tuple[int, ...] | None = None,
-                    has_files: bool = False) -> SavedDraft:
+                    has_files: bool = False, received_at: datetime | None = None) -> SavedDraft:
         """A composed message stored in the identity's account: a read draft in Drafts, unless the keywords
         and labels say otherwise (JMAP's Email/set create)."""
         roles = await self.labels.role_ids(user_id)
@@ -136,7 +136,8 @@ class DraftService:
         wanted = keywords if keywords is not None else frozenset({DRAFT_FLAG, "$seen"})
         flags = tuple(sorted(k for k in wanted if k not in ("$seen", "$flagged")))
         message: IngestedMessage = parse_message(
-            composed.raw, account_id=identity.account_id, received_at=datetime.now(UTC), label_ids=labels,
+            composed.raw, account_id=identity.account_id, received_at=received_at or datetime.now(UTC),
+            label_ids=labels,
             is_draft=DRAFT_FLAG in flags, flags=flags, seen="$seen" in wanted, starred="$flagged" in wanted,
             source_ref=f"composed:{composed.message_id}",
         )
@@ -157,7 +158,8 @@ class DraftService:
 
     async def write(self, user_id: int, account_id: int, sender: Address, content: DraftContent, *,
                     keywords: frozenset[str], label_ids: tuple[int, ...], message_id: str | None = None,
-                    sent_at: datetime | None = None, local_account: bool = False) -> SavedDraft:
+                    sent_at: datetime | None = None, local_account: bool = False,
+                    received_at: datetime | None = None) -> SavedDraft:
         """An email written whole, as JMAP's Email/set create gives it. In a provider's account only drafts can
         be written (its server would never see anything else); a draft reaches the provider's Drafts. The From
         need not be an identity here: sending it is what is refused (forbiddenFrom)."""
@@ -173,10 +175,31 @@ class DraftService:
             identity = dataclasses.replace(identity, name=sender.name)
         composed = compose(identity, dataclasses.replace(content, identity_id=identity.id), now=sent_at,
                            message_id=message_id, size_limit=await self.size_limit(account_id))
-        saved = await self.store(user_id, identity, composed, keywords=keywords, label_ids=label_ids)
+        saved = await self.store(user_id, identity, composed, keywords=keywords, label_ids=label_ids,
+                                 received_at=received_at)
         if drafts in label_ids and not local_account:
             await self._push(account_id, saved.message_id, None)
         return saved
+
+    async def import_draft(self, user_id: int, account_id: int, raw: bytes, *, label_ids: tuple[int, ...],
+                           keywords: frozenset[str], received_at: datetime | None) -> SavedDraft:
+        """A whole message a client uploaded, kept as a draft of a provider's account (JMAP's Email/import into
+        Drafts): stored here and in the provider's Drafts, so the client can submit it next."""
+        roles = await self.labels.role_ids(user_id)
+        if roles[LabelRole.DRAFTS] not in label_ids or DRAFT_FLAG not in keywords:
+            raise ForbiddenError("Only drafts ($draft, in Drafts) can be imported into this account: its server "
+                                 "would never see any other email kept here.")
+        flags = tuple(sorted(k for k in keywords if k not in ("$seen", "$flagged")))
+        message = parse_message(raw, account_id=account_id, received_at=received_at or datetime.now(UTC),
+                                label_ids=label_ids, is_draft=True, flags=flags, seen="$seen" in keywords,
+                                starred="$flagged" in keywords, source_ref="jmap-import")
+        result = await self.pipeline.ingest([message])
+        if not result.messages:
+            reason = result.skipped[0].reason if result.skipped else "it is already stored"
+            raise InvalidMessageError(f"The message could not be stored: {reason}.")
+        stored = result.messages[0]
+        await self._push(account_id, stored.id, None)
+        return SavedDraft(stored.id, stored.thread_id, stored.parsed.message_id or "", account_id, len(raw), ())
 
     async def load(self, user_id: int, message_id: int) -> LoadedDraft:
         """A draft as the composer reopens it: its fields, and its attachments by part path."""

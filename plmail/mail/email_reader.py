@@ -135,7 +135,8 @@ class EmailReader:
             has_attachments=parsed.has_attachments, preview=parsed.preview, category=None, raw_path=None,
             text_size=len(parsed.body_text.encode()) if parsed.body_text is not None else None,
             html_size=len(safe.encode()) if safe is not None else None, headers=dict(parsed.headers),
-            body_text=parsed.body_text, body_html_safe=safe, mime_tree=parsed.mime_tree)
+            body_text=parsed.body_text, body_html_safe=safe, mime_tree=parsed.mime_tree,
+            has_subject=bool(parsed.subject) or any(name.lower() == "subject" for name, _ in pairs))
         body = tree_body(blob_id, parts_of(parsed.mime_tree)) if parsed.mime_tree is not None \
             else email_body(row, [])
         values = await self._values(row, body, spec, raw=raw) if spec.wants_values else {}
@@ -187,6 +188,7 @@ class EmailReader:
                 text = await asyncio.to_thread(decode_text, data, part.charset)
                 if part.type == "text/html":  # every HTML part goes out sanitised, like the body
                     text = sanitize_html(text, message_id=row.id).html
-            value, cut = truncate(text, spec.max_body_bytes, html=part.type == "text/html")
+            # RFC 8621 §4.1.4: the value "with any CRLF replaced with a single LF", before maxBodyValueBytes cuts it
+            value, cut = truncate(text.replace("\r\n", "\n"), spec.max_body_bytes, html=part.type == "text/html")
             values[part.part_id] = BodyValue(value, cut)
         return values

@@ -74,6 +74,10 @@ class EmailWriter:
             return await self.mailboxes.owned_labels(user_id, list(mailbox_ids))
         return await self.mailboxes.labels_of_bindings(user_id, scope.account_id, list(mailbox_ids))
 
+    async def mailbox_accounts(self, user_id: int, label_ids: Sequence[int]) -> list[int]:
+        """The accounts whose provider keeps one of these labels (in the unified account, who owns a Mailbox)."""
+        return await self.mailboxes.materialising_accounts(user_id, list(label_ids)) if label_ids else []
+
     def plan(self, message: OwnedMessage, flags: Sequence[str], patch: EmailPatch, labels: Mapping[str, int]
              ) -> EmailChange:
         change = EmailChange(message.id)

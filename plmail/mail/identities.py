@@ -83,10 +83,30 @@ class IdentityService:
         return await self.repo.for_account(account_id)
 
     async def for_scope(self, scope: MailScope) -> list[Identity]:
-        """The identities of one account, or in the unified account every identity of the user."""
+        """The identities of one account, or in the unified account one per address the user can send from."""
         if scope.unified:
-            return await self.for_user(scope.user_id)
+            return await self.sending_identities(scope.user_id)
         return await self.for_account(scope.user_id, scope.account_id)
+
+    async def sending_accounts(self, user_id: int, account_ids: Sequence[int]) -> set[int]:
+        """Those of the accounts whose provider has a transport (a local archive keeps mail but sends none)."""
+        sending: set[int] = set()
+        for account_id in set(account_ids):
+            record = await self.accounts.owned(user_id, account_id)
+            if record is not None and record.is_active and self.transports.get(record.provider_kind) is not None:
+                sending.add(account_id)
+        return sending
+
+    async def sending_identities(self, user_id: int) -> list[Identity]:
+        """One identity per address the user can send from: of the accounts that can send, the first in the user's
+        order of accounts that has the address (its id, and so the Identity's, stays while the accounts do)."""
+        identities = await self.for_user(user_id)
+        sending = await self.sending_accounts(user_id, [i.account_id for i in identities])
+        chosen: dict[str, Identity] = {}
+        for identity in identities:
+            if identity.account_id in sending:
+                chosen.setdefault(identity.email.lower(), identity)
+        return list(chosen.values())
 
     async def account_for_new(self, scope: MailScope, email: str) -> int:
         """The account a new identity of `scope` belongs to: its own, or (unified) the user's only account, or the
@@ -127,10 +147,20 @@ class IdentityService:
             raise ForbiddenError("You cannot send as this address yet: it is not verified. Open the confirmation "
                                  "link that was sent to it (Settings → Sending can send it again).")
 
+    async def refusal_to_send(self, user_id: int, identity: Identity) -> str | None:
+        """Why nothing sent as this identity could ever go (its account has no transport), or None."""
+        if identity.account_id in await self.sending_accounts(user_id, [identity.account_id]):
+            return None
+        return (f"{identity.email} is an address of a local archive, which keeps mail but cannot send it; send from "
+                "an account that has a mail server.")
+
     async def for_address(self, user_id: int, email: str) -> Identity | None:
         """The user's identity with this address (its account's primary first), if there is one."""
         await self._ensure(user_id)
         found = await self.repo.by_address(user_id, email)
+        sending = await self.sending_accounts(user_id, [i.account_id for i in found])
+        # an account that can send it first: the one a unified account's submission goes through
+        found.sort(key=lambda i: i.account_id not in sending)
         return found[0] if found else None
 
     async def primary(self, user_id: int, account_id: int) -> Identity | None:

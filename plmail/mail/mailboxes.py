@@ -18,6 +18,7 @@ from plmail.domain.enums import ChangeType, JmapObjectType
 from plmail.domain.errors import ConflictError, ForbiddenError, NotFoundError, ValidationError
 from plmail.domain.mailstore import MailboxCounts, MailboxRow, MailScope
 from plmail.mail.changes import Change, StateManager
+from plmail.mail.destroy import MailDestroyer
 from plmail.mail.labels import LabelManager, LabelResolver
 
 USER_LABEL_SORT_ORDER = 100  # after the system mailboxes, which use 0-50
@@ -101,7 +102,10 @@ class MailboxService:
         except ValidationError as exc:
             raise ValidationError(str(exc), field="parentId" if move else "name") from None
 
-    async def destroy(self, user_id: int, mailbox: MailboxRow, *, remove_emails: bool) -> None:
+    async def destroy(self, user_id: int, mailbox: MailboxRow, *, remove_emails: bool,
+                      destroyer: MailDestroyer | None = None) -> None:
+        """With `remove_emails` and a destroyer, the emails in no other mailbox are destroyed first (RFC 8621 §2.5:
+        "if in no other Mailboxes, they will be destroyed"); one a provider refuses to delete is kept in Archive."""
         if mailbox.role is not None:
             raise ForbiddenError("System mailboxes cannot be destroyed.")
         if await self.repo.has_children(user_id, mailbox.label_id):
@@ -109,6 +113,10 @@ class MailboxService:
         if not remove_emails and await self.repo.has_mail(user_id, mailbox.label_id):
             raise ConflictError("The mailbox still holds email; set onDestroyRemoveEmails to remove it.",
                                 reason="mailboxHasEmail")
+        if remove_emails and destroyer is not None:
+            only_here = await self.repo.mail_only_in_tree(user_id, mailbox.label_id)
+            if only_here:
+                await destroyer.destroy(user_id, only_here)
         async with self.db.transaction():
             bindings = await self.repo.bindings_of_tree(user_id, mailbox.label_id)
             # Mail left with no label moves to Archive (never deleted): the LabelManager's rule.

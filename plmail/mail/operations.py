@@ -280,7 +280,10 @@ class ThreadOperations:
             [(m.account_id, m.id, kind, [], [], value, m.mailbox_id) for m in changed])
         state = StateManager(self.change_log)
         recorder = MailChangeRecorder(state)
-        await self._announce(recorder, changed, {(m.account_id, label) for m in changed for label in m.labels})
+        # Only $seen moves a Mailbox property (its unread counts); a star or another keyword changes the Email alone,
+        # so its Mailboxes are not "updated" (RFC 8620 §5.2: a record whose properties did not change is not).
+        bindings = {(m.account_id, label) for m in changed for label in m.labels} if kind == "seen" else set()
+        await self._announce(recorder, changed, bindings)
         await state.write()
         await state.announce()
         return OperationResult(tuple(m.id for m in changed), tuple(threads),

@@ -124,9 +124,12 @@ class OutboxService:
             self.identities.check_verified(identity)
         except (ForbiddenError, NotFoundError) as exc:
             raise SubmissionRefused(str(exc), reason="forbiddenFrom") from None
+        cannot_send = await self.identities.refusal_to_send(user_id, identity)
+        if cannot_send is not None:  # refused now, never accepted to fail later where the client cannot see it
+            raise SubmissionRefused(cannot_send, reason="forbiddenFrom")
         if identity.account_id != message.account_id:
-            raise SubmissionRefused("The identity belongs to another account than the message.",
-                                    reason="forbiddenFrom")
+            raise SubmissionRefused("The identity belongs to another account than the message: create or import "
+                                    "the email in the identity's account (its Drafts).", reason="forbiddenFrom")
         raw = await self.blobs.get(message.raw_path)
         headers = envelope_of(raw)
         if headers.mail_from.lower() != identity.email.lower():

@@ -239,7 +239,7 @@ class PostIngestPipeline:
             recorder.thread_destroyed(account.id, thread_id)
         for message_id in threading.moved:
             recorder.email_changed(account.id, message_id)
-        recorder.threads_touched(account.id, touched)
+        recorder.threads_touched(account.id, touched, created=threading.created)
         return tuple(touched)
 
     async def _ingest_account(
@@ -285,7 +285,7 @@ class PostIngestPipeline:
             recorder.thread_destroyed(account.id, thread_id)
         for message_id in threading.moved:
             recorder.email_changed(account.id, message_id)
-        recorder.threads_touched(account.id, touched)
+        recorder.threads_touched(account.id, touched, created=threading.created)
         label_ids = sorted({label for p in kept for label in p.source.label_ids})
         if label_ids:
             recorder.mailboxes_changed(account.id, await self.repo.bindings_for(account.id, label_ids),

@@ -22,7 +22,10 @@ _BASE = """m.id, m.account_id, m.thread_id, m.size, m.received_at, m.sent_at, m.
            m.in_reply_to, m.thread_references, m.subject, m.from_address, m.from_name, m.to_addresses, m.cc_addresses,
            m.bcc_addresses, m.reply_to, m.seen_at IS NOT NULL AS seen, m.starred_at IS NOT NULL AS starred, m.flags,
            m.has_attachments, m.preview, coalesce(m.rule_category, m.category) AS category, m.raw_path,
-           octet_length(m.body_text) AS text_size, octet_length(m.body_html_safe) AS html_size"""
+           octet_length(m.body_text) AS text_size, octet_length(m.body_html_safe) AS html_size,
+           CASE WHEN coalesce(m.subject, '') <> '' THEN true
+                ELSE EXISTS (SELECT 1 FROM jsonb_object_keys(coalesce(m.headers, '{}'::jsonb)) k
+                              WHERE lower(k) = 'subject') END AS has_subject"""
 
 
 def loads(value: Any) -> Any:
@@ -45,7 +48,8 @@ def _email(r: asyncpg.Record, with_headers: bool, with_bodies: bool, with_tree: 
         received_at=r["received_at"],
         sent_at=r["sent_at"], created_at=r["created_at"], message_id=r["rfc_message_id"],
         in_reply_to=_strings(r["in_reply_to"]), references=_strings(r["thread_references"]),
-        subject=r["subject"] or "", from_address=r["from_address"], from_name=r["from_name"],
+        subject=r["subject"] or "", has_subject=r["has_subject"], from_address=r["from_address"],
+        from_name=r["from_name"],
         to=_addresses(r["to_addresses"]), cc=_addresses(r["cc_addresses"]), bcc=_addresses(r["bcc_addresses"]),
         reply_to=_addresses(r["reply_to"]), seen=r["seen"], starred=r["starred"], flags=_strings(r["flags"]),
         has_attachments=r["has_attachments"], preview=r["preview"] or "", category=r["category"],

@@ -110,6 +110,37 @@ class JmapMailboxRepository:
         return bool(await self.db.fetchval(
             "SELECT EXISTS (SELECT 1 FROM label WHERE user_id = $1 AND parent_id = $2)", user_id, label_id))
 
+    async def materialising_accounts(self, user_id: int, label_ids: list[int]) -> list[int]:
+        """The user's accounts whose provider holds one of these labels as a folder or label of its own, in the
+        user's order of accounts."""
+        rows = await self.db.fetch(
+            """SELECT a.id FROM account a
+                WHERE a.user_id = $1 AND EXISTS (
+                      SELECT 1 FROM label_binding b
+                       WHERE b.account_id = a.id AND b.label_id = ANY($2::int[])
+                         AND (b.mailbox_id IS NOT NULL OR b.gmail_label_id IS NOT NULL
+                              OR b.graph_folder_id IS NOT NULL))
+                ORDER BY a.sort_order, a.id""",
+            user_id, label_ids,
+        )
+        return [r["id"] for r in rows]
+
+    async def mail_only_in_tree(self, user_id: int, label_id: int) -> list[int]:
+        """The user's messages in a label or its nested labels that have no label outside them."""
+        rows = await self.db.fetch(
+            """WITH RECURSIVE tree(id) AS (
+                   SELECT id FROM label WHERE id = $2 AND user_id = $1
+                   UNION SELECT l.id FROM label l JOIN tree ON l.parent_id = tree.id)
+               SELECT DISTINCT ml.message_id FROM message_label ml
+                 JOIN message m ON m.id = ml.message_id JOIN account a ON a.id = m.account_id
+                WHERE ml.label_id IN (SELECT id FROM tree) AND a.user_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM message_label o
+                                   WHERE o.message_id = ml.message_id AND o.label_id NOT IN (SELECT id FROM tree))
+                ORDER BY ml.message_id""",
+            user_id, label_id,
+        )
+        return [r["message_id"] for r in rows]
+
     async def has_mail(self, user_id: int, label_id: int) -> bool:
         return bool(await self.db.fetchval(
             """SELECT EXISTS (SELECT 1 FROM message_label ml JOIN message m ON m.id = ml.message_id

@@ -16,6 +16,7 @@ from plmail.db.repos.filter_sql import Params, keyword_sql, thread_keyword_sql
 
 SORT_EXPRESSIONS = {
     "receivedAt": "m.received_at",
+    "sentAt": "m.sent_at",  # RFC 8621 §4.4.2 lists it; the Date header, null when it was missing or broken
     "size": "coalesce(m.size, 0)",
     "subject": "lower(coalesce(m.subject, ''))",
     "from": "lower(coalesce(nullif(m.from_name, ''), m.from_address, ''))",

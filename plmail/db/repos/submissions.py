@@ -104,8 +104,9 @@ class SubmissionRepository:
         return [_submission(r) for r in rows]
 
     async def query(self, account_ids: Sequence[int], query: SubmissionQuery, *, limit: int = 10_000) -> list[int]:
-        states = {"pending": ["pending"], "canceled": ["canceled"],
-                  "final": ["sending", "sent", "failed", "uncertain"]}.get(query.undo_status or "")
+        # as Submission.undo_status maps them
+        states = {"pending": ["pending", "sending"], "canceled": ["canceled", "failed"],
+                  "final": ["sent", "uncertain"]}.get(query.undo_status or "")
         order = ", ".join(f"{_SORT_COLUMNS[name]} {'ASC' if ascending else 'DESC'} NULLS LAST"
                           for name, ascending in query.sort) or "s.id"
         rows = await self.db.fetch(

@@ -122,8 +122,8 @@ async def email_copy(call: Call) -> dict[str, Any]:
                 raise SetError("notFound", f"No email {values.get('id')!r} in the account copied from.")
             if target.unified or email_id in await services.email_writer.messages(user_id, target, [email_id]):
                 raise SetError("alreadyExists", "The email is in that account already.", existing_id=str(email_id))
-            account = email_set.import_account(call, target)
-            if account.provider_kind is not ProviderKind.LOCAL:
+            account = call.ctx.principal.account(str(target.account_id))  # a single account: unified returned above
+            if account is None or account.provider_kind is not ProviderKind.LOCAL:
                 raise SetError("forbidden", "Emails are copied into a local archive account; a provider account "
                                             "receives mail from its own server only.")
             mailbox_ids = values.get("mailboxIds")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from plmail.domain.enums import JmapObjectType, ProviderKind
+from plmail.domain.enums import JmapObjectType, LabelRole, ProviderKind
 from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError
 from plmail.domain.ids import parse_id
 from plmail.domain.mailstore import MailScope
@@ -22,11 +22,12 @@ from plmail.jmap.common import (
     set_response,
     utc_date,
 )
-from plmail.jmap.email_create import parse_create
+from plmail.jmap.email_create import BlobText, parse_create
 from plmail.jmap.email_patch import parse_patch
-from plmail.jmap.errors import MethodError, SetError, invalid_properties, refusal
+from plmail.jmap.errors import MethodError, SetError, invalid_arguments, invalid_properties, refusal
 from plmail.jmap.registry import Call, MethodTable
-from plmail.mail.email_writes import EmailChange
+from plmail.mail.compose import envelope_of
+from plmail.mail.email_writes import EmailChange, Imported
 from plmail.mail.keywords import DRAFT, keywords_of
 
 table = MethodTable()
@@ -136,9 +137,15 @@ async def _destroy(call: Call, raws: list[str], numeric: dict[str, int], owned: 
     return [raw for message_id, raw in wanted.items() if message_id in gone], not_destroyed
 
 
-async def _account_for_create(call: Call, scope: MailScope, sender: Address | None) -> AccountRow:
-    """Where a new email goes: the account itself, or in the unified account the account of its From identity
-    (without a From, the user's first account)."""
+async def _home(call: Call, scope: MailScope, sender: str | None, labels: dict[str, int],
+                keywords: frozenset[str]) -> AccountRow:
+    """The account a new or imported email goes to: the account itself; in the unified account the first of these
+    that can keep it: the account that sends as its From (so a client can import or write, then submit), the
+    accounts whose provider keeps a mailbox it names (a label with a folder or label id there), the local archive,
+    the other accounts. A provider's account keeps drafts ($draft, in Drafts) only; a local archive keeps anything.
+    A From that is no identity is no reason to refuse: RFC 8621 keeps forbiddenFrom for EmailSubmission/set ("The
+    server does not permit the user to send a message with the From header field of the message to be sent" is
+    its SetError, §7.5)."""
     principal = call.ctx.principal
     if not scope.unified:
         account = principal.account(str(scope.account_id))
@@ -146,15 +153,36 @@ async def _account_for_create(call: Call, scope: MailScope, sender: Address | No
         return account
     if not principal.accounts:
         raise SetError("forbidden", "Connect a mail account first: there is nowhere to keep this email.")
-    if sender is None:
-        return principal.accounts[0]
-    identity = await call.ctx.services.identities.for_address(principal.user_id, sender.address)
-    if identity is None:
-        raise SetError("forbiddenFrom", f"{sender.address} is none of your identities, so no account can keep "
-                                        "this email; create it in the account it belongs to.")
-    account = principal.account(str(identity.account_id))
-    assert account is not None
-    return account
+    services = call.ctx.services
+    candidates: list[AccountRow] = []
+    if sender:
+        identity = await services.identities.for_address(principal.user_id, sender)
+        found = principal.account(str(identity.account_id)) if identity is not None else None
+        if found is not None:
+            candidates.append(found)
+    for owner in await services.email_writer.mailbox_accounts(principal.user_id, sorted(set(labels.values()))):
+        found = principal.account(str(owner))
+        if found is not None:
+            candidates.append(found)
+    candidates += [a for a in principal.accounts if a.provider_kind is ProviderKind.LOCAL]
+    candidates += list(principal.accounts)
+    drafts = (await services.labels.role_ids(principal.user_id))[LabelRole.DRAFTS]
+    is_draft = DRAFT in keywords and drafts in labels.values()
+    return next((a for a in candidates if a.provider_kind is ProviderKind.LOCAL or is_draft), candidates[0])
+
+
+async def _text(call: Call, scope: MailScope, given: str | None, blob: BlobText | None, where: str) -> str | None:
+    """A text part's content: given in bodyValues, or an uploaded blob decoded with the part's charset."""
+    if blob is None:
+        return given
+    try:
+        content = await call.ctx.services.downloads.download(call.ctx.principal.user_id, scope, blob.blob_id)
+    except NotFoundError:
+        raise SetError("blobNotFound", "These blobs are not in this account.", not_found=[blob.blob_id]) from None
+    try:
+        return content.data.decode(blob.charset or "utf-8")
+    except (LookupError, UnicodeDecodeError):
+        raise invalid_properties(f"The blob of {where} is not text in {blob.charset or 'utf-8'}.", where) from None
 
 
 async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[str, Any]:
@@ -165,20 +193,27 @@ async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[
     labels = await _labels(call, scope, keys)
     if len(labels) != len(keys):
         raise invalid_properties("No such mailbox.", "mailboxIds")
-    account = await _account_for_create(call, scope, parsed.sender)
+    account = await _home(call, scope, parsed.sender.address if parsed.sender else None, labels, parsed.keywords)
     attachments: list[OutgoingAttachment] = []
     missing: list[str] = []
     for part in parsed.files:
+        if part.blob_id is None:
+            attachments.append(OutgoingAttachment(part.name, part.content_type, part.data or b"",
+                                                  content_id=part.content_id, inline=part.inline,
+                                                  headers=part.headers))
+            continue
         try:
             blob = await services.downloads.download(user_id, scope, part.blob_id)
         except NotFoundError:
             missing.append(part.blob_id)
             continue
         attachments.append(OutgoingAttachment(part.name or (blob.name if blob.name != "upload" else ""),
-                                              part.content_type, blob.data,
-                                              content_id=part.content_id if part.inline else None))
+                                              part.content_type, blob.data, content_id=part.content_id,
+                                              inline=part.inline, headers=part.headers))
     if missing:
         raise SetError("blobNotFound", "These blobs are not in this account.", not_found=missing)
+    text = await _text(call, scope, parsed.text, parsed.text_blob, "textBody")
+    html = await _text(call, scope, parsed.html, parsed.html_blob, "htmlBody")
     sender = parsed.sender
     if sender is None:
         primary = await services.identities.primary(user_id, account.id)
@@ -187,36 +222,25 @@ async def _create(call: Call, scope: MailScope, values: dict[str, Any]) -> dict[
         sender = Address(primary.name, primary.email)
     content = DraftContent(
         identity_id=0, to=parsed.to, cc=parsed.cc, bcc=parsed.bcc, subject=parsed.subject,
-        text_body=parsed.text, html_body=parsed.html, attachments=tuple(attachments),
+        text_body=text, html_body=html, attachments=tuple(attachments),
         in_reply_to=parsed.in_reply_to, references=parsed.references, reply_to=parsed.reply_to,
-        extra_headers=parsed.headers)
+        extra_headers=parsed.headers, text_headers=parsed.text_headers, html_headers=parsed.html_headers)
     saved = await services.drafts.write(
         user_id, account.id, sender, content, keywords=parsed.keywords, label_ids=tuple(sorted(set(labels.values()))),
-        message_id=parsed.message_id, sent_at=parsed.sent_at, local_account=account.provider_kind is ProviderKind.LOCAL)
+        message_id=parsed.message_id, sent_at=parsed.sent_at, local_account=account.provider_kind is ProviderKind.LOCAL,
+        received_at=parsed.received_at)
     return {"id": str(saved.message_id), "blobId": f"m-{saved.message_id}",
             "threadId": str(saved.thread_id) if saved.thread_id is not None else None, "size": saved.size}
-
-
-def import_account(call: Call, scope: MailScope) -> AccountRow:
-    """The account an import goes to: the account, or in the unified account the user's one local archive
-    (only an archive takes imports: a provider's server would never see the message)."""
-    principal = call.ctx.principal
-    if not scope.unified:
-        account = principal.account(str(scope.account_id))
-        assert account is not None
-        return account
-    archives = [a for a in principal.accounts if a.provider_kind is ProviderKind.LOCAL]
-    if len(archives) != 1:
-        raise SetError("forbidden", "Import into the local archive account itself: imports go to an archive, and "
-                                    + ("you have none." if not archives else "you have several."))
-    return archives[0]
 
 
 @table.method("Email/import", MAIL)
 async def import_(call: Call) -> dict[str, Any]:
     args = call.args("accountId", "ifInState", "emails")
     scope = call.scope(args)
-    emails = args.objects("emails") or {}
+    emails = args.objects("emails")
+    if emails is None:
+        # RFC 8621 §4.8: emails is "Id[EmailImport]", not optional; RFC 8620 §3.6.2 invalidArguments
+        raise invalid_arguments("'emails' is required.")
     if len(emails) > LIMITS.max_objects_in_set:
         raise MethodError("requestTooLarge", f"At most {LIMITS.max_objects_in_set} emails per call.")
     await ensure_bound(call, scope)
@@ -246,10 +270,16 @@ async def import_(call: Call) -> dict[str, Any]:
             if not isinstance(keywords, dict) or not all(v is True for v in keywords.values()):
                 raise invalid_properties("'keywords' maps keywords to true.", "keywords")
             received = _instant(values.get("receivedAt"))
-            account = import_account(call, scope)
-            imported = await services.email_writer.import_email(
-                account.id, account.provider_kind, raw, sorted(set(resolved.values())),
-                {str(k).lower() for k in keywords}, received)
+            wanted = {str(k).lower() for k in keywords}
+            account = await _home(call, scope, envelope_of(raw).mail_from, resolved, frozenset(wanted))
+            if account.provider_kind is ProviderKind.LOCAL:
+                imported = await services.email_writer.import_email(
+                    account.id, account.provider_kind, raw, sorted(set(resolved.values())), wanted, received)
+            else:  # a provider's account keeps what it can hand to its server: a draft, pushed to its Drafts
+                saved = await services.drafts.import_draft(
+                    user_id, account.id, raw, label_ids=tuple(sorted(set(resolved.values()))),
+                    keywords=frozenset(wanted), received_at=received)
+                imported = Imported(saved.message_id, saved.thread_id, saved.size)
             call.ctx.created_ids[creation_id] = str(imported.id)
             created[creation_id] = {"id": str(imported.id), "blobId": f"m-{imported.id}",
                                     "threadId": str(imported.thread_id) if imported.thread_id else None,

@@ -10,6 +10,7 @@ from plmail.domain.messages import Address
 from plmail.domain.outgoing import Identity
 from plmail.jmap.capabilities import SUBMISSION
 from plmail.jmap.common import (
+    CHANGES_ARGUMENTS,
     GET_ARGUMENTS,
     SET_ARGUMENTS,
     changes_response,
@@ -75,7 +76,13 @@ async def get(call: Call) -> dict[str, Any]:
 
 @table.method("Identity/changes", SUBMISSION)
 async def changes(call: Call) -> dict[str, Any]:
-    return await changes_response(call, IDENTITY)
+    result = await changes_response(call, IDENTITY)
+    scope = call.scope(call.args(*CHANGES_ARGUMENTS))
+    if scope.unified:  # the unified account lists one identity per sendable address: announce only those
+        listed = {str(i.id) for i in await call.ctx.services.identities.for_scope(scope)}
+        result["created"] = [i for i in result["created"] if i in listed]
+        result["updated"] = [i for i in result["updated"] if i in listed]
+    return result
 
 
 @table.method("Identity/set", SUBMISSION)

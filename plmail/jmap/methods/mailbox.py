@@ -184,7 +184,7 @@ async def set_(call: Call) -> dict[str, Any]:
     service, user_id = call.ctx.services.mailboxes, call.ctx.principal.user_id
     created: dict[str, Any] = {}
     not_created: dict[str, Any] = {}
-    for creation_id, values in request.create.items():
+    for creation_id, values in _parents_first(request.create):
         try:
             refused = (set(values) - _WRITABLE - {"role"}) | (_SERVER_SET & set(values))
             if refused:
@@ -194,7 +194,8 @@ async def set_(call: Call) -> dict[str, Any]:
             name = values.get("name")
             if not isinstance(name, str):
                 raise invalid_properties("A mailbox needs a name.", "name")
-            sort_order = _sort_order(values.get("sortOrder"))
+            # RFC 8621 §2: "sortOrder: UnsignedInt (default: 0)"
+            sort_order = _sort_order(values.get("sortOrder")) or 0
             parent = await _parent(call, scope, values.get("parentId"))
             binding_id = await service.create(user_id, scope, name, parent,
                                               visible=values.get("isSubscribed", True) is not False,
@@ -203,7 +204,7 @@ async def set_(call: Call) -> dict[str, Any]:
             created[creation_id] = {"id": str(binding_id), "role": None,
                                     "totalEmails": 0, "unreadEmails": 0, "totalThreads": 0, "unreadThreads": 0,
                                     "myRights": mailbox_rights(system=False)} | (
-                {} if "sortOrder" in values else {"sortOrder": USER_LABEL_SORT_ORDER})
+                {} if "sortOrder" in values else {"sortOrder": 0})
         except (SetError, PlmailError) as exc:
             not_created[creation_id] = refusal(exc)
     updated: dict[str, Any] = {}
@@ -219,7 +220,8 @@ async def set_(call: Call) -> dict[str, Any]:
     for raw_id in request.destroy:
         try:
             mailbox = await _mailbox(call, scope, raw_id)
-            await service.destroy(user_id, mailbox, remove_emails=args.boolean("onDestroyRemoveEmails"))
+            await service.destroy(user_id, mailbox, remove_emails=args.boolean("onDestroyRemoveEmails"),
+                                  destroyer=call.ctx.services.destroyer)
             destroyed.append(raw_id)
         except (SetError, PlmailError) as exc:
             not_destroyed[raw_id] = refusal(exc)
@@ -228,6 +230,30 @@ async def set_(call: Call) -> dict[str, Any]:
     return set_response(call.jmap_id(scope), old_state, new_state, created=created, updated=updated,
                         destroyed=destroyed,
                         not_created=not_created, not_updated=not_updated, not_destroyed=not_destroyed)
+
+
+def _parents_first(create: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The creations ordered so a `parentId` of "#x" naming another creation of this call comes after it (RFC 8620
+    §5.3: the server must resolve creation-id references within one call whatever their order in the map); a
+    cycle is left in the client's order and fails as an unknown parent."""
+    ordered: list[tuple[str, dict[str, Any]]] = []
+    placed: set[str] = set()
+    visiting: set[str] = set()
+
+    def place(creation_id: str) -> None:
+        if creation_id in placed or creation_id in visiting:
+            return
+        visiting.add(creation_id)
+        parent = create[creation_id].get("parentId")
+        if isinstance(parent, str) and parent.startswith("#") and parent[1:] in create:
+            place(parent[1:])
+        visiting.discard(creation_id)
+        placed.add(creation_id)
+        ordered.append((creation_id, create[creation_id]))
+
+    for creation_id in create:
+        place(creation_id)
+    return ordered
 
 
 async def _mailbox(call: Call, scope: MailScope, raw_id: str) -> MailboxRow:

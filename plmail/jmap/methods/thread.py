@@ -1,7 +1,7 @@
 """Thread/get and Thread/changes (RFC 8621 §3).
 
-Our writers only ever announce a thread as updated (and as destroyed when a late reply merged it
-into another): a new thread reaches a client through `updated`, as RFC 8620 §5.2 allows.
+A thread the ingest made is announced as created, one that grew as updated, and one a late reply merged
+into another as destroyed (RFC 8620 §5.2).
 """
 
 from __future__ import annotations

@@ -53,11 +53,12 @@ async def test_saved_state_then_five_arrive_two_archived_one_trashed(box: JmapBo
     assert paged["updated"] | paged["created"] >= set(changes["updated"])
 
     threads = await box.call("Thread/changes", {"sinceState": thread_state})
-    assert threads["created"] == [] and threads["destroyed"] == []  # threads are only ever "updated"
     thread_of = {e["id"]: e["threadId"] for e in (await box.call("Email/get", {
         "ids": changes["created"], "properties": ["threadId"]}))["list"]}
-    # the new mail changed its threads; archiving and trashing moved mailboxes, not thread membership
-    assert set(threads["updated"]) == set(thread_of.values())
+    # RFC 8620 §5.2 created: "An array of ids for records that have been created since the old state": the five
+    # new threads; archiving and trashing moved mailboxes, not thread membership
+    assert set(threads["created"]) == set(thread_of.values()) and len(thread_of) == 5
+    assert threads["updated"] == [] and threads["destroyed"] == []
 
     mailboxes = await box.call("Mailbox/changes", {"sinceState": mailbox_state})
     expected = {await box.mailbox_id(role) for role in (LabelRole.INBOX, LabelRole.ARCHIVE, LabelRole.TRASH)}

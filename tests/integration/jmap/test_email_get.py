@@ -137,7 +137,8 @@ async def test_attachments_and_body_properties(box: JmapBox) -> None:
                               {"name": "Content-Disposition", "value": ' attachment; filename="n.csv"'}]
     assert got["bodyStructure"]["type"] == "multipart/mixed" and len(got["bodyStructure"]["subParts"]) == 3
     assert {"name": "Subject", "value": " Files"} in got["bodyStructure"]["headers"]  # the top part: the message
-    assert got["bodyValues"][csv["partId"]]["value"] == "a,b\r\n1,2"
+    # RFC 8621 §4.1.4: a body value is the text "with any CRLF replaced with a single LF"
+    assert got["bodyValues"][csv["partId"]]["value"] == "a,b\n1,2"
 
 
 async def test_keywords_from_columns_and_flags(box: JmapBox) -> None:
