@@ -99,12 +99,13 @@ class IdentityService:
 
     async def sending_identities(self, user_id: int) -> list[Identity]:
         """One identity per address the user can send from: of the accounts that can send, the first in the user's
-        order of accounts that has the address (its id, and so the Identity's, stays while the accounts do)."""
+        order of accounts that has the address verified (its id, and so the Identity's, stays while the accounts do);
+        an alias still waiting for its confirmation link cannot send, so it is not offered."""
         identities = await self.for_user(user_id)
         sending = await self.sending_accounts(user_id, [i.account_id for i in identities])
         chosen: dict[str, Identity] = {}
         for identity in identities:
-            if identity.account_id in sending:
+            if identity.account_id in sending and identity.verified:
                 chosen.setdefault(identity.email.lower(), identity)
         return list(chosen.values())
 
