@@ -91,8 +91,11 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
        t.snoozed_until,
        ARRAY(SELECT tl.label_id FROM thread_label tl WHERE tl.thread_id = t.id ORDER BY tl.label_id) AS label_ids,
        -- Who wrote in the conversation, in the order they first did (the list's "me, Carol, Dave"); drafts not.
-       (SELECT coalesce(jsonb_agg(jsonb_build_array(p.name, p.me) ORDER BY p.first), '[]'::jsonb) FROM (
+       -- Dates that tie (clients write whole seconds) fall back on arrival, as the thread's own order does.
+       (SELECT coalesce(jsonb_agg(jsonb_build_array(p.name, p.me) ORDER BY p.first, p.arrived, p.first_id),
+                        '[]'::jsonb) FROM (
            SELECT min(coalesce(m.sent_at, m.received_at, m.created_at)) AS first,  -- when they wrote (Date)
+                  min(coalesce(m.received_at, m.created_at)) AS arrived, min(m.id) AS first_id,
                   (array_agg(coalesce(nullif(m.from_name, ''), m.from_address, '')
                              ORDER BY coalesce(m.sent_at, m.received_at, m.created_at) DESC))[1] AS name,
                   bool_or(EXISTS (SELECT 1 FROM account ia WHERE ia.user_id = a.user_id

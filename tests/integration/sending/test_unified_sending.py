@@ -168,7 +168,8 @@ async def test_identity_changes_in_the_unified_account_name_only_listed_identiti
     account: an alias of the archive is no Identity of the unified account, one of the IMAP account is."""
     state = (await _unified(phone, "Identity/get", {"ids": []}))["state"]
     services, user_id = phone.services, phone.user.id
-    await services.identities.add_alias(user_id, phone.archive_id, "old.alias@example.org")  # type: ignore[attr-defined]
-    sending = await services.identities.add_alias(user_id, outgoing.account_id, "new.alias@example.org")
+    await services.identities.add_alias(user_id, phone.archive_id, "old.alias@example.org",  # type: ignore[attr-defined]
+                                        confirm_base="http://plmail.test/")
+    sending = await outgoing.verified_alias("new.alias@example.org")
     changes = await _unified(phone, "Identity/changes", {"sinceState": state})
     assert changes["created"] == [str(sending.id)] and changes["updated"] == []

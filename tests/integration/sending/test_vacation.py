@@ -146,8 +146,7 @@ async def _arrive(outgoing: Outgoing, messages: list[bytes], folder: str = "INBO
 
 async def test_only_recent_mail_addressed_to_the_user_by_a_person_is_answered(outgoing: Outgoing) -> None:
     services, me = outgoing.services, outgoing.address
-    alias = await services.identities.add_alias(outgoing.user.id, outgoing.account_id, "holiday@example.org",
-                                                name="Owner on holiday")
+    alias = await outgoing.verified_alias("holiday@example.org", name="Owner on holiday")
     await _away(outgoing)
     now = datetime.now(UTC)
     answered = [
