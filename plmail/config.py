@@ -109,6 +109,8 @@ class Settings:
     sends_per_hour: int = 200  # per user: a stolen session cannot turn the installation into a spam cannon
     # KItinerary's kitinerary-extractor: a path, "off", or None to look where Debian installs it
     kitinerary: str | None = None
+    # Web Push to loopback endpoints: for the test suite's push service only, never in production (SSRF).
+    push_allow_loopback: bool = False
 
     @property
     def embedded_database(self) -> bool:
@@ -117,6 +119,10 @@ class Settings:
     @property
     def secret_key_path(self) -> Path:
         return self.data_dir / "secret.key"
+
+    @property
+    def vapid_key_path(self) -> Path:
+        return self.data_dir / "vapid.pem"
 
     @property
     def blob_dir(self) -> Path:
@@ -151,4 +157,5 @@ class Settings:
             trusted_proxies=_networks("PLMAIL_TRUSTED_PROXIES", env.get("PLMAIL_TRUSTED_PROXIES")),
             sends_per_hour=_int(env, "PLMAIL_SENDS_PER_HOUR", 200, 1, 100_000),
             kitinerary=env.get("PLMAIL_KITINERARY") or None,
+            push_allow_loopback=_flag(env, "PLMAIL_PUSH_ALLOW_LOOPBACK", False),
         )
