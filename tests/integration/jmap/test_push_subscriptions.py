@@ -21,8 +21,11 @@ from plmail.config import Settings
 from plmail.db.migrations import plmail_2026_12_06t18_00_00_000000 as push_migration
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import ValidationError
+from plmail.mail.change_feed import ChangeFeed
 from plmail.providers.imap.watch import IdleSupervisor
 from plmail.push.addresses import check_push_url
+from plmail.push.dispatcher import PushDispatcher
+from plmail.push.sender import WebPushSender
 from plmail.services import Services
 from tests.conftest import browser, running_lifespan
 from tests.integration.imap_sync.conftest import ImapSetup, imap
@@ -216,17 +219,21 @@ async def test_destroy_stops_pushes(pushing: JmapBox, push_service: PushService)
 
 async def test_410_and_404_remove_the_subscription(pushing: JmapBox, push_service: PushService) -> None:
     box, unsubscribed, unknown = pushing, push_service.device(), push_service.device()
+    moved, elsewhere = push_service.device(), push_service.device()
     first = await subscribe(box, unsubscribed)
     second = await subscribe(box, unknown)
+    third = await subscribe(box, moved)
     unsubscribed.answer(410)
     unknown.answer(404)
+    moved.answer(307, Location=elsewhere.url)  # never followed: a push URL that moves is gone
     await box.ingest(make_message(message_id="to-gone@x"))
 
     async def removed() -> bool:
-        return (await push_get(box, [first, second]))["notFound"] == [first, second]
+        return (await push_get(box, [first, second, third]))["notFound"] == [first, second, third]
 
     await until(removed)
     assert [a.status for a in unsubscribed.attempts] == [201, 410]
+    assert elsewhere.attempts == []
     await box.ingest(make_message(message_id="after-gone@x"))
     await asyncio.sleep(0)  # nothing to wait for: the rows are gone, so the dispatcher has nobody to push to
     assert await box.services.db.fetchval("SELECT count(*) FROM push_subscription") == 0
@@ -249,6 +256,32 @@ async def test_429_backs_off_for_retry_after_then_sends_the_latest_states(pushin
     assert change.at - refused_at >= 1.9  # Retry-After honoured
     assert change.message["changed"][box.account]["Email"] == await box.state("Email")  # the latest, in one push
     assert len(device.state_changes()) == 1
+
+
+async def test_two_dispatchers_push_each_state_once(pushing: JmapBox, push_service: PushService) -> None:
+    """A second dispatcher, as another process runs it (its own LISTEN connection, its own HTTP session), races
+    the first for every change: each state reaches the device once, whichever claimed it."""
+    box, device = pushing, push_service.device()
+    await subscribe(box, device, types=["Email"])
+    services = box.services
+    other_feed = ChangeFeed(services.db)
+    other = PushDispatcher(services.db, other_feed, services.changes,
+                           WebPushSender(services.vapid, allow_loopback=True))
+    other.start()
+    try:
+        for n in range(4):
+            await box.ingest(make_message(message_id=f"two{n}@x"))
+            expected = await box.state("Email")
+
+            async def pushed(state: str = expected) -> bool:
+                return any(c["changed"][box.account]["Email"] == state for c in device.state_changes())
+
+            await until(pushed)
+        states = [c["changed"][box.account]["Email"] for c in device.state_changes()]
+        assert len(states) == len(set(states)) == 4  # every change once, none twice
+    finally:
+        await other.stop()
+        await other_feed.close()
 
 
 async def test_a_hundred_arrivals_in_a_second_are_coalesced(pushing: JmapBox, push_service: PushService) -> None:
