@@ -16,7 +16,7 @@ from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
 from plmail.db.repos.push_subscriptions import PushSubscriptionRepository
 from plmail.domain.enums import JmapObjectType
-from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.errors import ConflictError, NotFoundError, ValidationError
 from plmail.domain.mailstore import MailScope
 from plmail.domain.push import (
     MAX_SUBSCRIPTION_LIFETIME,
@@ -31,6 +31,9 @@ from plmail.push.addresses import check_push_url
 
 MAX_DEVICE_CLIENT_ID = 255
 MAX_URL = 2048
+# Each new subscription makes the server POST to a URL the client chose: a bound keeps a stolen app password
+# from turning the installation into a request cannon (and a person has a handful of devices, not hundreds).
+MAX_SUBSCRIPTIONS_PER_USER = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,9 @@ class PushSubscriptionService:
             raise ValidationError(f"The push URL is longer than {MAX_URL} characters.", field="url")
         check_keys(p256dh, auth)
         await check_push_url(url, allow_loopback=self.allow_loopback)
+        if len(await self.repo.live_for_users([who.user_id])) >= MAX_SUBSCRIPTIONS_PER_USER:
+            raise ConflictError(f"You have {MAX_SUBSCRIPTIONS_PER_USER} push subscriptions already; destroy one "
+                                f"first.", reason="overQuota")
         now = datetime.now(UTC)
         row = await self.repo.create(NewPushSubscription(
             user_id=who.user_id, app_password_id=who.app_password_id, device_client_id=device_client_id, url=url,

@@ -387,6 +387,15 @@ async def test_bad_keys_and_missing_fields_are_refused(pushing: JmapBox, push_se
     assert name == "error" and error["type"] == "invalidArguments"  # no accountId (§7.2.1)
 
 
+async def test_a_user_has_at_most_25_subscriptions(pushing: JmapBox, push_service: PushService) -> None:
+    """Every subscription makes the server POST to a URL of the client's choosing: bounded per user."""
+    many = {f"d{n}": creation(push_service.device()) for n in range(26)}
+    result = await push_set(pushing, {"create": many})
+    assert len(result["created"]) == 25
+    assert result["notCreated"] == {"d25": result["notCreated"]["d25"]}
+    assert result["notCreated"]["d25"]["type"] == "overQuota"
+
+
 async def test_the_migration_runs_twice_and_undoing_it_leaves_revoking_and_disabling_working(
         services: Services) -> None:
     user = await services.users.create_user("admin@example.org", "correct horse")
