@@ -139,6 +139,8 @@ class Settings:
     # TESTS ONLY: networks that fetches of addresses from mail or users (autoconfig, one-click unsubscribe) may
     # reach although they are not public; in production every such fetch goes to the public internet only.
     test_fetch_allow: tuple[Network, ...] = ()
+    # Web Push to loopback endpoints: for the test suite's push service only, never in production (SSRF).
+    push_allow_loopback: bool = False
 
     @property
     def embedded_database(self) -> bool:
@@ -147,6 +149,10 @@ class Settings:
     @property
     def secret_key_path(self) -> Path:
         return self.data_dir / "secret.key"
+
+    @property
+    def vapid_key_path(self) -> Path:
+        return self.data_dir / "vapid.pem"
 
     @property
     def blob_dir(self) -> Path:
@@ -186,4 +192,5 @@ class Settings:
             else None,
             dns_servers=_servers("PLMAIL_DNS_SERVERS", env.get("PLMAIL_DNS_SERVERS")),
             test_fetch_allow=_networks("PLMAIL_TEST_FETCH_ALLOW", env.get("PLMAIL_TEST_FETCH_ALLOW")),
+            push_allow_loopback=_flag(env, "PLMAIL_PUSH_ALLOW_LOOPBACK", False),
         )

@@ -7,6 +7,7 @@ the cookie key can never decrypt a credential.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -14,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from py_vapid import Vapid
 
 from plmail.domain.errors import ConfigurationError, CredentialError
 
@@ -90,3 +93,40 @@ class InstallationKeys:
     @classmethod
     def load(cls, path: Path) -> InstallationKeys:
         return cls(load_or_create_key(path))
+
+
+class VapidKey:
+    """The server's VAPID key pair (RFC 8292): it signs every Web Push request, and its public half is what a
+    device subscribes with (RFC 9749 advertises it in the JMAP session). Kept as ``vapid.pem`` beside
+    secret.key: a new key would silently orphan every subscription a phone or browser made."""
+
+    def __init__(self, private_key: ec.EllipticCurvePrivateKey) -> None:
+        self.vapid = Vapid(private_key)
+        raw = private_key.public_key().public_bytes(serialization.Encoding.X962,
+                                                    serialization.PublicFormat.UncompressedPoint)
+        self.public_key = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+    @classmethod
+    def load(cls, path: Path) -> VapidKey:
+        """Read the key, creating it (mode 0600) on first start."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            try:
+                loaded = serialization.load_pem_private_key(path.read_bytes(), password=None)
+            except ValueError:
+                loaded = None
+            if not isinstance(loaded, ec.EllipticCurvePrivateKey) or not isinstance(loaded.curve, ec.SECP256R1):
+                raise ConfigurationError(
+                    f"{path} is not a P-256 private key in PEM. Restore the original file; without it every push "
+                    f"subscription has to be made again.") from None
+            return cls(loaded)
+        key = ec.generate_private_key(ec.SECP256R1())
+        try:
+            os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return cls(key)

@@ -28,7 +28,7 @@ from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.registry import ProviderRegistry
-from plmail.keys import InstallationKeys
+from plmail.keys import InstallationKeys, VapidKey
 from plmail.mail.archive_import import ArchiveImporter
 from plmail.mail.authentication import SenderAuthentication
 from plmail.mail.backfill import CategoryBackfill
@@ -63,6 +63,9 @@ from plmail.mail.vacation import VacationService, VacationStep
 from plmail.ops.metrics import MetricsService
 from plmail.providers.network import GuardedOneClick
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
+from plmail.push.dispatcher import PushDispatcher
+from plmail.push.sender import WebPushSender
+from plmail.push.subscriptions import PushSubscriptionService
 from plmail.users.app_passwords import AppPasswordService
 from plmail.users.service import UserService
 from plmail.users.sessions import SessionService, TrustedDevices
@@ -128,13 +131,19 @@ class Services:
     vacation: VacationService
     sender_auth: SenderAuthentication
     quota: QuotaService
+    vapid: VapidKey
+    push_subscriptions: PushSubscriptionService
+    push_dispatcher: PushDispatcher
 
     def start_watchers(self) -> None:
-        """What asks for syncs between polls (IMAP IDLE); started beside the ingest workers."""
+        """What asks for syncs between polls (IMAP IDLE), and what pushes the news on to phones; started beside
+        the ingest workers."""
         for watcher in self.provider_roles.watchers:
             watcher.start()
+        self.push_dispatcher.start()
 
     async def stop_watchers(self) -> None:
+        await self.push_dispatcher.stop()
         for watcher in self.provider_roles.watchers:
             await watcher.stop()
 
@@ -201,6 +210,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     sending_preferences = SendingPreferencesService(db, identities, outbox)
     users = UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor)
     users.on_disabled.append(outbox.stop_disabled)
+    vapid = VapidKey.load(settings.vapid_key_path)
+    changes = ChangeLog(db)
+    change_feed = ChangeFeed(db)
     return Services(
         settings=settings,
         keys=keys,
@@ -237,8 +249,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         email_writer=EmailWriter(db, operations, pipeline),
         mailboxes=MailboxService(db),
         downloads=downloads,
-        changes=ChangeLog(db),
-        change_feed=ChangeFeed(db),
+        changes=changes,
+        change_feed=change_feed,
         assistant_settings=assistant_settings,
         assistant=AssistantService(db, assistant_settings, queues, releaser=releaser),
         classification_catch_up=ClassificationCatchUp(db, assistant_settings, queues, import_state),
@@ -261,6 +273,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
                                  reply_interval_days=settings.vacation_reply_days),
         sender_auth=SenderAuthentication(db),
         quota=QuotaService(db, settings.data_dir),
+        vapid=vapid,
+        push_subscriptions=PushSubscriptionService(db, changes, allow_loopback=settings.push_allow_loopback),
+        push_dispatcher=PushDispatcher(db, change_feed, changes,
+                                       WebPushSender(vapid, allow_loopback=settings.push_allow_loopback)),
     )
 
 

@@ -39,6 +39,7 @@ _ALONE = (
     "tests/integration/imap_sync/test_idle.py",
     "tests/integration/imap_sync/test_resume.py",
     "tests/integration/jmap/test_push.py",
+    "tests/integration/jmap/test_push_subscriptions.py",
     "tests/integration/ops/test_home_lab.py",
     "tests/integration/ops/test_release.py",
     "tests/unit/calendar/test_hostile_markup.py",

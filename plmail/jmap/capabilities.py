@@ -21,8 +21,10 @@ WEBSOCKET: Final = "urn:ietf:params:jmap:websocket"  # RFC 8887
 VACATION: Final = "urn:ietf:params:jmap:vacationresponse"  # RFC 8621 §8
 QUOTA: Final = "urn:ietf:params:jmap:quota"  # RFC 9425
 CALENDARS: Final = "urn:ietf:params:jmap:calendars"  # JMAP for Calendars, JSCalendar (RFC 8984) events
+WEBPUSH_VAPID: Final = "urn:ietf:params:jmap:webpush-vapid"  # RFC 9749: the key Web Push subscriptions are for
 
-SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA, CALENDARS})
+SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA, CALENDARS,
+                              WEBPUSH_VAPID})
 SORT_OPTIONS: Final = SORT_PROPERTIES
 
 
@@ -55,7 +57,8 @@ def core_capability(limits: Limits = LIMITS) -> dict[str, Any]:
     }
 
 
-def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = None) -> dict[str, Any]:
+def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = None,
+                         vapid_public_key: str | None = None) -> dict[str, Any]:
     capabilities: dict[str, Any] = {
         CORE: core_capability(limits),
         MAIL: {},
@@ -67,6 +70,9 @@ def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = Non
     }
     if websocket is not None:
         capabilities[WEBSOCKET] = {"url": websocket, "supportsPush": True}
+    if vapid_public_key is not None:
+        # RFC 9749 §3: the P-256 public key, base64url (no padding), uncompressed as in RFC 8292.
+        capabilities[WEBPUSH_VAPID] = {"applicationServerKey": vapid_public_key}
     return capabilities
 
 

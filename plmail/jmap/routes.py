@@ -70,7 +70,9 @@ async def well_known() -> Redirect:
 @get("/jmap/session", exception_handlers=_HANDLERS)
 async def session(request: Request[Any, Any, Any]) -> Response[Any]:
     principal = await authenticate(request)
-    return Response(build_session(principal, str(request.base_url)), headers={"Cache-Control": "no-store"})
+    session_object = build_session(principal, str(request.base_url),
+                                   vapid_public_key=services_from(request).vapid.public_key)
+    return Response(session_object, headers={"Cache-Control": "no-store"})
 
 
 @post("/jmap/api", request_max_body_size=LIMITS.max_size_request, status_code=200, exception_handlers=_HANDLERS)

@@ -59,7 +59,7 @@ def websocket_url(base_url: str) -> str:
             else "ws://" + base[len("http://"):] if base.startswith("http://") else base) + WEBSOCKET_PATH
 
 
-def build_session(principal: Principal, base_url: str) -> dict[str, Any]:
+def build_session(principal: Principal, base_url: str, *, vapid_public_key: str | None = None) -> dict[str, Any]:
     base = base_url.rstrip("/")
     names = account_names(principal.accounts)
     accounts: dict[str, Any] = {
@@ -79,7 +79,7 @@ def build_session(principal: Principal, base_url: str) -> dict[str, Any]:
         }
     primary = dict.fromkeys((MAIL, SUBMISSION, CATEGORIES, VACATION, QUOTA, CALENDARS), principal.unified_id)
     return {
-        "capabilities": session_capabilities(websocket=websocket_url(base)),
+        "capabilities": session_capabilities(websocket=websocket_url(base), vapid_public_key=vapid_public_key),
         "accounts": accounts,
         "primaryAccounts": primary,
         "username": principal.email,

@@ -32,6 +32,7 @@ class ChangeFeed:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._queues: dict[int, set[asyncio.Queue[int]]] = {}
+        self._everything: set[asyncio.Queue[int]] = set()  # watchers of every account (the push dispatcher)
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stopping = False
@@ -44,6 +45,8 @@ class ChangeFeed:
             return
         for account_id in accounts:
             for queue in self._queues.get(account_id, ()):
+                queue.put_nowait(account_id)
+            for queue in self._everything:
                 queue.put_nowait(account_id)
 
     async def _listen(self) -> None:
@@ -69,7 +72,7 @@ class ChangeFeed:
                     with contextlib.suppress(Exception):
                         await conn.close(timeout=2)
             # Notifications missed while reconnecting are covered: every stream re-reads its states.
-            for queues in self._queues.values():
+            for queues in [*self._queues.values(), self._everything]:
                 for queue in queues:
                     queue.put_nowait(RESYNC)
             await asyncio.sleep(delay)
@@ -84,7 +87,7 @@ class ChangeFeed:
 
     async def close(self) -> None:
         self._stopping = True
-        for queues in self._queues.values():
+        for queues in [*self._queues.values(), self._everything]:
             for queue in queues:
                 queue.put_nowait(CLOSED)
         if self._task is not None:
@@ -109,3 +112,14 @@ class ChangeFeed:
                     queues.discard(queue)
                     if not queues:
                         del self._queues[account_id]
+
+    @asynccontextmanager
+    async def subscribe_all(self) -> AsyncIterator[asyncio.Queue[int]]:
+        """Every account's notifications (change-log account ids, RESYNC, CLOSED) on one queue."""
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        self._everything.add(queue)
+        try:
+            await self.start()
+            yield queue
+        finally:
+            self._everything.discard(queue)

@@ -2,9 +2,10 @@
 
 The archive is a plain tar (the dump inside is compressed already) of ``manifest.json``, ``database.dump``
 (``pg_dump --format=custom``) and ``secret.key``: without the key the stored account passwords and tokens
-cannot be read, so a backup without it would not restore an installation. The dump runs on a snapshot
-exported from a transaction that also takes the manifest's counts, so both describe the same moment
-while plmail keeps serving and importing.
+cannot be read, so a backup without it would not restore an installation. ``vapid.pem`` comes along too: every
+push subscription a phone or browser made is for that key (an archive from before it simply has none). The dump
+runs on a snapshot exported from a transaction that also takes the manifest's counts, so both describe the same
+moment while plmail keeps serving and importing.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ FORMAT = 1
 MANIFEST = "manifest.json"
 DUMP = "database.dump"
 KEY = "secret.key"
+VAPID = "vapid.pem"
 AUTO_BACKUP_DIR = "backups"
 AUTO_BACKUP_PREFIX = "pre-migration-"
 AUTO_BACKUPS_KEPT = 3
@@ -145,11 +147,14 @@ async def _dump(settings: Settings, dsn: str, dump: str) -> _Dumped:
     return _Dumped(snap.counts, snap.server_version, applied[-1] if applied else None, binaries.major_version)
 
 
-def _pack(partial: Path, manifest: Manifest, key: bytes, dump: Path, moment: float) -> None:
+def _pack(partial: Path, manifest: Manifest, key: bytes, dump: Path, moment: float, vapid: bytes | None = None
+          ) -> None:
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         _add_bytes(tar, MANIFEST, json.dumps(manifest.as_json(), indent=2).encode(), moment)
         _add_bytes(tar, KEY, key, moment)
+        if vapid is not None:
+            _add_bytes(tar, VAPID, vapid, moment)
         info = tar.gettarinfo(str(dump), arcname=DUMP)
         info.mode, info.uid, info.gid, info.uname, info.gname = 0o600, 0, 0, "", ""
         with open(dump, "rb") as body:
@@ -177,7 +182,9 @@ def write_backup(settings: Settings, dsn: str, target: Path) -> BackupReport:
             pg_dump_major=dumped.pg_dump_major, embedded=settings.embedded_database,
         )
         partial = Path(work) / "archive.partial"
-        _pack(partial, manifest, key_path.read_bytes(), dump, now.timestamp())
+        vapid_path = settings.vapid_key_path
+        _pack(partial, manifest, key_path.read_bytes(), dump, now.timestamp(),
+              vapid_path.read_bytes() if vapid_path.is_file() else None)
         os.replace(partial, target)
     return BackupReport(target, manifest, target.stat().st_size)
 
@@ -223,6 +230,7 @@ class _Archive:
     manifest: Manifest
     key: bytes
     dump: Path
+    vapid: bytes | None = None
 
 
 def _read_archive(path: Path, work: Path) -> _Archive:
@@ -240,12 +248,14 @@ def _read_archive(path: Path, work: Path) -> _Archive:
                 raise BackupError(f"{path} is damaged: a member is not a regular file.")
             manifest = Manifest.from_json(json.loads(manifest_file.read()))
             key = key_file.read()
+            vapid_file = tar.extractfile(VAPID) if VAPID in names else None
+            vapid = vapid_file.read() if vapid_file is not None else None
             dump = work / DUMP
             with open(dump, "wb") as out:
                 shutil.copyfileobj(dump_file, out)
     except (tarfile.TarError, OSError, json.JSONDecodeError) as exc:
         raise BackupError(f"{path} cannot be read as a plmail backup: {exc}") from None
-    return _Archive(manifest, key, dump)
+    return _Archive(manifest, key, dump, vapid)
 
 
 def _refuse_newer_schema(manifest: Manifest) -> None:
@@ -328,6 +338,8 @@ def _restore_embedded(settings: Settings, archive: Path) -> Manifest:
             _restore_dump(binaries, dsn, content.dump)
             _verify(dsn, content.manifest.counts)
             _write_key(settings.secret_key_path, content.key)
+            if content.vapid is not None:
+                _write_key(settings.vapid_key_path, content.vapid)
         pg.stop()
         pg = None
         return content.manifest
@@ -378,4 +390,6 @@ def _restore_external(settings: Settings, archive: Path) -> Manifest:
         _verify(dsn, content.manifest.counts)
     if not key_path.exists():
         _write_key(key_path, content.key)
+    if content.vapid is not None and not settings.vapid_key_path.exists():
+        _write_key(settings.vapid_key_path, content.vapid)
     return content.manifest

@@ -16,6 +16,7 @@ def build_registry() -> MethodRegistry:
         identity,
         mailbox,
         misc,
+        push_subscription,
         quota,
         submission,
         thread,
@@ -24,4 +25,4 @@ def build_registry() -> MethodRegistry:
 
     return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
                            thread.table, misc.table, identity.table, submission.table, calendar.table, copying.table,
-                           vacation.table, quota.table])
+                           vacation.table, quota.table, push_subscription.table])

