@@ -117,12 +117,12 @@ class DraftService:
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
                    now: datetime | None = None, keywords: frozenset[str] | None = None,
                    keep_parts: tuple[str, ...] = (), push: bool = True,
-                   identity: Identity | None = None, carry_from: int | None = None) -> SavedDraft:
+                   identity: Identity | None = None) -> SavedDraft:
         """Store the draft (a new version of the composition `replaces` belongs to, whose draft goes) and have the
         provider's Drafts follow. `replaces` may name any earlier version: another window's save since then is
         replaced too, so a composition has one draft. `keep_parts` names attachments of the replaced version (by
-        part path), or of `carry_from` (the message a forward carries files of) before the first version; its
-        inline images go along while the new HTML still shows them (cid:…), so an editor need not track them.
+        part path); its inline images go along while the new HTML still shows them (cid:…), so an editor need
+        not track them.
         `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer).
         `identity`: the caller's `sendable` answer for `content.identity_id`, saving an autosave a second look."""
         if identity is None or identity.id != content.identity_id:
@@ -130,14 +130,10 @@ class DraftService:
         lineage = await self._lineage(user_id, replaces) if replaces is not None else None
         async with self._composition(lineage):
             previous = await self._live_draft(user_id, lineage) if lineage is not None else None
-            source = previous.raw_path if previous is not None else None
-            if previous is None and carry_from is not None and keep_parts:
-                original = await self.repo.owned(user_id, carry_from)
-                source = original.raw_path if original is not None else None
-            if source is not None and (keep_parts or content.html_body):
+            if previous is not None and (keep_parts or content.html_body) and previous.raw_path is not None:
                 fresh = {a.content_id for a in content.attachments if a.content_id}
-                carried = [a for path, a in attachments_of(await self.blobs.get(source))
-                           if path in keep_parts or (previous is not None and a.content_id not in fresh
+                carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path))
+                           if path in keep_parts or (a.content_id not in fresh
                                                      and _named_in(content.html_body, a.content_id))]
                 content = dataclasses.replace(content, attachments=(*carried, *content.attachments))
             composed = compose(identity, content, now=now, size_limit=await self.size_limit(identity.account_id))

@@ -67,6 +67,8 @@ class ComposeForm:
     action: str = "save"  # save | send | discard
     autosave: str = ""  # "1": compose.js saving in the background, answered with the file list only
     inline: str = ""  # "1": the composer sits under a message
+    forwards: int | None = None  # a forward not saved yet: the message whose files it lists (fwd:N)
+    forward_mode: str = ""
 
 
 def _addresses(text: str, name: str) -> tuple[Address, ...]:
@@ -84,7 +86,8 @@ def _written(form: ComposeForm, files: list[OutgoingAttachment], images: list[Ou
         html_body=form.html if rich else None, attachments=tuple(files), in_reply_to=tuple(form.in_reply_to.split()),
         references=tuple(form.references.split()), answers=form.answers, answer_keyword=form.answer_keyword or None)
     return ComposerInput(content, BodyFormat.RICH if rich else BodyFormat.PLAIN, draft_id=form.draft_id,
-                         keep_parts=tuple(form.keep_part), inline_images=tuple(images))
+                         keep_parts=tuple(form.keep_part), inline_images=tuple(images), forwards=form.forwards,
+                         forward_mode=form.forward_mode)
 
 
 def _zone(time_zone: str) -> ZoneInfo:
@@ -136,7 +139,7 @@ def _form(draft: ComposerDraft, *, inline: bool = False) -> ComposeForm:
                        html=content.html_body or "", body_format=draft.body_format.value, draft_id=draft.message_id,
                        answers=content.answers, answer_keyword=content.answer_keyword or "",
                        in_reply_to=" ".join(content.in_reply_to), references=" ".join(content.references),
-                       inline="1" if inline else "")
+                       inline="1" if inline else "", forwards=draft.forwards, forward_mode=draft.forward_mode)
 
 
 def _is_htmx(request: Request[Any, Any, Any]) -> bool:
@@ -266,7 +269,9 @@ class ComposeController(Controller):
                      ) -> Template:
         """compose.js's autosave: the attachment list with its new part paths; the draft's id and the pasted
         images' URLs in headers."""
-        headers = {"X-Draft-Id": str(draft.message_id),
+        assert draft.message_id is not None
+        composition = await services_from(request).drafts.composition_of(signed_in_user(request).id, draft.message_id)
+        headers = {"X-Draft-Id": str(draft.message_id), "X-Composition-Id": str(composition),
                    "X-Inline-Urls": " ".join(f"/message/{draft.message_id}/cid/{quote(cid, safe='')}"
                                              for cid in inline_ids)}
         return await render(request, "partials/composer_files.html", bare=True, files=draft.files, headers=headers)
