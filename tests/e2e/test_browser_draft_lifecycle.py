@@ -219,8 +219,8 @@ async def test_send_after_undo_and_a_scheduled_send_leave_no_draft(fresh: World)
     await expect(page.locator(".toast")).to_contain_text("Scheduled for")
     await fresh.services.db.execute("UPDATE submission SET send_at = now() WHERE state = 'pending'")
     assert await bring_due(fresh.services, ["send_submission"]) == 1
-    received = fresh.out.smtp.wait_for(2, timeout=20)
-    assert received[1].message["Subject"] == "Later"
+    scheduled = fresh.out.smtp.wait_for(2, timeout=20)
+    assert scheduled[1].message["Subject"] == "Later"
     await fresh.no_draft_anywhere()
 
 
