@@ -604,7 +604,52 @@
       e.detail.isError = false;
     }
   });
-  document.addEventListener("htmx:load", function (e) { startComposers(e.detail.elt); });
+  document.addEventListener("htmx:load", function (e) {
+    startComposers(e.detail.elt);
+    returnAfterSend(e.detail.elt);
+  });
+
+  // After Send in a composer of its own (the /compose page, or the panel in place of a list), the person goes
+  // back where they came from, as in Gmail; the undo toast goes along (kept for the next page in sessionStorage).
+  var SENT_KEY = "plmail.sent";
+
+  function returnAfterSend(elt) {
+    if (!elt || !elt.matches || !elt.matches(".composer-shell.sent-state:not([data-inline])")
+        || elt.closest("[data-sent-toast]")) return;
+    if (window.location.pathname !== "/compose" && !panelOpenedFrom) return;
+    var here = window.location.origin;
+    var referrer = document.referrer;
+    var back = panelOpenedFrom || (referrer && referrer.indexOf(here) === 0
+      && referrer.indexOf(here + "/compose") !== 0 ? referrer : "/");
+    try {
+      window.sessionStorage.setItem(SENT_KEY, elt.dataset.submissionId);
+    } catch (e) {
+      return;  // no storage: the toast stays here
+    }
+    window.location.href = back;
+  }
+
+  function showSentToast() {
+    var id = null;
+    try {
+      id = window.sessionStorage.getItem(SENT_KEY);
+      window.sessionStorage.removeItem(SENT_KEY);
+    } catch (e) {
+      return;
+    }
+    var main = document.getElementById("main");
+    if (!id || !/^\d+$/.test(id) || !main || !window.htmx) return;
+    var slot = document.createElement("div");
+    slot.setAttribute("data-sent-toast", "");
+    var status = document.createElement("section");
+    status.className = "composer-shell sent-state";
+    status.setAttribute("hx-get", "/compose/submission/" + id);
+    status.setAttribute("hx-trigger", "load");
+    status.setAttribute("hx-swap", "outerHTML");
+    slot.appendChild(status);
+    main.appendChild(slot);
+    window.htmx.process(slot);
+  }
   document.addEventListener("htmx:beforeRequest", function (e) {
     if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("[data-compose-panel]")) {
       panelOpenedFrom = panelOpenedFrom || window.location.href;
@@ -631,6 +676,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     startComposers(document);
     startSignatureForms(document);
+    showSentToast();
   });
   window.addEventListener("pagehide", function () { openComposers().forEach(function (c) { c.leaving(); }); });
 

@@ -348,3 +348,32 @@ async def test_typing_starts_above_a_forward_the_signature_delimiter_is_once_and
     finally:
         await services.identities.update(user.id, identity.id, text_signature="")
     await fresh.no_draft_anywhere()
+
+
+async def test_after_send_the_person_is_back_where_they_came_from_with_the_toast(fresh: World) -> None:
+    page = await fresh.page()
+    await page.goto(fresh.url + "/")
+    await page.keyboard.press("c")  # the composer in place of the inbox
+    await expect(page.get_by_role("heading", name="New message")).to_be_visible()
+    await page.locator("input[name=to]").fill("bea@example.net")
+    await page.locator("input[name=subject]").fill("From the inbox")
+    await page.locator("trix-editor").click()
+    await page.keyboard.type("Back to the list after this.")
+    await page.keyboard.press("Control+Enter")
+    await expect(page.get_by_role("heading", name="Inbox")).to_be_visible()  # the list, not "New message"
+    assert page.url == fresh.url + "/"
+    await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
+
+    await page.get_by_role("link", name="Hi").first.click()
+    thread_url = page.url
+    await page.goto(fresh.url + "/compose", referer=thread_url)  # a page of its own, opened from the thread
+    await page.locator("input[name=to]").fill("carl@example.com")
+    await page.locator("input[name=subject]").fill("From the thread")
+    await page.locator("trix-editor").click()
+    await page.keyboard.type("Back to the thread after this.")
+    await page.get_by_role("button", name="Send", exact=True).click()
+    await expect(page).to_have_url(thread_url)
+    await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
+    received = fresh.out.smtp.wait_for(2, timeout=10)
+    assert [r.message["Subject"] for r in received] == ["From the inbox", "From the thread"]
+    await fresh.no_draft_anywhere()
