@@ -265,6 +265,8 @@ async def test_opening_composers_without_typing_creates_nothing(fresh: World) ->
     await page.clock.run_for(10_000)
     await page.goto(fresh.url + "/")  # leaving: nothing to keep
     await page.get_by_role("link", name="Plans for Saturday").first.click()
+    await expect(page.get_by_role("heading", name="Plans for Saturday")).to_be_visible()
+    await page.wait_for_load_state("load")  # the page's scripts, which the shortcuts need
     await page.keyboard.press("f")  # a forward with the original's file, inline
     await expect(page.locator(".composer-shell.inline [data-files] li", has_text="agenda.pdf")).to_be_visible()
     await page.clock.run_for(10_000)
@@ -317,6 +319,8 @@ async def test_typing_starts_above_a_forward_the_signature_delimiter_is_once_and
         page = await fresh.page(asked)
         await page.goto(fresh.url + "/")
         await page.get_by_role("link", name="Hi").first.click()
+        await expect(page.get_by_role("heading", name="Hi")).to_be_visible()
+        await page.wait_for_load_state("load")  # the page's scripts, which the shortcuts need
         await page.keyboard.press("f")
         composer = page.locator(".composer-shell.inline")
         await expect(composer).to_be_visible()
