@@ -23,6 +23,7 @@ from playwright.async_api import Browser, Page, Route, async_playwright, expect
 
 from plmail.config import Settings
 from plmail.services import Services, open_services
+from tests.e2e.daily_ui import OUTPUT
 from tests.e2e.test_browser_compose import incoming
 from tests.integration.sending.conftest import Outgoing, add_sending_account
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
@@ -355,7 +356,7 @@ async def test_typing_starts_above_a_forward_the_signature_delimiter_is_once_and
 
 
 async def test_after_send_the_person_is_back_where_they_came_from_with_the_toast(fresh: World) -> None:
-    page = await fresh.page()
+    page = await fresh.page(viewport={"width": 1366, "height": 800})
     await page.goto(fresh.url + "/")
     await page.keyboard.press("c")  # the composer in place of the inbox
     await expect(page.get_by_role("heading", name="New message")).to_be_visible()
@@ -367,6 +368,9 @@ async def test_after_send_the_person_is_back_where_they_came_from_with_the_toast
     await expect(page.get_by_role("heading", name="Inbox")).to_be_visible()  # the list, not "New message"
     assert page.url == fresh.url + "/"
     await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=OUTPUT / "sent-toast-inbox-1366.png")
+    await page.set_viewport_size({"width": 390, "height": 844})
 
     await page.get_by_role("link", name="Hi").first.click()
     thread_url = page.url
@@ -378,6 +382,7 @@ async def test_after_send_the_person_is_back_where_they_came_from_with_the_toast
     await page.get_by_role("button", name="Send", exact=True).click()
     await expect(page).to_have_url(thread_url)
     await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
+    await page.screenshot(path=OUTPUT / "sent-toast-thread-390.png")
     received = fresh.out.smtp.wait_for(2, timeout=10)
     assert [r.message["Subject"] for r in received] == ["From the inbox", "From the thread"]
     await fresh.no_draft_anywhere()
