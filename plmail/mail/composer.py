@@ -61,6 +61,7 @@ class ComposerInput:
 class SavedComposition:
     draft: ComposerDraft
     inline_ids: tuple[str, ...]  # Content-IDs given to `inline_images`, in order
+    composition: int | None = None  # what the composer's URL names: the draft's first version
 
 
 def signature_text(identity: Identity) -> str:
@@ -289,7 +290,7 @@ class ComposerService:
         saved = await self.drafts.save(user_id, content, replaces=written.draft_id, keep_parts=keep,
                                        identity=identity)
         draft = ComposerDraft(content, written.body_format, saved.message_id, saved.thread_id, saved.files)
-        return SavedComposition(draft, tuple(inline_ids))
+        return SavedComposition(draft, tuple(inline_ids), saved.composition)
 
     async def send(self, user_id: int, written: ComposerInput, *, send_at: datetime | None = None) -> Submission:
         """Save, then submit: at `send_at` when scheduled, else after the user's undo delay."""

@@ -61,6 +61,7 @@ class SavedDraft:
     account_id: int
     size: int = 0
     files: tuple[DraftFile, ...] = ()  # its attachments and inline images, by part path
+    composition: int | None = None  # the composition it is a version of (its first version's id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +147,13 @@ class DraftService:
                     await self._retire(previous, SUPERSEDED)
         if push or previous is not None:
             await self._push_composition(composition)
-        return saved
-
-    async def composition_of(self, user_id: int, message_id: int) -> int:
-        """The composition a draft version belongs to (the first version's id), which the composer's URL names."""
-        return await self._lineage(user_id, message_id)
+        return dataclasses.replace(saved, composition=composition)
 
     async def live_version(self, user_id: int, draft_or_composition: int) -> int:
-        """The composition's draft now (the newest version, whichever window saved it)."""
+        """The composition's draft now (the newest version, whichever window saved it). Reads only: a draft saved
+        before versions were kept is its own composition without a row written for it (a GET changes nothing)."""
+        if await self.versions.lineage_of(draft_or_composition) is None:
+            return draft_or_composition
         lineage = await self._lineage(user_id, draft_or_composition)
         live = await self.versions.live(lineage)
         if live is None:

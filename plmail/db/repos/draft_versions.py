@@ -116,9 +116,11 @@ class DraftVersionRepository:
 
     async def pending(self, limit: int = 200) -> list[tuple[int, int]]:
         """(account, composition) of provider copies still to delete, and of live versions not at the provider
-        a minute after they were saved: what the sweep sends the push job for again."""
+        a minute after they were saved (in accounts with a provider): what the sweep sends the push job for
+        again."""
         rows = await self.db.fetch(
             """SELECT DISTINCT v.account_id, v.lineage FROM draft_version v
+                 JOIN account a ON a.id = v.account_id AND a.provider_kind <> 'local'
                 WHERE (v.state = ANY($1::text[])
                        AND (v.imap_uid IS NOT NULL OR v.gmail_id IS NOT NULL OR v.graph_id IS NOT NULL))
                    OR (v.state = ANY($2::text[]) AND v.updated_at < now() - interval '1 minute'

@@ -224,7 +224,7 @@ class ComposeController(Controller):
                 saved = await services.composer.save(user.id, written)
                 form = replace(form, draft_id=saved.draft.message_id, keep_part=[])
                 if form.autosave:
-                    return await self._saved(request, saved.draft, saved.inline_ids)
+                    return await self._saved(request, saved.draft, saved.inline_ids, saved.composition)
                 return await self._composer(request, form, draft=saved.draft, notice="Saved",
                                             fragment=_is_htmx(request))
             send_at = _send_time(form, user.time_zone)
@@ -265,13 +265,11 @@ class ComposeController(Controller):
             return Response("", headers={"HX-Redirect": "/"})
         return Redirect("/")
 
-    async def _saved(self, request: Request[Any, Any, Any], draft: ComposerDraft, inline_ids: tuple[str, ...]
-                     ) -> Template:
-        """compose.js's autosave: the attachment list with its new part paths; the draft's id and the pasted
-        images' URLs in headers."""
-        assert draft.message_id is not None
-        composition = await services_from(request).drafts.composition_of(signed_in_user(request).id, draft.message_id)
-        headers = {"X-Draft-Id": str(draft.message_id), "X-Composition-Id": str(composition),
+    async def _saved(self, request: Request[Any, Any, Any], draft: ComposerDraft, inline_ids: tuple[str, ...],
+                     composition: int | None) -> Template:
+        """compose.js's autosave: the attachment list with its new part paths; the draft's id, the composition's
+        (which the page's address names) and the pasted images' URLs in headers."""
+        headers = {"X-Draft-Id": str(draft.message_id), "X-Composition-Id": str(composition or draft.message_id),
                    "X-Inline-Urls": " ".join(f"/message/{draft.message_id}/cid/{quote(cid, safe='')}"
                                              for cid in inline_ids)}
         return await render(request, "partials/composer_files.html", bare=True, files=draft.files, headers=headers)
