@@ -176,6 +176,7 @@ async def test_send_while_an_autosave_is_in_flight_twenty_times_leaves_no_draft(
         await page.keyboard.type(f"Words of round {round_}.")
         await expect(page.locator("[data-save-status]")).to_have_text("Saving…", timeout=10_000)
         await page.keyboard.press("Control+Enter")  # the autosave is still on its way
+        await expect(page.get_by_role("heading", name="Inbox")).to_be_visible(timeout=20_000)  # back at the list
         await expect(page.locator(".toast")).to_be_visible(timeout=20_000)  # submitted; on to the next
     received = fresh.out.smtp.wait_for(ROUNDS, timeout=30)
     assert sorted(r.message["Subject"] for r in received) == sorted(f"Race {i}" for i in range(ROUNDS))
