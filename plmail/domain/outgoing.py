@@ -289,6 +289,10 @@ class ComposerDraft:
     thread_id: int | None = None
     files: tuple[DraftFile, ...] = ()
     failure: str = ""  # why its last send did not go, shown on the reopened draft
+    # A forward before its first save: the message whose files it carries (listed in `files` by index, nothing
+    # stored yet: opening the composer creates nothing) and how it forwards them.
+    forwards: int | None = None
+    forward_mode: str = ""
 
 
 @dataclass(frozen=True, slots=True)

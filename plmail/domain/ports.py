@@ -121,6 +121,10 @@ class DraftStore(Protocol):
     previous version), discarded, and the Sent copy filed after a send."""
 
     kind: ProviderKind
+    # Whether `save_draft(replaces=…)` changes the earlier version in place (Gmail's drafts.update keeps the
+    # draft's id). Otherwise the draft service stores the new version alone and deletes the old one as a step
+    # of its own, so a failed delete is tried again without storing the new version twice.
+    updates_in_place: bool
 
     async def save_draft(self, account: Account, raw: bytes, *, replaces: ProviderRef | None) -> ProviderRef | None:
         """Store the draft at the provider (and remove `replaces`); returns where it now lives."""

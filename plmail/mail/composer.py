@@ -19,6 +19,7 @@ from plmail.domain.outgoing import (
     ComposerDraft,
     ContactSuggestion,
     DraftContent,
+    DraftFile,
     Identity,
     OutgoingAttachment,
     ReplyQuoting,
@@ -35,6 +36,8 @@ from plmail.mail.sanitizer import cid_url, sanitize_outgoing
 from plmail.mail.sending_preferences import SendingPreferencesService
 
 SIGNATURE_SEPARATOR = "-- "  # RFC 3676 §4.3: the line that starts a signature
+_ROOM = "<div><br></div>"
+FORWARDED = "fwd:"  # a forwarded message's file before the forward is first saved, by its index
 # The editor shows an inline image from its stored draft; what is stored and sent names the part itself.
 _SHOWN_INLINE = re.compile(r"""/message/\d+/cid/([^"'\s>?#]+)""")
 _CID_SRC = re.compile(r"""(src=["'])cid:([^"']+)(["'])""", re.IGNORECASE)
@@ -51,26 +54,37 @@ class ComposerInput:
     draft_id: int | None = None  # the version this one replaces
     keep_parts: tuple[str, ...] = ()
     inline_images: tuple[OutgoingAttachment, ...] = ()  # pasted into the editor; given a Content-ID here
+    forwards: int | None = None  # a forward's first save: the message whose files (FORWARDED + index) it keeps
+    forward_mode: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SavedComposition:
     draft: ComposerDraft
     inline_ids: tuple[str, ...]  # Content-IDs given to `inline_images`, in order
+    composition: int | None = None  # what the composer's URL names: the draft's first version
 
 
 def signature_text(identity: Identity) -> str:
     """The identity's signature as the plain-text editor inserts it (empty when it has none)."""
     text = identity.text_signature.strip("\n") or _html_to_text(identity.html_signature).strip("\n")
-    return f"{SIGNATURE_SEPARATOR}\n{text}" if text else ""
+    return f"{SIGNATURE_SEPARATOR}\n{_without_delimiter(text)}" if text.strip() else ""
+
+
+def _without_delimiter(text: str) -> str:
+    """A signature that brings its own "-- " line: the separator is written once, by us."""
+    first, _, rest = text.partition("\n")
+    return rest.lstrip("\n") if first.rstrip() == SIGNATURE_SEPARATOR.rstrip() else text
 
 
 def signature_html(identity: Identity) -> str:
     """The identity's signature as the rich-text editor inserts it."""
     if identity.html_signature.strip():
         body = identity.html_signature
+        if _html_to_text(body).split("\n", 1)[0].rstrip() == SIGNATURE_SEPARATOR.rstrip():
+            return f"<div>{body}</div>"  # it brings its own "-- " line
     elif identity.text_signature.strip():
-        body = html.escape(identity.text_signature.strip("\n")).replace("\n", "<br>")
+        body = html.escape(_without_delimiter(identity.text_signature.strip("\n"))).replace("\n", "<br>")
     else:
         return ""
     return f"<div>{SIGNATURE_SEPARATOR}<br>{body}</div>"
@@ -100,6 +114,9 @@ def stored_inline(markup: str) -> str:
 
 def _html_to_text(markup: str) -> str:
     text = html_to_text(markup, links=True)
+    # The signature's line keeps its space (RFC 3676 §4.3), the one line whose trailing space matters.
+    text = "\n".join(SIGNATURE_SEPARATOR if line == SIGNATURE_SEPARATOR.rstrip() else line
+                     for line in text.split("\n"))
     return text + "\n" if text else ""
 
 
@@ -131,8 +148,9 @@ class ComposerService:
         return ComposerDraft(content, body_format)
 
     async def answer(self, user_id: int, message_id: int, kind: AnswerKind) -> ComposerDraft:
-        """A reply or forward: quoted as the user chose, the signature above the quote. A forward that carries
-        files is stored as a draft at once, so its files live somewhere before anything is typed."""
+        """A reply or forward: quoted as the user chose, the signature above the quote. Nothing is stored (no GET
+        changes anything, issue 39): a forward's files are listed from the original and go into the draft when it
+        is first saved; its inline images show from the original meanwhile."""
         prefs = await self.preferences.load(user_id)
         quote = prefs.reply_quoting is ReplyQuoting.BELOW or kind not in (AnswerKind.REPLY, AnswerKind.REPLY_ALL)
         content = await self.replies.start(user_id, message_id, kind, quote=quote)
@@ -143,14 +161,28 @@ class ComposerService:
         content = self._with_signature(content, identity, body_format)
         if not content.attachments:
             return ComposerDraft(content, body_format)
-        saved = await self.drafts.save(user_id, content)
-        reopened = await self.reopen(user_id, saved.message_id)
-        kept = dataclasses.replace(reopened.content, answers=content.answers, answer_keyword=content.answer_keyword)
-        return dataclasses.replace(reopened, content=kept)
+        files = tuple(DraftFile(f"{FORWARDED}{i}", a.filename, a.content_type, len(a.data), a.content_id)
+                      for i, a in enumerate(content.attachments))
+        shown = shown_inline(content.html_body, message_id) if content.html_body is not None else None
+        return ComposerDraft(dataclasses.replace(content, attachments=(), html_body=shown), body_format, files=files,
+                             forwards=message_id, forward_mode=kind.value)
+
+    async def _forwarded_files(self, user_id: int, written: ComposerInput, content: DraftContent
+                               ) -> tuple[OutgoingAttachment, ...]:
+        """A forward's first save: the original's files the person kept, and its inline images the text shows."""
+        kind = next((k for k in AnswerKind if k.value == written.forward_mode), AnswerKind.FORWARD)
+        if written.forwards is None or written.draft_id is not None:
+            return ()
+        original = await self.replies.start(user_id, written.forwards, kind, quote=False)
+        markup = content.html_body or ""
+        return tuple(a for i, a in enumerate(original.attachments)
+                     if (a.content_id is None and f"{FORWARDED}{i}" in written.keep_parts)
+                     or (a.content_id is not None and f"cid:{a.content_id}" in markup))
 
     async def reopen(self, user_id: int, draft_id: int) -> ComposerDraft:
-        """A stored draft as it was left, in rich text when it has HTML; with why its last send failed."""
-        loaded = await self.drafts.load(user_id, draft_id)
+        """A stored draft as it was left, in rich text when it has HTML; with why its last send failed. `draft_id`
+        may name any version of the composition (the composer's URL names its first): its draft now opens."""
+        loaded = await self.drafts.load(user_id, await self.drafts.live_version(user_id, draft_id))
         content = loaded.content
         body_format = BodyFormat.RICH if content.html_body is not None else BodyFormat.PLAIN
         if content.html_body is not None:
@@ -166,7 +198,10 @@ class ComposerService:
             return dataclasses.replace(content, text_body=text.rstrip("\n") + "\n" if text.strip() else text,
                                        html_body=None)
         markup = content.html_body if content.html_body is not None else text_to_html(content.text_body or "")
-        markup = "<div><br></div>" + html_sig + markup if html_sig else (markup or "<div><br></div>")
+        markup = re.sub(r"^(\s*<p>\s*</p>)+", "", markup)  # an empty block an editor drops: the room to write
+        # A line of its own above the signature and the quote or forwarded block: the cursor starts there, and
+        # what is typed never runs into the "Forwarded message" line.
+        markup = _ROOM + html_sig + markup if html_sig or not markup.startswith(_ROOM) else markup
         return dataclasses.replace(content, text_body=text, html_body=markup)
 
     # -- saving and sending -----------------------------------------------------------------------------------
@@ -182,11 +217,13 @@ class ComposerService:
             inline_ids.append(content_id)
             inline.append(dataclasses.replace(image, content_id=content_id))
         content = self._cleaned(written, identity)
-        content = dataclasses.replace(content, attachments=(*content.attachments, *inline))
-        saved = await self.drafts.save(user_id, content, replaces=written.draft_id, keep_parts=written.keep_parts,
+        forwarded = await self._forwarded_files(user_id, written, content)
+        content = dataclasses.replace(content, attachments=(*forwarded, *content.attachments, *inline))
+        keep = tuple(p for p in written.keep_parts if not p.startswith(FORWARDED))
+        saved = await self.drafts.save(user_id, content, replaces=written.draft_id, keep_parts=keep,
                                        identity=identity)
         draft = ComposerDraft(content, written.body_format, saved.message_id, saved.thread_id, saved.files)
-        return SavedComposition(draft, tuple(inline_ids))
+        return SavedComposition(draft, tuple(inline_ids), saved.composition)
 
     async def send(self, user_id: int, written: ComposerInput, *, send_at: datetime | None = None) -> Submission:
         """Save, then submit: at `send_at` when scheduled, else after the user's undo delay."""

@@ -5,24 +5,34 @@ step with the provider's Drafts by the provider's draft store.
 Saving again writes a new message and removes the previous version, here and at the provider, as every
 mail client does over IMAP (a message cannot change; a draft is replaced). The provider is told by a job on
 `ingest` under the account's sync lock, so a sync never sees a half-written draft and stores it twice.
+
+This service owns a draft's whole life (issue 29: a message that was sent leaves no draft anywhere). The versions
+of one composition share a lineage (db/repos/draft_versions.py); each version is current, submitted, superseded,
+sent or destroyed. Saves, discards and sends of a composition take its advisory lock in turn; a version leaves
+the draft state in the same statement that reads where its provider copy is, so a copy stored at that moment is
+found either way; one coalesced push job per composition stores its draft and deletes every retired copy,
+raising until the provider agrees, and a sweep every minute sends it again for whatever is still left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
+from plmail.db.repos.draft_versions import DRAFT_LOCK, DraftVersionRepository
 from plmail.db.repos.drafts import DraftRepository, WrittenMessage
 from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.submissions import SubmissionRepository
 from plmail.domain.enums import LabelRole
-from plmail.domain.errors import ForbiddenError, InvalidMessageError, NotFoundError
-from plmail.domain.ingest import IngestedMessage, ProviderRef, ref_json
-from plmail.domain.jobs import DISCARD_DRAFT, PUSH_DRAFT
+from plmail.domain.errors import ConflictError, ForbiddenError, InvalidMessageError, NotFoundError
+from plmail.domain.ingest import IngestedMessage, ProviderRef
+from plmail.domain.jobs import PUSH_DRAFT
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent, DraftFile, Identity, IdentityOrigin, OutgoingAttachment
 from plmail.domain.ports import Enqueuer
@@ -38,6 +48,9 @@ from plmail.mail.settle import settle_deleted
 log = logging.getLogger(__name__)
 
 DRAFT_FLAG = "$draft"
+# A version's life (draft_version.state): the composition's draft (current), waiting to go (submitted), or no
+# longer a draft: replaced by a newer version (superseded), gone out (sent), deleted (destroyed).
+CURRENT, SUBMITTED, SUPERSEDED, SENT, DESTROYED = "current", "submitted", "superseded", "sent", "destroyed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +61,7 @@ class SavedDraft:
     account_id: int
     size: int = 0
     files: tuple[DraftFile, ...] = ()  # its attachments and inline images, by part path
+    composition: int | None = None  # the composition it is a version of (its first version's id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,32 +113,52 @@ class DraftService:
         self.labels = LabelRepository(db)
         self.accounts = AccountAdminRepository(db)
         self.submissions = SubmissionRepository(db)
+        self.versions = DraftVersionRepository(db)
 
     async def save(self, user_id: int, content: DraftContent, *, replaces: int | None = None,
                    now: datetime | None = None, keywords: frozenset[str] | None = None,
                    keep_parts: tuple[str, ...] = (), push: bool = True,
                    identity: Identity | None = None) -> SavedDraft:
-        """Store the draft (a new version of `replaces`, which goes) and have the provider's Drafts follow.
-        `keep_parts` names attachments of the replaced version (by part path) that the new one carries on; its
-        inline images go along while the new HTML still shows them (cid:…), so an editor need not track them.
+        """Store the draft (a new version of the composition `replaces` belongs to, whose draft goes) and have the
+        provider's Drafts follow. `replaces` may name any earlier version: another window's save since then is
+        replaced too, so a composition has one draft. `keep_parts` names attachments of the replaced version (by
+        part path); its inline images go along while the new HTML still shows them (cid:…), so an editor need
+        not track them.
         `push` off keeps it from the provider's Drafts (a message sent at once, such as an invitation's answer).
         `identity`: the caller's `sendable` answer for `content.identity_id`, saving an autosave a second look."""
         if identity is None or identity.id != content.identity_id:
             identity = await self.identities.sendable(user_id, content.identity_id)
-        previous = await self._own_draft(user_id, replaces) if replaces is not None else None
-        if previous is not None and (keep_parts or content.html_body) and previous.raw_path is not None:
-            fresh = {a.content_id for a in content.attachments if a.content_id}
-            carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path))
-                       if path in keep_parts or (a.content_id not in fresh and _named_in(content.html_body,
-                                                                                         a.content_id))]
-            content = dataclasses.replace(content, attachments=(*carried, *content.attachments))
-        composed = compose(identity, content, now=now, size_limit=await self.size_limit(identity.account_id))
-        saved = await self.store(user_id, identity, composed, keywords=keywords, has_files=bool(content.attachments))
-        if previous is not None:
-            await self._delete_local(previous)
-        if push:
-            await self._push(saved.account_id, saved.message_id, previous.ref if previous is not None else None)
-        return saved
+        lineage = await self._lineage(user_id, replaces) if replaces is not None else None
+        async with self._composition(lineage):
+            previous = await self._live_draft(user_id, lineage) if lineage is not None else None
+            if previous is not None and (keep_parts or content.html_body) and previous.raw_path is not None:
+                fresh = {a.content_id for a in content.attachments if a.content_id}
+                carried = [a for path, a in attachments_of(await self.blobs.get(previous.raw_path))
+                           if path in keep_parts or (a.content_id not in fresh
+                                                     and _named_in(content.html_body, a.content_id))]
+                content = dataclasses.replace(content, attachments=(*carried, *content.attachments))
+            composed = compose(identity, content, now=now, size_limit=await self.size_limit(identity.account_id))
+            saved = await self.store(user_id, identity, composed, keywords=keywords,
+                                     has_files=bool(content.attachments))
+            composition = lineage if lineage is not None else saved.message_id
+            async with self.db.transaction():
+                await self.versions.add(saved.message_id, composition, saved.account_id)
+                if previous is not None:
+                    await self._retire(previous, SUPERSEDED)
+        if push or previous is not None:
+            await self._push_composition(composition)
+        return dataclasses.replace(saved, composition=composition)
+
+    async def live_version(self, user_id: int, draft_or_composition: int) -> int:
+        """The composition's draft now (the newest version, whichever window saved it). Reads only: a draft saved
+        before versions were kept is its own composition without a row written for it (a GET changes nothing)."""
+        if await self.versions.lineage_of(draft_or_composition) is None:
+            return draft_or_composition
+        lineage = await self._lineage(user_id, draft_or_composition)
+        live = await self.versions.live(lineage)
+        if live is None:
+            raise NotFoundError("This message was sent or discarded.")
+        return live.message_id
 
     async def store(self, user_id: int, identity: Identity, composed: ComposedMessage, *,
                     keywords: frozenset[str] | None = None, label_ids: tuple[int, ...] | None = None,
@@ -177,8 +211,10 @@ class DraftService:
                            message_id=message_id, size_limit=await self.size_limit(account_id))
         saved = await self.store(user_id, identity, composed, keywords=keywords, label_ids=label_ids,
                                  received_at=received_at)
-        if drafts in label_ids and not local_account:
-            await self._push(account_id, saved.message_id, None)
+        if drafts in label_ids:
+            await self.versions.add(saved.message_id, saved.message_id, account_id)
+            if not local_account:
+                await self._push_composition(saved.message_id)
         return saved
 
     async def import_draft(self, user_id: int, account_id: int, raw: bytes, *, label_ids: tuple[int, ...],
@@ -198,7 +234,8 @@ class DraftService:
             reason = result.skipped[0].reason if result.skipped else "it is already stored"
             raise InvalidMessageError(f"The message could not be stored: {reason}.")
         stored = result.messages[0]
-        await self._push(account_id, stored.id, None)
+        await self.versions.add(stored.id, stored.id, account_id)
+        await self._push_composition(stored.id)
         return SavedDraft(stored.id, stored.thread_id, stored.parsed.message_id or "", account_id, len(raw), ())
 
     async def load(self, user_id: int, message_id: int) -> LoadedDraft:
@@ -220,10 +257,15 @@ class DraftService:
         return LoadedDraft(draft.id, draft.thread_id, content, draft_files(raw))
 
     async def discard(self, user_id: int, message_id: int) -> None:
-        """Delete the draft here and at the provider; a send of it still waiting is canceled with it."""
-        draft = await self._own_draft(user_id, message_id)
-        await self.submissions.cancel_pending_for(draft.id)
-        await self._discard(draft)
+        """Delete the draft here and at the provider; a send of it still waiting is canceled with it. `message_id`
+        may be any version of the composition: its draft now is the one that goes."""
+        lineage = await self._lineage(user_id, message_id)
+        async with self._composition(lineage):
+            draft = await self._live_draft(user_id, lineage)
+            async with self.db.transaction():
+                await self.submissions.cancel_pending_for(draft.id)
+                await self._retire(draft, DESTROYED)
+        await self._push_composition(lineage)
 
     async def forget(self, user_id: int, message_id: int) -> None:
         """A submitted message deleted here and its draft at the provider; its submission still sends what was
@@ -231,7 +273,9 @@ class DraftService:
         found = await self.repo.owned(user_id, message_id)
         if found is None:
             raise NotFoundError("No such message.")
-        await self._discard(found)
+        async with self.db.transaction():
+            await self._retire(found, DESTROYED)
+        await self._push_composition(await self.versions.lineage_of(found.id) or found.id)
 
     async def restore(self, account_id: int, raw: bytes) -> int:
         """A message that was to be sent and did not go, stored as a draft again (and at the provider)."""
@@ -246,14 +290,35 @@ class DraftService:
         if not result.messages:
             raise InvalidMessageError("The unsent message could not be stored as a draft again.")
         restored = result.messages[0].id
-        await self._push(account_id, restored, None)
+        await self.versions.add(restored, restored, account_id)
+        await self._push_composition(restored)
         return restored
 
-    async def _discard(self, draft: WrittenMessage) -> None:
-        await self._delete_local(draft)
-        ref = ref_json(draft.ref)
-        if ref is not None and self.queues is not None:
-            await self.queues.enqueue(DISCARD_DRAFT, account_id=draft.account_id, ref=ref)
+    # -- the lifecycle's other steps, taken by the outbox ----------------------------------------------------------
+
+    async def submitted(self, message: WrittenMessage) -> None:
+        """A send of the draft waits (its undo window or scheduled time): another window can no longer save it."""
+        await self.versions.adopt(message.id, message.account_id)
+        await self.versions.set_state(message.id, SUBMITTED)
+
+    async def reopened(self, message_id: int) -> None:
+        """Undone, canceled or failed: the message is the composition's draft again."""
+        if await self.versions.state_of(message_id) is not None:
+            await self.versions.set_state(message_id, CURRENT)
+
+    async def became_sent(self, message: WrittenMessage, *, drafts_label: int, sent_label: int,
+                          sent_as: ProviderRef | None) -> None:
+        """The message went (inside the caller's transaction): Drafts → Sent, and its provider draft is removed by
+        the push job, unless the provider sent that draft itself (`sent_as`, Graph), which is its Sent copy now."""
+        ref = await self.repo.become_sent(message.id, drafts_label=drafts_label, sent_label=sent_label)
+        if ref is not None and (ref.identity() is None or (sent_as is not None
+                                                           and sent_as.identity() == ref.identity())):
+            ref = None
+        await self.versions.retire(message.id, message.account_id, SENT, ref)
+
+    async def settle(self, message_id: int) -> None:
+        """After a lifecycle step: the provider's Drafts follow the composition."""
+        await self._push_composition(await self.versions.lineage_of(message_id) or message_id)
 
     async def size_limit(self, account_id: int) -> int:
         record = await self.accounts.for_job(account_id)
@@ -264,29 +329,76 @@ class DraftService:
 
     # -- the provider's side (jobs on ingest) -----------------------------------------------------------------
 
-    async def push(self, account_id: int, message_id: int, replaces: ProviderRef | None) -> None:
-        """Store the draft at its provider, removing the version it replaces. A draft deleted or sent meanwhile
-        is not left behind at the provider: whatever was just stored for it is removed again."""
-        draft = await self.repo.get(message_id)
-        if draft is None or not is_draft(draft, None):  # deleted, or sent before its draft got there
-            if replaces is not None:
-                await self.discard_remote(account_id, replaces)
-            return
-        record = await self.accounts.for_job(draft.account_id)
+    async def push(self, account_id: int, message_id: int, replaces: ProviderRef | None = None) -> None:
+        """The push job: the provider's Drafts made to hold exactly the composition's draft now. `message_id` is
+        the composition (or any version of it); `replaces`, a copy named by a job queued before versions were
+        kept, goes too."""
+        lineage = await self.versions.lineage_of(message_id)
+        if lineage is None:
+            draft = await self.repo.get(message_id)
+            if draft is not None and is_draft(draft, None):
+                lineage = await self.versions.adopt(draft.id, draft.account_id)
+        if replaces is not None and replaces.identity() is not None:
+            await self.discard_remote(account_id, replaces)
+        if lineage is not None:
+            await self.reconcile(account_id, lineage)
+
+    async def reconcile(self, account_id: int, lineage: int) -> None:
+        """Store the composition's live version at the provider (replacing the version before it, as a Gmail
+        draft keeps its id) and delete every copy of a version that is no longer a draft: superseded, sent or
+        discarded. A failure is raised for the job to try again (and the sweep after it), until it holds. Runs
+        under the account's sync lock, so a sync never sees half of it and two runs never store one version
+        twice; saves and sends go on meanwhile (a version retired while its copy was on the way is found by
+        `set_ref` and its copy deleted in the next round)."""
+        record = await self.accounts.for_job(account_id)
         store = self.stores.get(record.provider_kind) if record is not None else None
-        if record is None or store is None or draft.raw_path is None:
+        if record is None or store is None:
             return
-        raw = await self.blobs.get(draft.raw_path)
-        async with self.accounts.session_lock(SYNC_LOCK, draft.account_id, wait=60.0) as lock:
+        async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=60.0) as lock:
             if not lock.taken:
-                raise TimeoutError("the account is busy syncing; the draft is saved at the provider later")
-            ref = await store.save_draft(record.account, raw, replaces=replaces)
-            if ref is None:
-                return
-            if not await self.repo.set_ref(message_id, ref, only_draft=True):
-                await store.discard_draft(record.account, ref)
-                return
-            await self.submissions.set_draft_ref(message_id, ref)
+                raise TimeoutError("the account is busy syncing; its Drafts are brought in step later")
+            pushed = False
+            for _ in range(8):  # until a round finds nothing left to do
+                worked = False
+                retired = await self.versions.to_remove(account_id, lineage)
+                live = await self.versions.live(lineage)
+                draft = await self.repo.get(live.message_id) if live is not None else None
+                if (not pushed and draft is not None and draft.account_id == account_id and is_draft(draft, None)
+                        and draft.ref.identity() is None and draft.raw_path is not None):
+                    pushed = True
+                    replaced = next((v for v in reversed(retired) if v.state == SUPERSEDED), None) \
+                        if store.updates_in_place else None
+                    ref = await store.save_draft(record.account, await self.blobs.get(draft.raw_path),
+                                                 replaces=replaced.ref if replaced is not None else None)
+                    if ref is not None:
+                        worked = True
+                        if replaced is not None:  # the store replaced it (or updated it in place)
+                            await self.versions.removed(replaced.message_id)
+                            retired = [v for v in retired if v.message_id != replaced.message_id]
+                        if await self.repo.set_ref(draft.id, ref, only_draft=True):
+                            await self.submissions.set_draft_ref(draft.id, ref)
+                        elif await self.versions.state_of(draft.id) in (None, CURRENT, SUBMITTED):
+                            await store.discard_draft(record.account, ref)  # deleted or moved out meanwhile
+                        else:
+                            await self.versions.remember_copy(draft.id, ref)  # sent or replaced meanwhile
+                for version in retired:
+                    try:
+                        await store.discard_draft(record.account, version.ref)
+                    except Exception as exc:
+                        await self.versions.failed(version.message_id, f"{type(exc).__name__}: {exc}")
+                        raise
+                    await self.versions.removed(version.message_id)
+                    worked = True
+                if not worked:
+                    return
+
+    async def sweep(self) -> int:
+        """Every minute: compositions whose provider copies are still to delete, or whose draft has not reached
+        the provider, get their push job again (a job that ran out of tries, or a change its last round missed)."""
+        pending = await self.versions.pending()
+        for account_id, lineage in pending:
+            await self._enqueue_push(account_id, lineage)
+        return len(pending)
 
     async def discard_remote(self, account_id: int, ref: ProviderRef) -> None:
         record = await self.accounts.for_job(account_id)
@@ -300,10 +412,57 @@ class DraftService:
 
     # -- helpers ----------------------------------------------------------------------------------------------
 
-    async def _push(self, account_id: int, message_id: int, replaces: ProviderRef | None) -> None:
+    async def _push_composition(self, lineage: int) -> None:
+        for account_id in await self.versions.accounts_of(lineage):
+            await self._enqueue_push(account_id, lineage)
+
+    async def _enqueue_push(self, account_id: int, lineage: int) -> None:
+        """One push job per composition and account, however many saves come while it waits (autosave)."""
         if self.queues is not None:
-            await self.queues.enqueue(PUSH_DRAFT, account_id=account_id, message_id=message_id,
-                                      replaces=ref_json(replaces))
+            await self.queues.enqueue(PUSH_DRAFT, unique_key=f"push_draft:{account_id}:{lineage}",
+                                      account_id=account_id, message_id=lineage)
+
+    async def _lineage(self, user_id: int, message_id: int) -> int:
+        lineage = await self.versions.lineage_of(message_id)
+        if lineage is None:
+            draft = await self._own_draft(user_id, message_id)
+            return await self.versions.adopt(draft.id, draft.account_id)
+        latest = await self.versions.latest(lineage)
+        record = await self.accounts.for_job(latest.account_id) if latest is not None else None
+        if record is None or record.user_id != user_id:
+            raise NotFoundError("No such draft.")
+        return lineage
+
+    async def _live_draft(self, user_id: int, lineage: int) -> WrittenMessage:
+        live = await self.versions.live(lineage)
+        if live is None:
+            raise ConflictError("This message was sent or discarded in another window, so this version was not "
+                                "saved. Copy what you still need into a new message.", reason="draftFinished")
+        if live.state == SUBMITTED:
+            raise ConflictError("This message is on its way (Undo it first to change it), so this version was not "
+                                "saved.", reason="draftSubmitted")
+        return await self._own_draft(user_id, live.message_id)
+
+    @contextlib.asynccontextmanager
+    async def _composition(self, lineage: int | None) -> AsyncIterator[None]:
+        """Saves, discards and sends of one composition one after another, across processes."""
+        if lineage is None:
+            yield
+            return
+        async with self.accounts.session_lock(DRAFT_LOCK, lineage & 0x7FFFFFFF, wait=30.0) as lock:
+            if not lock.taken:
+                raise TimeoutError("another window is saving this draft; try again")
+            yield
+
+    async def _retire(self, draft: WrittenMessage, state: str) -> None:
+        """The version is no longer the draft (inside a transaction): gone here, its provider copy to delete."""
+        await self.submissions.detach_message(draft.id)
+        deleted = await self.repo.delete_with_ref(draft.id)
+        ref = deleted[2] if deleted is not None else draft.ref
+        await self.versions.retire(draft.id, draft.account_id, state, ref if ref.identity() is not None else None)
+        if deleted is not None:
+            thread_id, labels, _ = deleted
+            await settle_deleted(self.db, draft.account_id, {draft.id: thread_id}, labels)
 
     async def _own_draft(self, user_id: int, message_id: int) -> WrittenMessage:
         found = await self.repo.owned(user_id, message_id)
@@ -313,11 +472,3 @@ class DraftService:
         if not is_draft(found, roles.get(LabelRole.DRAFTS)):
             raise ForbiddenError("Only drafts can be changed or discarded this way.")
         return found
-
-    async def _delete_local(self, draft: WrittenMessage) -> None:
-        async with self.db.transaction():
-            await self.submissions.detach_message(draft.id)
-            deleted = await self.repo.delete(draft.id)
-            if deleted is not None:
-                thread_id, labels = deleted
-                await settle_deleted(self.db, draft.account_id, {draft.id: thread_id}, labels)

@@ -161,6 +161,7 @@ class OutboxService:
                 send_at=when, origin=origin, answers_message_id=answers, answer_keyword=answer_keyword,
                 raw_path=message.raw_path, draft_ref=message.ref if message.ref.identity() else None,
                 thread_key=thread_key or message.provider_thread_key)
+            await self.drafts.submitted(message)
             await self._record(message.account_id, [submission_id], ChangeType.CREATED)
         await self._schedule(submission_id, when, moment)
         found = await self.repo.get(submission_id)
@@ -274,7 +275,8 @@ class OutboxService:
         async with self.accounts.session_lock(SYNC_LOCK, submission.account_id, wait=60.0) as lock:
             if not lock.taken:
                 raise TimeoutError("the account is busy syncing; the Sent copy is filed later")
-            ref = await store.file_sent(record.account, raw, draft=submission.draft_ref, receipt=receipt)
+            # The draft itself is the draft service's to remove (its push job, from the version retired when it went).
+            ref = await store.file_sent(record.account, raw, draft=None, receipt=receipt)
             if ref is not None and submission.message_id is not None:
                 await self.messages.set_ref(submission.message_id, ref)
 
@@ -287,6 +289,7 @@ class OutboxService:
                 await self._finish(submission, SubmissionState.UNCERTAIN,
                                    error="plmail stopped while sending it; it may have been sent.")
         await self.repo.stop_awaiting_copies(int(COPY_WAIT.total_seconds()))
+        await self.drafts.sweep()
         overdue = await self.repo.overdue(30)
         for submission_id in overdue:
             await self._schedule(submission_id, datetime.now(UTC), datetime.now(UTC))
@@ -373,6 +376,7 @@ class OutboxService:
             return
         roles = await self.labels.role_ids(message.user_id)
         drafts, sent = roles[LabelRole.DRAFTS], roles[LabelRole.SENT]
+        await self.drafts.reopened(message.id)
         if drafts in message.labels and "$draft" in message.flags:
             return
         await self.messages.become_draft(message.id, drafts_label=drafts, sent_label=sent)
@@ -409,7 +413,7 @@ class OutboxService:
             if message is not None:
                 roles = await self.labels.role_ids(message.user_id)
                 drafts, sent = roles[LabelRole.DRAFTS], roles[LabelRole.SENT]
-                await self.messages.become_sent(message.id, drafts_label=drafts, sent_label=sent)
+                await self.drafts.became_sent(message, drafts_label=drafts, sent_label=sent, sent_as=receipt.ref)
                 if receipt.ref is not None:
                     await self.messages.set_ref(message.id, receipt.ref)
                 await self._relabelled(message, {drafts, sent})
@@ -420,6 +424,8 @@ class OutboxService:
                 await self.operations.set_keyword(owner, [answers], keyword, True)
             except Exception:  # the reply went; a missing $answered must not make it look failed
                 log.exception("could not mark message %s %s", answers, keyword)
+        if message is not None:
+            await self.drafts.settle(message.id)
         if self.queues is not None:
             await self.queues.enqueue(FILE_SENT_COPY, submission_id=submission.id, receipt=receipt_json(receipt))
 

@@ -139,15 +139,65 @@
       self.timer = null;
       var submitter = e.detail.triggeringEvent && e.detail.triggeringEvent.submitter;
       var discarding = e.detail.elt && e.detail.elt.value === "discard";  // may yet be declined at the prompt
-      if (!discarding && (!submitter || submitter.value !== "save")) self.done = true;  // a send or a schedule
+      var sending = !discarding && (!submitter || submitter.value !== "save");  // a send or a schedule
+      if (sending && !self.form.elements.subject.value.trim() && !self.askedSubject) {
+        self.askedSubject = true;  // asked once: a second Send goes without asking again
+        if (!window.confirm(self.shell.dataset.textNoSubject)) {
+          e.preventDefault();
+          self.form.elements.subject.focus();
+          return;
+        }
+      }
+      if (sending) self.done = true;
       if (self.busy > 0) {
         e.preventDefault();
         self.queue.then(function () { e.detail.issueRequest(false); });
       }
     });
+    // What the composer opened with (the signature, the quote, the forwarded files) is not input: nothing is
+    // saved until the person changes it. The rich editor fills in after it starts, so it is taken again then.
     this.initial = this.bodyText();
     this.lastSaved = this.snapshot();
+    if (this.format.value === "rich") {
+      this.whenEditor(function () {
+        if (self.lastSaved === self.openedWith) {
+          self.initial = self.bodyText();
+          self.lastSaved = self.snapshot();
+          self.openedWith = self.lastSaved;
+        }
+      });
+    }
+    this.openedWith = this.lastSaved;
+    this.openedSubject = this.form.elements.subject.value.trim();
+    this.answering = this.isAnswer();
     this.address();
+    if (!this.shell.classList.contains("inline") && this.isAnswer() && this.form.elements.to.value) this.focusStart();
+  };
+
+  Composer.prototype.isAnswer = function () {
+    var f = this.form.elements;
+    return !!(f.in_reply_to.value || f.answers || f.forwards) && !f.draft_id.value;
+  };
+
+  // The cursor above the quote or the forwarded block (and the signature), as Gmail and Fastmail place it.
+  Composer.prototype.focusStart = function () {
+    var self = this;
+    if (this.format.value === "rich") {
+      this.whenEditor(function (editor) {
+        self.editorElement.focus();
+        editor.setSelectedRange([0, 0]);
+      });
+    } else {
+      this.plain.focus();
+      this.plain.setSelectionRange(0, 0);
+    }
+  };
+
+  // The page's address names the composition, so a reload reopens what was typed (not inline: a thread's page).
+  Composer.prototype.remember = function (composition) {
+    if (!composition || this.shell.classList.contains("inline") || !window.history.replaceState) return;
+    if (window.location.pathname !== "/compose") return;
+    window.history.replaceState(window.history.state, "", "/compose?draft=" + encodeURIComponent(composition));
   };
 
   Composer.prototype.whenEditor = function (callback) {
@@ -194,11 +244,14 @@
     return parts.join("&");
   };
 
+  // Input, not what the composer opened with: a subject of one's own, or text typed (five characters of new
+  // mail; any in an answer, whose subject came with it).
   Composer.prototype.worthSaving = function () {
     if (this.form.elements.draft_id.value) return true;
-    if (this.form.elements.subject.value.trim()) return true;
+    var subject = this.form.elements.subject.value.trim();
+    if (subject && subject !== this.openedSubject) return true;
     var typed = this.bodyText().replace(this.initial, "");
-    return typed.replace(/\s+/g, "").length >= MIN_BODY_CHARS;
+    return typed.replace(/\s+/g, "").length >= (this.answering ? 1 : MIN_BODY_CHARS);
   };
 
   Composer.prototype.changed = function () {
@@ -265,6 +318,7 @@
       xhr.addEventListener("load", function () {
         if (xhr.status === 200) {
           self.form.elements.draft_id.value = xhr.getResponseHeader("X-Draft-Id") || "";
+          self.remember(xhr.getResponseHeader("X-Composition-Id"));
           self.files.innerHTML = xhr.responseText;
           self.showRemoveButtons();
           self.lastSaved = snapshot;
@@ -550,7 +604,52 @@
       e.detail.isError = false;
     }
   });
-  document.addEventListener("htmx:load", function (e) { startComposers(e.detail.elt); });
+  document.addEventListener("htmx:load", function (e) {
+    startComposers(e.detail.elt);
+    returnAfterSend(e.detail.elt);
+  });
+
+  // After Send in a composer of its own (the /compose page, or the panel in place of a list), the person goes
+  // back where they came from, as in Gmail; the undo toast goes along (kept for the next page in sessionStorage).
+  var SENT_KEY = "plmail.sent";
+
+  function returnAfterSend(elt) {
+    if (!elt || !elt.matches || !elt.matches(".composer-shell.sent-state:not([data-inline])")
+        || elt.closest("[data-sent-toast]")) return;
+    if (window.location.pathname !== "/compose" && !panelOpenedFrom) return;
+    var here = window.location.origin;
+    var referrer = document.referrer;
+    var back = panelOpenedFrom || (referrer && referrer.indexOf(here) === 0
+      && referrer.indexOf(here + "/compose") !== 0 ? referrer : "/");
+    try {
+      window.sessionStorage.setItem(SENT_KEY, elt.dataset.submissionId);
+    } catch (e) {
+      return;  // no storage: the toast stays here
+    }
+    window.location.href = back;
+  }
+
+  function showSentToast() {
+    var id = null;
+    try {
+      id = window.sessionStorage.getItem(SENT_KEY);
+      window.sessionStorage.removeItem(SENT_KEY);
+    } catch (e) {
+      return;
+    }
+    var main = document.getElementById("main");
+    if (!id || !/^\d+$/.test(id) || !main || !window.htmx) return;
+    var slot = document.createElement("div");
+    slot.setAttribute("data-sent-toast", "");
+    var status = document.createElement("section");
+    status.className = "composer-shell sent-state";
+    status.setAttribute("hx-get", "/compose/submission/" + id);
+    status.setAttribute("hx-trigger", "load");
+    status.setAttribute("hx-swap", "outerHTML");
+    slot.appendChild(status);
+    main.appendChild(slot);
+    window.htmx.process(slot);
+  }
   document.addEventListener("htmx:beforeRequest", function (e) {
     if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("[data-compose-panel]")) {
       panelOpenedFrom = panelOpenedFrom || window.location.href;
@@ -577,6 +676,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     startComposers(document);
     startSignatureForms(document);
+    showSentToast();
   });
   window.addEventListener("pagehide", function () { openComposers().forEach(function (c) { c.leaving(); }); });
 
@@ -586,14 +686,6 @@
     if (!shell || !shell.plmailComposer) return;
     var c = shell.plmailComposer;
     if (!c.form.elements.to.value) { c.form.elements.to.focus(); return; }
-    if (c.format.value === "rich") {
-      c.whenEditor(function (editor) {
-        c.editorElement.focus();
-        editor.setSelectedRange([0, 0]);
-      });
-    } else {
-      c.plain.focus();
-      c.plain.setSelectionRange(0, 0);
-    }
+    c.focusStart();
   });
 })();

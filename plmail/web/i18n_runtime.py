@@ -106,6 +106,11 @@ COMPOSER_RUNTIME = (
     N_("The bcc field may not contain line breaks or control characters."),
     N_("You cannot send from that address: it is not one of your identities."),
     N_("The message has no recipients."),
+    N_("This message was sent or discarded in another window, so this version was not saved. Copy what you still "
+       "need into a new message."),
+    N_("This message is on its way (Undo it first to change it), so this version was not saved."),
+    N_("This message was sent or discarded."),
+    N_("another window is saving this draft; try again"),
     N_("It is on its way or sent already; it cannot be taken back."),
 )
 

@@ -700,3 +700,40 @@ async def test_a_microsoft_account_granted_before_mail_send_syncs_and_is_asked_t
     again = await services.outbox.submit(owner.id, saved.message_id, identity_id)
     assert await services.outbox.deliver(again.id) == "sent"
     assert [d.recipients for d in side.deliveries()] == [("bob@example.net",)]
+
+
+async def test_a_sent_message_leaves_no_draft_at_the_provider_and_a_refused_delete_is_tried_again(
+    idle: Outgoing,
+) -> None:
+    """Issue 29: drafts.delete (Gmail) / DELETE message (Graph) is called once the submission went; a 500 is
+    raised for the job to try again, and the next run deletes it. Here the draft reaches the provider only
+    after the submission was made (an autosave's push still under way), so Graph sends MIME and its draft
+    must go as Gmail's does."""
+    services, user = idle.services, idle.user
+    identity_id = await idle.identity_id()
+    saved = await services.drafts.save(user.id, DraftContent(identity_id=identity_id, to=(bob(),),
+                                                             subject="Late draft", text_body="Hello."))
+    submission = await services.outbox.submit(user.id, saved.message_id, identity_id)
+    await services.db.execute("UPDATE submission SET draft_ref = NULL WHERE id = $1", submission.id)
+    await services.drafts.push(idle.account_id, saved.message_id)  # the push lands while the send waits
+    assert len(idle.side.drafts()) == 1
+    await services.db.execute("UPDATE submission SET draft_ref = NULL WHERE id = $1", submission.id)
+    assert await services.outbox.deliver(submission.id) == "sent"
+    fake = idle.side.fake  # type: ignore[attr-defined]
+    delete = "users.drafts.delete" if idle.side.kind is ProviderKind.GMAIL else "deleteMessage"
+    fake.fail_next(delete, "backendError" if idle.side.kind is ProviderKind.GMAIL else "serverError")
+    with pytest.raises(Exception) as refused:  # noqa: PT011 - each provider's own error type, all retryable
+        await services.drafts.push(idle.account_id, saved.message_id)
+    assert getattr(refused.value, "retryable", False)
+    assert len(idle.side.drafts()) == 1  # not yet: the provider said 500
+    await services.drafts.push(idle.account_id, saved.message_id)  # the job's next try
+    assert idle.side.drafts() == [] and len(idle.side.deliveries()) == 1
+    if idle.side.kind is ProviderKind.GMAIL:
+        assert [c.status for c in fake.calls if c.method == "users.drafts.delete"] == [500, 204]
+    else:
+        assert [c.status for c in fake.calls if c.method == "DELETE" and "/messages/" in c.path] == [500, 204]
+    await services.drafts.sweep()  # nothing is left for the sweep to do
+    assert await services.db.fetchval(
+        "SELECT count(*) FROM draft_version WHERE gmail_id IS NOT NULL OR graph_id IS NOT NULL") == 0
+    await idle.settle()
+    assert all("$draft" not in flags for _, _, flags in await idle.stored(saved.rfc_message_id))

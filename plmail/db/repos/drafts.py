@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from plmail.db.database import Database
 from plmail.domain.ingest import ProviderRef
@@ -28,6 +29,11 @@ class WrittenMessage:
 
 
 _DRAFT_FLAGS = ["$draft", "\\Draft"]
+
+
+def _ref(row: Any) -> ProviderRef:
+    return ProviderRef(mailbox_id=row["mailbox_id"], imap_uid=row["imap_uid"], gmail_id=row["gmail_id"],
+                       graph_id=row["graph_id"])
 
 
 class DraftRepository:
@@ -84,20 +90,22 @@ class DraftRepository:
         )
         return status.endswith(" 1")
 
-    async def become_sent(self, message_id: int, *, drafts_label: int, sent_label: int) -> None:
-        """The message went: out of Drafts into Sent, no longer a draft, read."""
+    async def become_sent(self, message_id: int, *, drafts_label: int, sent_label: int) -> ProviderRef | None:
+        """The message went: out of Drafts into Sent, no longer a draft, read. Returns where the provider kept
+        its draft at that moment (a push that stores it later finds it no longer a draft and removes its copy)."""
         await self.db.execute(
             """WITH gone AS (DELETE FROM message_label WHERE message_id = $1 AND label_id = $2)
                INSERT INTO message_label (message_id, label_id) VALUES ($1, $3) ON CONFLICT DO NOTHING""",
             message_id, drafts_label, sent_label,
         )
-        await self.db.execute(
+        row = await self.db.fetchrow(
             """UPDATE message SET flags = (SELECT coalesce(jsonb_agg(f), '[]') FROM jsonb_array_elements_text(flags) f
                                             WHERE f <> ALL($2::text[])),
                                   seen_at = coalesce(seen_at, now()), updated_at = now()
-                WHERE id = $1""",
+                WHERE id = $1 RETURNING mailbox_id, imap_uid, gmail_id, graph_id""",
             message_id, _DRAFT_FLAGS,
         )
+        return _ref(row) if row is not None else None
 
     async def become_draft(self, message_id: int, *, drafts_label: int, sent_label: int) -> None:
         """A send that failed for good after the message had been moved to Sent: back to Drafts."""
@@ -115,12 +123,19 @@ class DraftRepository:
 
     async def delete(self, message_id: int) -> tuple[int | None, list[int]] | None:
         """Remove the message; returns (its thread, its labels), or None when it was not there."""
+        deleted = await self.delete_with_ref(message_id)
+        return (deleted[0], deleted[1]) if deleted is not None else None
+
+    async def delete_with_ref(self, message_id: int) -> tuple[int | None, list[int], ProviderRef] | None:
+        """Remove the message; returns (its thread, its labels, where the provider kept it at that moment)."""
         labels = [r["label_id"] for r in await self.db.fetch(
             "SELECT label_id FROM message_label WHERE message_id = $1", message_id)]
-        row = await self.db.fetchrow("DELETE FROM message WHERE id = $1 RETURNING thread_id", message_id)
+        row = await self.db.fetchrow(
+            "DELETE FROM message WHERE id = $1 RETURNING thread_id, mailbox_id, imap_uid, gmail_id, graph_id",
+            message_id)
         if row is None:
             return None
-        return row["thread_id"], labels
+        return row["thread_id"], labels, _ref(row)
 
     async def add_flag(self, message_ids: list[int], flag: str) -> list[tuple[int, int, int | None, int | None]]:
         """Give these messages a keyword flag; returns (id, account, thread, mailbox) of those that lacked it."""

@@ -143,6 +143,7 @@ class GmailDraftStore:
     drafts.delete. Gmail files what messages.send sent under SENT itself; only the draft is removed after."""
 
     kind = ProviderKind.GMAIL
+    updates_in_place = True
 
     def __init__(self, writes: GmailWrites) -> None:
         self.writes = writes

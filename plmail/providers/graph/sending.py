@@ -76,6 +76,7 @@ class GraphDraftStore:
     at Graph cannot be replaced from MIME). Graph files Sent Items itself, the sent draft included."""
 
     kind = ProviderKind.GRAPH
+    updates_in_place = False
 
     def __init__(self, client: GraphClient) -> None:
         self.client = client

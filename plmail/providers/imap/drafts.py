@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 class ImapDraftStore:
     kind = ProviderKind.IMAP
+    updates_in_place = False
 
     def __init__(self, accounts: AccountAdminRepository, mailboxes: MailboxRepository,
                  connector: ImapConnector) -> None:

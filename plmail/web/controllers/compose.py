@@ -73,6 +73,8 @@ class ComposeForm:
     action: str = "save"  # save | send | discard
     autosave: str = ""  # "1": compose.js saving in the background, answered with the file list only
     inline: str = ""  # "1": the composer sits under a message
+    forwards: int | None = None  # a forward not saved yet: the message whose files it lists (fwd:N)
+    forward_mode: str = ""
 
 
 def _addresses(text: str, name: str) -> tuple[Address, ...]:
@@ -90,7 +92,8 @@ def _written(form: ComposeForm, files: list[OutgoingAttachment], images: list[Ou
         html_body=form.html if rich else None, attachments=tuple(files), in_reply_to=tuple(form.in_reply_to.split()),
         references=tuple(form.references.split()), answers=form.answers, answer_keyword=form.answer_keyword or None)
     return ComposerInput(content, BodyFormat.RICH if rich else BodyFormat.PLAIN, draft_id=form.draft_id,
-                         keep_parts=tuple(form.keep_part), inline_images=tuple(images))
+                         keep_parts=tuple(form.keep_part), inline_images=tuple(images), forwards=form.forwards,
+                         forward_mode=form.forward_mode)
 
 
 def _zone(time_zone: str) -> ZoneInfo:
@@ -142,7 +145,7 @@ def _form(draft: ComposerDraft, *, inline: bool = False) -> ComposeForm:
                        html=content.html_body or "", body_format=draft.body_format.value, draft_id=draft.message_id,
                        answers=content.answers, answer_keyword=content.answer_keyword or "",
                        in_reply_to=" ".join(content.in_reply_to), references=" ".join(content.references),
-                       inline="1" if inline else "")
+                       inline="1" if inline else "", forwards=draft.forwards, forward_mode=draft.forward_mode)
 
 
 def _is_htmx(request: Request[Any, Any, Any]) -> bool:
@@ -232,7 +235,7 @@ class ComposeController(Controller):
                 saved = await services.composer.save(user.id, written)
                 form = replace(form, draft_id=saved.draft.message_id, keep_part=[])
                 if form.autosave:
-                    return await self._saved(request, saved.draft, saved.inline_ids)
+                    return await self._saved(request, saved.draft, saved.inline_ids, saved.composition)
                 return await self._composer(request, form, draft=saved.draft, notice="Saved",
                                             fragment=_is_htmx(request))
             send_at = _send_time(form, user.time_zone)
@@ -273,11 +276,11 @@ class ComposeController(Controller):
             return Response("", headers={"HX-Redirect": "/"})
         return Redirect("/")
 
-    async def _saved(self, request: Request[Any, Any, Any], draft: ComposerDraft, inline_ids: tuple[str, ...]
-                     ) -> Template:
-        """compose.js's autosave: the attachment list with its new part paths; the draft's id and the pasted
-        images' URLs in headers."""
-        headers = {"X-Draft-Id": str(draft.message_id),
+    async def _saved(self, request: Request[Any, Any, Any], draft: ComposerDraft, inline_ids: tuple[str, ...],
+                     composition: int | None) -> Template:
+        """compose.js's autosave: the attachment list with its new part paths; the draft's id, the composition's
+        (which the page's address names) and the pasted images' URLs in headers."""
+        headers = {"X-Draft-Id": str(draft.message_id), "X-Composition-Id": str(composition or draft.message_id),
                    "X-Inline-Urls": " ".join(f"/message/{draft.message_id}/cid/{quote(cid, safe='')}"
                                              for cid in inline_ids)}
         return await render(request, "partials/composer_files.html", bare=True, files=draft.files, headers=headers)

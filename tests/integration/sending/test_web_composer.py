@@ -276,3 +276,41 @@ async def test_compose_from_a_page_opens_in_place_of_its_content_and_a_reload_or
     for headers in ({}, {**HTMX, "HX-History-Restore-Request": "true"}):  # a reload; htmx missing its cache
         page = await http.get("/compose", headers=headers)
         assert page.status_code == 200 and 'class="sidebar"' in page.text and "<html" in page.text
+
+
+async def test_opening_a_forward_with_files_stores_nothing_and_the_first_save_carries_the_kept_files(
+    http: httpx.AsyncClient, outgoing: Outgoing
+) -> None:
+    """Issue 39 rule 7 and issue 29: a GET (a link, a prefetch) stores, sends and pushes nothing; the forward's
+    files are listed from the original and go into the draft when it is first saved — the ones kept."""
+    outgoing.mail.append([(
+        f"From: Bea <bea@example.net>\r\nTo: {outgoing.address}\r\nSubject: Agenda\r\nMessage-ID: <agenda@x>\r\n"
+        'Date: Mon, 30 Nov 2026 18:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"'
+        "\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nTwo files.\r\n--b\r\nContent-Type: text/plain; name=a.txt\r\n"
+        "Content-Disposition: attachment; filename=a.txt\r\n\r\nfirst file\r\n--b\r\nContent-Type: text/plain; "
+        "name=b.txt\r\nContent-Disposition: attachment; filename=b.txt\r\n\r\nsecond file\r\n--b--\r\n").encode()])
+    await outgoing.sync()
+    db = outgoing.services.db
+    original = await db.fetchval("SELECT id FROM message WHERE rfc_message_id = 'agenda@x'")
+    before = await db.fetchval("SELECT count(*) FROM message")
+    for _ in range(2):  # opened twice, as a prefetch and a click would
+        page = await http.get("/compose", params={"answer": original, "mode": "forward"})
+        assert page.status_code == 200 and "a.txt" in page.text and "b.txt" in page.text
+        inline = await http.get("/compose", params={"answer": original, "mode": "forward"}, headers=HTMX)
+        assert inline.status_code == 200
+    assert await db.fetchval("SELECT count(*) FROM message") == before  # nothing stored
+    assert await db.fetchval("SELECT count(*) FROM draft_version") == 0
+    assert await run_queued(outgoing.services, ("push_draft", "discard_draft")) == []  # nothing pushed
+    assert outgoing.folder("Drafts") == set()
+
+    keep = re.findall(r'name="keep_part" value="([^"]+)"', page.text)
+    assert keep == ["fwd:0", "fwd:1"]
+    assert f'name="forwards" value="{original}"' in page.text
+    identity = (await outgoing.identity()).id
+    saved = await post(http, {"identity_id": str(identity), "to": "carl@example.com", "subject": "Fwd: Agenda",
+                              "body_format": "plain", "text": "See below.", "forwards": str(original),
+                              "forward_mode": "forward", "keep_part": "fwd:1", "autosave": "1", "action": "save"})
+    assert saved.status_code == 200, saved.text
+    draft = message_of(await draft_raw(outgoing, int(saved.headers["X-Draft-Id"])))
+    assert [p.get_filename() for p in draft.iter_attachments()] == ["b.txt"]  # the one kept
+    assert saved.headers["X-Composition-Id"] == saved.headers["X-Draft-Id"]  # the composition's first version
