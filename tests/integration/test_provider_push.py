@@ -31,6 +31,7 @@ from tests.integration.gmail.conftest import connect_account
 from tests.integration.graph.conftest import connect as connect_graph
 from tests.support.fakes import FakeServer, GmailFake, GraphFake, rfc822
 from tests.support.jobs import queued, run_queued
+from tests.support.repos import account_admin
 
 TOPIC = "projects/plmail-test/topics/gmail"
 PUSHER = "pubsub-push@plmail-test.iam.gserviceaccount.com"
@@ -158,6 +159,17 @@ async def test_gmail_watches_are_renewed_daily_not_every_hour(
     await repo.save(account_id, {**state, "renewed_at": day_ago})  # a day has passed
     await _renew(services, GMAIL_RENEW_WATCHES.name)
     assert sum(1 for c in fake.calls if c.method == "users.watch") == 2
+
+
+async def test_the_15_minute_poll_leaves_watched_accounts_to_push_with_an_hourly_net(
+        services: Services, served: str, gmail_server: FakeServer[GmailFake]) -> None:
+    account_id = await _gmail_account(services, gmail_server.app)
+    assert await account_admin(services).syncable_ids() == [account_id]  # no watch yet: polled
+    await _renew(services, GMAIL_RENEW_WATCHES.name)
+    assert await account_admin(services).syncable_ids() == []  # watched and synced just now: push does it
+    await services.db.execute("UPDATE account SET last_synced_at = now() - interval '61 minutes' WHERE id = $1",
+                              account_id)
+    assert await account_admin(services).syncable_ids() == [account_id]  # an hour without a sync: polled again
 
 
 @pytest.mark.parametrize("forgery", ["no token", "wrong audience", "other service account", "foreign key",
