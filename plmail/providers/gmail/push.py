@@ -39,7 +39,8 @@ GOOGLE_JWKS_URL = "https://www.googleapis.com/oauth2/v3/certs"
 GOOGLE_ISSUERS = ("accounts.google.com", "https://accounts.google.com")
 # Google: a watch lasts 7 days and "we recommend calling watch once per day".
 WATCH_RENEW_AFTER = timedelta(days=1)
-GMAIL_RENEW_WATCHES = JobSpec("gmail_renew_watches", QueueName.INGEST, cron="19 * * * *", timeout=900)
+# Every 15 minutes, so a new account is watched soon; each watch is renewed once a day.
+GMAIL_RENEW_WATCHES = JobSpec("gmail_renew_watches", QueueName.INGEST, cron="4,19,34,49 * * * *", timeout=900)
 _KEYS_TTL = 3600.0  # Google rotates its signing keys over days; an unknown key id fetches them again sooner
 _KEYS_REFETCH_MIN = 30.0
 
@@ -202,7 +203,7 @@ class GmailWatches:
         return True
 
     async def renew_all(self) -> int:
-        """The daily renewal (run hourly; each account is renewed when its watch is a day old)."""
+        """Every 15 minutes: watch new accounts, and renew each watch once it is a day old."""
         renewed = 0
         for account_id in await self.repo.watchable_ids(ProviderKind.GMAIL):
             try:

@@ -37,7 +37,9 @@ SUBSCRIBED_RESOURCE = "me/messages"
 CHANGE_TYPES = "created,updated,deleted"
 SUBSCRIPTION_LIFETIME = timedelta(days=3)
 RENEW_WHEN_LEFT = timedelta(days=2)
-GRAPH_RENEW_SUBSCRIPTIONS = JobSpec("graph_renew_subscriptions", QueueName.INGEST, cron="29 * * * *", timeout=900)
+# Every 15 minutes: a new account gets its subscription soon; renewals happen when due.
+GRAPH_RENEW_SUBSCRIPTIONS = JobSpec("graph_renew_subscriptions", QueueName.INGEST, cron="9,24,39,54 * * * *",
+                                    timeout=900)
 
 RequestSync = Callable[[int], Awaitable[None]]
 Now = Callable[[], datetime]
@@ -170,7 +172,7 @@ class GraphSubscriptions:
         return "created"
 
     async def renew_all(self) -> int:
-        """Hourly: renew what expires within two days, re-create what Graph forgot."""
+        """Every 15 minutes: subscribe new accounts, renew what expires within two days, re-create what Graph forgot."""
         changed = 0
         for account_id in await self.repo.watchable_ids(ProviderKind.GRAPH):
             try:

@@ -55,6 +55,10 @@ OAuth (Google's hosts, here the same server):
                              400 invalid_grant for revoked/unknown/reused codes and tokens,
                              401 invalid_client
 - `POST /revoke`, `GET /oauth2/v3/userinfo`
+- `POST users/me/watch` {topicName} → {historyId, expiration} (7 days; 400 for a malformed topic name, 404 for
+  an unknown topic, 403 when the topic does not grant Gmail's publisher); `POST users/me/stop` → 204;
+  `await fake.notify(email)` publishes {emailAddress, historyId} through `fake.pubsub` (pubsub.py) to the
+  topic's push subscription, signed with the key served at `GET /oauth2/v3/certs` (Google's JWKS)
 
 Errors use Google's JSON shape `{"error": {"code", "message", "errors": [{"message", "domain",
 "reason"}], "status"}}`: 401 authError (with `WWW-Authenticate`), 403 forbidden (another user's

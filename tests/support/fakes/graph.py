@@ -35,6 +35,12 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
       under the same id when ids are immutable; 400 for a message that is not a draft
 - `POST /me/sendMail` (Content-Type: text/plain)      sends base64 MIME (202) and files a copy in Sent Items
       Both sends need the Mail.Send permission in the token's grant: without it 403 ErrorAccessDenied.
+- `POST /subscriptions` {changeType, notificationUrl, resource, expirationDateTime, clientState}
+      change notifications on `me/messages` (or a folder's): first the validation handshake (POST
+      notificationUrl?validationToken=..., which must answer 200 text/plain with the token within 10 s, else
+      400 ValidationError), https only (http on loopback for the tests), at most 10,080 minutes ahead → 201;
+      `PATCH|GET|DELETE /subscriptions/{id}` (404 ResourceNotFound once gone: `forget_subscriptions()`);
+      `await fake.notify("created", message)` posts `{"value": [...]}` with subscriptionId and clientState
 - `GET /{tenant}/oauth2/v2.0/authorize`, `POST /{tenant}/oauth2/v2.0/token` (authorization_code
       with PKCE, refresh_token with rotation; AADSTS-style `invalid_grant` for revoked grants)
 
