@@ -46,6 +46,7 @@ from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
 from plmail.web.controllers.metrics import metrics
 from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
+from plmail.web.controllers.provider_push import provider_push
 from plmail.web.controllers.rules import RuleController
 from plmail.web.controllers.sending_settings import SendingSettingsController
 from plmail.web.controllers.sessions import SessionsController
@@ -59,11 +60,11 @@ log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).parent
 FLOW_MAX_AGE = 3600  # the OAuth round trip and a sign-in waiting for its code; sessions live on the server
-_CSRF_EXEMPT = ["^/healthz", "^/metrics", "^/jmap", "^/.well-known/"]
+_CSRF_EXEMPT = ["^/healthz", "^/metrics", "^/jmap", "^/.well-known/", "^/provider-push/"]
 
 
 def _error_page(request: Request[Any, Any, Any], status: int, title: str, message: str) -> Response[Any]:
-    if request.url.path.startswith(("/healthz", "/metrics", "/jmap", "/.well-known")):
+    if request.url.path.startswith(("/healthz", "/metrics", "/jmap", "/.well-known", "/provider-push/")):
         return Response({"status": status, "detail": message}, status_code=status)
     return Template(
         template_name="error.html",
@@ -138,7 +139,7 @@ def create_app(
         secure=settings.secure_cookies,
         httponly=True,
         samesite="lax",
-        exclude=["^/static/", "^/healthz", "^/metrics", "^/jmap", "^/.well-known/"],
+        exclude=["^/static/", "^/healthz", "^/metrics", "^/jmap", "^/.well-known/", "^/provider-push/"],
     )
     csrf = CSRFConfig(
         secret=keys.csrf_secret,
@@ -177,6 +178,7 @@ def create_app(
             OAuthAdminController,
             mail_events,
             healthz,
+            provider_push,
             *([metrics] if observed else []),
             create_static_files_router(path="/static", directories=[PACKAGE_DIR / "static"], send_as_attachment=False),
         ],

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from plmail.domain.errors import ConfigurationError
 
@@ -100,6 +101,30 @@ def _servers(key: str, raw: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(result)
 
 
+def _public_url(raw: str | None) -> str | None:
+    """An absolute http(s) URL without a trailing slash; providers send their notifications below it."""
+    if not raw or not raw.strip():
+        return None
+    value = raw.strip().rstrip("/")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigurationError(f"PLMAIL_PUBLIC_URL must be an address such as https://mail.example.org, "
+                                 f"got {raw!r}")
+    return value
+
+
+def _topic(raw: str | None) -> str | None:
+    """A Pub/Sub topic's full name, as users.watch wants it: projects/<project>/topics/<topic>."""
+    if not raw or not raw.strip():
+        return None
+    value = raw.strip()
+    parts = value.split("/")
+    if len(parts) != 4 or parts[0] != "projects" or parts[2] != "topics" or not parts[1] or not parts[3]:
+        raise ConfigurationError(f"PLMAIL_GMAIL_PUBSUB_TOPIC must look like projects/<project>/topics/<topic>, "
+                                 f"got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     data_dir: Path
@@ -141,6 +166,16 @@ class Settings:
     test_fetch_allow: tuple[Network, ...] = ()
     # Web Push to loopback endpoints: for the test suite's push service only, never in production (SSRF).
     push_allow_loopback: bool = False
+    # Where the internet reaches this plmail (https://mail.example.org): with it, Gmail and Microsoft accounts
+    # are told of new mail by push (Gmail's users.watch through Pub/Sub, Graph's change notifications) instead
+    # of waiting for the 15-minute poll. Gmail needs its Pub/Sub topic and the push subscription's service account
+    # (and, if the subscription names another, the audience of its tokens); the keys Google signs with are read
+    # from google_jwks_url (None: Google's own, or the fake's under google_base_url).
+    public_url: str | None = None
+    gmail_pubsub_topic: str | None = None
+    gmail_push_service_account: str | None = None
+    gmail_push_audience: str | None = None
+    google_jwks_url: str | None = None
 
     @property
     def embedded_database(self) -> bool:
@@ -193,4 +228,9 @@ class Settings:
             dns_servers=_servers("PLMAIL_DNS_SERVERS", env.get("PLMAIL_DNS_SERVERS")),
             test_fetch_allow=_networks("PLMAIL_TEST_FETCH_ALLOW", env.get("PLMAIL_TEST_FETCH_ALLOW")),
             push_allow_loopback=_flag(env, "PLMAIL_PUSH_ALLOW_LOOPBACK", False),
+            public_url=_public_url(env.get("PLMAIL_PUBLIC_URL")),
+            gmail_pubsub_topic=_topic(env.get("PLMAIL_GMAIL_PUBSUB_TOPIC")),
+            gmail_push_service_account=env.get("PLMAIL_GMAIL_PUSH_SERVICE_ACCOUNT") or None,
+            gmail_push_audience=env.get("PLMAIL_GMAIL_PUSH_AUDIENCE") or None,
+            google_jwks_url=env.get("PLMAIL_GOOGLE_JWKS_URL") or None,
         )

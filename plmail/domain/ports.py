@@ -7,7 +7,8 @@ implementation it gets. The DTOs the ports exchange live beside them in `plmail.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from plmail.domain.calendar import DetectionRequest, ExtractedEvent, ExtractionContext, ProposalCandidate
@@ -156,6 +157,35 @@ class SyncWatcher(Protocol):
     def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PushDelivery:
+    """A provider's push notification as it reached plmail's endpoint: the URL it was sent to, its headers
+    (lower-case names), query parameters and body."""
+
+    url: str
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PushAnswer:
+    """What the endpoint answers the provider; a refused notification (401/403) has triggered nothing."""
+
+    status: int
+    body: str = ""
+
+
+class ProviderPushReceiver(Protocol):
+    """Takes a provider's push notifications (Gmail's Pub/Sub push, Graph's change notifications) at
+    `/provider-push/<name>`: verifies them and asks for a sync of the accounts they name."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def receive(self, delivery: PushDelivery) -> PushAnswer: ...
 
 
 # --- the pipeline -----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from plmail.domain.ports import (
     LabelPropagator,
     MailTransport,
     MessageDestroyer,
+    ProviderPushReceiver,
     RawMessageFetcher,
     SyncWatcher,
 )
@@ -86,5 +87,7 @@ class ProviderRegistry:
     jobs: list[tuple[JobSpec, JobFunction]] = field(default_factory=list)
     # What requests syncs between the scheduled polls (IMAP IDLE); runs beside the ingest workers.
     watchers: list[SyncWatcher] = field(default_factory=list)
+    # Endpoints for providers' push notifications, by the name in their path (only with PLMAIL_PUBLIC_URL).
+    push_receivers: dict[str, ProviderPushReceiver] = field(default_factory=dict)
     # Called once when the process stops (API clients, connection pools).
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)

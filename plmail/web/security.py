@@ -22,7 +22,7 @@ from litestar.types import ASGIApp, HTTPResponseBodyEvent, HTTPResponseStartEven
 
 STATE_CHANGING: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # What authenticates without the browser's cookies (JMAP's app passwords, the metrics token), or needs no check.
-ORIGIN_EXEMPT: Final = ("/jmap", "/.well-known/", "/healthz", "/metrics")
+ORIGIN_EXEMPT: Final = ("/jmap", "/.well-known/", "/healthz", "/metrics", "/provider-push/")
 HSTS: Final = "max-age=31536000"
 PERMISSIONS: Final = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 

@@ -93,9 +93,14 @@ class AccountAdminRepository:
         return _record(row) if row else None
 
     async def syncable_ids(self) -> list[int]:
-        """Accounts the fallback poll syncs: active, not waiting for new credentials, with a provider."""
+        """Accounts the fallback poll syncs: active, not waiting for new credentials, with a provider. One whose
+        provider pushes its changes (a live Gmail watch or Graph subscription, providers/*/push.py) is left out
+        while it synced within the hour: push syncs it, and the hourly poll stays as the net for a lost push."""
         rows = await self.db.fetch(
-            "SELECT id FROM account WHERE is_active AND status = $1 AND provider_kind <> $2 ORDER BY id",
+            """SELECT id FROM account WHERE is_active AND status = $1 AND provider_kind <> $2
+                  AND NOT (coalesce((sync_state -> 'push' ->> 'expiration')::timestamptz > now(), false)
+                           AND last_synced_at > now() - interval '1 hour')
+                ORDER BY id""",
             AccountStatus.OK.value, ProviderKind.LOCAL.value,
         )
         return [r["id"] for r in rows]

@@ -46,6 +46,8 @@ from plmail.providers.oauth_apps import OAuthAppStore
 log = logging.getLogger(__name__)
 
 UNITS_MESSAGE_DELETE = 10  # Gmail's published cost of users.messages.delete
+UNITS_WATCH = 100  # users.watch, as Gmail's quota table lists it
+UNITS_WATCH_STOP = 50  # users.stop
 
 LIST_PAGE = 500
 _RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "dailyLimitExceeded"}
@@ -441,3 +443,20 @@ class GmailSession:
     async def delete_message(self, gmail_id: str) -> None:
         """users.messages.delete: gone for good, not in Trash (needs the https://mail.google.com/ scope)."""
         await self._call("DELETE", f"/messages/{gmail_id}", units=UNITS_MESSAGE_DELETE)
+
+    # -- push (users.watch / users.stop) -----------------------------------------------------------------------
+    async def watch(self, topic: str) -> GmailWatch:
+        """users.watch: Gmail publishes every change of the mailbox to `topic` until the returned expiration."""
+        data = (await self._call("POST", "/watch", units=UNITS_WATCH, body={"topicName": topic})).json()
+        expiration = datetime.fromtimestamp(int(data["expiration"]) / 1000, UTC)
+        return GmailWatch(str(data["historyId"]), expiration)
+
+    async def stop_watch(self) -> None:
+        """users.stop: no more notifications for this mailbox."""
+        await self._call("POST", "/stop", units=UNITS_WATCH_STOP)
+
+
+@dataclass(frozen=True, slots=True)
+class GmailWatch:
+    history_id: str
+    expiration: datetime

@@ -11,6 +11,7 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository, SkippedSummary
 from plmail.db.repos.gmail_quota import GmailQuotaRepository
+from plmail.db.repos.provider_push import ProviderPushRepository
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.pipeline import PostIngestPipeline
@@ -21,6 +22,14 @@ from plmail.providers.gmail.ingest import GmailMessageIngest
 from plmail.providers.gmail.labels import GmailLabelSyncer
 from plmail.providers.gmail.pacer import GmailQuotaPacer, GmailTime, SystemTime
 from plmail.providers.gmail.propagator import GmailLabelPropagator
+from plmail.providers.gmail.push import (
+    GMAIL_RENEW_WATCHES,
+    GmailPushConfig,
+    GmailPushReceiver,
+    GmailPushVerifier,
+    GmailWatches,
+    GoogleSigningKeys,
+)
 from plmail.providers.gmail.raw import GmailRawFetcher
 from plmail.providers.gmail.sending import GmailDraftStore, GmailIdentitySource, GmailTransport, GmailWrites
 from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH, GmailAccountSyncer
@@ -104,3 +113,15 @@ def install(host: PluginHost) -> None:
     gmail.install_roles(host.providers)
     host.providers.destroyers.add(GmailDestroyer(AccountAdminRepository(host.db), gmail.api))
     host.offer(gmail)
+    config = GmailPushConfig.from_settings(host.settings)
+    if config is not None:  # reachable from the internet: Gmail tells us of new mail instead of being polled
+        push = ProviderPushRepository(host.db)
+        watches = GmailWatches(config, push, AccountAdminRepository(host.db), gmail.api, SystemTime())
+        verifier = GmailPushVerifier(config, GoogleSigningKeys(config.jwks_url, gmail.api.http))
+        host.providers.push_receivers[GmailPushReceiver.name] = GmailPushReceiver(verifier, push, host.sync.request)
+
+        async def renew_watches(ctx: dict[str, Any]) -> int:
+            return await watches.renew_all()
+
+        host.providers.jobs.append((GMAIL_RENEW_WATCHES, renew_watches))
+        host.offer(watches)

@@ -5,9 +5,11 @@ shared with Gmail)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.db.repos.provider_push import ProviderPushRepository
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES, SYNC_ACCOUNT
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
@@ -18,6 +20,12 @@ from plmail.providers.graph.destroyer import GraphDestroyer
 from plmail.providers.graph.folders import GraphFolderSyncer
 from plmail.providers.graph.importer import GraphHistoryImporter, GraphImportProbe
 from plmail.providers.graph.propagator import GraphLabelPropagator
+from plmail.providers.graph.push import (
+    GRAPH_RENEW_SUBSCRIPTIONS,
+    GraphPushConfig,
+    GraphPushReceiver,
+    GraphSubscriptions,
+)
 from plmail.providers.graph.raw import GraphRawFetcher
 from plmail.providers.graph.sending import GraphDraftStore, GraphIdentitySource, GraphTransport, SendPermission
 from plmail.providers.graph.store import GraphIngest
@@ -90,3 +98,14 @@ def install(host: PluginHost) -> None:
     graph.install_roles(host.providers)
     host.providers.destroyers.add(GraphDestroyer(AccountAdminRepository(host.db), graph.client))
     host.offer(graph)
+    config = GraphPushConfig.from_settings(host.settings)
+    if config is not None:  # reachable from the internet: Graph tells us of new mail instead of being polled
+        push = ProviderPushRepository(host.db)
+        subscriptions = GraphSubscriptions(config, push, AccountAdminRepository(host.db), graph.client)
+        host.providers.push_receivers[GraphPushReceiver.name] = GraphPushReceiver(push, host.sync.request)
+
+        async def renew_subscriptions(ctx: dict[str, Any]) -> int:
+            return await subscriptions.renew_all()
+
+        host.providers.jobs.append((GRAPH_RENEW_SUBSCRIPTIONS, renew_subscriptions))
+        host.offer(subscriptions)

@@ -55,6 +55,10 @@ OAuth (Google's hosts, here the same server):
                              400 invalid_grant for revoked/unknown/reused codes and tokens,
                              401 invalid_client
 - `POST /revoke`, `GET /oauth2/v3/userinfo`
+- `POST users/me/watch` {topicName} → {historyId, expiration} (7 days; 400 for a malformed topic name, 404 for
+  an unknown topic, 403 when the topic does not grant Gmail's publisher); `POST users/me/stop` → 204;
+  `await fake.notify(email)` publishes {emailAddress, historyId} through `fake.pubsub` (pubsub.py) to the
+  topic's push subscription, signed with the key served at `GET /oauth2/v3/certs` (Google's JWKS)
 
 Errors use Google's JSON shape `{"error": {"code", "message", "errors": [{"message", "domain",
 "reason"}], "status"}}`: 401 authError (with `WWW-Authenticate`), 403 forbidden (another user's
@@ -92,10 +96,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import urlencode
 
+import httpx
+
 from tests.support.fakes import _mime, _outgoing
 from tests.support.fakes._asgi import AsgiApp, HttpError, Request, Response, empty_response, json_response
 from tests.support.fakes.clock import Clock, SystemClock
 from tests.support.fakes.oauth import OAuthFailure, OAuthState
+from tests.support.fakes.pubsub import GMAIL_PUBLISHER, GooglePubSub
 
 SYSTEM_LABELS: tuple[str, ...] = (
     "INBOX", "SENT", "DRAFT", "TRASH", "SPAM", "STARRED", "UNREAD", "IMPORTANT", "CHAT",
@@ -127,6 +134,8 @@ DEFAULT_COSTS: dict[str, int] = {
     "users.drafts.get": 5,
     "users.drafts.list": 5,
     "users.settings.sendAs.list": 1,
+    "users.watch": 100,
+    "users.stop": 50,
 }
 
 # The scopes Google lists for each method (any one of them suffices); methods not listed are not checked.
@@ -180,6 +189,16 @@ def _not_found() -> HttpError:
 
 def _invalid(message: str) -> HttpError:
     return HttpError(google_error(400, message, "invalidArgument"))
+
+
+WATCH_DAYS = 7  # "a watch expires after 7 days" (users.watch)
+
+
+@dataclass
+class GmailWatchState:
+    topic: str
+    expiration_ms: int
+    history_id: int
 
 
 # --- the mailbox model -------------------------------------------------------------------------
@@ -754,6 +773,8 @@ class GmailFake(AsgiApp):
         self.mailboxes: dict[str, GmailMailbox] = {}
         self.injected: dict[str, list[tuple[InjectedError, float]]] = {}
         self.before: dict[str, list[Callable[[], Awaitable[None]]]] = {}
+        self.pubsub = GooglePubSub()
+        self.watches: dict[str, GmailWatchState] = {}  # mailbox (lower-case) -> its users.watch
         self.mailbox = self.add_mailbox(email)
         self.oauth.consenting_user = email
         tokens = self.oauth.issue(email)
@@ -835,6 +856,8 @@ class GmailFake(AsgiApp):
             ("PUT", "/drafts/{id}", "users.drafts.update", self._drafts_update),
             ("DELETE", "/drafts/{id}", "users.drafts.delete", self._drafts_delete),
             ("POST", "/messages/send", "users.messages.send", self._messages_send),
+            ("POST", "/watch", "users.watch", self._watch),
+            ("POST", "/stop", "users.stop", self._stop),
         ]
         for verb, path, name, handler in api:
             self.router.add(verb, base + path, self._api(name, handler))
@@ -842,6 +865,7 @@ class GmailFake(AsgiApp):
         self.router.add("GET", "/o/oauth2/v2/auth", self._authorize)
         self.router.add("POST", "/revoke", self._revoke)
         self.router.add("GET", "/oauth2/v3/userinfo", self._userinfo)
+        self.router.add("GET", "/oauth2/v3/certs", self._certs)
 
     def not_found(self, request: Request) -> Response:
         return google_error(404, "Requested entity was not found.", "notFound")
@@ -904,6 +928,42 @@ class GmailFake(AsgiApp):
             return response
 
         return endpoint
+
+    # --- push: users.watch / users.stop, delivered through Pub/Sub ---
+    async def _certs(self, request: Request) -> Response:
+        return json_response(self.pubsub.jwks(), headers=[("cache-control", "public, max-age=20000")])
+
+    async def _watch(self, request: Request, mailbox: GmailMailbox) -> Response:
+        body = request.json() or {}
+        name = str(body.get("topicName") or "")
+        parts = name.split("/")
+        if len(parts) != 4 or parts[0] != "projects" or parts[2] != "topics":
+            raise _invalid("Invalid topicName does not match projects/SOME_PROJECT/topics/*")
+        topic = self.pubsub.topics.get(name)
+        if topic is None:
+            raise HttpError(google_error(404, f"Resource not found (resource={parts[3]}).", "notFound"))
+        if GMAIL_PUBLISHER not in topic.publishers:
+            raise HttpError(google_error(
+                403, f"Error sending test message to Cloud PubSub {name} : User not authorized to perform this "
+                     f"action.", "forbidden"))
+        expiration = int((self.clock() + WATCH_DAYS * 86400) * 1000)
+        self.watches[mailbox.email.lower()] = GmailWatchState(name, expiration, mailbox.history_id)
+        return json_response({"historyId": str(mailbox.history_id), "expiration": str(expiration)})
+
+    async def _stop(self, request: Request, mailbox: GmailMailbox) -> Response:
+        self.watches.pop(mailbox.email.lower(), None)
+        return empty_response(204)
+
+    async def notify(self, email: str | None = None, *, token: str | None = None) -> httpx.Response | None:
+        """What Gmail does after a change to a watched mailbox: publish {emailAddress, historyId} to the watch's
+        topic, which pushes it to its subscription's endpoint. None when the mailbox has no live watch."""
+        mailbox = self.mailboxes[(email or self.mailbox.email).lower()]
+        with self.lock:
+            watch = self.watches.get(mailbox.email.lower())
+            if watch is None or watch.expiration_ms <= self.clock() * 1000:
+                return None
+            data = {"emailAddress": mailbox.email, "historyId": mailbox.history_id}
+        return await self.pubsub.publish(watch.topic, data, token=token)
 
     # --- users ---
     async def _profile(self, request: Request, mailbox: GmailMailbox) -> Response:

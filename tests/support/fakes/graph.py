@@ -35,6 +35,12 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
       under the same id when ids are immutable; 400 for a message that is not a draft
 - `POST /me/sendMail` (Content-Type: text/plain)      sends base64 MIME (202) and files a copy in Sent Items
       Both sends need the Mail.Send permission in the token's grant: without it 403 ErrorAccessDenied.
+- `POST /subscriptions` {changeType, notificationUrl, resource, expirationDateTime, clientState}
+      change notifications on `me/messages` (or a folder's): first the validation handshake (POST
+      notificationUrl?validationToken=..., which must answer 200 text/plain with the token within 10 s, else
+      400 ValidationError), https only (http on loopback for the tests), at most 10,080 minutes ahead → 201;
+      `PATCH|GET|DELETE /subscriptions/{id}` (404 ResourceNotFound once gone: `forget_subscriptions()`);
+      `await fake.notify("created", message)` posts `{"value": [...]}` with subscriptionId and clientState
 - `GET /{tenant}/oauth2/v2.0/authorize`, `POST /{tenant}/oauth2/v2.0/token` (authorization_code
       with PKCE, refresh_token with rotation; AADSTS-style `invalid_grant` for revoked grants)
 
@@ -63,7 +69,9 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
+
+import httpx
 
 from tests.support.fakes import _mime, _outgoing
 from tests.support.fakes._asgi import AsgiApp, HttpError, Request, Response, empty_response, json_response
@@ -584,6 +592,30 @@ _AADSTS: dict[FailureKind, tuple[int, str]] = {
 GraphHandler = Callable[[Request, GraphMailbox], Awaitable[Response]]
 
 
+SUBSCRIPTION_MAX_MINUTES = 10_080  # Outlook messages: "10,080 minutes (under 7 days)"
+VALIDATION_SECONDS = 10.0
+TENANT_ID = "84bd8158-6d4d-4958-8b9f-9d6445542f95"
+
+
+@dataclass
+class GraphSubscription:
+    id: str
+    mailbox: str
+    resource: str
+    change_type: str
+    notification_url: str
+    client_state: str | None
+    expiration: datetime
+    renewals: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"@odata.context": "https://graph.microsoft.com/v1.0/$metadata#subscriptions/$entity",
+                "id": self.id, "resource": self.resource, "changeType": self.change_type,
+                "notificationUrl": self.notification_url, "clientState": self.client_state,
+                "expirationDateTime": _iso(self.expiration), "applicationId": "00000000-0000-0000-0000-00000000f4ce",
+                "creatorId": self.mailbox, "latestSupportedTlsVersion": "v1_2"}
+
+
 class GraphFake(AsgiApp):
     """Microsoft Graph mail + identity platform as one ASGI app. `fake.access_token` opens `fake.mailbox`."""
 
@@ -606,6 +638,8 @@ class GraphFake(AsgiApp):
         self.calls: list[GraphCall] = []
         self.injected: dict[str, list[tuple[InjectedError, float]]] = {}
         self.mailboxes: dict[str, GraphMailbox] = {}
+        self.subscriptions: dict[str, GraphSubscription] = {}
+        self.notifications: list[tuple[str, int]] = []  # (notificationUrl, status) of every delivery
         self.mailbox = self.add_mailbox(user_principal_name, display_name, immutable_ids=immutable_ids,
                                         move_removed_reason=move_removed_reason)
         self.oauth.consenting_user = user_principal_name
@@ -735,8 +769,145 @@ class GraphFake(AsgiApp):
         for prefix in ("/v1.0/me", "/v1.0/users/{userId}"):
             for verb, path, handler in api:
                 self.router.add(verb, prefix + path, self._api(handler))
+        self.router.add("POST", "/v1.0/subscriptions", self._subscription_create)
+        self.router.add("GET", "/v1.0/subscriptions/{id}", self._subscription_get)
+        self.router.add("PATCH", "/v1.0/subscriptions/{id}", self._subscription_patch)
+        self.router.add("DELETE", "/v1.0/subscriptions/{id}", self._subscription_delete)
         self.router.add("POST", "/{tenant}/oauth2/v2.0/token", self._token)
         self.router.add("GET", "/{tenant}/oauth2/v2.0/authorize", self._authorize)
+
+    # --- change notifications: /subscriptions ---
+    def _subscriber(self, request: Request) -> GraphMailbox | Response:
+        header = request.header("authorization") or ""
+        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        user, _why = self.oauth.check_access_token(token)
+        if user is None:
+            return self.error(401, "InvalidAuthenticationToken", "Access token validation failure.", request=request)
+        return self.mailboxes[user.lower()]
+
+    def _subscription_expiry(self, raw: Any) -> datetime | Response:
+        try:
+            moment = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+        except ValueError:
+            return self.error(400, "InvalidRequest", "expirationDateTime is not a valid date.")
+        now = self.clock()
+        if moment.timestamp() <= now:
+            return self.error(400, "InvalidRequest", "Subscription expiration can only be in the future.")
+        if moment.timestamp() > now + SUBSCRIPTION_MAX_MINUTES * 60:
+            return self.error(400, "InvalidRequest",
+                              f"Subscription expiration can only be {SUBSCRIPTION_MAX_MINUTES} minutes in the future.")
+        return moment
+
+    async def _subscription_create(self, request: Request) -> Response:
+        mailbox = self._subscriber(request)
+        if isinstance(mailbox, Response):
+            return mailbox
+        body = request.json() or {}
+        url = str(body.get("notificationUrl") or "")
+        parts = urlsplit(url)
+        # Graph wants https; the fake also takes http on loopback, where the tests' plmail listens.
+        if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost")):
+            return self.error(400, "InvalidRequest", "The Notification Url must be https.")
+        changes = str(body.get("changeType") or "").split(",")
+        if not changes or not set(changes) <= {"created", "updated", "deleted"}:
+            return self.error(400, "InvalidRequest", "The changeType is not valid for this resource.")
+        resource = str(body.get("resource") or "")
+        if not re.fullmatch(r"(me|users/[^/]+)(/mailFolders\('[^']+'\))?/messages", resource, re.IGNORECASE):
+            return self.error(400, "ExtensionError", f"Operation: Create; Exception: [Resource '{resource}' is not "
+                                                     f"supported for subscriptions.]")
+        client_state = body.get("clientState")
+        if client_state is not None and len(str(client_state)) > 128:
+            return self.error(400, "InvalidRequest", "clientState must be at most 128 characters.")
+        expiry = self._subscription_expiry(body.get("expirationDateTime"))
+        if isinstance(expiry, Response):
+            return expiry
+        # The validation handshake: POST ?validationToken=... must answer 200, text/plain, the token, in 10 s.
+        token = f"Validation: Testing client application reachability for subscription Request-Id: {uuid.uuid4()}"
+        try:
+            async with httpx.AsyncClient(timeout=VALIDATION_SECONDS) as http:
+                answer = await http.post(url, params={"validationToken": token},
+                                         headers={"Content-Type": "text/plain; charset=utf-8"})
+            valid = (answer.status_code == 200 and answer.text == token
+                     and answer.headers.get("content-type", "").startswith("text/plain"))
+        except httpx.HTTPError:
+            valid = False
+        if not valid:
+            return self.error(400, "ValidationError", "Subscription validation request failed. Notification "
+                                                      "endpoint must respond with 200 OK to validation request.")
+        subscription = GraphSubscription(str(uuid.uuid4()), mailbox.user_principal_name.lower(), resource,
+                                         ",".join(changes), url, None if client_state is None else str(client_state),
+                                         expiry)
+        with self.lock:
+            self.subscriptions[subscription.id] = subscription
+        return json_response(subscription.as_json(), 201)
+
+    def _owned_subscription(self, request: Request) -> GraphSubscription | Response:
+        mailbox = self._subscriber(request)
+        if isinstance(mailbox, Response):
+            return mailbox
+        with self.lock:
+            found = self.subscriptions.get(request.params["id"])
+        if found is None or found.mailbox != mailbox.user_principal_name.lower():
+            return self.error(404, "ResourceNotFound", "The object was not found.", request=request)
+        return found
+
+    async def _subscription_get(self, request: Request) -> Response:
+        found = self._owned_subscription(request)
+        return found if isinstance(found, Response) else json_response(found.as_json())
+
+    async def _subscription_patch(self, request: Request) -> Response:
+        found = self._owned_subscription(request)
+        if isinstance(found, Response):
+            return found
+        expiry = self._subscription_expiry((request.json() or {}).get("expirationDateTime"))
+        if isinstance(expiry, Response):
+            return expiry
+        with self.lock:
+            found.expiration = expiry
+            found.renewals += 1
+        return json_response(found.as_json())
+
+    async def _subscription_delete(self, request: Request) -> Response:
+        found = self._owned_subscription(request)
+        if isinstance(found, Response):
+            return found
+        with self.lock:
+            self.subscriptions.pop(found.id, None)
+        return empty_response(204)
+
+    def forget_subscriptions(self) -> None:
+        """What Graph does to a subscription that lapsed or that it dropped: it is gone (PATCH answers 404)."""
+        with self.lock:
+            self.subscriptions.clear()
+
+    async def notify(self, change_type: Literal["created", "updated", "deleted"], message: GraphMessage, *,
+                     mailbox: GraphMailbox | None = None, client_state: str | None = None) -> list[httpx.Response]:
+        """Post the change notification Graph sends each live subscription of the mailbox for this message;
+        `client_state` replaces the subscription's own (a forged notification)."""
+        owner = mailbox or self.mailbox
+        now = self.clock()
+        with self.lock:
+            targets = [s for s in self.subscriptions.values() if s.mailbox == owner.user_principal_name.lower()
+                       and s.expiration.timestamp() > now and change_type in s.change_type.split(",")]
+        responses: list[httpx.Response] = []
+        async with httpx.AsyncClient(timeout=VALIDATION_SECONDS) as http:
+            for subscription in targets:
+                resource = f"Users/{owner.user_id}/Messages/{message.id}"
+                item: dict[str, Any] = {
+                    "subscriptionId": subscription.id,
+                    "subscriptionExpirationDateTime": _iso(subscription.expiration),
+                    "changeType": change_type, "resource": resource, "tenantId": TENANT_ID,
+                    "resourceData": {"@odata.type": "#Microsoft.Graph.Message", "@odata.id": resource,
+                                     "@odata.etag": f'W/"{message.change_key}"', "id": message.id},
+                }
+                state = client_state if client_state is not None else subscription.client_state
+                if state is not None:
+                    item["clientState"] = state
+                response = await http.post(subscription.notification_url, json={"value": [item]})
+                with self.lock:
+                    self.notifications.append((subscription.notification_url, response.status_code))
+                responses.append(response)
+        return responses
 
     def _api(self, handler: GraphHandler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
