@@ -102,8 +102,20 @@ async def test_two_serve_processes_share_one_database(
         applied = [n for n in nodes if any(e["logger"] == "plmail.db.migrate" and e["message"].startswith("applied ")
                                            for e in _log(n))]
         assert len(applied) == 1, "exactly one node applied the migrations; the other found none pending"
-        first_tick = await _until(lambda: holder.fetchval("SELECT scheduled FROM saq_jobs WHERE key = $1",
-                                                          f"cron:{CRON}"), 10, "the cron job scheduled")
+
+        async def cron_row() -> tuple[int, str] | None:
+            row = await holder.fetchrow("SELECT scheduled, status FROM saq_jobs WHERE key = $1", f"cron:{CRON}")
+            return (int(row["scheduled"]), str(row["status"])) if row is not None else None
+
+        async def cron_baseline() -> tuple[int, float] | None:
+            """The tick the cron waits for and the runs counted so far, read while no tick is near its end."""
+            before = await cron_row()
+            runs = await _runs_total(nodes)
+            after = await cron_row()
+            if before is None or before != after or before[1] != "queued" or time.time() - (before[0] - 60) < 3:
+                return None
+            return before[0], runs
+        first_tick, runs_before = await _until(cron_baseline, 10, "the cron job scheduled")
 
         settings = Settings.from_env({"PLMAIL_DATA_DIR": str(tmp_path / "setup"), "PLMAIL_DATABASE_URL": dsn})
         services = await open_services(settings, dsn)
@@ -175,14 +187,17 @@ async def test_two_serve_processes_share_one_database(
         assert [r.message["Subject"] for r in smtp.received] == ["Just once"]
 
         # (2) The cron: its first tick ran on exactly one node (counted by both nodes' /metrics together).
-        async def ticked() -> int:
-            row = await holder.fetchrow("SELECT scheduled, status FROM saq_jobs WHERE key = $1", f"cron:{CRON}")
-            return row is not None and row["status"] == "queued" and row["scheduled"] > first_tick
+        async def ticked() -> int | None:
+            row = await cron_row()
+            return row[0] if row is not None and row[1] == "queued" and row[0] > first_tick else None
 
-        await _until(ticked, first_tick - time.time() + 15, "the first tick of the cron done")
-        ticks = (await holder.fetchval("SELECT scheduled FROM saq_jobs WHERE key = $1", f"cron:{CRON}")
+        ticks = (await _until(ticked, first_tick - time.time() + 15, "the first tick of the cron done")
                  - first_tick) // 60
-        runs = await _until(lambda: _cron_runs_total(nodes, ticks), 5, "the cron's runs counted")
+
+        async def counted() -> float | None:
+            runs = await _runs_total(nodes) - runs_before
+            return runs if runs >= ticks else None
+        runs = await _until(counted, 5, "the cron's runs counted")
         assert runs == ticks, f"{runs} runs for {ticks} tick(s)"
         assert [r.message["Subject"] for r in smtp.received] == ["Just once"]  # the minute's send sweep sent none
     finally:
@@ -194,6 +209,5 @@ async def test_two_serve_processes_share_one_database(
         pg.drop_database(name)
 
 
-async def _cron_runs_total(nodes: list[ServeProcess], at_least: int) -> float | None:
-    total = sum([await _cron_runs(node) for node in nodes])
-    return total if total >= at_least else None
+async def _runs_total(nodes: list[ServeProcess]) -> float:
+    return sum([await _cron_runs(node) for node in nodes])
