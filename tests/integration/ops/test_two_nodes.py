@@ -143,6 +143,54 @@ async def test_two_serve_processes_share_one_database(
         for (_, ended, _), (started, _, _) in itertools.pairwise(ran):
             assert started >= ended, f"two syncs of one account overlapped: {ran}"
 
+        # (4) A browser and a JMAP client on node B hear of a mark-read made through node A (sessions live in
+        # PostgreSQL, so node A's sign-in cookie is good on node B too).
+        jmap_auth = {"Authorization": f"Bearer {(await services.app_passwords.create(user.id, 'Phone')).token}"}
+        unified = f"u{user.id}"
+        async with httpx.AsyncClient(base_url=a.url, follow_redirects=True, timeout=10) as on_a:
+            assert (await sign_in(on_a, OWNER, PASSWORD)).status_code == 200
+            async with httpx.AsyncClient(base_url=b.url, cookies=on_a.cookies, timeout=10) as on_b, \
+                    on_b.stream("GET", "/events") as page, \
+                    on_b.stream("GET", "/jmap/eventsource", params={"types": "*", "closeafter": "no", "ping": "0"},
+                                headers=jmap_auth) as phone:
+                assert page.status_code == 200 and phone.status_code == 200
+                events: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+                pushes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+                async def read(stream: httpx.Response, source: str) -> None:
+                    event = ""
+                    async for line in stream.aiter_lines():
+                        if line.startswith("event:"):
+                            event = line.split(":", 1)[1].strip()
+                            await events.put((source, event))
+                        elif line.startswith("data:") and source == "jmap" and event == "state":
+                            await pushes.put(json.loads(line.split(":", 1)[1]))
+                readers = [asyncio.create_task(read(page, "page")), asyncio.create_task(read(phone, "jmap"))]
+                try:
+                    assert {await asyncio.wait_for(events.get(), 5) for _ in range(2)} == {("page", "ready"),
+                                                                                      ("jmap", "state")}
+                    while not pushes.empty():
+                        pushes.get_nowait()
+                    thread_id = await holder.fetchval(
+                        "SELECT thread_id FROM message WHERE account_id = $1 AND seen_at IS NULL LIMIT 1", account_id)
+                    marked = await on_a.post("/actions", data={
+                        "action": "read", "thread_ids": str(thread_id), "next": "/",
+                        "_csrf_token": on_a.cookies["plmail_csrf"]})
+                    assert marked.status_code == 200
+                    deadline = time.monotonic() + 2
+                    got = await on_a.post("/jmap/api", headers=jmap_auth, json={
+                        "using": ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"],
+                        "methodCalls": [["Email/get", {"accountId": unified, "ids": []}, "0"]]})
+                    email_state = got.json()["methodResponses"][0][1]["state"]
+                    while (await asyncio.wait_for(events.get(), deadline - time.monotonic())) != ("page", "mail"):
+                        pass
+                    while (await asyncio.wait_for(pushes.get(), deadline - time.monotonic())
+                           ).get("changed", {}).get(unified, {}).get("Email") != email_state:
+                        pass  # node A's own state, pushed by node B
+                finally:
+                    for reader in readers:
+                        reader.cancel()
+
         # (3) A send goes out once, though both nodes run the send queue and its minute's sweep.
         identity = await services.identities.primary(user.id, account_id)
         assert identity is not None
@@ -150,36 +198,6 @@ async def test_two_serve_processes_share_one_database(
             identity_id=identity.id, to=(Address("Bea Berg", "bea@example.net"),), subject="Just once",
             text_body="One copy only.\n"))
         submission = await services.outbox.submit(user.id, draft.message_id, identity.id)
-
-        # (4) A browser on node B hears of a mark-read made through node A (sessions live in PostgreSQL).
-        async with httpx.AsyncClient(base_url=a.url, follow_redirects=True, timeout=10) as on_a:
-            assert (await sign_in(on_a, OWNER, PASSWORD)).status_code == 200
-            async with httpx.AsyncClient(base_url=b.url, cookies=on_a.cookies, timeout=10) as on_b, \
-                    on_b.stream("GET", "/events") as stream:
-                assert stream.status_code == 200
-                events: asyncio.Queue[str] = asyncio.Queue()
-
-                async def read() -> None:
-                    async for line in stream.aiter_lines():
-                        if line.startswith("event:"):
-                            await events.put(line.split(":", 1)[1].strip())
-                reader = asyncio.create_task(read())
-                try:
-                    assert await asyncio.wait_for(events.get(), 5) == "ready"
-                    while not events.empty():
-                        events.get_nowait()
-                    thread_id = await holder.fetchval(
-                        "SELECT thread_id FROM message WHERE account_id = $1 AND seen_at IS NULL LIMIT 1", account_id)
-                    marked = await on_a.post("/actions", data={
-                        "action": "read", "thread_ids": str(thread_id), "next": "/",
-                        "_csrf_token": on_a.cookies["plmail_csrf"]})
-                    assert marked.status_code == 200
-                    moved_at = time.monotonic()
-                    while (event := await asyncio.wait_for(events.get(), 2)) != "mail":
-                        assert event == "ready", event
-                    assert time.monotonic() - moved_at < 2
-                finally:
-                    reader.cancel()
 
         await smtp.arrival(1, timeout=30)
         await _until(lambda: holder.fetchval("SELECT state = 'sent' FROM submission WHERE id = $1", submission.id),
