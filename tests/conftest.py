@@ -42,6 +42,7 @@ _ALONE = (
     "tests/integration/jmap/test_push_subscriptions.py",
     "tests/integration/ops/test_home_lab.py",
     "tests/integration/ops/test_release.py",
+    "tests/integration/ops/test_two_nodes.py",
     "tests/unit/calendar/test_hostile_markup.py",
     "tests/unit/calendar/test_hostile_recurrence.py",
     "tests/unit/calendar/test_ics_robustness.py",

@@ -70,7 +70,10 @@ async def migrate(db: Database) -> MigrationReport:
     modules = finder.get_migration_modules(str(MIGRATIONS_DIR))
     known = sorted(finder.get_migration_ids(modules))
     async with db.transaction():
-        await db.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_KEY)
+        if not await db.fetchval("SELECT pg_try_advisory_xact_lock($1)", _LOCK_KEY):
+            # Two nodes on one database: the second waits for the first's migrations, then finds none pending.
+            log.info("another plmail process is migrating this database; waiting for it")
+            await db.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_KEY)
         await Migration.create_table(if_not_exists=True).run()  # type: ignore[no-untyped-call]
         applied = await applied_migration_ids(db)
         _refuse_newer(applied, set(known))

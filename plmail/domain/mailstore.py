@@ -129,6 +129,9 @@ class OwnedMessage:
 
 
 PUSH_CHANNEL = "plmail_jmap_state"  # the LISTEN/NOTIFY channel a committed change-log batch is announced on
+PUSH_EVERYONE = "*"  # the payload that tells every watcher on every node to read its states again
+# PostgreSQL refuses a NOTIFY payload of 8000 bytes or more: a larger batch is announced as PUSH_EVERYONE instead.
+PUSH_PAYLOAD_MAX = 7999
 
 
 def unified_key(user_id: int) -> int:

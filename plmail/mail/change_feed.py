@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 import asyncpg
 
 from plmail.db.database import Database
-from plmail.mail.changes import PUSH_CHANNEL
+from plmail.mail.changes import PUSH_CHANNEL, PUSH_EVERYONE
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,11 @@ class ChangeFeed:
 
     def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         try:
-            accounts = {int(item[0]) for item in json.loads(payload)}
+            parsed = json.loads(payload)
+            if parsed == PUSH_EVERYONE:
+                self._resync_all()
+                return
+            accounts = {int(item[0]) for item in parsed}
         except (ValueError, TypeError, IndexError, KeyError):
             log.warning("ignoring a malformed push notification: %r", payload[:200])
             return
@@ -48,6 +52,11 @@ class ChangeFeed:
                 queue.put_nowait(account_id)
             for queue in self._everything:
                 queue.put_nowait(account_id)
+
+    def _resync_all(self) -> None:
+        for queues in [*self._queues.values(), self._everything]:
+            for queue in queues:
+                queue.put_nowait(RESYNC)
 
     async def _listen(self) -> None:
         delay = 1.0
@@ -72,9 +81,7 @@ class ChangeFeed:
                     with contextlib.suppress(Exception):
                         await conn.close(timeout=2)
             # Notifications missed while reconnecting are covered: every stream re-reads its states.
-            for queues in [*self._queues.values(), self._everything]:
-                for queue in queues:
-                    queue.put_nowait(RESYNC)
+            self._resync_all()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
-from plmail.domain.mailstore import PUSH_CHANNEL, unified_key
+from plmail.domain.mailstore import PUSH_CHANNEL, PUSH_EVERYONE, PUSH_PAYLOAD_MAX, unified_key
 
-__all__ = ["PUSH_CHANNEL", "Change", "MailChangeRecorder", "StateManager"]
+__all__ = ["PUSH_CHANNEL", "PUSH_EVERYONE", "Change", "MailChangeRecorder", "StateManager"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,8 @@ class StateManager:
         if not self.dirty:
             return
         payload = json.dumps(sorted([account, kind.value] for account, kind in self.dirty))
+        if len(payload.encode()) > PUSH_PAYLOAD_MAX:  # a batch touching hundreds of accounts: all read again
+            payload = json.dumps(PUSH_EVERYONE)
         await self.repo.notify(PUSH_CHANNEL, payload)
         self.dirty.clear()
 

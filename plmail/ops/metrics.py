@@ -30,6 +30,8 @@ JOB_DURATION = Histogram(
     "plmail_job_duration_seconds", "Time one job attempt ran, by queue", ["queue"],
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800),
 )
+# Summed over every node it counts each tick once: two nodes schedule the same cron under one job key.
+CRON_RUNS = Counter("plmail_cron_runs", "Scheduled (cron) job runs this process did, by job", ["job"])
 QUEUE_JOBS = Gauge("plmail_queue_jobs", "Jobs on each queue by state", ["queue", "state"])
 QUEUE_OLDEST = Gauge("plmail_queue_oldest_waiting_seconds", "How long the oldest due job has waited", ["queue"])
 SYNC_LAG = Gauge("plmail_account_sync_lag_seconds", "Seconds since the account's last completed sync",
@@ -55,6 +57,9 @@ def observe_job(queue: str, job: Any) -> None:
     status = getattr(job, "status", None)
     outcome = _OUTCOMES.get(status, "retried") if status is not None else "unknown"
     JOBS.labels(queue, outcome).inc()
+    function = getattr(job, "function", "")
+    if getattr(job, "key", None) == f"cron:{function}":  # saq's key for a unique cron job
+        CRON_RUNS.labels(function).inc()
     started = int(getattr(job, "started", 0) or 0)
     if started:
         JOB_DURATION.labels(queue).observe(max(time.time() - started / 1000, 0.0))

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +27,7 @@ from plmail.domain.models import Account
 SYNC_LOCK = 0x706C7301
 IMPORT_LOCK = 0x706C7302
 IDLE_LEADER_LOCK = 0x706C7303
+IDLE_POKE_CHANNEL = "plmail_idle_poke"  # any node asks the IDLE leader (maybe on another node) to look again
 
 _COLUMNS = ("id, user_id, provider_kind, name, email, username, credentials, settings, sync_state, status, "
             "status_detail, is_active, last_synced_at, updated_at")
@@ -227,6 +228,10 @@ class AccountAdminRepository:
 
     # -- locks ---------------------------------------------------------------------------------------------
 
+    async def announce(self, channel: str) -> None:
+        """A NOTIFY without payload: every process listening on `channel` is told to look again."""
+        await self.db.execute("SELECT pg_notify($1, '')", channel)
+
     @asynccontextmanager
     async def session_lock(self, namespace: int, key: int, *, wait: float = 0.0) -> AsyncIterator[HeldLock]:
         """A session advisory lock on a connection of its own, held across many transactions and network waits;
@@ -266,6 +271,21 @@ class HeldLock:
     def __init__(self, conn: asyncpg.Connection, taken: bool) -> None:
         self._conn = conn
         self.taken = taken
+
+    async def listen(self, channel: str, callback: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        """LISTEN on the lock's own connection while the lock is held; returns how to stop listening."""
+
+        def heard(_conn: object, _pid: int, _channel: str, _payload: str) -> None:
+            callback()
+
+        await self._conn.add_listener(channel, heard)
+
+        async def stop() -> None:
+            if not self._conn.is_closed():
+                with contextlib.suppress(asyncpg.PostgresError, OSError):
+                    await self._conn.remove_listener(channel, heard)
+
+        return stop
 
     async def still_held(self) -> bool:
         """False once the lock's connection is gone (and with it the lock)."""

@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from plmail.db.repos.account_admin import IDLE_LEADER_LOCK, AccountAdminRepository
+from plmail.db.repos.account_admin import IDLE_LEADER_LOCK, IDLE_POKE_CHANNEL, AccountAdminRepository
 from plmail.db.repos.mailboxes import IdleTarget, MailboxRepository
 from plmail.domain.enums import AccountStatus
 from plmail.providers.imap.errors import ImapError
@@ -39,6 +39,7 @@ class IdleSupervisor:
         self._poke = asyncio.Event()
         self._watchers: dict[int, tuple[IdleTarget, asyncio.Task[None]]] = {}
         self._pending: dict[int, asyncio.Task[None]] = {}
+        self._announcing: set[asyncio.Task[None]] = set()
         self.idling: set[int] = set()  # mailbox ids whose IDLE is established right now
 
     def start(self) -> None:
@@ -59,16 +60,31 @@ class IdleSupervisor:
     def poke(self) -> None:
         """Look at the accounts again now (one was added, edited or synced for the first time)."""
         self._poke.set()
+        # The leader may be another node (two machines, one database): it hears this through NOTIFY.
+        announcing = asyncio.get_running_loop().create_task(self._announce())
+        self._announcing.add(announcing)
+        announcing.add_done_callback(self._announcing.discard)
+
+    async def _announce(self) -> None:
+        try:
+            await self.accounts.announce(IDLE_POKE_CHANNEL)
+        except Exception:  # the database is away: the leader's own refresh finds the change a little later
+            log.warning("could not tell the IMAP IDLE leader to look again", exc_info=True)
 
     async def _run(self) -> None:
         while True:
             try:
                 async with self.accounts.session_lock(IDLE_LEADER_LOCK, 0) as lock:
-                    while lock.taken and await lock.still_held():
-                        await self._reconcile()
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self._poke.wait(), self.refresh_seconds)
-                        self._poke.clear()
+                    unlisten = await lock.listen(IDLE_POKE_CHANNEL, self._poke.set) if lock.taken else None
+                    try:
+                        while lock.taken and await lock.still_held():
+                            self._poke.clear()
+                            await self._reconcile()
+                            with contextlib.suppress(TimeoutError):
+                                await asyncio.wait_for(self._poke.wait(), self.refresh_seconds)
+                    finally:
+                        if unlisten is not None:
+                            await unlisten()
             except asyncio.CancelledError:
                 raise
             except Exception:  # the database went away for a moment; watch again when it is back

@@ -9,7 +9,10 @@ from collections.abc import Awaitable, Callable
 
 from plmail.app import create_app
 from plmail.config import Settings
+from plmail.db.repos.account_admin import IDLE_LEADER_LOCK, AccountAdminRepository
+from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.domain.enums import QueueName
+from plmail.providers.imap.session import ImapConnector
 from plmail.providers.imap.watch import IdleSupervisor
 from tests.conftest import running_lifespan
 from tests.integration.imap_sync.conftest import ImapSetup
@@ -62,3 +65,27 @@ async def _stored(imap: ImapSetup, count: int) -> bool:
 
 async def _has(imap: ImapSetup, rfc: str) -> bool:
     return await imap.count("rfc_message_id = $2", rfc) > 0
+
+
+async def test_the_idle_leader_on_another_node_hears_a_poke_at_once(imap: ImapSetup) -> None:
+    """Two nodes (issue 36): the IDLE leader is this supervisor; the sync runs where the other node's supervisor
+    lives, whose poke reaches the leader through NOTIFY, long before the leader's own 30 s look."""
+    services = imap.services
+    leader = IdleSupervisor(AccountAdminRepository(services.db), MailboxRepository(services.db),
+                            services.providers.get(ImapConnector), services.sync.request, refresh_seconds=30.0)
+    leader.start()
+    try:
+        async def leading() -> bool:
+            return bool(await services.db.fetchval(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND granted",
+                IDLE_LEADER_LOCK))
+        await _until(leading, 10)
+        await services.sync.run(imap.account_id)  # finds the folders; the other node's supervisor pokes
+        inbox = await services.db.fetchval(
+            "SELECT id FROM mailbox WHERE account_id = $1 AND full_path = 'INBOX'", imap.account_id)
+
+        async def watched() -> bool:
+            return inbox in leader.idling
+        await _until(watched, 5)
+    finally:
+        await leader.stop()
