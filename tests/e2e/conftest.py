@@ -9,6 +9,7 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.pg import PgTestCluster
 from tests.support.serve import ServeProcess
 
 
@@ -33,5 +34,12 @@ async def browser() -> AsyncIterator[Browser]:
             await chromium.close()
 
 
+@pytest.fixture(scope="module")
+def module_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
+    """The database of a browser module's shared world: one server, database and browser for all its tests."""
+    with pg.template_copy() as dsn:
+        yield dsn
+
+
 # The daily-UI modules' world (one server, database and browser per module), found here by those modules' tests.
-from tests.e2e.daily_ui import ui_database, world  # noqa: E402,F401
+from tests.e2e.daily_ui import world  # noqa: E402,F401

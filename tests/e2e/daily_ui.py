@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,15 +13,13 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from plmail.config import Settings
 from plmail.domain.enums import LabelRole, Locale, ProviderKind
 from plmail.mail.ingest import parse_message
-from plmail.services import Services, open_services
+from plmail.services import Services
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.mail import make_message
-from tests.support.pg import PgTestCluster
 from tests.support.repos import account_rows
-from tests.support.serve import ServeProcess
+from tests.support.serve import ServeProcess, open_world_services
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = Path(os.environ.get("PLMAIL_TEST_OUTPUT", ROOT / "test-output")) / "ui"
@@ -113,19 +110,10 @@ async def seed(services: Services) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def ui_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
-    with pg.template_copy() as dsn:
-        yield dsn
-
-
-@pytest.fixture(scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory, ui_database: str) -> AsyncIterator[World]:
+async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str) -> AsyncIterator[World]:
     root = tmp_path_factory.mktemp("daily-ui")
-    (root / "data").mkdir()
-    settings = dataclasses.replace(Settings.from_env({"PLMAIL_DATA_DIR": str(root / "data"),
-                                                      "PLMAIL_DATABASE_URL": ui_database}),
-                                   shutdown_grace_seconds=2)
-    services = await open_services(settings, ui_database)
+    ui_database = module_database
+    services = await open_world_services(root / "data", ui_database)
     server: ServeProcess | None = None
     try:
         seeded = await seed(services)

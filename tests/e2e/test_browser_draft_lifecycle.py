@@ -8,10 +8,9 @@ database, mailbox and browser for the module."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import Message
@@ -21,16 +20,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.async_api import Browser, Page, Route, async_playwright, expect
 
-from plmail.config import Settings
-from plmail.services import Services, open_services
+from plmail.services import Services
 from tests.e2e.daily_ui import OUTPUT
 from tests.e2e.test_browser_compose import incoming
 from tests.integration.sending.conftest import Outgoing, add_sending_account
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.dovecot import DovecotServer, dovecot
 from tests.support.jobs import bring_due
-from tests.support.pg import PgTestCluster
-from tests.support.serve import ServeProcess
+from tests.support.serve import ServeProcess, open_world_services
 from tests.support.smtp import SmtpServer, smtp_server
 
 __all__ = ["dovecot", "smtp_server"]
@@ -97,21 +94,12 @@ def plain_text(message: Message) -> str:
 
 
 @pytest.fixture(scope="module")
-def lifecycle_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
-    with pg.template_copy() as dsn:
-        yield dsn
-
-
-@pytest.fixture(scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory, lifecycle_database: str, dovecot: DovecotServer,
+async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, dovecot: DovecotServer,
                 smtp_server: SmtpServer) -> AsyncIterator[World]:
     root = tmp_path_factory.mktemp("draft-lifecycle")
+    lifecycle_database = module_database
     data = root / "data"
-    data.mkdir()
-    settings = dataclasses.replace(Settings.from_env({"PLMAIL_DATA_DIR": str(data),
-                                                      "PLMAIL_DATABASE_URL": lifecycle_database}),
-                                   shutdown_grace_seconds=2)
-    services = await open_services(settings, lifecycle_database)
+    services = await open_world_services(data, lifecycle_database)
     server: ServeProcess | None = None
     try:
         user = await services.users.create_user("owner@example.org", PASSWORD, time_zone="Europe/Berlin")

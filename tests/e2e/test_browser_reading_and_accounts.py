@@ -11,12 +11,11 @@ Dovecot holds afterwards is asserted where it applies."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import email
 import email.policy
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,9 +24,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from plmail.config import Settings
 from plmail.domain.models import User
-from plmail.services import Services, open_services
+from plmail.services import Services
 from tests.integration.imap_sync.conftest import message_ids
 from tests.integration.sending.conftest import add_sending_account
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
@@ -37,8 +35,7 @@ from tests.support.fakes.server import FakeServer
 from tests.support.jobs import bring_due
 from tests.support.mail import make_message
 from tests.support.net import free_port
-from tests.support.pg import PgTestCluster
-from tests.support.serve import ServeProcess
+from tests.support.serve import ServeProcess, open_world_services
 from tests.support.smtp import SmtpServer, smtp_server
 
 __all__ = ["dovecot", "smtp_server"]
@@ -126,22 +123,13 @@ def _mail(rfc_id: str, subject: str, sender: str, to: str, *, headers: dict[str,
 
 
 @pytest.fixture(scope="module")
-def module_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
-    with pg.template_copy() as dsn:
-        yield dsn
-
-
-@pytest.fixture(scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, dovecot: DovecotServer,
                 smtp_server: SmtpServer) -> AsyncIterator[World]:
     root = tmp_path_factory.mktemp("reading")
-    (root / "data").mkdir()
     with FakeServer(ProviderSite()) as site, DnsServer() as dns:
-        env = {"PLMAIL_DATA_DIR": str(root / "data"), "PLMAIL_DATABASE_URL": module_database,
-               "PLMAIL_AUTOCONFIG_URLS": ProviderSite.autoconfig_urls(site.url),
+        env = {"PLMAIL_AUTOCONFIG_URLS": ProviderSite.autoconfig_urls(site.url),
                "PLMAIL_DNS_SERVERS": dns.address, "PLMAIL_TEST_FETCH_ALLOW": "127.0.0.1/32"}
-        settings = dataclasses.replace(Settings.from_env(env), shutdown_grace_seconds=2)
-        services = await open_services(settings, module_database)
+        services = await open_world_services(root / "data", module_database, env)
         server: ServeProcess | None = None
         try:
             user = await services.users.create_user("owner@example.org", PASSWORD, time_zone="Europe/Berlin",
@@ -173,8 +161,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, 
             await services.sync.run(account_id)
             await services.outbox.set_undo_delay(user.id, 2)
             # the same data directory, so the same installation key opens the account's password
-            server = ServeProcess(root / "data", database_url=module_database, extra_env={
-                k: v for k, v in env.items() if k != "PLMAIL_DATA_DIR"}).start()
+            server = ServeProcess(root / "data", database_url=module_database, extra_env=env).start()
             server.wait_healthy()
             async with async_playwright() as playwright:
                 browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -7,8 +7,7 @@ the module."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,15 +15,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from plmail.config import Settings
-from plmail.services import Services, open_services
+from plmail.services import Services
 from tests.integration.sending.conftest import Outgoing, add_sending_account
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.dovecot import DovecotServer, dovecot
 from tests.support.jobs import run_queued
 from tests.support.mail import CORPUS
-from tests.support.pg import PgTestCluster
-from tests.support.serve import ServeProcess
+from tests.support.serve import ServeProcess, open_world_services
 from tests.support.smtp import SmtpServer, smtp_server
 
 __all__ = ["dovecot", "smtp_server"]
@@ -82,21 +79,12 @@ class ThreadWorld:
 
 
 @pytest.fixture(scope="module")
-def thread_database(pg: PgTestCluster, migrated_template: str) -> Iterator[str]:
-    with pg.template_copy() as dsn:
-        yield dsn
-
-
-@pytest.fixture(scope="module")
-async def thread_world(tmp_path_factory: pytest.TempPathFactory, thread_database: str, dovecot: DovecotServer,
+async def thread_world(tmp_path_factory: pytest.TempPathFactory, module_database: str, dovecot: DovecotServer,
                        smtp_server: SmtpServer) -> AsyncIterator[ThreadWorld]:
     root = tmp_path_factory.mktemp("thread-view")
+    thread_database = module_database
     data = root / "data"
-    data.mkdir()
-    settings = dataclasses.replace(Settings.from_env({"PLMAIL_DATA_DIR": str(data),
-                                                      "PLMAIL_DATABASE_URL": thread_database}),
-                                   shutdown_grace_seconds=2)
-    services = await open_services(settings, thread_database)
+    services = await open_world_services(data, thread_database)
     server: ServeProcess | None = None
     try:
         mailbox = dovecot.add_user()

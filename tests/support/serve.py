@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
 
+from plmail.config import Settings
+from plmail.services import Services, open_services
 from tests.support.net import free_port
+
+
+async def open_world_services(data_dir: Path, database_url: str, env: Mapping[str, str] | None = None) -> Services:
+    """Services on a browser module's database, beside the `plmail serve` its tests drive (its own data directory)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data_dir), "PLMAIL_DATABASE_URL": database_url, **(env or {})})
+    return await open_services(dataclasses.replace(settings, shutdown_grace_seconds=2), database_url)
 
 
 class ServeProcess:
