@@ -182,6 +182,9 @@ class IdentityService:
                         ) -> Identity:
         """A new alias, not verified: its confirmation link goes to the address at once (`confirm_base` is this
         server's URL, which the link starts with). It sends once someone with that mailbox opened the link."""
+        # The account's own address first: the confirmation goes out from it, and an alias made before anyone listed
+        # the account's identities would otherwise stand in for the primary one that `_ensure` makes.
+        await self._ensure(user_id)
         record = await self.accounts.owned(user_id, account_id)
         if record is None:
             raise NotFoundError("No such account.")

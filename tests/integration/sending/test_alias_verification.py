@@ -13,11 +13,13 @@ import pytest
 from litestar import Litestar
 
 from plmail.domain.enums import LabelRole
+from plmail.services import Services
 from tests.conftest import browser
 from tests.integration.jmap.conftest import JmapBox
-from tests.integration.sending.conftest import Outgoing
+from tests.integration.sending.conftest import Outgoing, add_sending_account
+from tests.support.dovecot import DovecotUser
 from tests.support.jobs import run_queued
-from tests.support.smtp import confirmation_link
+from tests.support.smtp import SmtpServer, confirmation_link
 from tests.support.web import csrf_token, sign_in
 
 BANK = "payments@bank.example"
@@ -148,3 +150,19 @@ async def test_at_the_migration_the_accounts_own_address_stays_verified_and_type
         await outgoing.services.db.execute(FORWARDS_SQL)
     assert (await outgoing.services.identities.owned(outgoing.user.id, own.id)).verified
     assert not (await outgoing.services.identities.owned(outgoing.user.id, typed.id)).verified
+
+
+async def test_an_alias_added_before_anything_listed_the_accounts_identities_is_confirmed_from_its_own_address(
+        services: Services, dovecot_user: DovecotUser, smtp: SmtpServer) -> None:
+    """The first thing done with a new account is adding an alias: its own address still becomes its primary,
+    verified identity, and the confirmation goes out from it (before, the alias stood in for the primary and no
+    confirmation could be sent)."""
+    user = await services.users.create_user("fresh@example.org", "correct horse")
+    account_id = await add_sending_account(services, user, dovecot_user, smtp)
+    alias = await services.identities.add_alias(user.id, account_id, BANK, confirm_base="http://plmail.test/")
+    assert not alias.verified
+    identities = await services.identities.for_account(user.id, account_id)
+    own = f"{dovecot_user.name}@example.org"
+    assert [(i.email, i.is_primary, i.verified) for i in identities if i.email == own] == [(own, True, True)]
+    [mail] = await smtp.arrival(1)
+    assert mail.mail_from.lower() == own and mail.rcpt_to == (BANK,) and confirmation_link(mail, BANK)
