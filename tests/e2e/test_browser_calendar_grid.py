@@ -118,6 +118,7 @@ async def test_two_events_stand_six_hours_apart_and_a_drag_moves_one_undo_restor
     toast = page.locator("[data-calendar-toast]")
     await expect(toast).to_contain_text("Standup")
     await expect(column.locator(f'[data-event-id="{early}"]')).to_contain_text("11:00–12:00")
+    await page.screenshot(path=OUTPUT / "calendar-grid-moved-with-undo-1366.png")
     assert await _stored(world, early) == (_at(day, 11), _at(day, 12))
     assert abs((await _top(column.locator(f'[data-event-id="{early}"]'))) - before - 2 * hour) <= 1.5
     assert await _stored(world, late) == (_at(day, 15), _at(day, 16))  # the other one stays
@@ -253,6 +254,12 @@ async def _seed_a_week(world: World) -> None:
     await _from_mail(world, "Board meeting", _at(monday + timedelta(days=2), 14), EventSource.ICS)
     await _from_mail(world, "Table at Lotte", _at(monday + timedelta(days=3), 19, 30), EventSource.STRUCTURED_DATA)
     await _event(world, "Berlin trip", _at(monday + timedelta(days=4), 0), all_day=True)
+    today = datetime.now(BERLIN).date()
+    for hour, minute, length, title in ((6, 0, 45, "Run by the river"), (7, 30, 60, "Breakfast with Jo"),
+                                        (8, 0, 30, "Call Anna")):
+        start = _at(today, hour, minute)
+        await _event(world, title, start, start + timedelta(minutes=length))
+    await _from_mail(world, "Train to Hamburg", _at(today, 9, 15), EventSource.STRUCTURED_DATA)
 
 
 async def test_no_sideways_scroll_axe_clean_screenshots_light_and_dark(world: World) -> None:
