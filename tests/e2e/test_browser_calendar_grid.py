@@ -196,7 +196,7 @@ async def test_a_drag_on_empty_grid_opens_the_editor_on_that_span_and_a_click_on
     await page.goto(f"{world.base}/calendar?view=day&day={day.isoformat()}")
     column = page.locator(f'section.day-col[data-day="{day.isoformat()}"]')
     hour = await _hour(page)
-    await column.evaluate("c => c.closest('[data-grid-scroll]').scrollTop = 0")
+    await column.evaluate(f"c => c.closest('[data-grid-scroll]').scrollTop = {12 * hour}")  # noon at the top
     box = await column.bounding_box()
     assert box is not None
     x = box["x"] + box["width"] / 2
@@ -262,9 +262,15 @@ async def _seed_a_week(world: World) -> None:
     await _from_mail(world, "Train to Hamburg", _at(today, 9, 15), EventSource.STRUCTURED_DATA)
 
 
-async def test_no_sideways_scroll_axe_clean_screenshots_light_and_dark(world: World) -> None:
-    assert AXE.exists(), f"axe-core is missing at {AXE}: tools/test installs it from the npm registry"
+@pytest.fixture(scope="module")
+async def week_seeded(world: World) -> World:
     await _seed_a_week(world)
+    return world
+
+
+async def test_no_sideways_scroll_axe_clean_screenshots_light_and_dark(week_seeded: World) -> None:
+    world = week_seeded
+    assert AXE.exists(), f"axe-core is missing at {AXE}: tools/test installs it from the npm registry"
     OUTPUT.mkdir(parents=True, exist_ok=True)
     too_wide: list[str] = []
     found: list[str] = []
@@ -296,11 +302,13 @@ async def test_no_sideways_scroll_axe_clean_screenshots_light_and_dark(world: Wo
     assert not found, "\n".join(found)
 
 
-async def test_the_month_on_a_phone_is_dots_and_a_day_list_and_german_words(world: World) -> None:
+async def test_the_month_on_a_phone_is_dots_and_a_day_list_and_german_words(week_seeded: World) -> None:
+    world = week_seeded
     page = await world.page(width=390, height=844)
     await page.goto(f"{world.base}/calendar?view=month")
     await expect(page.locator(".month-list")).to_be_visible()
-    await expect(page.locator(".month-list")).to_contain_text("Team standup")
+    await expect(page.locator(".month-list")).to_contain_text("Train to Hamburg")  # today's, first
+    await expect(page.locator(".month-list section").first).to_contain_text("Today")
     dot = page.locator("table.month .entry a").first
     box = await dot.bounding_box()
     assert box is not None and box["width"] < 10  # a dot, not a title
