@@ -140,6 +140,10 @@ class CalendarBrowser:
             raise NotFoundError("No such calendar.")
         return calendar, await self.events.in_calendar(user_id, calendar_id, limit=MAX_EXPORT)
 
+    async def occurrences(self, user_id: int, event_id: int) -> list[OccurrenceRow]:
+        """Every materialised occurrence of one of the user's events (a drag moves one of them)."""
+        return await self.events.occurrences(user_id, event_id)
+
     async def detail(self, user_id: int, event_id: int) -> EventDetail:
         event = await self.events.owned(user_id, event_id)
         if event is None:

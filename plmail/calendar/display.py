@@ -80,3 +80,34 @@ def covered_days(
     begin, end = starts_at.astimezone(where), ends_at.astimezone(where)
     last = (end - timedelta(microseconds=1)).date() if end > begin else begin.date()
     return begin.date(), max(begin.date(), last)
+
+
+def side_by_side(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(column, columns) for each (start, end) minute span of one day, as calendars draw overlapping events:
+    a group of events that overlap one another shares the day's width, each in the first column free at its
+    start. ``spans`` come sorted by start."""
+    placed: list[tuple[int, int]] = [(0, 1)] * len(spans)
+    group: list[int] = []  # indexes of the overlapping group being laid out
+    column_ends: list[int] = []  # per column of the group, the minute its last event ends
+    group_end = -1
+
+    def close() -> None:
+        for index in group:
+            placed[index] = (placed[index][0], len(column_ends))
+
+    for index, (start, end) in enumerate(spans):
+        end = max(end, start + 1)
+        if start >= group_end and group:
+            close()
+            group, column_ends = [], []
+        column = next((c for c, ends in enumerate(column_ends) if ends <= start), len(column_ends))
+        if column == len(column_ends):
+            column_ends.append(end)
+        else:
+            column_ends[column] = end
+        placed[index] = (column, 0)
+        group.append(index)
+        group_end = max(group_end, end) if len(group) > 1 else end
+    if group:
+        close()
+    return placed

@@ -103,7 +103,7 @@ def editor_view(
     user: User, calendars: Sequence[Choosable], t: Any, *, values: EventValues | None = None,
     starts_at: datetime | None = None, ends_at: datetime | None = None, title: str | None = None,
     location: str | None = None, occurrence: datetime | None = None, day: date | None = None,
-    hour: int | None = None, posted: EventEditorForm | None = None,
+    hour: int | None = None, span: tuple[int, int] | None = None, posted: EventEditorForm | None = None,
 ) -> dict[str, Any]:
     """What the editor shows: an event (or one of its occurrences), a new event on ``day``, or what was
     posted when it was refused, so nothing typed is lost."""
@@ -118,10 +118,15 @@ def editor_view(
     else:
         where = reader_zone(user.time_zone)
         chosen = day or datetime.now(where).date()
-        begin = datetime.combine(chosen, time(hour if hour is not None else DEFAULT_HOUR), where)
+        midnight = datetime.combine(chosen, time(), where)
+        if span is not None:  # minutes of the day a drag on the time grid covered
+            begin, finish = midnight + timedelta(minutes=span[0]), midnight + timedelta(minutes=span[1])
+        else:
+            begin = datetime.combine(chosen, time(hour if hour is not None else DEFAULT_HOUR), where)
+            finish = begin + timedelta(hours=1)
         fields = {"title": "", "location": "", "description": "", "all_day": False,
                   "calendar_id": next((c.id for c in calendars if c.is_default), None), "repeat": NO_REPEAT,
-                  **_inputs(begin, begin + timedelta(hours=1), False, user)}
+                  **_inputs(begin, finish, False, user)}
         custom = None
     if posted is not None:
         fields.update({"title": posted.title, "location": posted.location, "description": posted.description,

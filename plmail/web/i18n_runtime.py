@@ -134,6 +134,9 @@ CALENDAR_RUNTIME = (
     N_("Delegated"),
     N_("Enter the time as shown, for example 2026-04-01T09:30."),
     N_("An all-day event takes dates, a timed event takes times."),
+    N_("This event belongs to a subscribed calendar; change it there."),
+    N_("An all-day event is moved in its editor."),
+    N_("Give the new start and end as date and time."),
 )
 
 ACCOUNTS_RUNTIME = (

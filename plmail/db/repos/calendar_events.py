@@ -56,6 +56,7 @@ class RangeEntry:
     cancelled: bool  # the occurrence, or the whole event
     recurrence_id: datetime | None = None  # set for an instance of a series
     source: str = "manual"
+    calendar_id: int | None = None  # the calendar whose colour the views draw it in
 
 
 def _json(value: object) -> Any:
@@ -242,7 +243,7 @@ class CalendarEventRepository:
         rows = await self.db.fetch(
             """SELECT e.id, coalesce(o.title, e.title) AS title, coalesce(o.location, e.location) AS location,
                       e.status, e.kind, e.is_all_day, o.starts_at, o.ends_at,
-                      o.cancelled OR e.status = 'cancelled' AS cancelled, e.source,
+                      o.cancelled OR e.status = 'cancelled' AS cancelled, e.source, o.calendar_id,
                       CASE WHEN e.recurrence ? 'recurrenceRules' OR e.recurrence ? 'recurrenceOverrides'
                            THEN o.recurrence_id END AS recurrence_id
                  FROM calendar c
@@ -255,4 +256,5 @@ class CalendarEventRepository:
             user_id, start, end, limit,
         )
         return [RangeEntry(r["id"], r["title"], r["location"], r["status"], r["kind"], r["is_all_day"],
-                           r["starts_at"], r["ends_at"], r["cancelled"], r["recurrence_id"], r["source"]) for r in rows]
+                           r["starts_at"], r["ends_at"], r["cancelled"], r["recurrence_id"], r["source"],
+                           r["calendar_id"]) for r in rows]

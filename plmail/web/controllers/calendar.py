@@ -8,12 +8,14 @@ so another user's event is a 404 like a missing one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from email.utils import format_datetime, parsedate_to_datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 from urllib.parse import quote
 
+from babel.dates import format_date
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.enums import RequestEncodingType
@@ -21,7 +23,7 @@ from litestar.exceptions import NotFoundException, PermissionDeniedException
 from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Redirect, Template
 
-from plmail.calendar.browse import CalendarView, CalendarWindow, EventDetail
+from plmail.calendar.browse import CalendarView, CalendarWindow, EventDetail, window_bounds
 from plmail.calendar.display import (
     Translator,
     clock,
@@ -29,10 +31,11 @@ from plmail.calendar.display import (
     moment_label,
     month_label,
     reader_zone,
+    side_by_side,
     span_label,
     weekday_names,
 )
-from plmail.calendar.editor import Scope
+from plmail.calendar.editor import EventForm, Scope, repeat_of
 from plmail.calendar.ics_files import MAX_IMPORT_BYTES, calendar_ics, event_ics
 from plmail.calendar.invites import EventCard
 from plmail.calendar.rsvp import answer_of
@@ -46,6 +49,7 @@ from plmail.web.auth import safe_next, services_from
 from plmail.web.calendar_forms import EventEditorForm, editor_view, event_form, occurrence_of
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
+from plmail.web.i18n_runtime import N_
 from plmail.web.pages import render, signed_in_user
 from plmail.web.proposal_cards import proposal_view
 
@@ -58,6 +62,16 @@ VIEW_LABELS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("agenda", 
 @dataclass(frozen=True)
 class NextForm:
     next: str = "/calendar"
+
+
+@dataclass(frozen=True)
+class MoveForm:
+    start: str = ""  # local wall time, YYYY-MM-DDTHH:MM
+    end: str = ""
+    occurrence: str = ""  # the occurrence dragged, of a series
+    view: str = "week"  # the view to answer with
+    day: str = ""
+    undone: str = ""  # "1": this move is an Undo
 
 
 @dataclass(frozen=True)
@@ -148,40 +162,149 @@ def _unconfirmed(source: str) -> bool:
     return not is_trusted_source(source)
 
 
-def _window_view(window: CalendarWindow, user: User) -> dict[str, Any]:
+# Events mail brought keep a badge naming where they came from.
+PROVENANCE_BADGES = {"ics": N_("from an invitation"), "structured_data": N_("from a booking"),
+                     "accepted_proposal": N_("proposal accepted")}
+# The colours a calendar may carry (the label palette); anything else is drawn in the first.
+CALENDAR_COLOURS = ("blue", "teal", "green", "orange", "red", "violet", "pink", "amber", "gray")
+MINUTES_A_DAY = 24 * 60
+# A view is drawn from the times stored now: Back must not bring a copy whose events sit where they were (a drag
+# on it would move from there).
+FRESH = {"cache-control": "no-store"}
+
+
+class Coloured(Protocol):
+    """A calendar as the views draw it: its name and colour."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def color(self) -> str: ...
+
+
+def _minute_of(moment: datetime, day: date) -> int:
+    """Minutes from the start of ``day`` to ``moment`` (a local time), held within the day."""
+    midnight = datetime.combine(day, datetime.min.time(), moment.tzinfo)
+    return max(0, min(MINUTES_A_DAY, int((moment - midnight).total_seconds() // 60)))
+
+
+def _mini_month(anchor: date, today: date, shown: tuple[date, date] | None, locale: str) -> dict[str, Any]:
+    """The sidebar's small month around ``anchor``: its weeks, today and the days a day or week view shows marked."""
+    start, finish, previous, following = window_bounds(CalendarView.MONTH, anchor)
+    weeks, week, day = [], [], start
+    while day <= finish:
+        week.append({"date": day.isoformat(), "number": day.day, "other": day.month != anchor.month,
+                     "today": day == today, "shown": shown is not None and shown[0] <= day <= shown[1]})
+        if len(week) == 7:
+            weeks.append(week)
+            week = []
+        day += timedelta(days=1)
+    return {"heading": month_label(anchor, locale), "weeks": weeks, "previous": previous.isoformat(),
+            "following": following.isoformat(), "weekdays": [n[:2] for n in weekday_names(locale)]}
+
+
+def _window_view(window: CalendarWindow, user: User, calendars: Sequence[Coloured] = ()) -> dict[str, Any]:
     t = _translator(user)
     where = reader_zone(user.time_zone)
     locale = user.locale.value
-    today = _today(user)
+    now = datetime.now(where)
+    today = now.date()
+    colours = {c.id: c.color if c.color in CALENDAR_COLOURS else CALENDAR_COLOURS[0] for c in calendars}
     days = []
     for cell in window.days:
-        entries = []
+        entries: list[dict[str, Any]] = []
+        timed: list[dict[str, Any]] = []
         for entry in cell.entries:
-            begin = entry.starts_at.astimezone(where)
+            begin, finish = entry.starts_at.astimezone(where), entry.ends_at.astimezone(where)
             if entry.all_day:
                 time_label = t("all day")
             elif begin.date() < cell.day:
                 time_label = t("continues")  # began on an earlier day
             else:
-                time_label = f"{clock(begin)}–{clock(entry.ends_at.astimezone(where))}"
+                time_label = f"{clock(begin)}–{clock(finish)}"
             href = f"/calendar/event/{entry.event_id}"
+            occurrence = ""
             if entry.recurrence_id is not None:
-                href += "?occurrence=" + quote(entry.recurrence_id.astimezone(UTC).isoformat())
-            entries.append({"id": entry.event_id, "title": entry.title or t("(no title)"), "time": time_label,
-                            "location": entry.location, "cancelled": entry.cancelled, "kind": entry.kind,
-                            "href": href, "unconfirmed": _unconfirmed(entry.source)})
+                occurrence = entry.recurrence_id.astimezone(UTC).isoformat()
+                href += "?occurrence=" + quote(occurrence)
+            badge = PROVENANCE_BADGES.get(entry.source)
+            shown: dict[str, Any] = {
+                "id": entry.event_id, "title": entry.title or t("(no title)"), "time": time_label,
+                "location": entry.location, "cancelled": entry.cancelled, "kind": entry.kind,
+                "href": href, "unconfirmed": _unconfirmed(entry.source), "all_day": entry.all_day,
+                "colour": colours.get(entry.calendar_id or 0, CALENDAR_COLOURS[0]),
+                "badge": t(badge) if badge else None, "occurrence": occurrence,
+                # Where the time grid draws it, in minutes of this day, and the whole span to move it by.
+                "top": _minute_of(begin, cell.day), "bottom": _minute_of(finish, cell.day),
+                "starts": begin.strftime("%Y-%m-%dT%H:%M"), "ends": finish.strftime("%Y-%m-%dT%H:%M"),
+                "movable": not entry.cancelled and _movable(entry.source),
+            }
+            entries.append(shown)
+            if not entry.all_day:
+                timed.append(shown)
+        for shown, (column, columns) in zip(timed, side_by_side([(e["top"], e["bottom"]) for e in timed]),
+                                            strict=True):
+            shown["column"], shown["columns"] = column, columns
         days.append({"date": cell.day.isoformat(), "label": day_label(cell.day, locale, t), "number": cell.day.day,
-                     "entries": entries, "in_range": cell.in_range, "today": cell.day == today})
-    if window.view is CalendarView.MONTH:
-        heading = month_label(window.anchor, locale)
-    elif window.view is CalendarView.DAY:
-        heading = day_label(window.anchor, locale, t)
-    else:
+                     "weekday": format_date(cell.day, "EEE", locale=locale),
+                     "entries": entries, "all_day": [e for e in entries if e["all_day"]], "timed": timed,
+                     "in_range": cell.in_range, "today": cell.day == today})
+    if window.view is CalendarView.AGENDA:
         heading = f"{day_label(window.first, locale, t)} – {day_label(window.last, locale, t)}"
+    else:
+        heading = _months_label(window.first if window.view is not CalendarView.MONTH else window.anchor,
+                                window.last if window.view is not CalendarView.MONTH else window.anchor, locale)
     return {"view": window.view.value, "anchor": window.anchor.isoformat(), "heading": heading, "days": days,
             "weeks": [days[i : i + 7] for i in range(0, len(days), 7)], "previous": window.previous.isoformat(),
             "following": window.following.isoformat(), "today": today.isoformat(), "views": VIEW_LABELS,
-            "weekdays": weekday_names(locale)}
+            "weekdays": weekday_names(locale), "hours": [f"{h:02d}:00" for h in range(24)],
+            "now_minute": now.hour * 60 + now.minute,
+            "mini": _mini_month(window.anchor, today, (window.first, window.last)
+                                if window.view in (CalendarView.DAY, CalendarView.WEEK) else None, locale),
+            "calendars": [{"name": c.name, "colour": colours[c.id]} for c in calendars]}
+
+
+def _months_label(first: date, last: date, locale: str) -> str:
+    """The grid's heading, as calendars title it: "December 2026", or "Nov – Dec 2026" for a week across two."""
+    if (first.year, first.month) == (last.year, last.month):
+        return month_label(first, locale)
+    pattern = "LLL" if first.year == last.year else "LLL y"
+    return f"{format_date(first, pattern, locale=locale)} – {format_date(last, 'LLL y', locale=locale)}"
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _clock_minute(text: str | None) -> int | None:
+    """Minutes of the day of an "HH:MM" (24:00 is the day's end), None when it is not one."""
+    hours, _, minutes = (text or "").partition(":")
+    if not (hours.isdigit() and minutes.isdigit()):
+        return None
+    total = int(hours) * 60 + int(minutes)
+    return total if int(minutes) < 60 and 0 <= total <= MINUTES_A_DAY else None
+
+
+def _local_minute(text: str, where: tzinfo) -> datetime:
+    """A wall time from the grid (YYYY-MM-DDTHH:MM) in the reader's zone."""
+    try:
+        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M")
+    except ValueError:
+        raise ValidationError("Give the new start and end as date and time.") from None
+    return moment.replace(tzinfo=where)
+
+
+def _movable(source: str) -> bool:
+    """A subscribed calendar's event is the other side's to change; anything else the person may move."""
+    return source != "remote_sync"
 
 
 def _people(values: EventValues, t: Translator) -> tuple[str | None, list[dict[str, str]]]:
@@ -289,26 +412,86 @@ class CalendarController(Controller):
             anchor = date.fromisoformat(day) if day else _today(user)
         except ValueError:
             anchor = _today(user)
-        await browser.provision(user.id)
-        window = _window_view(await browser.window(user.id, user.time_zone, chosen, anchor), user)
+        calendars = await browser.provision(user.id)
+        window = _window_view(await browser.window(user.id, user.time_zone, chosen, anchor), user, calendars)
         if request.headers.get("hx-request") == "true" and request.headers.get("hx-boosted") != "true":
-            return await render(request, "partials/calendar_body.html", bare=True, cal=window)
-        return await render(request, "calendar/index.html", cal=window)
+            return await render(request, "partials/calendar_body.html", bare=True, cal=window, headers=FRESH)
+        return await render(request, "calendar/index.html", cal=window, headers=FRESH)
+
+    @post("/event/{event_id:int}/move")
+    async def move(
+        self, request: Request[Any, Any, Any], event_id: FromPath[int], data: Annotated[MoveForm, URLENCODED]
+    ) -> Template | Redirect:
+        """A drag on the time grid (or its keyboard alternative): the event, or the one occurrence dragged, gets
+        new times and nothing else changes. The answer carries an undo toast whose Undo moves it back."""
+        user = signed_in_user(request)
+        calendar = services_from(request).calendar
+        view = data.view if data.view in CalendarView._value2member_map_ else CalendarView.WEEK.value
+        where = reader_zone(user.time_zone)
+        error: str | None = None
+        undo: dict[str, str] | None = None
+        try:
+            event = await calendar.writer.owned(user.id, event_id)
+            if event is None:
+                raise NotFoundException()
+            if not _movable(event.values.source):
+                raise ValidationError("This event belongs to a subscribed calendar; change it there.")
+            occurrence = occurrence_of(data.occurrence)
+            starts, ends = _local_minute(data.start, where), _local_minute(data.end, where)
+            chosen = next((o for o in await calendar.browser.occurrences(user.id, event_id)
+                           if occurrence is not None and o.recurrence_id == occurrence), None)
+            was_start = (chosen.starts_at if chosen else event.values.starts_at).astimezone(where)
+            was_end = (chosen.ends_at if chosen else event.values.ends_at).astimezone(where)
+            values = event.values
+            form = EventForm(title=values.title or "", start=starts, end=ends, all_day=False,
+                             calendar_id=values.calendar_id, repeat=repeat_of(values),
+                             location=(chosen.location if chosen and chosen.location is not None
+                                       else values.location) or "",
+                             description=values.description or "")
+            if chosen is not None:
+                form = replace(form, title=chosen.title or form.title)
+            if values.is_all_day:
+                raise ValidationError("An all-day event is moved in its editor.")
+            scope = Scope.OCCURRENCE if chosen is not None else Scope.SERIES
+            await calendar.editor.update(user.id, event_id, form, user_zone=user.time_zone, scope=scope,
+                                         occurrence=occurrence)
+            undo = {"start": was_start.strftime("%Y-%m-%dT%H:%M"), "end": was_end.strftime("%Y-%m-%dT%H:%M"),
+                    "occurrence": data.occurrence, "title": form.title,
+                    "when": span_label(starts, ends, all_day=False, where=where, locale=user.locale.value,
+                                       t=_translator(user))}
+        except ValidationError as refused:
+            error = translate(str(refused), user.locale)
+        except NotFoundError:
+            raise NotFoundException() from None
+        anchor = data.day if _is_date(data.day) else _today(user).isoformat()
+        if request.headers.get("hx-request") != "true":
+            return Redirect(f"/calendar?view={view}&day={anchor}", status_code=303)
+        browser = calendar.browser
+        calendars = await browser.provision(user.id)
+        window = _window_view(await browser.window(user.id, user.time_zone, CalendarView(view),
+                                                   date.fromisoformat(anchor)), user, calendars)
+        return await render(request, "partials/calendar_body.html", bare=True, cal=window,
+                            status_code=400 if error else 200,
+                            moved={"event_id": event_id, "undo": undo, "error": error, "undone": data.undone == "1"})
 
     # -- the editor ------------------------------------------------------------------------------------------
 
     @get("/new")
     async def new_event(
-        self, request: Request[Any, Any, Any], day: FromQuery[str | None] = None, hour: FromQuery[int | None] = None
+        self, request: Request[Any, Any, Any], day: FromQuery[str | None] = None, hour: FromQuery[int | None] = None,
+        start: FromQuery[str | None] = None, end: FromQuery[str | None] = None,
     ) -> Template:
+        """A new event on ``day``; ``start`` and ``end`` (HH:MM) are the span a drag on the time grid covered."""
         user = signed_in_user(request)
         calendars = await services_from(request).calendar.browser.provision(user.id)
         try:
             chosen = date.fromisoformat(day) if day else None
         except ValueError:
             chosen = None
+        first, last = _clock_minute(start), _clock_minute(end)
+        span = (first, last) if first is not None and last is not None and first < last else None
         form = editor_view(user, calendars, _translator(user), day=chosen,
-                           hour=hour if hour is not None and 0 <= hour <= 23 else None)
+                           hour=hour if hour is not None and 0 <= hour <= 23 else None, span=span)
         return await render(request, "calendar/new.html", form=form)
 
     @post("/new")

@@ -93,10 +93,14 @@ async def test_calendar_views_list_events_in_the_readers_zone_and_strike_through
     assert "12:00–12:30" in days["2022-03-16"] and "Single Event" in days["2022-03-16"]
     # 23:30 UTC on the 16th is half past midnight on the 17th in Berlin.
     assert "Late call" not in days["2022-03-16"] and "00:30–01:00" in days["2022-03-17"]
-    assert "<s>Called off</s>" in days["2022-03-18"] and 'class="entry cancelled"' in days["2022-03-18"]
-    # An all-day date is the same date in every zone: the 19th, and only the 19th.
-    assert [day for day, text in days.items() if "Holiday" in text] == ["2022-03-19"]
-    assert "all day" in days["2022-03-19"]
+    assert "<s>Called off</s>" in days["2022-03-18"]
+    assert re.search(r'class="grid-event [^"]*\bcancelled\b', days["2022-03-18"])
+    # An all-day date is the same date in every zone: the 19th, and only the 19th, in the grid's all-day row.
+    all_day = dict(re.findall(r'data-all-day-of="([\d-]+)">(.*?)</div>', week.text, re.DOTALL))
+    assert list(all_day) == list(days)
+    assert [day for day, text in all_day.items() if "Holiday" in text] == ["2022-03-19"]
+    assert "Holiday" not in "".join(days.values())
+    assert "all day" in week.text.split('class="tg-allday"')[1].split("data-all-day-of")[0]
 
     day = await client.get("/calendar?view=day&day=2022-03-17")
     assert "Late call" in day.text and "Single Event" not in day.text

@@ -54,7 +54,8 @@ async def test_an_untrusted_source_writes_a_tentative_capped_event_shown_as_unco
 
     assert (await sign_in(client, "reader@example.org", "correct horse")).status_code == 200
     week = await client.get("/calendar?view=week&day=2022-03-16")
-    entries = dict(re.findall(r'data-event-id="(\d+)">(.*?)</li>', week.text, re.DOTALL))
+    entries = dict(re.findall(r'data-event-id="(\d+)"[^>]*>(.*?)</a>', week.text, re.DOTALL))  # the time grid
+    assert {int(event_id) for event_id in entries} == set(written.values())
     marked = {int(event_id) for event_id, html in entries.items() if "unconfirmed" in html}
     assert marked == {written[s] for s in untrusted}
     page = await client.get(f"/calendar/event/{written[EventSource.LLM]}")
