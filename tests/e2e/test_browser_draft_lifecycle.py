@@ -249,7 +249,7 @@ async def test_opening_composers_without_typing_creates_nothing(fresh: World) ->
     await page.goto(fresh.url + "/compose")  # the signature is inserted; nothing typed
     await expect(page.locator("trix-editor")).to_contain_text("Owner Example")
     await page.clock.run_for(10_000)  # well past the autosave's two seconds
-    other = await services.identities.add_alias(user.id, fresh.out.account_id, "team@example.org", name="Team")
+    other = await fresh.out.verified_alias("team@example.org", name="Team")
     await page.reload()
     await page.locator("select[name=identity_id]").select_option(str(other.id))  # a chosen identity: not input
     await page.clock.run_for(10_000)
