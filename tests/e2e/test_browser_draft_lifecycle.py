@@ -310,8 +310,8 @@ async def test_typing_starts_above_a_forward_the_signature_delimiter_is_once_and
         asked: list[str] = []
         page = await fresh.page(asked)
         await page.goto(fresh.url + "/")
-        await page.get_by_role("link", name="Hi").first.click()
-        await expect(page.get_by_role("heading", name="Hi")).to_be_visible()
+        await page.get_by_role("link", name=re.compile(r"\bHi\b")).first.click()
+        await expect(page.get_by_role("heading", name="Hi", exact=True)).to_be_visible()
         await page.wait_for_load_state("load")  # the page's scripts, which the shortcuts need
         await page.keyboard.press("f")
         composer = page.locator(".composer-shell.inline")
@@ -363,7 +363,7 @@ async def test_after_send_the_person_is_back_where_they_came_from_with_the_toast
     await page.screenshot(path=OUTPUT / "sent-toast-inbox-1366.png")
     await page.set_viewport_size({"width": 390, "height": 844})
 
-    await page.get_by_role("link", name="Hi").first.click()
+    await page.get_by_role("link", name=re.compile(r"\bHi\b")).first.click()
     thread_url = page.url
     await page.goto(fresh.url + "/compose", referer=thread_url)  # a page of its own, opened from the thread
     await page.locator("input[name=to]").fill("carl@example.com")
