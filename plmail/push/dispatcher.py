@@ -60,27 +60,34 @@ class PushDispatcher:
         self.changes = changes
         self.sender = sender
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._due: dict[int, float] = {}  # user id -> loop time to look at the user again
         self._sends = asyncio.Semaphore(CONCURRENT_SENDS)
         self._contact: str | None = None
 
     def start(self) -> None:
         if self._task is None or self._task.done():
+            self._stopping = False
             self._task = asyncio.create_task(self._run(), name="push-dispatcher")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        """Python 3.11's wait_for can swallow a cancellation that lands as its queue.get() completes (fixed in
+        3.12), so the loop also checks a flag, and the cancellation is repeated until the task has ended."""
+        self._stopping = True
+        task, self._task = self._task, None
+        while task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=1.0)
+        if task is not None and not task.cancelled():
+            with contextlib.suppress(Exception):
+                task.exception()
         await self.sender.close()
 
     async def _run(self) -> None:
         delay = 1.0
         while True:
             try:
-                if await self._serve():
+                if await self._serve() or self._stopping:
                     return
                 delay = 1.0
             except asyncio.CancelledError:
@@ -95,7 +102,7 @@ class PushDispatcher:
         loop = asyncio.get_running_loop()
         async with self.feed.subscribe_all() as queue:
             next_sweep = 0.0
-            while True:
+            while not self._stopping:
                 now = loop.time()
                 users: set[int] = set()
                 if now >= next_sweep:
@@ -115,13 +122,14 @@ class PushDispatcher:
                 items = [item]
                 while not queue.empty():  # a burst of batches is looked at once
                     items.append(queue.get_nowait())
-                if CLOSED in items:
+                if CLOSED in items or self._stopping:
                     return True
                 if RESYNC in items:
                     next_sweep = 0.0
                     continue
                 for user in await self.repo.users_with_subscriptions(items):
                     self._due[user] = 0.0
+        return True
 
     def _look_again(self, user_id: int, at: datetime) -> None:
         delay = max((at - datetime.now(UTC)).total_seconds(), 0.0) + 0.005
