@@ -403,7 +403,8 @@ class CalendarController(Controller):
 
     @get("/")
     async def page(
-        self, request: Request[Any, Any, Any], view: FromQuery[str] = "week", day: FromQuery[str | None] = None
+        self, request: Request[Any, Any, Any], view: FromQuery[str] = "week", day: FromQuery[str | None] = None,
+        undone: FromQuery[str | None] = None,
     ) -> Template:
         user = signed_in_user(request)
         browser = services_from(request).calendar.browser
@@ -414,9 +415,12 @@ class CalendarController(Controller):
             anchor = _today(user)
         calendars = await browser.provision(user.id)
         window = _window_view(await browser.window(user.id, user.time_zone, chosen, anchor), user, calendars)
+        # An Undo the browser posted itself (no script yet) lands here, and still says it was undone.
+        moved = {"event_id": 0, "undo": None, "error": None, "undone": True} if undone == "1" else None
         if request.headers.get("hx-request") == "true" and request.headers.get("hx-boosted") != "true":
-            return await render(request, "partials/calendar_body.html", bare=True, cal=window, headers=FRESH)
-        return await render(request, "calendar/index.html", cal=window, headers=FRESH)
+            return await render(request, "partials/calendar_body.html", bare=True, cal=window, headers=FRESH,
+                                moved=moved)
+        return await render(request, "calendar/index.html", cal=window, headers=FRESH, moved=moved)
 
     @post("/event/{event_id:int}/move")
     async def move(
@@ -465,7 +469,8 @@ class CalendarController(Controller):
             raise NotFoundException() from None
         anchor = data.day if _is_date(data.day) else _today(user).isoformat()
         if request.headers.get("hx-request") != "true":
-            return Redirect(f"/calendar?view={view}&day={anchor}", status_code=303)
+            said = "&undone=1" if data.undone == "1" and error is None else ""
+            return Redirect(f"/calendar?view={view}&day={anchor}{said}", status_code=303)
         browser = calendar.browser
         calendars = await browser.provision(user.id)
         window = _window_view(await browser.window(user.id, user.time_zone, CalendarView(view),

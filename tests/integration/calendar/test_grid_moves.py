@@ -66,6 +66,11 @@ async def test_a_moved_event_keeps_everything_but_its_times_and_undo_restores_th
                                              "view": "day", "day": "2026-05-05"}, htmx=False)
     assert plain.url.path == "/calendar" and plain.url.params["view"] == "day"
     assert (await diary.only_event())["starts_at"] == utc(2026, 5, 5, 7)
+    # An Undo the browser posted itself (before htmx took the toast's form over) still says it was undone.
+    plain_undo = await move(client, event["id"], {"start": "2026-05-04T09:00", "end": "2026-05-04T10:00",
+                                                  "view": "day", "day": "2026-05-04", "undone": "1"}, htmx=False)
+    assert plain_undo.url.path == "/calendar" and "The move is undone." in plain_undo.text
+    assert (await diary.only_event())["starts_at"] == utc(2026, 5, 4, 7)
 
 
 async def test_dragging_one_occurrence_moves_only_that_one(client: httpx.AsyncClient, diary: Diary) -> None:
