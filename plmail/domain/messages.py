@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,6 +16,13 @@ MEETING_HEADER_MARKS: tuple[str, ...] = (
     "meetingmessagetype", "x-meeting-message-type", "x-microsoft-cdo-", "calendarmessage", "text/calendar",
     "x-ms-exchange-calendar",
 )
+
+_DRAFT_FLAGS = frozenset({"$draft", "\\draft"})
+
+
+def flags_say_draft(flags: Iterable[str]) -> bool:
+    """Stored flags mark a draft: our own writes keep JMAP's $draft, a provider sync keeps IMAP's \\Draft."""
+    return any(flag.lower() in _DRAFT_FLAGS for flag in flags)
 
 
 @dataclass(frozen=True, slots=True)

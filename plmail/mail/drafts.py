@@ -33,7 +33,7 @@ from plmail.domain.enums import LabelRole
 from plmail.domain.errors import ConflictError, ForbiddenError, InvalidMessageError, NotFoundError
 from plmail.domain.ingest import IngestedMessage, ProviderRef
 from plmail.domain.jobs import PUSH_DRAFT
-from plmail.domain.messages import Address
+from plmail.domain.messages import Address, flags_say_draft
 from plmail.domain.outgoing import DraftContent, DraftFile, Identity, IdentityOrigin, OutgoingAttachment
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
@@ -96,7 +96,7 @@ def stranger(account_id: int, sender: Address) -> Identity:
 
 
 def is_draft(message: WrittenMessage, drafts_label: int | None) -> bool:
-    return DRAFT_FLAG in message.flags or "\\Draft" in message.flags or (
+    return flags_say_draft(message.flags) or (
         drafts_label is not None and drafts_label in message.labels)
 
 

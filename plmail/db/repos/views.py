@@ -17,6 +17,7 @@ import asyncpg
 from plmail.db.database import Database
 from plmail.db.repos.filter_sql import ADDRESS_WORD_FIELDS, RULE_VOCABULARY, FilterCompiler, Params, address_words
 from plmail.db.repos.threads import thread_tab
+from plmail.domain.messages import flags_say_draft
 from plmail.domain.search import SearchQuery
 
 
@@ -378,7 +379,7 @@ class MailViewRepository:
                 body_html_safe=r["body_html_safe"], headers=_loads(r["headers"]) or {},
                 gmail_label_ids=_loads(r["gmail_label_ids"]), category=r["category"],
                 attachments=tuple(by_message.get(r["id"], ())), parse_note=r["parse_note"],
-                is_draft="$draft" in (_loads(r["flags"]) or ()),
+                is_draft=flags_say_draft(_loads(r["flags"]) or ()),
                 bcc=tuple(_loads(r["bcc_addresses"]) or ()), rfc_message_id=r["rfc_message_id"],
                 in_reply_to=tuple(_loads(r["in_reply_to"]) or ()),
                 references=tuple(_loads(r["thread_references"]) or ()),

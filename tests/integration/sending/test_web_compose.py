@@ -103,3 +103,20 @@ async def test_header_injection_and_a_foreign_from_are_refused_and_nothing_typed
                                       "subject": "As someone else", "text": "kept", "action": "send"})
     assert foreign.status_code == 400 and "not one of your identities" in foreign.text and "kept" in foreign.text
     assert outgoing.smtp.received == []
+
+
+async def test_a_draft_synced_from_the_provider_is_shown_as_a_draft_not_as_mail_to_answer(
+    browser: httpx.AsyncClient, outgoing: Outgoing
+) -> None:
+    """IMAP keeps a draft's mark as the \\Draft system flag (RFC 3501 §2.3.2), not JMAP's $draft keyword."""
+    outgoing.mail.append([(
+        "From: " + outgoing.address + "\r\nTo: Bea <bea@example.net>\r\nSubject: Half written\r\n"
+        "Message-ID: <half@example.org>\r\nDate: Mon, 30 Nov 2026 18:00:00 +0000\r\n\r\nDear Bea,\r\n").encode()],
+        folder="Drafts", flags=["\\Draft", "\\Seen"])
+    await outgoing.sync()
+    draft = await outgoing.services.db.fetchrow(
+        "SELECT id, thread_id FROM message WHERE rfc_message_id = 'half@example.org'")
+    page = await browser.get(f"/thread/{draft['thread_id']}")
+    assert page.status_code == 200
+    assert f'href="/compose?draft={draft["id"]}"' in page.text  # Edit draft
+    assert f"/compose?answer={draft['id']}" not in page.text  # a draft is no mail to reply to
