@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
@@ -71,6 +72,9 @@ from plmail.users.service import UserService
 from plmail.users.sessions import SessionService, TrustedDevices
 from plmail.users.throttle import LoginThrottle
 from plmail.users.two_factor import TwoFactorService
+
+if TYPE_CHECKING:
+    from litestar.connection import ASGIConnection
 
 
 @dataclass(slots=True)
@@ -288,3 +292,8 @@ async def migrate_database(dsn: str) -> int:
     finally:
         await close_engine()
     return len(report.applied)
+
+
+def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:
+    """The process's services, as the app factory put them in the app's state (web pages and JMAP alike)."""
+    return connection.app.state.services  # type: ignore[no-any-return]

@@ -9,7 +9,7 @@ from litestar.connection import ASGIConnection
 from plmail.domain.errors import AuthenticationError, LoginThrottledError
 from plmail.domain.models import Principal
 from plmail.jmap.errors import RequestError
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 REALM = 'Basic realm="plmail JMAP"'
 

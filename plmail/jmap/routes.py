@@ -28,7 +28,7 @@ from plmail.jmap.methods import build_registry
 from plmail.jmap.push import StreamOptions, state_stream
 from plmail.jmap.session import build_session
 from plmail.jmap.websocket import websocket_route
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 _INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
 _MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")

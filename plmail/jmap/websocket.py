@@ -28,7 +28,7 @@ from plmail.jmap.errors import RequestError
 from plmail.jmap.push import StateWatch, push_state, pushed_types, state_change
 from plmail.jmap.session import WEBSOCKET_PATH
 from plmail.mail.change_feed import CLOSED
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 log = logging.getLogger(__name__)
 

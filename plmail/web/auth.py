@@ -28,12 +28,13 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from plmail.domain.enums import Locale
 from plmail.domain.errors import AuthenticationError, LoginThrottledError
 from plmail.domain.models import User, WebSessionRow
+from plmail.services import services_from
 from plmail.users.service import Browser, SignInResult
 from plmail.users.sessions import DEVICE_SECONDS, SessionService
 from plmail.web.i18n import translate
 
 if TYPE_CHECKING:
-    from plmail.services import Services
+    pass
 
 SESSION_COOKIE: Final = "plmail_session"
 DEVICE_COOKIE: Final = "plmail_device"
@@ -53,10 +54,6 @@ def is_public(scope: Scope) -> bool:
     """Judged on the request's path: Litestar 3 matches `exclude_path_pattern` against the route's template
     instead, and would then ask for a sign-in on /calendar/feed/<token>.ics and /static/<file>."""
     return _PUBLIC.search(scope["path"]) is not None
-
-
-def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:
-    return connection.app.state.services  # type: ignore[no-any-return]
 
 
 def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:

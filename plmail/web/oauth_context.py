@@ -8,7 +8,7 @@ from litestar import Request
 
 from plmail.providers.oauth import OAuthProvider
 from plmail.providers.oauth_accounts import OAuthServices
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 PROVIDER_NAMES = {OAuthProvider.GOOGLE: "Google", OAuthProvider.MICROSOFT: "Microsoft"}
 

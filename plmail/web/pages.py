@@ -15,7 +15,8 @@ from litestar.response import Template
 from plmail.domain.enums import Locale
 from plmail.domain.models import User
 from plmail.mail.snooze import snooze_presets
-from plmail.web.auth import reauthentication_needed, services_from
+from plmail.services import services_from
+from plmail.web.auth import reauthentication_needed
 from plmail.web.i18n import catalog, pick_locale, translate, translate_in, translate_plural
 
 CATEGORY_TABS = (

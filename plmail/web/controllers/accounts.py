@@ -16,7 +16,7 @@ from plmail.mail.authentication import parse_ids
 from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.oauth_accounts import OAuthServices
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
 from plmail.web.pages import locale_for, render, signed_in_user

@@ -21,7 +21,8 @@ from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.mail.destroy import Destroyed
 from plmail.mail.operations import OperationResult, ThreadOperations
 from plmail.mail.snooze import resolve_snooze
-from plmail.web.auth import safe_next, services_from
+from plmail.services import services_from
+from plmail.web.auth import safe_next
 from plmail.web.controllers.forms import parse_form
 from plmail.web.pages import signed_in_user
 

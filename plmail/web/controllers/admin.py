@@ -10,7 +10,8 @@ from litestar.params import FromPath
 from litestar.response import Template
 
 from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.web.auth import admin_only, services_from
+from plmail.services import services_from
+from plmail.web.auth import admin_only
 from plmail.web.controllers.admin_page import admin_page, queue_context
 from plmail.web.controllers.forms import URLENCODED, NewUserForm, parse_form
 from plmail.web.i18n import translate

@@ -9,7 +9,7 @@ from litestar.response import Template
 
 from plmail.accounts.connection_tests import ALLOWED_PORTS
 from plmail.assistant.settings import HOLD_MAX, HOLD_MIN
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.oauth_context import oauth_context
 from plmail.web.pages import render
 

@@ -11,7 +11,8 @@ from litestar.response import Template
 
 from plmail.assistant.settings import AssistantSettings, ModelHost
 from plmail.domain.errors import ValidationError
-from plmail.web.auth import admin_only, services_from
+from plmail.services import services_from
+from plmail.web.auth import admin_only
 from plmail.web.controllers.admin_page import admin_page
 from plmail.web.controllers.forms import parse_form
 from plmail.web.i18n import translate

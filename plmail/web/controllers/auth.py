@@ -17,6 +17,7 @@ from plmail.domain.errors import (
     SetupAlreadyDoneError,
     ValidationError,
 )
+from plmail.services import services_from
 from plmail.web.auth import (
     SESSION_COOKIE,
     browser_of,
@@ -25,7 +26,6 @@ from plmail.web.auth import (
     hold_second_factor,
     pending_second_factor,
     safe_next,
-    services_from,
     set_sign_in_cookies,
 )
 from plmail.web.controllers.forms import URLENCODED, CodeForm, LoginForm, SetupForm

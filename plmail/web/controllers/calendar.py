@@ -33,7 +33,8 @@ from plmail.calendar.invites import EventCard
 from plmail.calendar.rsvp import answer_of
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.models import User
-from plmail.web.auth import safe_next, services_from
+from plmail.services import services_from
+from plmail.web.auth import safe_next
 from plmail.web.calendar_forms import EventEditorForm, editor_view, event_form, occurrence_of
 from plmail.web.calendar_views import (
     FRESH,

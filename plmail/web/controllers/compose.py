@@ -37,7 +37,7 @@ from plmail.mail.compose import DEFAULT_SIZE_LIMIT, parse_address_list
 from plmail.mail.composer import ComposerInput, is_scheduled, is_waiting, signature_html, signature_text
 from plmail.mail.replies import AnswerKind
 from plmail.mail.snooze import MORNING
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.controllers.forms import parse_form
 from plmail.web.i18n import translate
 from plmail.web.i18n_runtime import N_

@@ -11,7 +11,8 @@ from litestar.params import FromPath
 from litestar.response import Template
 
 from plmail.domain.errors import AuthenticationError, NotFoundError, ValidationError
-from plmail.web.auth import reauthenticate, reauthentication_error, services_from
+from plmail.services import services_from
+from plmail.web.auth import reauthenticate, reauthentication_error
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
 from plmail.web.pages import render, signed_in_user

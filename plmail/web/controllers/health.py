@@ -8,7 +8,7 @@ from litestar import Request, get
 from litestar.response import Response
 
 from plmail.admin.service import HealthReport
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 
 @get("/healthz")

@@ -13,7 +13,7 @@ from litestar.params import FromPath
 from litestar.response import Template
 
 from plmail.domain.errors import NotFoundError
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.i18n import translate
 from plmail.web.pages import locale_for, render
 

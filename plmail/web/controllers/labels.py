@@ -11,7 +11,7 @@ from litestar.response import Redirect, Template
 
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.mail.labels import COLOURS
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.pages import render, signed_in_user
 

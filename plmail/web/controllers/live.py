@@ -16,7 +16,7 @@ from litestar import Request, get
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.pages import signed_in_user
 
 STREAM_SECONDS = 300.0  # then the browser reconnects, so a signed-out session stops listening

@@ -16,7 +16,7 @@ from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.models import User
 from plmail.mail.reader import RenderedMessage
 from plmail.mail.unsubscribe import UnsubscribeOffer
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text, filing_text, unverified_text
 from plmail.web.pages import render, signed_in_user

@@ -9,7 +9,7 @@ from litestar import Request, get
 from litestar.response import Response
 
 from plmail.ops.metrics import CONTENT_TYPE_LATEST
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 
 @get("/metrics", include_in_schema=False)

@@ -26,7 +26,8 @@ from plmail.providers.oauth import (
     provider_for,
 )
 from plmail.providers.oauth_accounts import OAuthIdentityMismatch, OAuthServices
-from plmail.web.auth import admin_only, services_from
+from plmail.services import services_from
+from plmail.web.auth import admin_only
 from plmail.web.controllers.admin_page import admin_page
 from plmail.web.controllers.forms import parse_form
 from plmail.web.oauth_context import PROVIDER_NAMES, redirect_uri

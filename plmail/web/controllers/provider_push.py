@@ -13,7 +13,7 @@ from litestar.params import FromPath
 from litestar.response import Response
 
 from plmail.domain.ports import PushDelivery
-from plmail.web.auth import services_from
+from plmail.services import services_from
 
 _MAX_BODY = 1_048_576  # Graph batches up to 1000 small notifications; Pub/Sub pushes are a few hundred bytes
 

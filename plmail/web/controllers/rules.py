@@ -15,7 +15,7 @@ from plmail.domain.models import RulePreviewMatch
 from plmail.mail.rules.describe import describe_rule
 from plmail.mail.rules.engine import PREVIEW_CAP
 from plmail.mail.rules.model import PLAIN_ACTIONS, RuleDraft
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.controllers.forms import parse_form
 from plmail.web.pages import locale_for, render, signed_in_user
 

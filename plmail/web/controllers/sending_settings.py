@@ -15,7 +15,7 @@ from litestar.response import Redirect, Template
 from plmail.domain.errors import NotFoundError, PlmailError, RateLimitedError
 from plmail.domain.outgoing import SendError
 from plmail.mail.composer import mail_text
-from plmail.web.auth import services_from
+from plmail.services import services_from
 from plmail.web.controllers.forms import parse_form
 from plmail.web.i18n import translate
 from plmail.web.pages import render, signed_in_user

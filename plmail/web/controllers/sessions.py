@@ -10,7 +10,8 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from plmail.domain.errors import NotFoundError
-from plmail.web.auth import clear_session_cookie, current_session, services_from
+from plmail.services import services_from
+from plmail.web.auth import clear_session_cookie, current_session
 from plmail.web.pages import render, signed_in_user
 
 

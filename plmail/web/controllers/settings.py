@@ -10,13 +10,8 @@ from litestar import Controller, Request, get, post
 from litestar.response import Template
 
 from plmail.domain.errors import AuthenticationError, ValidationError
-from plmail.web.auth import (
-    browser_of,
-    current_session,
-    reauthentication_error,
-    services_from,
-    set_sign_in_cookies,
-)
+from plmail.services import services_from
+from plmail.web.auth import browser_of, current_session, reauthentication_error, set_sign_in_cookies
 from plmail.web.controllers.forms import URLENCODED, PasswordForm, PreferencesForm, parse_form
 from plmail.web.i18n import translate
 from plmail.web.pages import CATEGORY_TABS, render, signed_in_user
