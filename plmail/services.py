@@ -17,7 +17,6 @@ from plmail.assistant.hold import ClassificationHold
 from plmail.assistant.release import HeldMailReleaser
 from plmail.assistant.service import AssistantService, ClassificationCatchUp
 from plmail.assistant.settings import AssistantSettingsStore
-from plmail.assistant.step import ClassifyMailStep
 from plmail.calendar.container import CalendarServices
 from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
@@ -60,8 +59,9 @@ from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
 from plmail.mail.steps import InitialImportState, StepRegistry
 from plmail.mail.unsubscribe import UnsubscribeService
-from plmail.mail.vacation import VacationService, VacationStep
+from plmail.mail.vacation import VacationService
 from plmail.ops.metrics import MetricsService
+from plmail.post_ingest import post_ingest_steps
 from plmail.providers.network import GuardedOneClick
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
 from plmail.push.dispatcher import PushDispatcher
@@ -183,13 +183,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     assistant_settings = AssistantSettingsStore(SettingsRepository(db), keys.credentials)
     pipeline = PostIngestPipeline(db, blobs, steps=steps, import_state=import_state, rules=rules,
                                   hold=ClassificationHold(assistant_settings))
-    # Registered first: releasing held mail is scheduled before any other step can fail.
-    steps.register(ClassifyMailStep(queues, assistant_settings))
     raw_messages = RawMessageResolver(blobs, providers)
     calendar = CalendarServices.build(db, blobs, raw_messages, kitinerary=settings.kitinerary)
-    steps.register(calendar.step(queues))
-    steps.register(calendar.proposal_step(queues))
-    steps.register(VacationStep(db, queues))
+    for step in post_ingest_steps(db, queues, assistant_settings=assistant_settings, calendar=calendar):
+        steps.register(step)
     releaser = HeldMailReleaser(db)
     releaser.register(calendar.proposal_release_listener(queues))
     admin = AccountAdminRepository(db)
