@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from plmail.admin.repos.health import HealthRepository
+from plmail.admin.repos.probes import QueueProbeRepository
 from plmail.db.database import Database
-from plmail.db.repos.health import HealthRepository
-from plmail.db.repos.probes import QueueProbeRepository
 from plmail.db.repos.queues import QueueStatsRepository
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import NotFoundError

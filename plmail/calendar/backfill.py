@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.calendar.extraction.kitinerary import BOOKING_SENDERS, BOOKING_SUBJECT_STEMS
+from plmail.calendar.repos.sources import BookingScan, CalendarSourceRepository
 from plmail.calendar.service import EventExtractionService, ExtractionRunReport, ReplaySource
-from plmail.db.repos.calendar_sources import BookingScan, CalendarSourceRepository
 
 PAGE = 200
 

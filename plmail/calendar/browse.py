@@ -12,11 +12,11 @@ from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
 from plmail.calendar.display import covered_days, reader_zone
+from plmail.calendar.repos.events import CalendarEventRepository, OccurrenceRow, RangeEntry
+from plmail.calendar.repos.links import EventSourceLinkRepository, ProvenanceRow
+from plmail.calendar.repos.objects import CalendarRepository, CalendarRow
 from plmail.calendar.resolver import DEFAULT_NAME
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow, RangeEntry
-from plmail.db.repos.calendar_links import EventSourceLinkRepository, ProvenanceRow
-from plmail.db.repos.calendar_store import CalendarRepository, CalendarRow
 from plmail.domain.calendar import StoredEvent
 from plmail.domain.errors import NotFoundError
 

@@ -14,13 +14,13 @@ from typing import Any
 from plmail.calendar.extraction import Participant
 from plmail.calendar.extraction.claims import participants_object
 from plmail.calendar.jscalendar import format_duration, local_datetime
+from plmail.calendar.repos.changes import CalendarChangeRepository
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.objects import CalendarRepository, CalendarRow
 from plmail.calendar.resolver import DEFAULT_NAME
 from plmail.calendar.timezones import zone
 from plmail.calendar.writer import EXCLUDED, OVERRIDES, RULES, frame_times
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.calendar_changes import CalendarChangeRepository
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_store import CalendarRepository, CalendarRow
 from plmail.domain.calendar import StoredEvent
 from plmail.domain.errors import UnanswerableError
 from plmail.mail.states import ChangeSet, collect_changes, parse_state

@@ -23,6 +23,13 @@ from plmail.calendar.proposals.backfill import ProposalBackfill
 from plmail.calendar.proposals.service import ProposalService
 from plmail.calendar.proposals.step import ProposeEventsStep, ProposeOnRelease
 from plmail.calendar.reconciler import EventReconciler
+from plmail.calendar.repos.changes import CalendarChangeRepository
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.feeds import CalendarFeedRepository
+from plmail.calendar.repos.links import EventSourceLinkRepository
+from plmail.calendar.repos.objects import CalendarRepository
+from plmail.calendar.repos.proposals import ProposalRepository
+from plmail.calendar.repos.sources import CalendarSourceRepository
 from plmail.calendar.resolver import ExtractedEventCalendarResolver
 from plmail.calendar.service import EventExtractionService
 from plmail.calendar.step import ExtractEventsStep
@@ -32,13 +39,6 @@ from plmail.calendar.upcoming import UpcomingEvents
 from plmail.calendar.writer import CalendarEventWriter
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.calendar_changes import CalendarChangeRepository
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_feeds import CalendarFeedRepository
-from plmail.db.repos.calendar_links import EventSourceLinkRepository
-from plmail.db.repos.calendar_proposals import ProposalRepository
-from plmail.db.repos.calendar_sources import CalendarSourceRepository
-from plmail.db.repos.calendar_store import CalendarRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.ports import Enqueuer

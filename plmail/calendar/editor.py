@@ -15,6 +15,8 @@ from typing import Any
 
 from plmail.calendar.jscalendar import JsonObject, format_duration, local_datetime
 from plmail.calendar.recurrence import jscalendar_to_rrule, rrule_to_jscalendar
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.objects import CalendarRepository
 from plmail.calendar.sources import EventSource
 from plmail.calendar.suppression import EventSuppressor
 from plmail.calendar.timezones import zone
@@ -31,8 +33,6 @@ from plmail.calendar.writer import (
     stored_instant,
 )
 from plmail.db.database import Database
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_store import CalendarRepository
 from plmail.domain.calendar import EventValues, StoredEvent
 from plmail.domain.errors import NotFoundError, ValidationError
 

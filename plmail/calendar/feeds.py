@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.calendar.ics_files import calendar_ics
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.feeds import CalendarFeedRepository, SubscriptionRow
+from plmail.calendar.repos.objects import CalendarRepository
 from plmail.calendar.sources import is_trusted_source
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_feeds import CalendarFeedRepository, SubscriptionRow
-from plmail.db.repos.calendar_store import CalendarRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.errors import NotFoundError
 

@@ -23,6 +23,8 @@ from plmail.calendar.extraction import ExtractedEvent, ItipMethod, parse_ics
 from plmail.calendar.jscalendar import parse_duration, parse_local_datetime
 from plmail.calendar.occurrences import ExpansionBudget, off_the_loop
 from plmail.calendar.recurrence import jscalendar_to_rrule
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.objects import CalendarRepository
 from plmail.calendar.sources import EventSource
 from plmail.calendar.timezones import zone
 from plmail.calendar.writer import (
@@ -35,8 +37,6 @@ from plmail.calendar.writer import (
     stored_instant,
 )
 from plmail.db.database import Database
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_store import CalendarRepository
 from plmail.domain.calendar import EventValues, StoredEvent
 from plmail.domain.errors import ValidationError
 

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from plmail.calendar.extraction import KITINERARY_EXTRACTOR, STRUCTURED_DATA_EXTRACTOR, IcsEventExtractor
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.links import EventSourceLinkRepository
 from plmail.calendar.rsvp import offers_answer
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE
 

@@ -30,12 +30,12 @@ from plmail.calendar.drafts import (
     with_reply,
 )
 from plmail.calendar.extraction import EventStatus, ExtractedEvent, ItipMethod
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.links import EventSourceLinkRepository, LinkValues
 from plmail.calendar.resolver import ExtractedEventCalendarResolver
 from plmail.calendar.sources import EventSource
 from plmail.calendar.suppression import EventSuppressor
 from plmail.calendar.writer import OVERRIDES, CalendarEventWriter, stored_instant
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_links import EventSourceLinkRepository, LinkValues
 from plmail.domain.calendar import StoredEvent
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from plmail.db.repos.calendar_store import CalendarRepository
+from plmail.calendar.repos.objects import CalendarRepository
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ import icalendar
 from plmail.calendar.extraction.claims import participant_address
 from plmail.calendar.jscalendar import parse_local_datetime
 from plmail.calendar.occurrences import materialise_occurrences
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.links import EventSourceLinkRepository
 from plmail.calendar.writer import EXCLUDED, OVERRIDES, RULES, frame_times
 from plmail.db.database import Database
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_links import EventSourceLinkRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.calendar import EventStatus, EventValues, StoredEvent
 from plmail.domain.enums import Locale

@@ -9,10 +9,10 @@ from enum import StrEnum
 
 from plmail.calendar.extraction import EventExtractionRunner, ExtractedEvent
 from plmail.calendar.reconciler import EventReconciler, Outcome, ReconcileReport
+from plmail.calendar.repos.links import EventSourceLinkRepository
+from plmail.calendar.repos.sources import CalendarSourceRepository, MessageInput
 from plmail.calendar.stored import StoredContextBuilder, claims_from_payloads, message_facts
 from plmail.db.database import Database
-from plmail.db.repos.calendar_links import EventSourceLinkRepository
-from plmail.db.repos.calendar_sources import CalendarSourceRepository, MessageInput
 from plmail.domain.errors import NotFoundError
 
 log = logging.getLogger(__name__)

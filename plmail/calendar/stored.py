@@ -24,8 +24,8 @@ from plmail.calendar.extraction import (
     structured_events,
 )
 from plmail.calendar.reconciler import MessageFacts
-from plmail.db.repos.calendar_links import StoredPayload
-from plmail.db.repos.calendar_sources import CalendarSourceRepository, MessageInput
+from plmail.calendar.repos.links import StoredPayload
+from plmail.calendar.repos.sources import CalendarSourceRepository, MessageInput
 from plmail.domain.errors import NotFoundError
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 

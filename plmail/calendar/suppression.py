@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.links import EventSourceLinkRepository
+from plmail.calendar.repos.objects import SuppressionRepository
 from plmail.calendar.sources import EventSource
 from plmail.db.database import Database
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_links import EventSourceLinkRepository
-from plmail.db.repos.calendar_store import SuppressionRepository
 from plmail.domain.errors import NotFoundError
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from plmail.db.repos.calendar_events import CalendarEventRepository, RangeEntry
-from plmail.db.repos.calendar_links import EventSourceLinkRepository
+from plmail.calendar.repos.events import CalendarEventRepository, RangeEntry
+from plmail.calendar.repos.links import EventSourceLinkRepository
 
 SOON_DAYS = 14
 SOON_ROWS = 12

@@ -15,9 +15,9 @@ from typing import Any
 from plmail.calendar.extraction.claims import DEDUP_KEY_VERSION, nominal_end
 from plmail.calendar.jscalendar import JsonObject, local_datetime, parse_local_datetime
 from plmail.calendar.occurrences import DEFAULT_LIMIT, ExpansionBudget, expand_occurrences, off_the_loop
+from plmail.calendar.repos.events import CalendarEventRepository, OccurrenceRow
 from plmail.calendar.sources import EventSource, written_confidence, written_status
 from plmail.calendar.timezones import zone
-from plmail.db.repos.calendar_events import CalendarEventRepository, OccurrenceRow
 from plmail.domain.calendar import EventKind, EventStatus, EventValues, StoredEvent
 from plmail.domain.errors import NotFoundError, ValidationError
 

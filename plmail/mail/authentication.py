@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.labels import LabelRepository
-from plmail.db.repos.sender_auth import SenderAuthRepository
 from plmail.domain.authentication import EXCHANGE_ONLINE, SenderVerdict
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.ingest import AccountFacts, IngestedMessage
 from plmail.domain.messages import RawHeaders
+from plmail.mail.repos.sender_auth import SenderAuthRepository
 from plmail.mail.sender_auth import GMAIL_RECEIVER, LEARN_SAMPLE, judge, learn_receiver, results_for_display
 
 # The providers whose receiving server is known: Gmail's MX, and Exchange Online (Microsoft 365, Outlook.com).

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.categories import CategoryRepository
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.contacts import ContactRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import Category
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
 from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.repos.categories import CategoryRepository
 
 BATCH = 2000
 

@@ -23,10 +23,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from plmail.db.database import Database
-from plmail.db.repos.blobs import BlobRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import CorruptBlobError, NotFoundError
 from plmail.domain.registry import ProviderRegistry
+from plmail.mail.repos.blobs import BlobRepository
 
 # Hashing more than this is handed to a thread, so checking a large attachment does not stall the loop.
 _HASH_INLINE_BYTES = 256 * 1024

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from plmail.db.repos.views import MessageView
+from plmail.mail.repos.views import MessageView
 
 _UNDATED = datetime.max.replace(tzinfo=UTC)
 

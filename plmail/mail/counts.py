@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 
 from plmail.db.database import Database
-from plmail.db.repos.label_counts import LabelCountRepository
 from plmail.domain.mailstore import CountRepair
+from plmail.mail.repos.label_counts import LabelCountRepository
 
 log = logging.getLogger(__name__)
 

@@ -17,12 +17,12 @@ from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.labels import LabelRepository
-from plmail.db.repos.tombstones import Doomed, TombstoneRepository
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES
 from plmail.domain.ports import Enqueuer
 from plmail.domain.providers import PropagationOutcome
 from plmail.domain.registry import ProviderRegistry
+from plmail.mail.repos.tombstones import Doomed, TombstoneRepository
 from plmail.mail.settle import settle_deleted
 
 log = logging.getLogger(__name__)

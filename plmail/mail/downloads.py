@@ -19,12 +19,12 @@ from email.message import Message
 from email.policy import compat32
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_blobs import JmapBlobRepository
 from plmail.domain.errors import LimitError, NotFoundError
 from plmail.domain.ids import parse_id
 from plmail.domain.mailstore import MailScope, PartRow, Upload
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.charsets import decode_text
+from plmail.mail.repos.jmap_blobs import JmapBlobRepository
 from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.structure import section, split_blob
 

@@ -25,10 +25,8 @@ from datetime import UTC, datetime
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
-from plmail.db.repos.draft_versions import DRAFT_LOCK, DraftVersionRepository
 from plmail.db.repos.drafts import DraftRepository, WrittenMessage
 from plmail.db.repos.labels import LabelRepository
-from plmail.db.repos.submissions import SubmissionRepository
 from plmail.domain.enums import LabelRole
 from plmail.domain.errors import ConflictError, ForbiddenError, InvalidMessageError, NotFoundError
 from plmail.domain.ingest import IngestedMessage, ProviderRef
@@ -43,6 +41,8 @@ from plmail.mail.identities import IdentityService
 from plmail.mail.ingest import parse_message
 from plmail.mail.mime import parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.repos.draft_versions import DRAFT_LOCK, DraftVersionRepository
+from plmail.mail.repos.submissions import SubmissionRepository
 from plmail.mail.settle import settle_deleted
 
 log = logging.getLogger(__name__)

@@ -11,10 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.db.database import Database
-from plmail.db.repos.filter_sql import JMAP_VOCABULARY, UNIFIED_VOCABULARY, FilterCompiler, Params
 from plmail.db.repos.jmap_changes import JmapChangeRepository
-from plmail.db.repos.jmap_email import JmapEmailRepository
-from plmail.db.repos.jmap_query import (
+from plmail.domain.enums import JmapObjectType
+from plmail.domain.errors import FilterError, UnanswerableError, ValidationError
+from plmail.domain.mailstore import MailScope
+from plmail.mail.query_cache import ResultCache, ScanState
+from plmail.mail.repos.filter_sql import JMAP_VOCABULARY, UNIFIED_VOCABULARY, FilterCompiler, Params
+from plmail.mail.repos.jmap_email import JmapEmailRepository
+from plmail.mail.repos.jmap_query import (
     KEYWORD_SORTS,
     MARK_END,
     MARK_START,
@@ -25,10 +29,6 @@ from plmail.db.repos.jmap_query import (
     order_by,
     sort_expression,
 )
-from plmail.domain.enums import JmapObjectType
-from plmail.domain.errors import FilterError, UnanswerableError, ValidationError
-from plmail.domain.mailstore import MailScope
-from plmail.mail.query_cache import ResultCache, ScanState
 
 __all__ = ["COLLATIONS", "MARK_END", "MARK_START", "SORT_PROPERTIES", "EmailQueryService", "QueryDelta", "QueryPage",
            "QueryPlan", "SortKey", "sort_comparators"]

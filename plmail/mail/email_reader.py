@@ -10,8 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_email import JmapEmailRepository
-from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.domain.errors import InvalidMessageError, PlmailError
 from plmail.domain.mailstore import EmailRow, MailScope, PartRow
 from plmail.mail.bodies import BodyPart, EmailBody, email_body, tree_body, truncate
@@ -19,6 +17,8 @@ from plmail.mail.charsets import decode_text
 from plmail.mail.downloads import HEADER_BLOCK_LIMIT, BlobService
 from plmail.mail.headers import raw_header_pairs, stored_headers
 from plmail.mail.mime import parse_mime
+from plmail.mail.repos.jmap_email import JmapEmailRepository
+from plmail.mail.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.structure import parts_of, section, tree_of
 

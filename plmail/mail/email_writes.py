@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from plmail.db.database import Database
-from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.db.repos.operations import OperationRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import ForbiddenError, InvalidMessageError, ValidationError
@@ -23,6 +22,7 @@ from plmail.mail.ingest import parse_message
 from plmail.mail.keywords import COLUMN_KEYWORDS, DRAFT, FLAGGED, JUNK, NOT_JUNK, SEEN, is_keyword, keywords_of
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.repos.jmap_mailboxes import JmapMailboxRepository
 
 
 @dataclass(slots=True)

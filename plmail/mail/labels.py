@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
-from plmail.db.repos.label_admin import LabelAdminRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.domain.enums import ChangeType, LabelRole
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.models import LabelInfo, SidebarLabel
 from plmail.mail.changes import MailChangeRecorder, StateManager
+from plmail.mail.repos.label_admin import LabelAdminRepository
 
 COLOURS = ("gray", "red", "orange", "amber", "green", "teal", "blue", "violet", "pink")
 MAX_NAME = 255

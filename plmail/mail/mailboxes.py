@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
-from plmail.db.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
 from plmail.domain.errors import ConflictError, ForbiddenError, NotFoundError, ValidationError
 from plmail.domain.mailstore import MailboxCounts, MailboxRow, MailScope
 from plmail.mail.changes import Change, StateManager
 from plmail.mail.destroy import MailDestroyer
 from plmail.mail.labels import LabelManager, LabelResolver
+from plmail.mail.repos.jmap_mailboxes import JmapMailboxRepository
 
 USER_LABEL_SORT_ORDER = 100  # after the system mailboxes, which use 0-50
 _COUNT_ENTRIES = 64

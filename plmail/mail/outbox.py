@@ -21,7 +21,6 @@ from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.drafts import DraftRepository, WrittenMessage
 from plmail.db.repos.labels import LabelRepository
-from plmail.db.repos.submissions import SubmissionRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.enums import ChangeType, JmapObjectType, LabelRole
@@ -49,6 +48,7 @@ from plmail.mail.compose import MAX_RECIPIENTS, check_address, envelope_of, wire
 from plmail.mail.drafts import DraftService
 from plmail.mail.identities import IdentityService
 from plmail.mail.operations import ThreadOperations
+from plmail.mail.repos.submissions import SubmissionRepository
 from plmail.mail.settle import announce
 
 log = logging.getLogger(__name__)

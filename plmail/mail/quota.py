@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plmail.db.database import Database
-from plmail.db.repos.quota import QuotaRepository
 from plmail.domain.mailstore import MailScope
+from plmail.mail.repos.quota import QuotaRepository
 
 
 @dataclass(frozen=True, slots=True)

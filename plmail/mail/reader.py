@@ -10,12 +10,12 @@ from plmail.db.repos.contacts import ContactRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.users import UserRepository
-from plmail.db.repos.views import AttachmentView, MailViewRepository, MessageView, ThreadSummary
 from plmail.domain.enums import Category, LabelRole
 from plmail.domain.errors import FilterError, NotFoundError
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer
 from plmail.mail.conversation import MessageParties, conversation_order, parties
+from plmail.mail.repos.views import AttachmentView, MailViewRepository, MessageView, ThreadSummary
 from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.search import parse_search
 

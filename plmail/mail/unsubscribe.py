@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from plmail.db.database import Database
-from plmail.db.repos.unsubscriptions import UnsubscriptionRepository
-from plmail.db.repos.views import MailViewRepository, MessageView
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
 from plmail.domain.messages import Address, RawHeaders
 from plmail.domain.outgoing import DraftContent, Identity
@@ -27,6 +25,8 @@ from plmail.mail.drafts import DraftService
 from plmail.mail.headers import header, header_values
 from plmail.mail.identities import IdentityService
 from plmail.mail.outbox import OutboxService
+from plmail.mail.repos.unsubscriptions import UnsubscriptionRepository
+from plmail.mail.repos.views import MailViewRepository, MessageView
 
 log = logging.getLogger(__name__)
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -20,7 +20,6 @@ from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
-from plmail.db.repos.vacation import VacationRepository
 from plmail.domain.enums import ChangeType, JmapObjectType
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
 from plmail.domain.mailstore import unified_key
@@ -33,6 +32,7 @@ from plmail.mail.identities import IdentityService
 from plmail.mail.mime import html_to_text
 from plmail.mail.outbox import OutboxService
 from plmail.mail.replies import AnswerKind, ReplyService
+from plmail.mail.repos.vacation import VacationRepository
 
 log = logging.getLogger(__name__)
 

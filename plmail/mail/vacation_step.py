@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from plmail.db.database import Database
-from plmail.db.repos.vacation import VacationRepository
 from plmail.domain.ingest import PostIngestResult
 from plmail.domain.jobs import SEND_VACATION_REPLY
 from plmail.domain.ports import Enqueuer
+from plmail.mail.repos.vacation import VacationRepository
 from plmail.mail.vacation import RECENT
 
 

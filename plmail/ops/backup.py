@@ -37,9 +37,9 @@ from plmail.db.embedded import (
     resolve_run_as,
 )
 from plmail.db.migrate import applied_migration_ids, known_migration_ids
-from plmail.db.repos.installation import InstallationCounts, InstallationRepository
 from plmail.domain.errors import PlmailError
 from plmail.ops.database import short_lived_database
+from plmail.ops.repos.installation import InstallationCounts, InstallationRepository
 
 log = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ from plmail.db.database import Database
 from plmail.db.embedded import client_binaries_for, embedded_for
 from plmail.db.migrate import check_schema
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
-from plmail.db.repos.installation import AccountHealth, InstallationRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import PlmailError
 from plmail.keys import KEY_BYTES, CredentialBox
 from plmail.ops.database import short_lived_database
+from plmail.ops.repos.installation import AccountHealth, InstallationRepository
 from plmail.providers.imap.session import ImapConnector, try_login
 
 DISK_FAIL_BYTES = 1 << 30

@@ -18,8 +18,8 @@ from plmail.accounts.importing import MailImporter
 from plmail.admin.service import QueueOverviewService
 from plmail.db.database import Database
 from plmail.db.repos.assistant import AssistantRepository
-from plmail.db.repos.installation import InstallationRepository
 from plmail.domain.enums import ProviderKind
+from plmail.ops.repos.installation import InstallationRepository
 
 __all__ = ["CONTENT_TYPE_LATEST", "HTTP_PREFIX", "MetricsService", "observe_job"]
 

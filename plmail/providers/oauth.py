@@ -43,11 +43,11 @@ from urllib.parse import urlencode
 import httpx
 
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
-from plmail.db.repos.oauth_accounts import OAuthAccountRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import CredentialError, PlmailError
 from plmail.domain.models import Account
 from plmail.keys import CredentialBox
+from plmail.providers.repos.oauth_accounts import OAuthAccountRepository
 
 if TYPE_CHECKING:
     from plmail.providers.oauth_apps import OAuthAppStore

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.oauth_accounts import OAuthAccountRepository
 from plmail.db.repos.settings import SettingsRepository
 from plmail.domain.enums import AccountStatus
 from plmail.domain.errors import NotFoundError
@@ -33,6 +32,7 @@ from plmail.providers.oauth import (
 )
 from plmail.providers.oauth_apps import OAuthAppStore
 from plmail.providers.plugins import PluginHost
+from plmail.providers.repos.oauth_accounts import OAuthAccountRepository
 
 
 class OAuthIdentityMismatch(OAuthError):

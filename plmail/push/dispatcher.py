@@ -19,11 +19,11 @@ from typing import Any
 
 from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
-from plmail.db.repos.push_subscriptions import PushSubscriptionRepository
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.push import PUSH_INTERVAL, PUSHABLE_TYPES, PushedStates, PushOutcome, PushSubscriptionRow
 from plmail.mail.change_feed import CLOSED, RESYNC, ChangeFeed
 from plmail.mail.states import ChangeLog
+from plmail.push.repos.subscriptions import PushSubscriptionRepository
 from plmail.push.sender import WebPushSender
 from plmail.push.subscriptions import user_states
 

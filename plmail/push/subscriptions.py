@@ -14,7 +14,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
-from plmail.db.repos.push_subscriptions import PushSubscriptionRepository
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.errors import ConflictError, NotFoundError, ValidationError
 from plmail.domain.mailstore import MailScope
@@ -28,6 +27,7 @@ from plmail.domain.push import (
 )
 from plmail.mail.states import ChangeLog
 from plmail.push.addresses import check_push_url
+from plmail.push.repos.subscriptions import PushSubscriptionRepository
 
 MAX_DEVICE_CLIENT_ID = 255
 MAX_URL = 2048

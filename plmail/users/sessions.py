@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from plmail.db.database import Database
-from plmail.db.repos.sessions import TrustedDeviceRepository, WebSessionRepository
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import TrustedDeviceRow, User, WebSessionRow
+from plmail.users.repos.sessions import TrustedDeviceRepository, WebSessionRepository
 
 IDLE_SECONDS: Final = 14 * 24 * 3600
 ABSOLUTE_SECONDS: Final = 60 * 24 * 3600

@@ -17,11 +17,11 @@ import pyotp
 import segno
 
 from plmail.db.database import Database
-from plmail.db.repos.sessions import RecoveryCodeRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.errors import CredentialError, ValidationError
 from plmail.domain.models import User
 from plmail.keys import CredentialBox
+from plmail.users.repos.sessions import RecoveryCodeRepository
 
 ISSUER: Final = "plmail"
 RECOVERY_CODES: Final = 8

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.objects import CalendarRepository
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.accounts import AccountRepository
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_store import CalendarRepository
-from plmail.db.repos.label_counts import LabelCountRepository
+from plmail.mail.repos.label_counts import LabelCountRepository
 from plmail.services import Services
 
 

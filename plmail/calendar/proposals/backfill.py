@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plmail.calendar.proposals.service import ProposalRunReport, ProposalService
-from plmail.db.repos.calendar_proposals import ProposalRepository
-from plmail.db.repos.calendar_sources import CalendarSourceRepository
+from plmail.calendar.repos.proposals import ProposalRepository
+from plmail.calendar.repos.sources import CalendarSourceRepository
 
 PAGE = 200
 

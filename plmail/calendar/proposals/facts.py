@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 from plmail.calendar.extraction import ExtractionContext
 from plmail.calendar.extraction.ics import is_meeting_message
 from plmail.calendar.proposals.proposer import Proposal, ProposalInput, has_schema_markup
+from plmail.calendar.repos.proposals import ProposalSource
 from plmail.calendar.timezones import zone
-from plmail.db.repos.calendar_proposals import ProposalSource
 from plmail.domain.enums import Category, Locale
 from plmail.domain.messages import RawHeaders
 from plmail.mail.headers import header_values

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field, replace
 
 from plmail.calendar.proposals.facts import event_times, stored_input
 from plmail.calendar.proposals.proposer import DEDUP_KEY_VERSION, EventProposer, ProposalDecision, suppressed_among
+from plmail.calendar.repos.events import CalendarEventRepository
+from plmail.calendar.repos.links import EventSourceLinkRepository, LinkValues
+from plmail.calendar.repos.proposals import ProposalRepository, ProposalRow, ProposalSource
 from plmail.calendar.resolver import ExtractedEventCalendarResolver
 from plmail.calendar.sources import EventSource
 from plmail.calendar.suppression import EventSuppressor, accepted_uid
 from plmail.calendar.writer import CalendarEventWriter, EventDraft
 from plmail.db.database import Database
-from plmail.db.repos.calendar_events import CalendarEventRepository
-from plmail.db.repos.calendar_links import EventSourceLinkRepository, LinkValues
-from plmail.db.repos.calendar_proposals import ProposalRepository, ProposalRow, ProposalSource
 from plmail.domain.calendar import ACCEPTED_PROPOSAL_EVIDENCE, StoredProposal
 from plmail.domain.errors import NotFoundError
 

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plmail.db.database import Database
-from plmail.db.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
-from plmail.db.repos.rules import RuleRepository, RuleRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import LabelRole
 from plmail.domain.errors import FilterError, NotFoundError, ValidationError
@@ -22,6 +20,8 @@ from plmail.domain.jobs import APPLY_RULE_TO_EXISTING
 from plmail.domain.models import RulePreviewMatch
 from plmail.mail.authentication import SenderAuthentication
 from plmail.mail.operations import ThreadOperations
+from plmail.mail.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
+from plmail.mail.repos.rules import RuleRepository, RuleRow
 from plmail.mail.rules.model import RuleDraft, validate_actions, validate_conditions
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from plmail.db.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
 from plmail.domain.enums import Category
 from plmail.domain.errors import ValidationError
+from plmail.mail.repos.filter_sql import RULE_VOCABULARY, FilterCompiler, Params
 
 LABEL_ACTIONS = ("applyLabel", "removeLabel")
 PLAIN_ACTIONS = ("archive", "trash", "markSpam", "star", "markRead")

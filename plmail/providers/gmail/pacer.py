@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from plmail.db.repos.gmail_quota import GmailQuotaRepository, QuotaState
 from plmail.domain.errors import PlmailError
+from plmail.providers.gmail.repos.quota import GmailQuotaRepository, QuotaState
 
 START_LIMIT = 15_000  # units per user and minute until Google names its own
 SHARE = 0.85  # of the limit each account is paced at

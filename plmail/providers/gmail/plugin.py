@@ -10,7 +10,6 @@ from typing import Any
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository, SkippedSummary
-from plmail.db.repos.gmail_quota import GmailQuotaRepository
 from plmail.db.repos.provider_push import ProviderPushRepository
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
@@ -31,6 +30,7 @@ from plmail.providers.gmail.push import (
     GoogleSigningKeys,
 )
 from plmail.providers.gmail.raw import GmailRawFetcher
+from plmail.providers.gmail.repos.quota import GmailQuotaRepository
 from plmail.providers.gmail.sending import GmailDraftStore, GmailIdentitySource, GmailTransport, GmailWrites
 from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH, GmailAccountSyncer
 from plmail.providers.oauth import OAuthProvider

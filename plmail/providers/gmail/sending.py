@@ -18,7 +18,6 @@ import logging
 
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.drafts import DraftRepository
-from plmail.db.repos.gmail_drafts import GmailDraftRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.messages import Address
@@ -28,6 +27,7 @@ from plmail.mail.mime import html_to_text, message_ids
 from plmail.providers.api_sending import require_header_envelope, unanswered
 from plmail.providers.gmail.client import GmailApi, GmailApiError, GmailDraft, GmailNotFound, GmailSession
 from plmail.providers.gmail.pacer import GmailQuotaDeferred
+from plmail.providers.gmail.repos.drafts import GmailDraftRepository
 from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
-from plmail.db.repos.graph_messages import GraphMessageRepository
-from plmail.db.repos.graph_state import FolderInfo, GraphState, GraphStateRepository
 from plmail.db.repos.labels import SYSTEM_LABELS
 from plmail.domain.enums import LabelRole
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.settle import announce
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.models import RemoteFolder
+from plmail.providers.graph.repos.messages import GraphMessageRepository
+from plmail.providers.graph.repos.state import FolderInfo, GraphState, GraphStateRepository
 
 # Graph's well-known folder names and the roles they stand for.
 WELL_KNOWN: dict[str, LabelRole] = {

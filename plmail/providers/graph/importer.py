@@ -13,8 +13,6 @@ from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
-from plmail.db.repos.graph_messages import GraphMessageRepository
-from plmail.db.repos.graph_state import GraphStateRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
@@ -22,6 +20,8 @@ from plmail.domain.providers import ImportPage
 from plmail.providers.graph.client import PAGE_SIZE, GraphClient
 from plmail.providers.graph.errors import GraphAuthError, GraphNotFound, GraphSyncStateGone, GraphThrottled
 from plmail.providers.graph.folders import Folder, import_rank
+from plmail.providers.graph.repos.messages import GraphMessageRepository
+from plmail.providers.graph.repos.state import GraphStateRepository
 from plmail.providers.graph.store import GraphIngest
 
 log = logging.getLogger(__name__)

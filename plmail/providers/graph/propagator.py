@@ -18,8 +18,6 @@ from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository, AccountRecord
-from plmail.db.repos.graph_messages import FolderLabel, GraphMessageRepository, PlacedMessage
-from plmail.db.repos.graph_state import GraphStateRepository
 from plmail.db.repos.operations import OperationRepository
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
@@ -29,6 +27,8 @@ from plmail.mail.propagation import PropagationError
 from plmail.mail.settle import announce
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.errors import GraphAuthError, GraphError, GraphNotFound, GraphThrottled
+from plmail.providers.graph.repos.messages import FolderLabel, GraphMessageRepository, PlacedMessage
+from plmail.providers.graph.repos.state import GraphStateRepository
 
 log = logging.getLogger(__name__)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.graph_messages import GraphMessageRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.errors import GraphNotFound
+from plmail.providers.graph.repos.messages import GraphMessageRepository
 
 
 class GraphRawFetcher:

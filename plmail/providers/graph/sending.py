@@ -18,7 +18,6 @@ from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.graph_state import GraphStateRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.models import Account
@@ -32,6 +31,7 @@ from plmail.providers.graph.errors import (
     GraphNotFound,
     GraphThrottled,
 )
+from plmail.providers.graph.repos.state import GraphStateRepository
 from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)

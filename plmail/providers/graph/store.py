@@ -21,8 +21,6 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
 from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository
-from plmail.db.repos.graph_messages import GraphMessageRepository, KnownMessage
-from plmail.db.repos.graph_state import GraphStateRepository
 from plmail.db.repos.imap_messages import GmailCopy, ImapMessageRepository
 from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import DeletedMessage, ThreadRepository
@@ -38,6 +36,8 @@ from plmail.providers.graph.convert import ingested, source_ref
 from plmail.providers.graph.errors import GraphNotFound
 from plmail.providers.graph.folders import Folder
 from plmail.providers.graph.models import RemoteMessage
+from plmail.providers.graph.repos.messages import GraphMessageRepository, KnownMessage
+from plmail.providers.graph.repos.state import GraphStateRepository
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,6 @@ from datetime import UTC, datetime, timedelta
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
-from plmail.db.repos.graph_messages import GraphMessageRepository
-from plmail.db.repos.graph_state import GraphState, GraphStateRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
@@ -35,6 +33,8 @@ from plmail.providers.graph.errors import (
 )
 from plmail.providers.graph.folders import Folder, GraphFolderSyncer
 from plmail.providers.graph.models import RemoteMessage
+from plmail.providers.graph.repos.messages import GraphMessageRepository
+from plmail.providers.graph.repos.state import GraphState, GraphStateRepository
 from plmail.providers.graph.store import GraphIngest
 
 log = logging.getLogger(__name__)

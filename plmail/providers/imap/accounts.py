@@ -16,7 +16,6 @@ from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
-from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.outgoing import SendError
@@ -26,6 +25,7 @@ from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import import_rank
 from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import PRESETS, domain_of
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.providers.imap.session import ConnectionReport, ImapConnector, ImapSettings, try_login
 from plmail.providers.imap.smtp import SmtpLogin, SmtpSettings, smtp_settings, test_smtp
 

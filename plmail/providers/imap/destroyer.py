@@ -8,11 +8,11 @@ import logging
 from collections.abc import Sequence
 
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
-from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.providers import PropagationOutcome, Tombstone
 from plmail.mail.propagation import PropagationError
 from plmail.providers.imap.errors import ImapError
+from plmail.providers.imap.repos.mailboxes import MailboxRepository
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)

@@ -15,13 +15,13 @@ import logging
 from datetime import UTC, datetime
 
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.models import Account
 from plmail.domain.outgoing import ProvidedIdentity, SendReceipt
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapError
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)

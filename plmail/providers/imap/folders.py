@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
-from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import LabelRole
 from plmail.mail.labels import BindingHandle, LabelResolver
 from plmail.mail.settle import announce
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.models import Mailbox
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 
 ROLE_OF_FLAG: dict[str, LabelRole] = {
     "\\Inbox": LabelRole.INBOX,

@@ -25,7 +25,6 @@ from datetime import datetime
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.imap_messages import ImapMessageRepository
-from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
 from plmail.domain.models import Account
@@ -37,6 +36,7 @@ from plmail.providers.imap.folders import import_rank
 from plmail.providers.imap.ingest import FolderIngest, ParsedPage
 from plmail.providers.imap.messages import MessageSyncer
 from plmail.providers.imap.models import FetchedMessage, MailboxState
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)

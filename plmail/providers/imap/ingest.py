@@ -19,7 +19,6 @@ from plmail.db.repos.changes import ChangeLogRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository
 from plmail.db.repos.imap_messages import AdoptionCandidate, GmailCopy, ImapMessageRepository, ServerFlags
 from plmail.db.repos.ingest import IngestRepository
-from plmail.db.repos.mailboxes import MailboxRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.ingest import IngestedMessage, ProviderRef
 from plmail.mail.changes import MailChangeRecorder, StateManager
@@ -29,6 +28,7 @@ from plmail.mail.rows import PreparedAhead
 from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.imap.models import FetchedMessage
+from plmail.providers.imap.repos.mailboxes import MailboxRow
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
 from plmail.db.repos.imap_messages import ImapMessageRepository, MessageRef, ServerFlags
-from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.mail.settle import announce
 from plmail.providers.imap.batches import batches
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.models import FlagState, MailboxState
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
-from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.autoconfig import AUTOCONFIG_URLS, MailDiscovery
@@ -17,6 +16,7 @@ from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
 from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.messages import MessageSyncer
 from plmail.providers.imap.propagator import ImapLabelPropagator
+from plmail.providers.imap.repos.mailboxes import MailboxRepository
 from plmail.providers.imap.session import ImapConnector
 from plmail.providers.imap.smtp import SmtpTransport
 from plmail.providers.imap.syncer import ImapAccountSyncer

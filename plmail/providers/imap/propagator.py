@@ -14,8 +14,6 @@ from dataclasses import dataclass, replace
 
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository, AccountRecord
-from plmail.db.repos.imap_propagation import FolderLabel, ImapPropagationRepository, PlacedMessage
-from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.db.repos.operations import OperationRepository
 from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
 from plmail.domain.providers import PendingChange, PropagationOutcome
@@ -24,6 +22,8 @@ from plmail.mail.propagation import PropagationError
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import FLAG_OF_ROLE
+from plmail.providers.imap.repos.mailboxes import MailboxRepository
+from plmail.providers.imap.repos.propagation import FolderLabel, ImapPropagationRepository, PlacedMessage
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)

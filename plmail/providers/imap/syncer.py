@@ -13,7 +13,6 @@ from collections.abc import Awaitable
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.imap_messages import ImapMessageRepository
-from plmail.db.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError
@@ -22,6 +21,7 @@ from plmail.mail.settle import settle_deleted
 from plmail.providers.imap.errors import ImapProtocolError
 from plmail.providers.imap.folders import MailboxSyncer, import_rank
 from plmail.providers.imap.messages import CheckResult, MessageSyncer
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from plmail.db.repos.account_admin import IDLE_LEADER_LOCK, IDLE_POKE_CHANNEL, AccountAdminRepository
-from plmail.db.repos.mailboxes import IdleTarget, MailboxRepository
 from plmail.domain.enums import AccountStatus
 from plmail.providers.imap.errors import ImapError
+from plmail.providers.imap.repos.mailboxes import IdleTarget, MailboxRepository
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ import httpx
 
 from plmail.calendar.proposals import ProposalCandidate, dedup_key, hash_dedup_key
 from plmail.calendar.proposals.step import ProposeEventsStep
+from plmail.calendar.repos.proposals import ProposalRow
 from plmail.calendar.suppression import suppression_hash
 from plmail.config import Settings
-from plmail.db.repos.calendar_proposals import ProposalRow
 from plmail.domain.enums import QueueName
 from plmail.domain.jobs import PROPOSE_EVENTS
 from plmail.jobs.calendar import propose_events

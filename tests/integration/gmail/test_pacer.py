@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plmail.db.repos.gmail_quota import GmailQuotaRepository
 from plmail.domain.enums import ProviderKind
 from plmail.providers.gmail.pacer import (
     MESSAGES_PER_REQUEST,
@@ -19,6 +18,7 @@ from plmail.providers.gmail.pacer import (
     GmailQuotaPacer,
     SystemTime,
 )
+from plmail.providers.gmail.repos.quota import GmailQuotaRepository
 from plmail.services import Services
 from tests.integration.gmail.conftest import FakeTime
 from tests.support.fakes import ManualClock

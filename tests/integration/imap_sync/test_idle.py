@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 from plmail.app import create_app
 from plmail.config import Settings
 from plmail.db.repos.account_admin import IDLE_LEADER_LOCK, AccountAdminRepository
-from plmail.db.repos.mailboxes import MailboxRepository
 from plmail.domain.enums import QueueName
+from plmail.providers.imap.repos.mailboxes import MailboxRepository
 from plmail.providers.imap.session import ImapConnector
 from plmail.providers.imap.watch import IdleSupervisor
 from tests.conftest import running_lifespan

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from plmail.db.repos.imap_propagation import FolderLabel, PlacedMessage
 from plmail.domain.enums import LabelRole
 from plmail.providers.imap.folders import assign_roles
 from plmail.providers.imap.models import Mailbox, TlsMode
 from plmail.providers.imap.presets import preset_for
 from plmail.providers.imap.propagator import Folders, choose_location
+from plmail.providers.imap.repos.propagation import FolderLabel, PlacedMessage
 
 INBOX, TRASH, SPAM, ARCHIVE, SENT, SNOOZED, RECEIPTS, PROJECTS, PLAIN = range(1, 10)
 _FOLDERS = [

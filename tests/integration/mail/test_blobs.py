@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from plmail.db.repos.blobs import STATEMENT_BYTES
 from plmail.domain.errors import CorruptBlobError, NotFoundError
 from plmail.mail.blobs import BlobStore
+from plmail.mail.repos.blobs import STATEMENT_BYTES
 from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services
 from tests.integration.mail.conftest import Mailbox

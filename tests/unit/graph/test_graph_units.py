@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from plmail.db.repos.graph_messages import FolderLabel, PlacedMessage
 from plmail.domain.enums import LabelRole
 from plmail.domain.providers import PendingChange
 from plmail.providers.graph.convert import MEETING_HEADER, ingested
 from plmail.providers.graph.models import remote_message
 from plmail.providers.graph.propagator import Folders, choose_folder
+from plmail.providers.graph.repos.messages import FolderLabel, PlacedMessage
 
 INBOX, ARCHIVE, TRASH, SPAM, SENT, PROJECTS, RECEIPTS, SNOOZED, CATEGORY = range(1, 10)
 FOLDERS = [FolderLabel(INBOX, 11, LabelRole.INBOX, "f-inbox"), FolderLabel(ARCHIVE, 12, LabelRole.ARCHIVE, "f-arch"),

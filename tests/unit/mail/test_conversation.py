@@ -7,8 +7,8 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from plmail.db.repos.views import MessageView
 from plmail.mail.conversation import conversation_order, parties
+from plmail.mail.repos.views import MessageView
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 _ids = itertools.count(1)

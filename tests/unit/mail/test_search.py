@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plmail.db.repos.filter_sql import address_words
 from plmail.domain.errors import FilterError
+from plmail.mail.repos.filter_sql import address_words
 from plmail.mail.search import parse_search
 
 

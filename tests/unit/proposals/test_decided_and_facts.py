@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from plmail.calendar.proposals import EventProposer, ProposalInput, Refusal, hash_dedup_key, suppressed_among
 from plmail.calendar.proposals.facts import message_date, stored_input, user_language, user_zone_name
+from plmail.calendar.repos.proposals import ProposalSource
 from plmail.calendar.suppression import suppression_hash
-from plmail.db.repos.calendar_proposals import ProposalSource
 from plmail.domain.enums import Category, Locale
 
 SENT = datetime(2026, 8, 3, 9, 0, tzinfo=UTC)

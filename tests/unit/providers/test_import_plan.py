@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
-from plmail.db.repos.mailboxes import MailboxRow
 from plmail.domain.enums import LabelRole
 from plmail.providers.imap.folders import _label_path, assign_roles, import_rank, role_of
 from plmail.providers.imap.models import Mailbox
+from plmail.providers.imap.repos.mailboxes import MailboxRow
 
 
 def _row(path: str, special_use: str | None, n: int = 0) -> MailboxRow:

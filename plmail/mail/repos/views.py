@@ -15,10 +15,10 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
-from plmail.db.repos.filter_sql import ADDRESS_WORD_FIELDS, RULE_VOCABULARY, FilterCompiler, Params, address_words
 from plmail.db.repos.threads import thread_tab
 from plmail.domain.messages import flags_say_draft
 from plmail.domain.search import SearchQuery
+from plmail.mail.repos.filter_sql import ADDRESS_WORD_FIELDS, RULE_VOCABULARY, FilterCompiler, Params, address_words
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.db.database import Database
-from plmail.db.repos.filter_sql import Params, keyword_sql, thread_keyword_sql
+from plmail.mail.repos.filter_sql import Params, keyword_sql, thread_keyword_sql
 
 SORT_EXPRESSIONS = {
     "receivedAt": "m.received_at",

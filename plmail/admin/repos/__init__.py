@@ -1,0 +1,1 @@
+"""The admin area's own tables and their SQL."""

@@ -1,0 +1,1 @@
+"""The calendar area's own tables and their SQL."""

@@ -1,0 +1,1 @@
+"""The mail area's own tables and their SQL."""

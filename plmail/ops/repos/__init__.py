@@ -1,0 +1,1 @@
+"""The ops area's own tables and their SQL."""

@@ -1,0 +1,1 @@
+"""The gmail area's own tables and their SQL."""

@@ -1,0 +1,1 @@
+"""The graph area's own tables and their SQL."""

@@ -1,0 +1,1 @@
+"""The imap area's own tables and their SQL."""

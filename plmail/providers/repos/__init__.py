@@ -1,0 +1,1 @@
+"""The providers area's own tables and their SQL."""

@@ -1,0 +1,1 @@
+"""The push area's own tables and their SQL."""

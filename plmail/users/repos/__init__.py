@@ -1,0 +1,1 @@
+"""The users area's own tables and their SQL."""
