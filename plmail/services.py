@@ -63,7 +63,15 @@ from plmail.mail.vacation import VacationService
 from plmail.ops.metrics import MetricsService
 from plmail.post_ingest import post_ingest_steps
 from plmail.providers.network import GuardedOneClick
-from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
+from plmail.providers.plugins import (
+    PLUGINS,
+    OfferedServices,
+    PluginHost,
+    PluginSurfaces,
+    ProviderPlugin,
+    load_plugins,
+    plugin_surfaces,
+)
 from plmail.push.dispatcher import PushDispatcher
 from plmail.push.sender import WebPushSender
 from plmail.push.subscriptions import PushSubscriptionService
@@ -289,6 +297,11 @@ async def migrate_database(dsn: str) -> int:
     finally:
         await close_engine()
     return len(report.applied)
+
+
+def provider_surfaces(plugins: Sequence[str | ProviderPlugin] = PLUGINS) -> PluginSurfaces:
+    """The subcommands and doctor checks the installed provider plugins bring, before any service is built."""
+    return plugin_surfaces(load_plugins(plugins))
 
 
 def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:

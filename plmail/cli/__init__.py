@@ -1,5 +1,6 @@
 """The `plmail` command: serve, worker, migrate, user, import, backfill, extract, app passwords; the account,
-Gmail and operations (backup, restore, doctor) commands live beside this module. Commands call services only."""
+sending and operations (backup, restore, doctor) commands live beside this module; each provider plugin adds its
+own (`plmail gmail …`). Commands call services only."""
 
 from __future__ import annotations
 
@@ -16,9 +17,8 @@ from typing import TYPE_CHECKING
 
 from plmail import __version__
 from plmail.cli.accounts import add_account_commands
-from plmail.cli.gmail import add_gmail_commands
 from plmail.cli.ops import add_ops_commands
-from plmail.cli.runtime import database, with_services
+from plmail.cli.runtime import ServicesCommandHost, database, with_services
 from plmail.cli.sending import add_sending_commands
 from plmail.config import Settings
 from plmail.domain.enums import QueueName
@@ -318,9 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--json", action="store_true", help="one JSON object per file")
     extract.set_defaults(handler=cmd_extract)
 
-    add_account_commands(sub)
+    account_commands = add_account_commands(sub)
     add_sending_commands(sub)
-    add_gmail_commands(sub)
+    from plmail.services import provider_surfaces
+
+    for add_commands in provider_surfaces().command_adders:  # each provider plugin's own subcommands
+        add_commands(sub, ServicesCommandHost(account_commands))
     add_ops_commands(sub)
 
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)

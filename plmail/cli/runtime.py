@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from plmail.config import Settings
 from plmail.datadir import DataDirLock
 from plmail.db.embedded import embedded_for
+from plmail.domain.commands import CommandContext
 from plmail.domain.errors import EmbeddedDatabaseError
 
 if TYPE_CHECKING:
@@ -72,3 +73,16 @@ def with_services(settings: Settings, action: Callable[[Services], Awaitable[T]]
 
     with database(settings, own=False) as dsn:
         return asyncio.run(run(dsn))
+
+
+class ServicesCommandHost:
+    """A provider plugin's subcommands run against the services of this command's process."""
+
+    def __init__(self, account_commands: Any) -> None:
+        self.account_commands = account_commands
+
+    def run(self, settings: Settings, work: Callable[[CommandContext], Awaitable[T]]) -> T:
+        async def with_context(services: Services) -> T:
+            return await work(CommandContext(services.providers, services.users.by_email))
+
+        return with_services(settings, with_context)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
 
 import httpx
@@ -29,32 +28,17 @@ from plmail.db.embedded import client_binaries_for, embedded_for
 from plmail.db.migrate import check_schema
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
 from plmail.db.repos.settings import SettingsRepository
+from plmail.domain.doctor import Finding, Level
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import PlmailError
 from plmail.keys import KEY_BYTES, CredentialBox
 from plmail.ops.database import short_lived_database
 from plmail.ops.repos.installation import AccountHealth, InstallationRepository
-from plmail.providers.imap.session import ImapConnector, try_login
 
 DISK_FAIL_BYTES = 1 << 30
 DISK_WARN_BYTES = 5 << 30
 SYNC_STALE = timedelta(days=1)
 PROBE_TIMEOUT = 10.0
-
-
-class Level(StrEnum):
-    OK = "ok"
-    INFO = "info"  # optional, absent: nothing to fix
-    WARN = "warn"  # works, but deserves a look
-    FAIL = "FAIL"  # needs the fix shown
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    check: str
-    level: Level
-    detail: str
-    fix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +139,12 @@ class DatabaseContext:
     settings: Settings
     db: Database
     box: CredentialBox | None  # None when the key cannot be read: nothing sealed can be checked
+    server_checks: Mapping[ProviderKind, Sequence[ServerCheck]] = field(default_factory=dict)
 
 
 DatabaseCheck = Callable[[DatabaseContext], Awaitable[list[Finding]]]
-ReachabilityCheck = Callable[[DatabaseContext, AccountRecord], Awaitable[Finding]]
+# A provider's check of one account's servers (a plugin's SERVER_CHECKS): sign in, say what happened.
+ServerCheck = Callable[[Database, CredentialBox, AccountRecord], Awaitable[Finding]]
 
 
 async def check_schema_state(ctx: DatabaseContext) -> list[Finding]:
@@ -227,35 +213,12 @@ async def check_accounts(ctx: DatabaseContext) -> list[Finding]:
     return [_account_finding(account, now) for account in accounts]
 
 
-async def reach_imap(ctx: DatabaseContext, record: AccountRecord) -> Finding:
-    name = f"account {record.id} IMAP"
-    assert ctx.box is not None
-    connector = ImapConnector(AccountAdminRepository(ctx.db), ctx.box, timeout=PROBE_TIMEOUT)
-    try:
-        server = connector.server(record)
-        server_name = f"{server.host}:{server.port}"
-        await try_login(server, record.username, connector.password(record))
-    except PlmailError as exc:
-        return Finding(name, Level.FAIL, f"{record.username}: {exc}",
-                       "correct the server or password on the account's page (Accounts → Edit)")
-    except OSError as exc:
-        return Finding(name, Level.FAIL, f"cannot reach the server: {exc}", "check the host, port and network")
-    finally:
-        await connector.close()
-    return Finding(name, Level.OK, f"signed in at {server_name} as {record.username}")
-
-
-# One entry per server an account talks to; sending adds SMTP to IMAP's list.
-REACHABILITY: dict[ProviderKind, tuple[ReachabilityCheck, ...]] = {
-    ProviderKind.IMAP: (reach_imap,),
-}
-
-
 async def check_reachability(ctx: DatabaseContext) -> list[Finding]:
+    """Each active account's servers, by the checks its provider's plugin brings (SMTP's joins IMAP's)."""
     admin = AccountAdminRepository(ctx.db)
     findings: list[Finding] = []
     for account in await InstallationRepository(ctx.db).account_health():
-        checks = REACHABILITY.get(account.provider_kind, ())
+        checks = ctx.server_checks.get(account.provider_kind, ())
         if not account.is_active or not checks:
             continue
         record = await admin.for_job(account.id)
@@ -266,7 +229,7 @@ async def check_reachability(ctx: DatabaseContext) -> list[Finding]:
                                     "fix secret.key first"))
             continue
         for check in checks:
-            findings.append(await check(ctx, record))
+            findings.append(await check(ctx.db, ctx.box, record))
     return findings
 
 
@@ -299,11 +262,12 @@ def _box(settings: Settings) -> CredentialBox | None:
     return CredentialBox(key) if len(key) == KEY_BYTES else None
 
 
-async def _database_findings(settings: Settings, dsn: str, checks: Sequence[DatabaseCheck]) -> list[Finding]:
+async def _database_findings(settings: Settings, dsn: str, checks: Sequence[DatabaseCheck],
+                             server_checks: Mapping[ProviderKind, Sequence[ServerCheck]]) -> list[Finding]:
     findings: list[Finding] = []
     try:
         async with short_lived_database(dsn) as db:
-            ctx = DatabaseContext(settings, db, _box(settings))
+            ctx = DatabaseContext(settings, db, _box(settings), server_checks)
             for check in checks:
                 findings.extend(await check(ctx))
     except (OSError, PlmailError) as exc:
@@ -315,8 +279,10 @@ async def _database_findings(settings: Settings, dsn: str, checks: Sequence[Data
     return findings
 
 
-def run_doctor(settings: Settings, database: Callable[[], AbstractContextManager[str]]) -> DoctorReport:
-    """`database` is the CLI's way to the database (the running serve's, or one started for the check)."""
+def run_doctor(settings: Settings, database: Callable[[], AbstractContextManager[str]],
+               server_checks: Mapping[ProviderKind, Sequence[ServerCheck]] | None = None) -> DoctorReport:
+    """`database` is the CLI's way to the database (the running serve's, or one started for the check);
+    `server_checks` are the installed provider plugins' checks of an account's servers."""
     import asyncio
 
     findings = [Finding("plmail", Level.OK, f"version {__version__}")]
@@ -324,7 +290,7 @@ def run_doctor(settings: Settings, database: Callable[[], AbstractContextManager
         findings.extend(machine_check(settings))
     try:
         with database() as dsn:
-            findings.extend(asyncio.run(_database_findings(settings, dsn, DATABASE_CHECKS)))
+            findings.extend(asyncio.run(_database_findings(settings, dsn, DATABASE_CHECKS, server_checks or {})))
     except PlmailError as exc:
         findings.append(Finding("database", Level.FAIL, str(exc).splitlines()[0],
                                 "fix the PostgreSQL problem above, or check PLMAIL_DATABASE_URL"))

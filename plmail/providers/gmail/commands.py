@@ -3,30 +3,27 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from plmail.config import Settings
-
-if TYPE_CHECKING:
-    from plmail.services import Services
+from plmail.domain.commands import CommandContext, CommandHost
 
 
-def add_gmail_commands(sub: Any) -> None:
+def add_commands(sub: Any, host: CommandHost) -> None:
     """Register the subcommands on the main parser's subparsers."""
     gmail = sub.add_parser("gmail", help="Gmail accounts").add_subparsers(dest="gmail_command", required=True)
     skipped = gmail.add_parser("skipped", help="list the Gmail messages noted and not stored, by kind")
     skipped.add_argument("--account", type=int, help="only this account id")
     skipped.add_argument("--forget", type=int, metavar="ACCOUNT",
                          help="forget the notes of this account id, so its next listing asks Gmail about them again")
-    skipped.set_defaults(handler=cmd_gmail_skipped)
+    skipped.set_defaults(handler=lambda settings, args: cmd_gmail_skipped(settings, args, host))
 
 
-def cmd_gmail_skipped(settings: Settings, args: argparse.Namespace) -> int:
-    from plmail.cli.runtime import with_services
+def cmd_gmail_skipped(settings: Settings, args: argparse.Namespace, host: CommandHost) -> int:
     from plmail.providers.gmail.plugin import GmailServices
 
-    async def run(services: Services) -> list[str]:
-        gmail = services.providers.get(GmailServices)
+    async def run(context: CommandContext) -> list[str]:
+        gmail = context.offered.get(GmailServices)
         if args.forget is not None:
             forgotten = await gmail.forget_skipped(args.forget)
             return [f"forgot {forgotten} skipped message(s) of account {args.forget}; "
@@ -44,5 +41,5 @@ def cmd_gmail_skipped(settings: Settings, args: argparse.Namespace) -> int:
             lines.append(f"  {row.reason:<9} {row.count:>6}  latest {latest}")
         return lines
 
-    print("\n".join(with_services(settings, run)))
+    print("\n".join(host.run(settings, run)))
     return 0
