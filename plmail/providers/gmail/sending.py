@@ -144,6 +144,7 @@ class GmailDraftStore:
 
     kind = ProviderKind.GMAIL
     updates_in_place = True
+    files_sent_copies = False
 
     def __init__(self, writes: GmailWrites) -> None:
         self.writes = writes
