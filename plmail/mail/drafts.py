@@ -285,7 +285,8 @@ class DraftService:
         return store is not None and store.files_sent_copies
 
     async def file_kept_copy(self, account_id: int, message_id: int) -> None:
-        """The job for a copy kept in Sent: stored in the provider's Sent (IMAP: APPEND with \\Seen) the way the
+        """The job for a copy kept in Sent: stored in the provider's Sent (IMAP: APPEND with \\Seen; Gmail:
+        messages.insert under SENT) the way the
         outbox files a sent message's copy, under the account's sync lock, and where it landed recorded, so the
         next sync finds it stored instead of storing it twice. A failure is shown with the account and raised,
         for the queue to try again; the copy stays in plmail meanwhile."""
@@ -300,7 +301,7 @@ class DraftService:
             async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=60.0) as lock:
                 if not lock.taken:
                     raise TimeoutError("the account is busy syncing")
-                ref = await store.file_sent(record.account, raw, draft=None, receipt=SendReceipt())
+                ref = await store.file_sent(record.account, raw, draft=None, receipt=SendReceipt(sent_elsewhere=True))
                 if ref is not None:
                     await self.repo.set_ref(message.id, ref)
         except Exception as exc:
