@@ -46,6 +46,9 @@ PROPAGATE_STRANDED_CHANGES = JobSpec("propagate_stranded_changes", QueueName.ING
 PUSH_DRAFT = JobSpec("push_draft", QueueName.INGEST, timeout=300, retries=6, retry_delay=10.0)
 DISCARD_DRAFT = JobSpec("discard_draft", QueueName.INGEST, timeout=300, retries=6, retry_delay=10.0)
 FILE_SENT_COPY = JobSpec("file_sent_copy", QueueName.INGEST, timeout=300, retries=8, retry_delay=10.0)
+# A copy of mail sent elsewhere, kept in a provider account's Sent (JMAP's Email/import), filed at the provider.
+# Tried for hours (backoff from 30 s): the copy is safe in plmail meanwhile and the account says why it waits.
+FILE_KEPT_COPY = JobSpec("file_kept_copy", QueueName.INGEST, timeout=300, retries=12, retry_delay=30.0)
 # The submission itself has a queue of its own: a slow SMTP server delays no sync and no release of held mail.
 # Its tries are the outbox's own (it counts them on the submission); saq retries only what the outbox re-raises.
 SEND_SUBMISSION = JobSpec("send_submission", QueueName.SEND, timeout=300, retries=6, retry_delay=15.0)

@@ -130,6 +130,9 @@ class SendReceipt:
     ref: ProviderRef | None = None
     provider_files_copy: bool = False
     replies: tuple[tuple[str, str], ...] = ()  # (recipient, the server's reply) as the server gave them
+    # Mail plmail did not send (a copy a client filed in Sent: JMAP's Email/import): the store files the copy in
+    # the provider's Sent even where the provider files what plmail sends itself (Gmail's messages.insert).
+    sent_elsewhere: bool = False
 
 
 class SendFailure(StrEnum):

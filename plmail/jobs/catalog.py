@@ -100,6 +100,7 @@ def default_catalog() -> JobCatalog:
         (jobs.DISCARD_DRAFT, sending.discard_draft),
         (jobs.SEND_SUBMISSION, sending.send_submission),
         (jobs.FILE_SENT_COPY, sending.file_sent_copy),
+        (jobs.FILE_KEPT_COPY, sending.file_kept_copy),
         (jobs.SEND_DUE, sending.send_due),
         (jobs.SEND_VACATION_REPLY, sending.send_vacation_reply),
     ])

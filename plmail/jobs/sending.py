@@ -27,6 +27,10 @@ async def file_sent_copy(ctx: dict[str, Any], *, submission_id: int, receipt: An
     await services_of(ctx).outbox.file_sent_copy(int(submission_id), receipt_from_json(receipt))
 
 
+async def file_kept_copy(ctx: dict[str, Any], *, account_id: int, message_id: int) -> None:
+    await services_of(ctx).drafts.file_kept_copy(int(account_id), int(message_id))
+
+
 async def send_due(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).outbox.send_due()
 

@@ -196,7 +196,8 @@ def compose(identity: Identity, content: DraftContent, *, now: datetime | None =
     _set_addresses(message, "Cc", cc)
     _set_addresses(message, "Bcc", bcc)
     _set_addresses(message, "Reply-To", reply_to)
-    message["Subject"] = subject
+    if subject:  # none given, none written: RFC 8621 reads a missing Subject as null, an empty one as ""
+        message["Subject"] = subject
     message["Date"] = format_datetime((now or datetime.now(UTC)).astimezone(UTC))
     message["Message-ID"] = f"<{mid}>"
     if in_reply_to:

@@ -27,12 +27,19 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import SYNC_LOCK, AccountAdminRepository
 from plmail.db.repos.drafts import DraftRepository, WrittenMessage
 from plmail.db.repos.labels import LabelRepository
-from plmail.domain.enums import LabelRole
+from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ConflictError, ForbiddenError, InvalidMessageError, NotFoundError
 from plmail.domain.ingest import IngestedMessage, ProviderRef
-from plmail.domain.jobs import PUSH_DRAFT
+from plmail.domain.jobs import FILE_KEPT_COPY, PUSH_DRAFT
 from plmail.domain.messages import Address, flags_say_draft
-from plmail.domain.outgoing import DraftContent, DraftFile, Identity, IdentityOrigin, OutgoingAttachment
+from plmail.domain.outgoing import (
+    DraftContent,
+    DraftFile,
+    Identity,
+    IdentityOrigin,
+    OutgoingAttachment,
+    SendReceipt,
+)
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.blobs import BlobStore
@@ -48,6 +55,8 @@ from plmail.mail.settle import settle_deleted
 log = logging.getLogger(__name__)
 
 DRAFT_FLAG = "$draft"
+_KEEPS_ONLY = ("Only drafts ($draft, in Drafts) and copies of sent mail (in Sent alone) can be {verb} in this "
+               "account: its server would never see any other email kept here.")
 # A version's life (draft_version.state): the composition's draft (current), waiting to go (submitted), or no
 # longer a draft: replaced by a newer version (superseded), gone out (sent), deleted (destroyed).
 CURRENT, SUBMITTED, SUPERSEDED, SENT, DESTROYED = "current", "submitted", "superseded", "sent", "destroyed"
@@ -199,9 +208,11 @@ class DraftService:
         need not be an identity here: sending it is what is refused (forbiddenFrom)."""
         roles = await self.labels.role_ids(user_id)
         drafts = roles[LabelRole.DRAFTS]
-        if not local_account and (drafts not in label_ids or DRAFT_FLAG not in keywords):
-            raise ForbiddenError("Only drafts ($draft, in Drafts) can be created in this account: its server would "
-                                 "never see any other email written here.")
+        kept_in_sent = not local_account and await self._kept_in_sent(account_id, roles, label_ids, keywords)
+        if kept_in_sent:
+            keywords = keywords | {"$seen"}
+        elif not local_account and (drafts not in label_ids or DRAFT_FLAG not in keywords):
+            raise ForbiddenError(_KEEPS_ONLY.format(verb="created"))
         identity = await self.identities.for_address(user_id, sender.address)
         if identity is None or identity.account_id != account_id:
             identity = stranger(account_id, sender)
@@ -211,7 +222,9 @@ class DraftService:
                            message_id=message_id, size_limit=await self.size_limit(account_id))
         saved = await self.store(user_id, identity, composed, keywords=keywords, label_ids=label_ids,
                                  received_at=received_at)
-        if drafts in label_ids:
+        if kept_in_sent:
+            await self._enqueue_filing(account_id, saved.message_id)
+        elif drafts in label_ids:
             await self.versions.add(saved.message_id, saved.message_id, account_id)
             if not local_account:
                 await self._push_composition(saved.message_id)
@@ -220,11 +233,14 @@ class DraftService:
     async def import_draft(self, user_id: int, account_id: int, raw: bytes, *, label_ids: tuple[int, ...],
                            keywords: frozenset[str], received_at: datetime | None) -> SavedDraft:
         """A whole message a client uploaded, kept as a draft of a provider's account (JMAP's Email/import into
-        Drafts): stored here and in the provider's Drafts, so the client can submit it next."""
+        Drafts): stored here and in the provider's Drafts, so the client can submit it next. Imported into Sent
+        alone, it is a copy of mail sent elsewhere: kept in Sent here and at the provider."""
         roles = await self.labels.role_ids(user_id)
+        if await self._kept_in_sent(account_id, roles, label_ids, keywords):
+            return await self._import_sent(account_id, raw, label_ids=label_ids, keywords=keywords,
+                                           received_at=received_at)
         if roles[LabelRole.DRAFTS] not in label_ids or DRAFT_FLAG not in keywords:
-            raise ForbiddenError("Only drafts ($draft, in Drafts) can be imported into this account: its server "
-                                 "would never see any other email kept here.")
+            raise ForbiddenError(_KEEPS_ONLY.format(verb="imported"))
         flags = tuple(sorted(k for k in keywords if k not in ("$seen", "$flagged")))
         message = parse_message(raw, account_id=account_id, received_at=received_at or datetime.now(UTC),
                                 label_ids=label_ids, is_draft=True, flags=flags, seen="$seen" in keywords,
@@ -237,6 +253,68 @@ class DraftService:
         await self.versions.add(stored.id, stored.id, account_id)
         await self._push_composition(stored.id)
         return SavedDraft(stored.id, stored.thread_id, stored.parsed.message_id or "", account_id, len(raw), ())
+
+    async def _import_sent(self, account_id: int, raw: bytes, *, label_ids: tuple[int, ...], keywords: frozenset[str],
+                           received_at: datetime | None) -> SavedDraft:
+        """A copy of mail sent elsewhere, kept in the account's Sent (read, as the provider's copy will be) and
+        filed at the provider by a job."""
+        flags = tuple(sorted(k for k in keywords if k not in ("$seen", "$flagged", DRAFT_FLAG)))
+        message = parse_message(raw, account_id=account_id, received_at=received_at or datetime.now(UTC),
+                                label_ids=label_ids, is_draft=False, flags=flags, seen=True,
+                                starred="$flagged" in keywords, source_ref="jmap-import")
+        result = await self.pipeline.ingest([message])
+        if not result.messages:
+            reason = result.skipped[0].reason if result.skipped else "it is already stored"
+            raise InvalidMessageError(f"The message could not be stored: {reason}.")
+        stored = result.messages[0]
+        await self._enqueue_filing(account_id, stored.id)
+        return SavedDraft(stored.id, stored.thread_id, stored.parsed.message_id or "", account_id, len(raw), ())
+
+    async def _kept_in_sent(self, account_id: int, roles: dict[LabelRole, int], label_ids: tuple[int, ...],
+                            keywords: frozenset[str]) -> bool:
+        """Whether a provider account keeps this email as a copy of mail sent elsewhere: in Sent alone (the one
+        folder its server files it in), no draft, and the account's provider files such copies."""
+        if set(label_ids) != {roles[LabelRole.SENT]} or DRAFT_FLAG in keywords:
+            return False
+        record = await self.accounts.for_job(account_id)
+        return record is not None and self.keeps_sent_copies(record.provider_kind)
+
+    def keeps_sent_copies(self, kind: ProviderKind) -> bool:
+        """Whether an account of this provider can keep a copy of mail sent elsewhere in its Sent."""
+        store = self.stores.get(kind)
+        return store is not None and store.files_sent_copies
+
+    async def file_kept_copy(self, account_id: int, message_id: int) -> None:
+        """The job for a copy kept in Sent: stored in the provider's Sent (IMAP: APPEND with \\Seen; Gmail:
+        messages.insert under SENT) the way the
+        outbox files a sent message's copy, under the account's sync lock, and where it landed recorded, so the
+        next sync finds it stored instead of storing it twice. A failure is shown with the account and raised,
+        for the queue to try again; the copy stays in plmail meanwhile."""
+        record = await self.accounts.for_job(account_id)
+        store = self.stores.get(record.provider_kind) if record is not None else None
+        message = await self.repo.get(message_id)
+        if (record is None or store is None or message is None or message.account_id != account_id
+                or message.raw_path is None or message.ref.identity() is not None):
+            return  # the account or the message is gone, or it is filed already
+        raw = await self.blobs.get(message.raw_path)
+        try:
+            async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=60.0) as lock:
+                if not lock.taken:
+                    raise TimeoutError("the account is busy syncing")
+                ref = await store.file_sent(record.account, raw, draft=None, receipt=SendReceipt(sent_elsewhere=True))
+                if ref is not None:
+                    await self.repo.set_ref(message.id, ref)
+        except Exception as exc:
+            summary = getattr(exc, "summary", None) or type(exc).__name__
+            await self.accounts.note_problem(
+                account_id, f"A message kept in Sent is not in the mail server's Sent folder yet ({summary}); "
+                            f"plmail keeps it and tries again.")
+            raise
+
+    async def _enqueue_filing(self, account_id: int, message_id: int) -> None:
+        if self.queues is not None:
+            await self.queues.enqueue(FILE_KEPT_COPY, unique_key=f"file-kept:{message_id}", account_id=account_id,
+                                      message_id=message_id)
 
     async def load(self, user_id: int, message_id: int) -> LoadedDraft:
         """A draft as the composer reopens it: its fields, and its attachments by part path."""

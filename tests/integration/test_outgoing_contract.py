@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 import pytest
@@ -40,6 +40,7 @@ from tests.integration.oauth.conftest import consent
 from tests.support.fakes import FakeServer, GmailFake, GraphFake, rfc822
 from tests.support.fakes._mime import parse
 from tests.support.fakes._outgoing import Delivery
+from tests.support.jobs import run_queued
 from tests.support.repos import account_admin
 from tests.support.web import sign_up_admin
 
@@ -737,3 +738,47 @@ async def test_a_sent_message_leaves_no_draft_at_the_provider_and_a_refused_dele
         "SELECT count(*) FROM draft_version WHERE gmail_id IS NOT NULL OR graph_id IS NOT NULL") == 0
     await idle.settle()
     assert all("$draft" not in flags for _, _, flags in await idle.stored(saved.rfc_message_id))
+
+
+async def test_gmail_files_a_copy_imported_into_sent_with_messages_insert_and_keeps_it_once(
+    services: Services, google: FakeServer[GmailFake], client: httpx.AsyncClient,
+) -> None:
+    """RFC 8621 §4.8 Email/import "adds messages to the set of Emails in an account", here a JMAP client's copy of
+    mail it sent elsewhere, imported into the Gmail account's Sent: Gmail gets it with users.messages.insert under
+    SENT (Google's quota table: 25 units; insert "does not send a message"), and after the sync plmail holds it
+    once, in Sent and read."""
+    async with connected(services, GmailSide(google.app), google.app) as outgoing:
+        token = (await services.app_passwords.create(outgoing.user.id, "Phone")).token
+        headers = {"Authorization": f"Bearer {token}"}
+        account = str(outgoing.account_id)
+        using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
+
+        async def call(name: str, arguments: dict[str, object]) -> dict[str, Any]:
+            response = await client.post("/jmap/api", headers=headers, json={"using": using, "methodCalls": [
+                [name, {"accountId": account, **arguments}, "0"]]})
+            assert response.status_code == 200, response.text
+            [[answered, result, _]] = response.json()["methodResponses"]
+            assert answered == name, result
+            return dict(result)
+
+        mailboxes = await call("Mailbox/get", {"ids": None})
+        sent = next(m["id"] for m in mailboxes["list"] if m["role"] == "sent")
+        raw = rfc822("Sent from the laptop", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                     message_id="<laptop-1@example.org>")
+        uploaded = await client.post(f"/jmap/upload/{account}", content=raw,
+                                     headers={**headers, "Content-Type": "message/rfc822"})
+        assert uploaded.status_code == 201, uploaded.text
+        imported = await call("Email/import", {"emails": {"k": {"blobId": uploaded.json()["blobId"],
+                                                                "mailboxIds": {sent: True}}}})
+        assert imported["notCreated"] is None, imported["notCreated"]
+        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+        copies = [m for m in google.app.mailbox.with_label("SENT") if m.parsed.header("Message-ID") ==
+                  "<laptop-1@example.org>"]
+        assert [m.label_ids for m in copies] == [["SENT"]]
+        assert [c.units for c in google.app.calls if c.method == "users.messages.insert"] == [25]
+        assert outgoing.side.deliveries() == []
+        await outgoing.settle()
+        assert [(labels, flags) for _, labels, flags in await outgoing.stored("laptop-1@example.org")] == [
+            ({"sent"}, [])]
+        got = await call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
+        assert got["list"][0]["keywords"] == {"$seen": True}

@@ -142,7 +142,8 @@ async def _home(call: Call, scope: MailScope, sender: str | None, labels: dict[s
     """The account a new or imported email goes to: the account itself; in the unified account the first of these
     that can keep it: the account that sends as its From (so a client can import or write, then submit), the
     accounts whose provider keeps a mailbox it names (a label with a folder or label id there), the local archive,
-    the other accounts. A provider's account keeps drafts ($draft, in Drafts) only; a local archive keeps anything.
+    the other accounts. A provider's account keeps drafts ($draft, in Drafts) and copies of mail sent elsewhere (in
+    Sent alone, where its provider files them: IMAP); a local archive keeps anything.
     A From that is no identity is no reason to refuse: RFC 8621 keeps forbiddenFrom for EmailSubmission/set ("The
     server does not permit the user to send a message with the From header field of the message to be sent" is
     its SetError, §7.5)."""
@@ -166,9 +167,11 @@ async def _home(call: Call, scope: MailScope, sender: str | None, labels: dict[s
             candidates.append(found)
     candidates += [a for a in principal.accounts if a.provider_kind is ProviderKind.LOCAL]
     candidates += list(principal.accounts)
-    drafts = (await services.labels.role_ids(principal.user_id))[LabelRole.DRAFTS]
-    is_draft = DRAFT in keywords and drafts in labels.values()
-    return next((a for a in candidates if a.provider_kind is ProviderKind.LOCAL or is_draft), candidates[0])
+    roles = await services.labels.role_ids(principal.user_id)
+    is_draft = DRAFT in keywords and roles[LabelRole.DRAFTS] in labels.values()
+    sent_copy = DRAFT not in keywords and set(labels.values()) == {roles[LabelRole.SENT]}
+    return next((a for a in candidates if a.provider_kind is ProviderKind.LOCAL or is_draft
+                 or (sent_copy and services.drafts.keeps_sent_copies(a.provider_kind))), candidates[0])
 
 
 async def _text(call: Call, scope: MailScope, given: str | None, blob: BlobText | None, where: str) -> str | None:
@@ -275,7 +278,7 @@ async def import_(call: Call) -> dict[str, Any]:
             if account.provider_kind is ProviderKind.LOCAL:
                 imported = await services.email_writer.import_email(
                     account.id, account.provider_kind, raw, sorted(set(resolved.values())), wanted, received)
-            else:  # a provider's account keeps what it can hand to its server: a draft, pushed to its Drafts
+            else:  # a provider's account keeps what it can hand to its server: a draft, or a copy for its Sent
                 saved = await services.drafts.import_draft(
                     user_id, account.id, raw, label_ids=tuple(sorted(set(resolved.values()))),
                     keywords=frozenset(wanted), received_at=received)

@@ -46,6 +46,7 @@ from plmail.providers.oauth_apps import OAuthAppStore
 log = logging.getLogger(__name__)
 
 UNITS_MESSAGE_DELETE = 10  # Gmail's published cost of users.messages.delete
+UNITS_MESSAGE_INSERT = 25  # users.messages.insert
 UNITS_WATCH = 100  # users.watch, as Gmail's quota table lists it
 UNITS_WATCH_STOP = 50  # users.stop
 
@@ -410,6 +411,14 @@ class GmailSession:
         """users.messages.send: Gmail delivers to the header's recipients (Bcc included, and removed from what
         they receive) and files the message under SENT."""
         response = await self._call("POST", "/messages/send", units=UNITS_SEND, body=_outgoing(raw, thread_id))
+        return _message_ref(response.json())
+
+    async def insert(self, raw: bytes, *, label_ids: Sequence[str], thread_id: str | None) -> GmailMessageRef:
+        """users.messages.insert: the message put in the mailbox like IMAP APPEND, under `label_ids`, sending
+        nothing; dated by its Date header."""
+        body = {**_outgoing(raw, thread_id), "labelIds": list(label_ids)}
+        response = await self._call("POST", "/messages", units=UNITS_MESSAGE_INSERT,
+                                    params={"internalDateSource": "dateHeader"}, body=body)
         return _message_ref(response.json())
 
     async def create_draft(self, raw: bytes, *, thread_id: str | None) -> GmailDraft:

@@ -6,6 +6,7 @@ From it does not know it would silently replace with the account's own, which th
 only from listed identities. A draft's own id differs from its message's id and survives an update, which
 gives the draft a new message: the pair is kept in gmail_draft. messages.send files the message under SENT
 and returns its id, which is recorded on the stored message at once, so the next sync finds it stored already.
+A copy of mail sent elsewhere (JMAP's Email/import into Sent) goes in with messages.insert under SENT, the same way.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ class GmailDraftStore:
 
     kind = ProviderKind.GMAIL
     updates_in_place = True
+    files_sent_copies = True
 
     def __init__(self, writes: GmailWrites) -> None:
         self.writes = writes
@@ -194,10 +196,27 @@ class GmailDraftStore:
 
     async def file_sent(self, account: Account, copy: bytes, *, draft: ProviderRef | None,
                         receipt: SendReceipt) -> ProviderRef | None:
+        if receipt.sent_elsewhere:
+            return await self._insert_sent(account, copy)
         sent = receipt.ref.gmail_id if receipt.ref is not None else None
         if draft is not None and draft.gmail_id and draft.gmail_id != sent:
             await self.discard_draft(account, draft)
         return None  # the sent message's id was recorded when it went
+
+
+    async def _insert_sent(self, account: Account, copy: bytes) -> ProviderRef:
+        """Mail sent elsewhere filed under SENT with messages.insert (in the Gmail thread of what it answers).
+        Every refusal is raised: the copy stays in plmail and the job tries again."""
+        writes = self.writes
+        try:
+            session = await writes.api.session(account)
+            thread_id = await writes.messages.provider_thread_of(account.id, _referenced(copy))
+            inserted = await session.insert(copy, label_ids=("SENT",), thread_id=thread_id)
+        except GmailApiError as exc:
+            if _needs_consent(exc):
+                await writes.needs_consent(account, exc)
+            raise
+        return ProviderRef(gmail_id=inserted.id)
 
 
 class GmailTransport:

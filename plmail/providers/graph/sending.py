@@ -77,6 +77,7 @@ class GraphDraftStore:
 
     kind = ProviderKind.GRAPH
     updates_in_place = False
+    files_sent_copies = False
 
     def __init__(self, client: GraphClient) -> None:
         self.client = client

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 class ImapDraftStore:
     kind = ProviderKind.IMAP
     updates_in_place = False
+    files_sent_copies = True
 
     def __init__(self, accounts: AccountAdminRepository, mailboxes: MailboxRepository,
                  connector: ImapConnector) -> None:

@@ -176,3 +176,16 @@ async def test_a_from_that_is_no_identity_is_created_not_forbidden_from(box: Jma
         got = (await box.call("Email/get", {"accountId": account, "ids": [result["created"]["d"]["id"]],
                                             "properties": ["from"]}))["list"][0]
         assert got["from"] == [{"name": "Someone Else", "email": "ceo@bank.example"}]
+
+
+async def test_an_email_created_without_a_subject_has_no_subject_header(box: JmapBox) -> None:
+    """RFC 8621 §4.1.3 "subject: String|null", read as header:Subject:asText, and §4.1.2: a header form "is null
+    if there is no header field with the given name". An email created without a subject reads back with subject
+    null (no Subject header written), not "" (an empty one)."""
+    result = await _create(box, d={"from": [{"email": box.user.email}], "to": [{"email": "bea@example.net"}],
+                                   "textBody": [{"partId": "t"}], "bodyValues": {"t": {"value": "No subject."}}})
+    assert result["notCreated"] is None, result["notCreated"]
+    email = result["created"]["d"]["id"]
+    got = (await box.call("Email/get", {"ids": [email], "properties": ["subject", "header:Subject:all"]}))["list"]
+    assert (got[0]["subject"], got[0]["header:Subject:all"]) == (None, [])
+    assert "Subject" not in await _raw(box, email)

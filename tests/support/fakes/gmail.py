@@ -44,6 +44,9 @@ API (`{base}/gmail/v1/users/{userId}/...`, `userId` = `me` or the mailbox addres
                                                message joins `threadId` only when it answers a message of that
                                                thread (In-Reply-To/References) with the same subject, else it
                                                starts a thread; an unknown threadId is a 404.
+- `POST messages`                              users.messages.insert {raw, threadId, labelIds}: the message put in
+                                               the mailbox under labelIds (unknown id → 400 "Invalid label"),
+                                               sending nothing, like IMAP APPEND
 - `GET  history`                               users.history.list: startHistoryId, historyTypes,
                                                labelId, maxResults, pageToken; records with
                                                messages/messagesAdded/messagesDeleted/labelsAdded/
@@ -128,6 +131,7 @@ DEFAULT_COSTS: dict[str, int] = {
     "users.messages.batchModify": 50,
     "users.history.list": 2,
     "users.messages.send": 100,
+    "users.messages.insert": 25,
     "users.drafts.create": 10,
     "users.drafts.update": 15,
     "users.drafts.delete": 10,
@@ -145,6 +149,7 @@ _COMPOSE = "https://www.googleapis.com/auth/gmail.compose"
 _READONLY = "https://www.googleapis.com/auth/gmail.readonly"
 METHOD_SCOPES: dict[str, frozenset[str]] = {
     "users.messages.send": frozenset({_FULL, _MODIFY, _COMPOSE, "https://www.googleapis.com/auth/gmail.send"}),
+    "users.messages.insert": frozenset({_FULL, _MODIFY, "https://www.googleapis.com/auth/gmail.insert"}),
     "users.drafts.create": frozenset({_FULL, _MODIFY, _COMPOSE}),
     "users.drafts.update": frozenset({_FULL, _MODIFY, _COMPOSE}),
     "users.drafts.delete": frozenset({_FULL, _MODIFY, _COMPOSE}),
@@ -518,6 +523,11 @@ class GmailMailbox:
                                                       _outgoing.without_bcc(raw), _outgoing.sender(parsed)))
             return message
 
+    def insert(self, raw: bytes, label_ids: Sequence[str], thread_id: str | None = None) -> GmailMessage:
+        """messages.insert: put in the mailbox under `label_ids`, nothing sent (KeyError: no such thread)."""
+        with self.lock:
+            return self.add_message(raw, label_ids=tuple(label_ids), thread_id=self._thread_for(raw, thread_id))
+
     def mark_gone(self, message_id: str) -> None:
         """The listed-then-gone case: the id stays in listings, but get/modify answer 404."""
         with self.lock:
@@ -856,6 +866,7 @@ class GmailFake(AsgiApp):
             ("PUT", "/drafts/{id}", "users.drafts.update", self._drafts_update),
             ("DELETE", "/drafts/{id}", "users.drafts.delete", self._drafts_delete),
             ("POST", "/messages/send", "users.messages.send", self._messages_send),
+            ("POST", "/messages", "users.messages.insert", self._messages_insert),
             ("POST", "/watch", "users.watch", self._watch),
             ("POST", "/stop", "users.stop", self._stop),
         ]
@@ -1243,6 +1254,18 @@ class GmailFake(AsgiApp):
             raise _invalid("Recipient address required")
         try:
             message = mailbox.send(raw, thread_id)
+        except KeyError:
+            raise _not_found() from None
+        return json_response({"id": message.id, "threadId": message.thread_id, "labelIds": list(message.label_ids)})
+
+    async def _messages_insert(self, request: Request, mailbox: GmailMailbox) -> Response:
+        raw, thread_id = self._written(request, nested=False)
+        body = request.json()
+        labels = body.get("labelIds") or []
+        if not isinstance(labels, list) or any(not isinstance(x, str) or x not in mailbox.labels for x in labels):
+            raise _invalid(f"Invalid label: {labels}")
+        try:
+            message = mailbox.insert(raw, labels, thread_id)
         except KeyError:
             raise _not_found() from None
         return json_response({"id": message.id, "threadId": message.thread_id, "labelIds": list(message.label_ids)})
