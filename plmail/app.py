@@ -34,6 +34,7 @@ from plmail.web.auth import FLOW_COOKIE, RequireSignIn
 from plmail.web.controllers.accounts import AccountController
 from plmail.web.controllers.actions import ActionController
 from plmail.web.controllers.admin import AdminController
+from plmail.web.controllers.app_shell import AppShellController
 from plmail.web.controllers.assistant_admin import AssistantAdminController
 from plmail.web.controllers.auth import AuthController
 from plmail.web.controllers.calendar import CalendarController
@@ -176,6 +177,7 @@ def create_app(
             AdminController,
             AssistantAdminController,
             OAuthAdminController,
+            AppShellController,
             mail_events,
             healthz,
             provider_push,

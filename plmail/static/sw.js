@@ -1,0 +1,139 @@
+// plmail's service worker (served as /sw.js, so its scope is the whole app).
+// - The app shell (styles, scripts, icons, the offline page) is kept at install and answered from the cache while
+//   a fresh copy is fetched behind it.
+// - Pages go to the network first; when the server is out of reach, the copy kept here answers, else the offline
+//   page. The inbox and its newest 50 conversations are copied whenever a page asks (pwa.js does on each inbox
+//   visit), and only those whose stamp changed are fetched again.
+"use strict";
+
+var SHELL = "plmail-shell-v1";
+var MAIL = "plmail-mail-v1";
+var INDEX = "/offline/inbox.json";
+var OFFLINE_PAGE = "/offline";
+var COPY_HEADER = "X-Plmail-Offline-Copy";  // the copy is no reading: the server leaves the conversation unread
+var REFRESH_GAP_MS = 15000;
+var SHELL_FILES = [
+  OFFLINE_PAGE,
+  "/static/plmail.css", "/static/print.css", "/static/htmx.min.js", "/static/live.js", "/static/pages.js",
+  "/static/keys.js", "/static/app.js", "/static/pwa.js", "/static/compose.js",
+  "/static/trix/trix.css", "/static/trix/trix-defaults.css", "/static/trix/trix.umd.min.js",
+  "/static/icons/plmail.svg", "/static/icons/plmail-192.png", "/static/icons/plmail-180.png"
+];
+
+self.addEventListener("install", function (event) {
+  event.waitUntil(caches.open(SHELL).then(function (cache) {
+    return cache.addAll(SHELL_FILES.map(function (url) { return new Request(url, {cache: "reload"}); }));
+  }).then(function () { return self.skipWaiting(); }));
+});
+
+self.addEventListener("activate", function (event) {
+  event.waitUntil(caches.keys().then(function (names) {
+    return Promise.all(names.filter(function (name) { return name !== SHELL && name !== MAIL; })
+      .map(function (name) { return caches.delete(name); }));
+  }).then(function () { return self.clients.claim(); }));
+});
+
+function staticFile(request) {
+  return caches.open(SHELL).then(function (cache) {
+    return cache.match(request).then(function (kept) {
+      var fresh = fetch(request).then(function (response) {
+        if (response.ok) cache.put(request, response.clone());
+        return response;
+      });
+      if (kept) {
+        fresh.catch(function () { /* offline: the kept copy answered */ });
+        return kept;
+      }
+      return fresh;
+    });
+  });
+}
+
+function keptPage(request) {
+  var url = new URL(request.url);
+  return caches.open(MAIL).then(function (cache) {
+    return cache.match(url.pathname === "/" && !url.search ? "/" : request);
+  }).then(function (kept) {
+    return kept || caches.match(OFFLINE_PAGE, {cacheName: SHELL});
+  });
+}
+
+function page(request) {
+  return fetch(request).catch(function () { return keptPage(request); });
+}
+
+self.addEventListener("fetch", function (event) {
+  var request = event.request;
+  var url = new URL(request.url);
+  if (url.origin !== self.location.origin || request.method !== "GET") return;
+  if (url.pathname.indexOf("/static/") === 0) {
+    event.respondWith(staticFile(request));
+  } else if (request.mode === "navigate") {
+    event.respondWith(page(request));
+  }
+});
+
+// -- the offline copies of the inbox -------------------------------------------------------------------------
+var refreshing = null;
+var lastRefresh = 0;
+
+function copy(cache, url) {
+  return fetch(url, {headers: {[COPY_HEADER]: "1"}, credentials: "same-origin", redirect: "error"})
+    .then(function (response) {
+      if (!response.ok) throw new Error(url + " answered " + response.status);
+      return cache.put(url, response);
+    });
+}
+
+function refreshMail() {
+  return caches.open(MAIL).then(function (cache) {
+    return fetch(INDEX, {credentials: "same-origin", redirect: "error"}).then(function (response) {
+      if (!response.ok) throw new Error("the list of conversations answered " + response.status);
+      return response.json();
+    }).then(function (index) {
+      return cache.match(INDEX).then(function (before) { return before ? before.json() : {conversations: []}; })
+        .then(function (previous) {
+          var stamps = {};
+          previous.conversations.forEach(function (c) { stamps[c.url] = c.stamp; });
+          var wanted = {};
+          index.conversations.forEach(function (c) { wanted[c.url] = true; });
+          return cache.keys().then(function (requests) {
+            var have = {};
+            var drops = [];
+            requests.forEach(function (r) {
+              var path = new URL(r.url).pathname;
+              have[path] = true;
+              if (path.indexOf("/thread/") === 0 && !wanted[path]) drops.push(cache.delete(r));
+            });
+            var fetches = index.conversations.filter(function (c) {
+              return !have[c.url] || stamps[c.url] !== c.stamp;
+            }).map(function (c) { return copy(cache, c.url).catch(function () { delete wanted[c.url]; }); });
+            return Promise.all(drops.concat(fetches, [copy(cache, "/")]));
+          }).then(function () {
+            // Kept last, so a copy that failed is fetched again next time.
+            var kept = index.conversations.filter(function (c) { return wanted[c.url]; });
+            return cache.put(INDEX, new Response(JSON.stringify({conversations: kept}),
+                                                {headers: {"Content-Type": "application/json"}}));
+          });
+        });
+    });
+  });
+}
+
+function refreshOnce(force) {
+  if (refreshing) return refreshing;
+  if (!force && Date.now() - lastRefresh < REFRESH_GAP_MS) return Promise.resolve();
+  refreshing = refreshMail().catch(function () { /* offline or signed out: the copies stay as they were */ })
+    .then(function () { lastRefresh = Date.now(); refreshing = null; });
+  return refreshing;
+}
+
+self.addEventListener("message", function (event) {
+  var data = event.data || {};
+  if (data.type === "refresh-offline-copies") {
+    var done = refreshOnce(Boolean(data.force)).then(function () {
+      if (event.source) event.source.postMessage({type: "offline-copies-refreshed"});
+    });
+    event.waitUntil(done);
+  }
+});
