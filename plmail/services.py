@@ -63,6 +63,7 @@ from plmail.mail.vacation import VacationService, VacationStep
 from plmail.ops.metrics import MetricsService
 from plmail.providers.network import GuardedOneClick
 from plmail.providers.plugins import PLUGINS, OfferedServices, PluginHost, ProviderPlugin, load_plugins
+from plmail.push.browser import BrowserPushService
 from plmail.push.dispatcher import PushDispatcher
 from plmail.push.sender import WebPushSender
 from plmail.push.subscriptions import PushSubscriptionService
@@ -133,6 +134,7 @@ class Services:
     quota: QuotaService
     vapid: VapidKey
     push_subscriptions: PushSubscriptionService
+    browser_push: BrowserPushService
     push_dispatcher: PushDispatcher
 
     def start_watchers(self) -> None:
@@ -211,6 +213,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     users = UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor)
     users.on_disabled.append(outbox.stop_disabled)
     vapid = VapidKey.load(settings.vapid_key_path)
+    browser_push = BrowserPushService(db, operations, action_key=keys.push_actions,
+                                      vapid_public_key=vapid.public_key, allow_loopback=settings.push_allow_loopback)
     changes = ChangeLog(db)
     change_feed = ChangeFeed(db)
     return Services(
@@ -275,8 +279,10 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         quota=QuotaService(db, settings.data_dir),
         vapid=vapid,
         push_subscriptions=PushSubscriptionService(db, changes, allow_loopback=settings.push_allow_loopback),
+        browser_push=browser_push,
         push_dispatcher=PushDispatcher(db, change_feed, changes,
-                                       WebPushSender(vapid, allow_loopback=settings.push_allow_loopback)),
+                                       WebPushSender(vapid, allow_loopback=settings.push_allow_loopback),
+                                       browser_push),
     )
 
 

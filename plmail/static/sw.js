@@ -137,3 +137,48 @@ self.addEventListener("message", function (event) {
     event.waitUntil(done);
   }
 });
+
+// -- notifications (Web Push, RFC 8030/8291) ---------------------------------------------------------------
+// The server sends what a notification shows, in the user's language: sender and subject (or only "New mail",
+// the lock-screen setting), one notification per conversation (tag), with Archive and Mark read. Those post the
+// notification's signed token to /push/action with an idempotency key made of the token and the action, so a
+// repeated click or a retried request is applied once.
+self.addEventListener("push", function (event) {
+  var data = {};
+  try { data = event.data ? event.data.json() : {}; } catch (err) { data = {}; }
+  if (data["@type"] !== "NewMail") return;
+  event.waitUntil(self.registration.showNotification(data.title || "plmail", {
+    body: data.body || "",
+    tag: data.tag,
+    renotify: true,
+    icon: "/static/icons/plmail-192.png",
+    badge: "/static/icons/plmail-maskable-192.png",
+    data: {url: data.url, token: data.token, threadId: data.threadId},
+    actions: data.actions || []
+  }));
+});
+
+function notificationAction(notification, action) {
+  var data = notification.data || {};
+  return fetch("/push/action", {
+    method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({token: data.token, action: action, key: data.token + ":" + action})
+  });
+}
+
+self.addEventListener("notificationclick", function (event) {
+  var notification = event.notification;
+  notification.close();
+  if (event.action === "archive" || event.action === "read") {
+    event.waitUntil(notificationAction(notification, event.action));
+    return;
+  }
+  var url = (notification.data && notification.data.url) || "/";
+  event.waitUntil(self.clients.matchAll({type: "window", includeUncontrolled: true}).then(function (windows) {
+    for (var i = 0; i < windows.length; i++) {
+      if ("focus" in windows[i]) return windows[i].navigate(url).then(function (w) { return w && w.focus(); });
+    }
+    return self.clients.openWindow(url);
+  }));
+});

@@ -46,7 +46,7 @@ PENDING_SECONDS: Final = 300  # how long a right password waits for its code
 # address's confirmation link, whose URLs carry a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
                        "^/favicon.ico", "^/calendar/feed/", "^/identities/confirm/", "^/provider-push/",
-                       "^/sw.js$", "^/manifest.webmanifest$", "^/offline$")
+                       "^/sw.js$", "^/manifest.webmanifest$", "^/offline$", "^/push/action$")
 _PUBLIC = re.compile("|".join(PUBLIC_PATHS))
 
 
