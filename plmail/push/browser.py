@@ -31,12 +31,12 @@ from plmail.domain.push import (
     NotificationPreference,
     PushSubscriptionRow,
 )
+from plmail.mail.idempotency import AppliedActions
 from plmail.mail.operations import ThreadOperations
 from plmail.push.addresses import check_push_url
 from plmail.push.subscriptions import MAX_SUBSCRIPTIONS_PER_USER, MAX_URL, check_keys
 
 TOKEN_LIFETIME_SECONDS: Final = 7 * 86400  # a notification left on the lock screen for a week still acts
-MAX_IDEMPOTENCY_KEY: Final = 200
 ACTIONS: Final = ("archive", "read")
 _LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 
@@ -81,9 +81,10 @@ def _b64(raw: bytes) -> str:
 
 
 class BrowserPushService:
-    def __init__(self, db: Database, operations: ThreadOperations, *, action_key: bytes, vapid_public_key: str,
-                 allow_loopback: bool = False) -> None:
+    def __init__(self, db: Database, operations: ThreadOperations, applied: AppliedActions, *, action_key: bytes,
+                 vapid_public_key: str, allow_loopback: bool = False) -> None:
         self.repo = BrowserPushRepository(db)
+        self.applied = applied
         self.subscriptions = PushSubscriptionRepository(db)
         self.operations = operations
         self.action_key = action_key
@@ -166,18 +167,11 @@ class BrowserPushService:
         return await self.apply_once(user_id, idempotency_key, action, [grant.thread_id])
 
     async def apply_once(self, user_id: int, idempotency_key: str, action: str, thread_ids: list[int]) -> bool:
-        if not idempotency_key or len(idempotency_key) > MAX_IDEMPOTENCY_KEY:
-            raise ValidationError("An action needs an idempotency key of 1 to 200 characters.")
-        if not await self.repo.apply_once(user_id, idempotency_key):
-            return False
-        try:
+        async with self.applied.once(user_id, idempotency_key) as fresh:
+            if not fresh:
+                return False
             if action == "archive":
                 await self.operations.archive(user_id, thread_ids=thread_ids)
-            elif action == "read":
-                await self.operations.set_seen(user_id, True, thread_ids=thread_ids)
             else:
-                raise ValidationError(f"Unknown action {action!r}.")
-        except BaseException:
-            await self.repo.forget_applied(user_id, idempotency_key)
-            raise
+                await self.operations.set_seen(user_id, True, thread_ids=thread_ids)
         return True

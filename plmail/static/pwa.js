@@ -15,10 +15,20 @@
     return navigator.serviceWorker.ready;
   });
   ready.then(function (registration) {
-    if (registration.active && location.pathname === "/") {
-      registration.active.postMessage({type: "refresh-offline-copies"});
-    }
+    if (!registration.active) return;
+    // Actions made offline go to the server first, then the copies are refreshed with their outcome.
+    registration.active.postMessage({type: "replay-queue"});
+    if (location.pathname === "/") registration.active.postMessage({type: "refresh-offline-copies"});
   }).catch(function () { /* no service worker (private window, http on a remote host): the app works online */ });
+  window.addEventListener("online", function () {
+    ready.then(function (registration) {
+      if (registration.active) registration.active.postMessage({type: "replay-queue"});
+    });
+  });
+
+  // An action the service worker kept for later (it redirected here with ?queued=…) says so.
+  var queued = document.querySelector("[data-offline-queued]");
+  if (queued && new URLSearchParams(location.search).has("queued")) queued.hidden = false;
 
   // -- Settings → Notifications ---------------------------------------------------------------------------
   var section = document.querySelector("[data-push-device]");

@@ -8,6 +8,7 @@
 
 var SHELL = "plmail-shell-v1";
 var MAIL = "plmail-mail-v1";
+var QUEUE = "plmail-queue-v1";  // actions made offline, one entry each, replayed in the order they were made
 var INDEX = "/offline/inbox.json";
 var OFFLINE_PAGE = "/offline";
 var COPY_HEADER = "X-Plmail-Offline-Copy";  // the copy is no reading: the server leaves the conversation unread
@@ -28,7 +29,7 @@ self.addEventListener("install", function (event) {
 
 self.addEventListener("activate", function (event) {
   event.waitUntil(caches.keys().then(function (names) {
-    return Promise.all(names.filter(function (name) { return name !== SHELL && name !== MAIL; })
+    return Promise.all(names.filter(function (name) { return name !== SHELL && name !== MAIL && name !== QUEUE; })
       .map(function (name) { return caches.delete(name); }));
   }).then(function () { return self.clients.claim(); }));
 });
@@ -52,7 +53,8 @@ function staticFile(request) {
 function keptPage(request) {
   var url = new URL(request.url);
   return caches.open(MAIL).then(function (cache) {
-    return cache.match(url.pathname === "/" && !url.search ? "/" : request);
+    // The page's own query (a tab, "queued=…") is no other page: the copy of the path answers.
+    return cache.match(url.pathname, {ignoreSearch: true});
   }).then(function (kept) {
     return kept || caches.match(OFFLINE_PAGE, {cacheName: SHELL});
   });
@@ -65,7 +67,13 @@ function page(request) {
 self.addEventListener("fetch", function (event) {
   var request = event.request;
   var url = new URL(request.url);
-  if (url.origin !== self.location.origin || request.method !== "GET") return;
+  if (url.origin !== self.location.origin) return;
+  if (request.method === "POST" && url.pathname === "/actions" && request.mode === "navigate") {
+    var kept = request.clone();
+    event.respondWith(fetch(request).catch(function () { return queueAction(kept); }));
+    return;
+  }
+  if (request.method !== "GET") return;
   if (url.pathname.indexOf("/static/") === 0) {
     event.respondWith(staticFile(request));
   } else if (request.mode === "navigate") {
@@ -130,6 +138,12 @@ function refreshOnce(force) {
 
 self.addEventListener("message", function (event) {
   var data = event.data || {};
+  if (data.type === "replay-queue") {
+    event.waitUntil(replayOnce().then(function (left) {
+      if (event.source) event.source.postMessage({type: "queue-replayed", left: left});
+    }));
+    return;
+  }
   if (data.type === "refresh-offline-copies") {
     var done = refreshOnce(Boolean(data.force)).then(function () {
       if (event.source) event.source.postMessage({type: "offline-copies-refreshed"});
@@ -181,4 +195,72 @@ self.addEventListener("notificationclick", function (event) {
     }
     return self.clients.openWindow(url);
   }));
+});
+
+// -- the offline queue ------------------------------------------------------------------------------------------
+// Archive, read/unread and star/unstar pressed while the server is out of reach are kept here, each with an
+// idempotency key made now, and sent again in order once it answers (Background Sync where the browser has it,
+// else when a page of plmail loads or comes back online). The server applies each key once and answers 409 for
+// one it has applied, so a replay whose answer was lost changes nothing.
+var QUEUEABLE = ["archive", "read", "unread", "star", "unstar"];
+
+function queueAction(request) {
+  return request.formData().then(function (form) {
+    var action = form.get("action");
+    if (QUEUEABLE.indexOf(action) < 0) return keptPage(new Request("/offline"));
+    var entry = {key: self.crypto.randomUUID(), action: action, threadIds: form.getAll("thread_ids"),
+                 csrf: form.get("_csrf_token") || "", at: Date.now()};
+    var next = form.get("next") || "/";
+    return caches.open(QUEUE).then(function (cache) {
+      return cache.put("/offline/queue/" + entry.at + "-" + entry.key, new Response(JSON.stringify(entry)));
+    }).then(function () {
+      if (self.registration.sync) self.registration.sync.register("plmail-queue").catch(function () {});
+      var target = new URL(next.charAt(0) === "/" && next.charAt(1) !== "/" ? next : "/", self.location.origin);
+      target.searchParams.set("queued", action);
+      return Response.redirect(target.href, 303);
+    });
+  });
+}
+
+function replay(cache, request) {
+  return cache.match(request).then(function (kept) { return kept.json(); }).then(function (entry) {
+    var body = new URLSearchParams();
+    body.append("action", entry.action);
+    entry.threadIds.forEach(function (id) { body.append("thread_ids", id); });
+    body.append("next", "/");
+    body.append("_csrf_token", entry.csrf);
+    return fetch("/actions", {method: "POST", body: body, credentials: "same-origin", redirect: "manual",
+                              headers: {"Idempotency-Key": entry.key, "x-csrftoken": entry.csrf}});
+  }).then(function (response) {
+    // Applied now (a redirect), applied before (409), or refused for good (signed out, gone): done with it.
+    var settled = response.type === "opaqueredirect" || response.ok || (response.status >= 400 &&
+      response.status < 500 && response.status !== 429);
+    if (!settled) throw new Error("the server answered " + response.status);
+    return cache.delete(request);
+  });
+}
+
+var replaying = null;
+
+function replayOnce() {
+  if (replaying) return replaying;
+  replaying = caches.open(QUEUE).then(function (cache) {
+    return cache.keys().then(function (requests) {
+      requests.sort(function (a, b) { return a.url < b.url ? -1 : 1; });
+      return requests.reduce(function (done, request) {
+        return done.then(function () { return replay(cache, request); });
+      }, Promise.resolve()).then(function () { return 0; }, function () {
+        return cache.keys().then(function (left) { return left.length; });
+      });
+    });
+  }).then(function (left) { replaying = null; return left; });
+  return replaying;
+}
+
+self.addEventListener("sync", function (event) {
+  if (event.tag === "plmail-queue") {
+    event.waitUntil(replayOnce().then(function (left) {
+      if (left) throw new Error(left + " actions still wait for the server");
+    }));
+  }
 });

@@ -79,7 +79,8 @@ async def test_the_inbox_newest_conversations_are_readable_offline(world: World)
         # The worker copies the inbox when a page shows it; the first visit's ask may have come before it ran.
         await page.evaluate("navigator.serviceWorker.controller.postMessage({type: 'refresh-offline-copies', "
                             "force: true})")
-        await _until_kept(page, f"/thread/{thread_id}")
+        await _until_kept(page, "/offline/inbox.json")  # kept last, when every copy is in
+        assert await _kept(page, f"/thread/{thread_id}") and await _kept(page, "/")
         # Copying is no reading: the conversation is still unread on the server.
         summary, _messages = await world.services.reader.thread(
             (await world.services.users.by_email("eve@example.org")).id, thread_id)
@@ -99,3 +100,65 @@ async def test_the_inbox_newest_conversations_are_readable_offline(world: World)
         await expect(page.locator("h1")).not_to_have_text("You are offline")
     finally:
         await page.context.close()
+
+
+async def _in_inbox(world: World, thread_id: int) -> bool:
+    return bool(await world.services.db.fetchval(
+        "SELECT count(*) FROM thread_label WHERE thread_id = $1 AND label_id = $2", thread_id, world.inbox))
+
+
+async def _until(check: Any, timeout: float = 15.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, "not in time"
+        await asyncio.sleep(0.1)
+
+
+async def test_an_archive_made_offline_is_applied_once_on_reconnect(world: World) -> None:
+    thread_id = await world.fresh_thread("Boarding passes")
+    page = await world.page()
+    try:
+        await page.goto(world.base + "/")
+        await _controlled(page)
+        await page.evaluate("navigator.serviceWorker.controller.postMessage({type: 'refresh-offline-copies', "
+                            "force: true})")
+        await _until_kept(page, "/offline/inbox.json")  # kept last, when every copy is in
+        assert await _kept(page, f"/thread/{thread_id}") and await _kept(page, "/")
+
+        await page.context.set_offline(True)
+        await page.goto(world.base + f"/thread/{thread_id}")
+        await page.locator("form.thread-actions button[value=archive]").click()
+        await expect(page.locator("[data-offline-queued]")).to_be_visible()
+        assert await _in_inbox(world, thread_id)  # nothing reached the server yet
+
+        await page.context.set_offline(False)  # the page's "online" event asks the worker to replay
+        await _until(lambda: _not(_in_inbox(world, thread_id)))
+        keys = await world.services.db.fetch(
+            "SELECT idempotency_key FROM applied_action a JOIN app_user u ON u.id = a.user_id "
+            "WHERE u.email = 'eve@example.org'")
+        assert len(keys) == 1
+        await _until(lambda: _queue_empty(page))
+
+        # The same request again (its answer lost, say) is refused and changes nothing.
+        user = await world.services.users.by_email("eve@example.org")
+        await world.services.operations.move_to_inbox(user.id, thread_ids=[thread_id])
+        status = await page.evaluate(
+            """async ([key, id]) => {
+                 const csrf = JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"];
+                 const body = new URLSearchParams({action: "archive", thread_ids: id, next: "/", _csrf_token: csrf});
+                 const answer = await fetch("/actions", {method: "POST", body, redirect: "manual",
+                                                         headers: {"Idempotency-Key": key, "x-csrftoken": csrf}});
+                 return answer.status; }""", [keys[0]["idempotency_key"], str(thread_id)])
+        assert status == 409
+        assert await _in_inbox(world, thread_id)
+    finally:
+        await page.context.close()
+
+
+async def _queue_empty(page: Page) -> bool:
+    left: int = await page.evaluate("async () => (await (await caches.open('plmail-queue-v1')).keys()).length")
+    return left == 0
+
+
+async def _not(awaitable: Any) -> bool:
+    return not await awaitable

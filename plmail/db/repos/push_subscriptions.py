@@ -274,15 +274,3 @@ class BrowserPushRepository:
             """UPDATE push_subscription SET notified_message_id = $3, last_pushed_at = now()
                 WHERE id = $1 AND notified_message_id IS NOT DISTINCT FROM $2""", subscription_id, before, newest)
         return status.endswith(" 1")
-
-    async def apply_once(self, user_id: int, idempotency_key: str) -> bool:
-        """Records the action's key; False when it was applied already (a replay)."""
-        row = await self.db.fetchval(
-            """INSERT INTO applied_action (user_id, idempotency_key) VALUES ($1, $2)
-               ON CONFLICT DO NOTHING RETURNING true""", user_id, idempotency_key)
-        return bool(row)
-
-    async def forget_applied(self, user_id: int, idempotency_key: str) -> None:
-        """An action that failed is no replay: it may be sent again."""
-        await self.db.execute("DELETE FROM applied_action WHERE user_id = $1 AND idempotency_key = $2",
-                              user_id, idempotency_key)
