@@ -12,6 +12,9 @@ from plmail.db.repos.applied_actions import AppliedActionRepository
 from plmail.domain.errors import ValidationError
 
 MAX_IDEMPOTENCY_KEY: Final = 200
+# How long a key is remembered: longer than a notification's token lives (7 days) and than a device plausibly
+# stays offline with a queue; older keys are pruned daily.
+KEEP_KEYS_DAYS: Final = 30
 
 
 class AppliedActions:
@@ -31,3 +34,6 @@ class AppliedActions:
             if fresh:
                 await self.repo.release(user_id, idempotency_key)
             raise
+
+    async def prune(self) -> int:
+        return await self.repo.forget_older_than(KEEP_KEYS_DAYS)

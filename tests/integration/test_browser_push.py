@@ -90,3 +90,16 @@ async def test_the_migration_runs_twice_and_undoing_it_leaves_jmap_subscriptions
         assert await conn.fetchval("SELECT to_regclass('push_subscription')") is not None
         await conn.execute(browser_migration.FORWARDS_SQL)
     assert await services.db.fetchval("SELECT count(*) FROM notification_preference") == 0
+
+
+async def test_idempotency_keys_are_kept_thirty_days(services: Services) -> None:
+    user_id, _session_id = await _session(services, "keys@example.org")
+    async with services.applied_actions.once(user_id, "old") as fresh:
+        assert fresh
+    async with services.applied_actions.once(user_id, "recent") as fresh:
+        assert fresh
+    await services.db.execute("UPDATE applied_action SET applied_at = now() - interval '31 days' "
+                              "WHERE idempotency_key = 'old'")
+    assert await services.applied_actions.prune() == 1
+    async with services.applied_actions.once(user_id, "recent") as fresh:
+        assert not fresh

@@ -20,3 +20,8 @@ class AppliedActionRepository:
     async def release(self, user_id: int, idempotency_key: str) -> None:
         await self.db.execute("DELETE FROM applied_action WHERE user_id = $1 AND idempotency_key = $2",
                               user_id, idempotency_key)
+
+    async def forget_older_than(self, days: int) -> int:
+        status = await self.db.execute(
+            "DELETE FROM applied_action WHERE applied_at < now() - make_interval(days => $1)", days)
+        return int(status.split()[-1])
