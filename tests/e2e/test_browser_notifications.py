@@ -105,13 +105,14 @@ async def test_turning_on_notifications_brings_new_mail_to_this_device(
         await context.add_init_script(FAKE_PUSH_MANAGER % json.dumps({"endpoint": device.url, "keys": device.keys}))
         await page.goto(server.url + "/settings/notifications")
         await expect(page.locator("[data-push-device]")).to_contain_text("Notifications are off for this device.")
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=OUTPUT / "settings-notifications-off-1366.png", full_page=True)
         await page.get_by_role("button", name="Turn on for this device").click()
         await expect(page.locator("[data-push-device] [role=status]")).to_have_text(
             "Notifications are on for this device.")
         # The browser subscribed with this server's VAPID key (RFC 8292 §3.2: the applicationServerKey).
         key = bytes(json.loads(await page.evaluate("() => sessionStorage.getItem('serverKey') || '[]'")))
         assert key == push_service_key(imap.services.vapid.public_key)
-        OUTPUT.mkdir(parents=True, exist_ok=True)
         for width in (390, 1366):
             await page.set_viewport_size({"width": width, "height": 900})
             await page.screenshot(path=OUTPUT / f"settings-notifications-{width}.png", full_page=True)
