@@ -34,6 +34,7 @@ from plmail.web.auth import FLOW_COOKIE, RequireSignIn
 from plmail.web.controllers.accounts import AccountController
 from plmail.web.controllers.actions import ActionController
 from plmail.web.controllers.admin import AdminController
+from plmail.web.controllers.app_shell import AppShellController
 from plmail.web.controllers.assistant_admin import AssistantAdminController
 from plmail.web.controllers.auth import AuthController
 from plmail.web.controllers.calendar import CalendarController
@@ -45,6 +46,7 @@ from plmail.web.controllers.labels import LabelController
 from plmail.web.controllers.live import mail_events
 from plmail.web.controllers.mail import MailController
 from plmail.web.controllers.metrics import metrics
+from plmail.web.controllers.notifications import NotificationsController, notification_action
 from plmail.web.controllers.oauth import OAuthAdminController, OAuthController
 from plmail.web.controllers.provider_push import provider_push
 from plmail.web.controllers.rules import RuleController
@@ -60,7 +62,8 @@ log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).parent
 FLOW_MAX_AGE = 3600  # the OAuth round trip and a sign-in waiting for its code; sessions live on the server
-_CSRF_EXEMPT = ["^/healthz", "^/metrics", "^/jmap", "^/.well-known/", "^/provider-push/"]
+# /push/action: a notification's button, posted by the service worker with the notification's signed token.
+_CSRF_EXEMPT = ["^/healthz", "^/metrics", "^/jmap", "^/.well-known/", "^/provider-push/", "^/push/action$"]
 
 
 def _error_page(request: Request[Any, Any, Any], status: int, title: str, message: str) -> Response[Any]:
@@ -176,6 +179,9 @@ def create_app(
             AdminController,
             AssistantAdminController,
             OAuthAdminController,
+            AppShellController,
+            NotificationsController,
+            notification_action,
             mail_events,
             healthz,
             provider_push,

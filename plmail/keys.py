@@ -89,6 +89,7 @@ class InstallationKeys:
         self.credentials = CredentialBox(master)
         self.session_cookie = derive_key(master, "session-cookie")
         self.csrf_secret = derive_key(master, "csrf").hex()
+        self.push_actions = derive_key(master, "push-actions")  # signs a notification's Archive / Mark read
 
     @classmethod
     def load(cls, path: Path) -> InstallationKeys:

@@ -43,6 +43,7 @@ from plmail.mail.drafts import DraftService
 from plmail.mail.email_query import EmailQueryService
 from plmail.mail.email_reader import EmailReader
 from plmail.mail.email_writes import EmailWriter
+from plmail.mail.idempotency import AppliedActions
 from plmail.mail.identities import IdentityService
 from plmail.mail.labels import LabelManager
 from plmail.mail.mailboxes import MailboxService
@@ -72,6 +73,7 @@ from plmail.providers.plugins import (
     load_plugins,
     plugin_surfaces,
 )
+from plmail.push.browser import BrowserPushService
 from plmail.push.dispatcher import PushDispatcher
 from plmail.push.sender import WebPushSender
 from plmail.push.subscriptions import PushSubscriptionService
@@ -145,6 +147,8 @@ class Services:
     quota: QuotaService
     vapid: VapidKey
     push_subscriptions: PushSubscriptionService
+    browser_push: BrowserPushService
+    applied_actions: AppliedActions
     push_dispatcher: PushDispatcher
 
     def start_watchers(self) -> None:
@@ -220,6 +224,9 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     users = UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor)
     users.on_disabled.append(outbox.stop_disabled)
     vapid = VapidKey.load(settings.vapid_key_path)
+    applied_actions = AppliedActions(db)
+    browser_push = BrowserPushService(db, operations, applied_actions, action_key=keys.push_actions,
+                                      vapid_public_key=vapid.public_key, allow_loopback=settings.push_allow_loopback)
     changes = ChangeLog(db)
     change_feed = ChangeFeed(db)
     return Services(
@@ -284,8 +291,11 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         quota=QuotaService(db, settings.data_dir),
         vapid=vapid,
         push_subscriptions=PushSubscriptionService(db, changes, allow_loopback=settings.push_allow_loopback),
+        browser_push=browser_push,
+        applied_actions=applied_actions,
         push_dispatcher=PushDispatcher(db, change_feed, changes,
-                                       WebPushSender(vapid, allow_loopback=settings.push_allow_loopback)),
+                                       WebPushSender(vapid, allow_loopback=settings.push_allow_loopback),
+                                       browser_push),
     )
 
 

@@ -42,6 +42,12 @@ class PushSubscriptionRow:
     pushed_states: PushedStates
     next_push_at: datetime
     failures: int
+    web_session_id: int | None = None  # a browser's subscription (Settings → Notifications), not a JMAP client's
+    notified_message_id: int | None = None  # a browser's: the newest message it was told about
+
+    @property
+    def browser(self) -> bool:
+        return self.web_session_id is not None
 
     def wants(self, kind: JmapObjectType) -> bool:
         return self.types is None or kind.value in self.types
@@ -72,3 +78,28 @@ class PushResult:
     status: int | None = None
     retry_after: float | None = None  # seconds, from the push service's Retry-After
     detail: str = ""
+
+
+# A browser subscription lives as long as the web session that made it (sign-out removes it), and at most this.
+BROWSER_SUBSCRIPTION_LIFETIME: Final = timedelta(days=60)
+# New conversations announced in one round at most; more at once (a backlog) is one "new mail" too many to read.
+MAX_NOTICES_PER_ROUND: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationPreference:
+    """What notifies (new mail in General, or every new message) and what a notification shows (sender and
+    subject, or only "New mail", for lock screens)."""
+
+    every_message: bool = False
+    show_content: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class NewMailNotice:
+    """A new message as a browser notification announces it (the newest one per conversation)."""
+
+    message_id: int
+    thread_id: int
+    sender: str
+    subject: str

@@ -15,6 +15,10 @@ async def prune_queue_probes(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).probes.prune()
 
 
+async def prune_applied_actions(ctx: dict[str, Any]) -> int:
+    return await services_of(ctx).applied_actions.prune()
+
+
 async def sweep_blobs(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).blobs.sweep()
 

@@ -20,10 +20,18 @@ from typing import Any
 from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
 from plmail.domain.enums import JmapObjectType
-from plmail.domain.push import PUSH_INTERVAL, PUSHABLE_TYPES, PushedStates, PushOutcome, PushSubscriptionRow
+from plmail.domain.push import (
+    MAX_NOTICES_PER_ROUND,
+    PUSH_INTERVAL,
+    PUSHABLE_TYPES,
+    PushedStates,
+    PushOutcome,
+    PushSubscriptionRow,
+)
 from plmail.mail.change_feed import CLOSED, RESYNC, ChangeFeed
 from plmail.mail.states import ChangeLog
-from plmail.push.repos.subscriptions import PushSubscriptionRepository
+from plmail.push.browser import BrowserPushService
+from plmail.push.repos.subscriptions import BrowserPushRepository, PushSubscriptionRepository
 from plmail.push.sender import WebPushSender
 from plmail.push.subscriptions import user_states
 
@@ -53,8 +61,11 @@ def backoff_seconds(failures: int, retry_after: float | None) -> float:
 
 
 class PushDispatcher:
-    def __init__(self, db: Database, feed: ChangeFeed, changes: ChangeLog, sender: WebPushSender) -> None:
+    def __init__(self, db: Database, feed: ChangeFeed, changes: ChangeLog, sender: WebPushSender,
+                 browser: BrowserPushService | None = None) -> None:
         self.repo = PushSubscriptionRepository(db)
+        self.browser = browser
+        self.browser_repo = BrowserPushRepository(db)
         self.accounts = AppPasswordRepository(db)
         self.feed = feed
         self.changes = changes
@@ -151,12 +162,35 @@ class PushDispatcher:
         subscriptions = await self.repo.live_for_users([user_id])
         if not subscriptions:
             return
+        browsers = [s for s in subscriptions if s.browser]
+        if browsers and self.browser is not None:
+            await self._new_mail(user_id, browsers)
+        subscriptions = [s for s in subscriptions if not s.browser]
         waiting = [s for s in subscriptions if not s.verified]
         verified = [s for s in subscriptions if s.verified]
         kinds = [k for k in PUSHABLE_TYPES if any(s.wants(k) for s in verified)]
         states = await user_states(self.changes, self.accounts, user_id, kinds) if kinds else {}
         await asyncio.gather(*(self._verify(s) for s in waiting if s.verification_sent_at is None),
                              *(self._state_change(s, states) for s in verified))
+
+    async def _new_mail(self, user_id: int, browsers: list[PushSubscriptionRow]) -> None:
+        """A browser is told of each new message once (the newest per conversation), not of state changes."""
+        assert self.browser is not None
+        newest = await self.browser_repo.newest_message_id(user_id)
+        preference = await self.browser_repo.preference(user_id)
+        locale = await self.browser_repo.locale(user_id)
+        for subscription in browsers:
+            before = subscription.notified_message_id
+            if before is not None and before >= newest:
+                continue
+            notices = await self.browser_repo.new_mail(user_id, before or 0, newest,
+                                                       every_message=preference.every_message,
+                                                       limit=MAX_NOTICES_PER_ROUND)
+            if not await self.browser_repo.claim_notified(subscription.id, before, newest):
+                continue  # another process took this round
+            for notice in reversed(notices):  # oldest first, so the newest ends on top
+                await self._deliver(subscription, self.browser.payload(subscription, notice, preference, locale),
+                                    restore_states=None, verification=False, urgency="high")
 
     async def contact(self) -> str:
         """VAPID's `sub` (RFC 8292 §2.1): who runs this server, for the push service to reach: the first
@@ -185,9 +219,9 @@ class PushDispatcher:
         await self._deliver(subscription, state_change(changed), restore_states=before, verification=False)
 
     async def _deliver(self, subscription: PushSubscriptionRow, payload: dict[str, Any], *,
-                       restore_states: PushedStates | None, verification: bool) -> None:
+                       restore_states: PushedStates | None, verification: bool, urgency: str = "normal") -> None:
         async with self._sends:
-            result = await self.sender.send(subscription, payload, contact=await self.contact())
+            result = await self.sender.send(subscription, payload, contact=await self.contact(), urgency=urgency)
         if result.outcome is PushOutcome.DELIVERED:
             if subscription.failures:
                 await self.repo.delivered(subscription.id)

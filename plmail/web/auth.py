@@ -46,7 +46,8 @@ PENDING_SECONDS: Final = 300  # how long a right password waits for its code
 # authenticates each request with an app password instead of a cookie, and calendar feeds and a sending
 # address's confirmation link, whose URLs carry a long random token instead.
 PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static/", "^/jmap", "^/.well-known/",
-                       "^/favicon.ico", "^/calendar/feed/", "^/identities/confirm/", "^/provider-push/")
+                       "^/favicon.ico", "^/calendar/feed/", "^/identities/confirm/", "^/provider-push/",
+                       "^/sw.js$", "^/manifest.webmanifest$", "^/offline$", "^/push/action$")
 _PUBLIC = re.compile("|".join(PUBLIC_PATHS))
 
 

@@ -277,3 +277,9 @@ SENDER_AUTH_RUNTIME = (
     N_("At most 8 receiving servers."),
     N_("This provider's receiving server is known; there is nothing to set."),
 )
+
+# Web Push to the browser (web/controllers/notifications.py, push/browser.py, push/subscriptions.py).
+PUSH_RUNTIME = (
+    N_("Notification settings saved."),
+    N_("The browser gave no usable push endpoint."),
+)

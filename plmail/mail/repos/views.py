@@ -225,6 +225,17 @@ class MailViewRepository:
         )
         return [r["id"] for r in rows]
 
+    async def thread_stamps(self, user_id: int, thread_ids: Sequence[int]) -> dict[int, str]:
+        """A short text per thread that changes when what its page shows does (a new message, read, starred), for
+        the offline copies of the service worker."""
+        rows = await self.db.fetch(
+            """SELECT t.id, concat_ws(':', extract(epoch FROM t.last_message_at)::text, t.message_count,
+                                      t.unread_count, t.starred_at IS NOT NULL) AS stamp
+                 FROM message_thread t JOIN account a ON a.id = t.account_id
+                WHERE a.user_id = $1 AND t.id = ANY($2::bigint[])""",
+            user_id, list(thread_ids))
+        return {r["id"]: r["stamp"] for r in rows}
+
     async def account_labels(self, user_id: int) -> list[tuple[int, int, str, str | None, int]]:
         """(account id, label id, name, role, unread threads) for the per-account parts of the sidebar."""
         rows = await self.db.fetch(

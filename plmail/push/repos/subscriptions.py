@@ -10,11 +10,19 @@ from typing import Any
 import asyncpg
 
 from plmail.db.database import Database
+from plmail.db.repos.threads import thread_tab
 from plmail.domain.mailstore import PUSH_CHANNEL, unified_key
-from plmail.domain.push import NewPushSubscription, PushedStates, PushSubscriptionRow
+from plmail.domain.push import (
+    NewMailNotice,
+    NewPushSubscription,
+    NotificationPreference,
+    PushedStates,
+    PushSubscriptionRow,
+)
 
 _COLUMNS = ("id, user_id, app_password_id, device_client_id, url, p256dh, auth, types, expires_at, "
-            "verification_code, verified, verification_sent_at, pushed_states, next_push_at, failures")
+            "verification_code, verified, verification_sent_at, pushed_states, next_push_at, failures, web_session_id, "
+            "notified_message_id")
 # A subscription is live while it has not expired and its user and app password are in good standing (the
 # triggers remove the rows at once; this also covers a row a concurrent transaction has not yet removed).
 _LIVE = """p.expires_at > now()
@@ -34,7 +42,8 @@ def _row(r: asyncpg.Record) -> PushSubscriptionRow:
         types=tuple(r["types"]) if r["types"] is not None else None, expires_at=r["expires_at"],
         verification_code=r["verification_code"], verified=r["verified"],
         verification_sent_at=r["verification_sent_at"], pushed_states=_states(r["pushed_states"]),
-        next_push_at=r["next_push_at"], failures=r["failures"],
+        next_push_at=r["next_push_at"], failures=r["failures"], web_session_id=r["web_session_id"],
+        notified_message_id=r["notified_message_id"],
     )
 
 
@@ -58,7 +67,7 @@ class PushSubscriptionRepository:
         """The live subscriptions these credentials created (all of them, or those of `ids`)."""
         rows = await self.db.fetch(
             f"""SELECT {_COLUMNS} FROM push_subscription p
-                 WHERE p.user_id = $1 AND p.app_password_id IS NOT DISTINCT FROM $2
+                 WHERE p.user_id = $1 AND p.app_password_id IS NOT DISTINCT FROM $2 AND p.web_session_id IS NULL
                    AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[])) AND {_LIVE}
                  ORDER BY p.id""",
             user_id, app_password_id, list(ids) if ids is not None else None,
@@ -170,3 +179,98 @@ class PushSubscriptionRepository:
         value = await self.db.fetchval(
             "SELECT email FROM app_user WHERE is_admin AND disabled_at IS NULL ORDER BY id LIMIT 1")
         return str(value) if value else None
+
+
+class BrowserPushRepository:
+    """A browser's subscription (one per endpoint and user, owned by the web session that made it), the user's
+    notification preference, the new messages a browser is told about, and the actions already applied."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def locale(self, user_id: int) -> str:
+        return str(await self.db.fetchval("SELECT locale FROM app_user WHERE id = $1", user_id) or "en")
+
+    async def newest_message_id(self, user_id: int) -> int:
+        value = await self.db.fetchval(
+            "SELECT max(m.id) FROM message m JOIN account a ON a.id = m.account_id WHERE a.user_id = $1", user_id)
+        return int(value or 0)
+
+    async def subscribe(self, user_id: int, web_session_id: int, url: str, p256dh: str, auth: str,
+                        expires_at: datetime) -> PushSubscriptionRow:
+        """Verified at once (the browser subscribed with this server's key itself); announces only mail newer
+        than now. The same endpoint subscribed again (a new session, new keys) replaces its row."""
+        row = await self.db.fetchrow(
+            f"""INSERT INTO push_subscription AS p (user_id, web_session_id, device_client_id, url, p256dh, auth,
+                                                 types, expires_at, verification_code, verified,
+                                                 notified_message_id)
+                VALUES ($1, $2, 'browser', $3, $4, $5, ARRAY[]::text[], $6, '', true,
+                        (SELECT max(m.id) FROM message m JOIN account a ON a.id = m.account_id
+                          WHERE a.user_id = $1))
+                ON CONFLICT (user_id, url) WHERE web_session_id IS NOT NULL
+                DO UPDATE SET web_session_id = EXCLUDED.web_session_id, p256dh = EXCLUDED.p256dh,
+                              auth = EXCLUDED.auth, expires_at = EXCLUDED.expires_at, failures = 0,
+                              next_push_at = now(), notified_message_id = EXCLUDED.notified_message_id
+                RETURNING {_COLUMNS}""",
+            user_id, web_session_id, url, p256dh, auth, expires_at)
+        assert row is not None
+        return _row(row)
+
+    async def for_session(self, user_id: int, web_session_id: int) -> list[PushSubscriptionRow]:
+        rows = await self.db.fetch(
+            f"""SELECT {_COLUMNS} FROM push_subscription p
+                 WHERE p.user_id = $1 AND p.web_session_id = $2 AND {_LIVE} ORDER BY p.id""",
+            user_id, web_session_id)
+        return [_row(r) for r in rows]
+
+    async def live(self, subscription_id: int) -> PushSubscriptionRow | None:
+        row = await self.db.fetchrow(
+            f"""SELECT {_COLUMNS} FROM push_subscription p
+                 WHERE p.id = $1 AND p.web_session_id IS NOT NULL AND {_LIVE}""", subscription_id)
+        return _row(row) if row is not None else None
+
+    async def unsubscribe(self, user_id: int, web_session_id: int) -> int:
+        status = await self.db.execute(
+            "DELETE FROM push_subscription WHERE user_id = $1 AND web_session_id = $2", user_id, web_session_id)
+        return int(status.split()[-1])
+
+    async def preference(self, user_id: int) -> NotificationPreference:
+        row = await self.db.fetchrow(
+            "SELECT every_message, show_content FROM notification_preference WHERE user_id = $1", user_id)
+        if row is None:
+            return NotificationPreference()
+        return NotificationPreference(every_message=row["every_message"], show_content=row["show_content"])
+
+    async def set_preference(self, user_id: int, preference: NotificationPreference) -> None:
+        await self.db.execute(
+            """INSERT INTO notification_preference (user_id, every_message, show_content) VALUES ($1, $2, $3)
+               ON CONFLICT (user_id) DO UPDATE SET every_message = EXCLUDED.every_message,
+                                                   show_content = EXCLUDED.show_content""",
+            user_id, preference.every_message, preference.show_content)
+
+    async def new_mail(self, user_id: int, after_id: int, up_to_id: int, *, every_message: bool, limit: int
+                       ) -> list[NewMailNotice]:
+        """Unread messages in the inbox that arrived after `after_id` (up to `up_to_id`), in General unless
+        `every_message`; the newest per conversation, newest conversations first."""
+        rows = await self.db.fetch(
+            f"""SELECT DISTINCT ON (m.thread_id) m.id, m.thread_id, coalesce(nullif(m.from_name, ''),
+                       m.from_address, '') AS sender, coalesce(m.subject, '') AS subject
+                  FROM message m JOIN account a ON a.id = m.account_id
+                  JOIN message_thread t ON t.id = m.thread_id
+                 WHERE a.user_id = $1 AND m.id > $2 AND m.id <= $3 AND m.seen_at IS NULL
+                   AND EXISTS (SELECT 1 FROM thread_label tl JOIN label l ON l.id = tl.label_id
+                                WHERE tl.thread_id = m.thread_id AND l.user_id = $1 AND l.role = 'inbox')
+                   AND ($4 OR {thread_tab("t")} = 'primary')
+                 ORDER BY m.thread_id, m.id DESC""",
+            user_id, after_id, up_to_id, every_message)
+        notices = sorted((NewMailNotice(r["id"], r["thread_id"], r["sender"], r["subject"]) for r in rows),
+                         key=lambda n: n.message_id, reverse=True)
+        return notices[:limit]
+
+    async def claim_notified(self, subscription_id: int, before: int | None, newest: int) -> bool:
+        """Moves the subscription's newest announced message on, if no other process has: each message is
+        announced once."""
+        status = await self.db.execute(
+            """UPDATE push_subscription SET notified_message_id = $3, last_pushed_at = now()
+                WHERE id = $1 AND notified_message_id IS NOT DISTINCT FROM $2""", subscription_id, before, newest)
+        return status.endswith(" 1")

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from litestar import Controller, Request, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
-from litestar.response import Redirect
+from litestar.response import Redirect, Response
 
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.mail.destroy import Destroyed
@@ -73,6 +73,8 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+IDEMPOTENCY_KEY = "idempotency-key"  # draft-ietf-httpapi-idempotency-key-header
+
 # What the toast offers to undo: the moves (labels). Read, unread and star are one click to reverse by hand.
 UNDOABLE = frozenset({"archive", "trash", "spam", "move", "label_add", "snooze"})
 
@@ -103,7 +105,18 @@ class ActionController(Controller):
         return Redirect(_with_toast(safe_next(data.next), toast="undone"))
 
     @post("/actions")
-    async def threads(self, request: Request[Any, Any, Any]) -> Redirect:
+    async def threads(self, request: Request[Any, Any, Any]) -> Redirect | Response[dict[str, Any]]:
+        """With an Idempotency-Key header (the service worker's replay of an action made offline), applied once:
+        a key already applied is refused with 409 and changes nothing."""
+        key = request.headers.get(IDEMPOTENCY_KEY)
+        if key is None:
+            return await self._threads(request)
+        async with services_from(request).applied_actions.once(signed_in_user(request).id, key) as fresh:
+            if not fresh:
+                return Response({"applied": False, "error": "This action was applied already."}, status_code=409)
+            return await self._threads(request)
+
+    async def _threads(self, request: Request[Any, Any, Any]) -> Redirect:
         data = parse_form(await request.form(), ActionForm)
         user = signed_in_user(request)
         services = services_from(request)

@@ -17,6 +17,7 @@ from plmail.domain.models import User
 from plmail.mail.reader import RenderedMessage
 from plmail.mail.unsubscribe import UnsubscribeOffer
 from plmail.services import services_from
+from plmail.web.controllers.app_shell import OFFLINE_COPY_HEADER
 from plmail.web.controllers.calendar import RSVP_NOTICES, message_cards_context
 from plmail.web.explain import explain_text, filing_text, unverified_text
 from plmail.web.pages import render, signed_in_user
@@ -112,7 +113,7 @@ class MailController(Controller):
             summary, messages = await services.reader.thread(user.id, thread_id, images_for=images)
         except NotFoundError:
             raise NotFoundException() from None
-        if summary.unread_count:
+        if summary.unread_count and OFFLINE_COPY_HEADER not in request.headers:
             # Opening a conversation reads it, through the same operation as "mark read" (and JMAP's $seen).
             await services.operations.set_seen(user.id, True, thread_ids=[thread_id])
         explanations = {m.message.id: explain_text(m.verdict, user.locale) for m in messages}

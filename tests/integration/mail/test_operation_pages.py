@@ -165,3 +165,27 @@ async def test_delete_forever_and_empty_trash_destroy_for_good(client: httpx.Asy
     assert await mailbox.services.db.fetchval(count, [threads[3]]) == 1  # the Inbox keeps its mail
     destroyed = [c for c in (await mailbox.changes("Email"))[before:] if c[2] == "destroyed"]
     assert len(destroyed) == 3  # phones learn of all three through Email/changes
+
+
+async def test_an_action_with_an_idempotency_key_is_applied_once(client: httpx.AsyncClient, mailbox: Mailbox) -> None:
+    """Issue 33: the offline queue's replay carries an Idempotency-Key; a key applied already is refused (409) and
+    changes nothing, and a key whose action failed may be sent again."""
+    threads = await _fill(mailbox, 2)
+    await _signed_in(client, mailbox)
+    page = await client.get("/")
+    token = re.search(r'name="_csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    form = {"_csrf_token": token, "action": "star", "next": "/", "thread_ids": [str(threads[0])]}
+    first = await client.post("/actions", data=form, headers={"Idempotency-Key": "offline-1"})
+    assert first.status_code == 200
+    await client.post("/actions", data={**form, "action": "unstar"})  # the person changes their mind online
+    replay = await client.post("/actions", data=form, headers={"Idempotency-Key": "offline-1"})
+    assert replay.status_code == 409
+    starred = await mailbox.services.db.fetchval(
+        "SELECT starred_at IS NOT NULL FROM message_thread WHERE id = $1", threads[0])
+    assert starred is False  # the replay did not star it again
+    failed = await client.post("/actions", data={**form, "action": "explode"}, headers={"Idempotency-Key": "k2"})
+    assert failed.status_code == 400
+    again = await client.post("/actions", data=form, headers={"Idempotency-Key": "k2"})
+    assert again.status_code == 200
+    too_long = await client.post("/actions", data=form, headers={"Idempotency-Key": "x" * 201})
+    assert too_long.status_code == 400

@@ -1,0 +1,111 @@
+"""Settings → Notifications: Web Push to this browser (its PushManager subscription, kept like a JMAP one but owned
+by this browser's session), what notifies and what a notification shows; and the endpoint a notification's Archive
+and Mark read buttons post to from the service worker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.exceptions import NotAuthorizedException
+from litestar.response import Redirect, Response, Template
+
+from plmail.domain.errors import AuthenticationError, ConflictError, ValidationError
+from plmail.domain.push import NotificationPreference
+from plmail.services import services_from
+from plmail.web.auth import current_session
+from plmail.web.controllers.forms import parse_form
+from plmail.web.i18n import translate
+from plmail.web.pages import render, signed_in_user
+
+
+@dataclass(frozen=True)
+class PreferenceForm:
+    notify: str = "primary"
+    show: str = "content"
+
+
+@dataclass(frozen=True)
+class SubscriptionKeys:
+    p256dh: str = ""
+    auth: str = ""
+
+
+@dataclass(frozen=True)
+class BrowserSubscription:
+    """What PushSubscription.toJSON() gives (Push API)."""
+
+    endpoint: str = ""
+    keys: SubscriptionKeys = field(default_factory=SubscriptionKeys)
+
+
+@dataclass(frozen=True)
+class NotificationAction:
+    token: str = ""
+    action: str = ""
+    key: str = ""
+
+
+def _session_id(request: Request[Any, Any, Any]) -> int:
+    session = current_session(request)
+    if session is None:
+        raise NotAuthorizedException()
+    return session.id
+
+
+class NotificationsController(Controller):
+    path = "/settings/notifications"
+
+    async def _page(self, request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
+        user = signed_in_user(request)
+        push = services_from(request).browser_push
+        return await render(request, "settings_notifications.html", status_code=status_code,
+                            on_here=await push.on_for_session(user.id, _session_id(request)),
+                            preference=await push.preference(user.id), vapid_key=push.vapid_public_key, **context)
+
+    @get("/")
+    async def page(self, request: Request[Any, Any, Any]) -> Template:
+        return await self._page(request)
+
+    @post("/")
+    async def save(self, request: Request[Any, Any, Any]) -> Template:
+        data = parse_form(await request.form(), PreferenceForm)
+        if data.notify not in ("primary", "all") or data.show not in ("content", "hidden"):
+            raise ValidationError("Choose one of the offered options.")
+        user = signed_in_user(request)
+        await services_from(request).browser_push.set_preference(
+            user.id, NotificationPreference(every_message=data.notify == "all", show_content=data.show == "content"))
+        return await self._page(request, notice="Notification settings saved.")
+
+    @post("/device")
+    async def subscribe(self, request: Request[Any, Any, Any], data: BrowserSubscription) -> Response[dict[str, Any]]:
+        """The page's script posts the browser's subscription here (with the CSRF token in its header)."""
+        user = signed_in_user(request)
+        try:
+            await services_from(request).browser_push.subscribe(
+                user.id, _session_id(request), endpoint=data.endpoint, p256dh=data.keys.p256dh, auth=data.keys.auth)
+        except (ValidationError, ConflictError) as exc:
+            return Response({"error": translate(str(exc), user.locale)}, status_code=400)
+        return Response({"on": True}, status_code=201)
+
+    @post("/device/off")
+    async def unsubscribe(self, request: Request[Any, Any, Any]) -> Redirect:
+        user = signed_in_user(request)
+        await services_from(request).browser_push.unsubscribe(user.id, _session_id(request))
+        return Redirect("/settings/notifications")
+
+
+@post("/push/action")
+async def notification_action(request: Request[Any, Any, Any], data: NotificationAction) -> Response[dict[str, Any]]:
+    """Archive or Mark read from a notification, posted by the service worker. Authorised by the notification's
+    signed token (not the cookie: it may act long after the page closed), applied once per idempotency key."""
+    try:
+        applied = await services_from(request).browser_push.act(data.token, data.action, data.key)
+    except AuthenticationError:
+        return Response({"error": "The notification's action is no longer valid."}, status_code=403)
+    except ValidationError as exc:
+        return Response({"error": str(exc)}, status_code=400)
+    if not applied:
+        return Response({"applied": False, "error": "This action was applied already."}, status_code=409)
+    return Response({"applied": True}, status_code=200)
