@@ -23,7 +23,7 @@ from plmail.calendar.writer import EXCLUDED, OVERRIDES, RULES, frame_times
 from plmail.db.repos.accounts import AccountRepository
 from plmail.domain.calendar import StoredEvent
 from plmail.domain.errors import UnanswerableError
-from plmail.mail.states import ChangeSet, collect_changes, parse_state
+from plmail.mail.public import ChangeSet, collect_changes, parse_state
 
 CALENDAR = "Calendar"
 CALENDAR_EVENT = "CalendarEvent"

@@ -42,7 +42,7 @@ from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.ports import Enqueuer
-from plmail.mail.blobs import BlobStore, RawMessageResolver
+from plmail.mail.public import BlobStore, RawMessageResolver
 
 
 @dataclass(frozen=True, slots=True)

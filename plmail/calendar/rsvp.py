@@ -30,9 +30,7 @@ from plmail.domain.enums import Locale
 from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError, ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import CalendarReply, DraftContent, Identity
-from plmail.mail.drafts import DraftService
-from plmail.mail.identities import IdentityService
-from plmail.mail.outbox import OutboxService
+from plmail.mail.public import DraftService, IdentityService, OutboxService
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ from plmail.domain.ingest import PostIngestResult
 from plmail.domain.jobs import EXTRACT_EVENTS
 from plmail.domain.messages import ParsedMessage
 from plmail.domain.ports import Enqueuer
-from plmail.mail.headers import names_a_meeting
-from plmail.mail.steps import EnrichmentRouter
+from plmail.mail.public import EnrichmentRouter, names_a_meeting
 
 JOB_BATCH = 200
 

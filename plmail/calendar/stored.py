@@ -27,7 +27,7 @@ from plmail.calendar.reconciler import MessageFacts
 from plmail.calendar.repos.links import StoredPayload
 from plmail.calendar.repos.sources import CalendarSourceRepository, MessageInput
 from plmail.domain.errors import NotFoundError
-from plmail.mail.blobs import BlobStore, RawMessageResolver
+from plmail.mail.public import BlobStore, RawMessageResolver
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from email.utils import getaddresses, parsedate_to_datetime
 from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES
 from plmail.calendar.extraction.text import decode_bytes
 from plmail.domain.calendar import AttachmentFacts, CalendarPart, ExtractionContext, RawMimeLoader
-from plmail.mail.bounds import bound_message
+from plmail.mail.public import bound_message
 
 MAX_PARTS = 500
 MAX_DEPTH = 40

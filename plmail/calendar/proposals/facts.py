@@ -15,7 +15,7 @@ from plmail.calendar.repos.proposals import ProposalSource
 from plmail.calendar.timezones import zone
 from plmail.domain.enums import Category, Locale
 from plmail.domain.messages import RawHeaders
-from plmail.mail.headers import header_values
+from plmail.mail.public import header_values
 
 
 def _never(_key_hash: str) -> bool:

@@ -16,8 +16,7 @@ from plmail.calendar.files import ExtractOptions, FileExtractor
 from plmail.calendar.files import human_lines as event_lines
 from plmail.calendar.proposals.facts import has_meeting_headers, message_date, proposal_json, user_language
 from plmail.calendar.proposals.proposer import EventProposer, ProposalDecision, ProposalInput, has_schema_markup
-from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
-from plmail.mail.mime import parse_mime
+from plmail.mail.public import CategoryFacts, MessageCategorizer, parse_mime
 
 _ICS_START = b"BEGIN:VCALENDAR"
 

@@ -17,7 +17,7 @@ from plmail.domain.calendar import DetectionRequest, ProposalCandidate
 from plmail.domain.enums import Category, Locale
 from plmail.domain.messages import RawHeaders
 from plmail.domain.ports import ProposalDetector
-from plmail.mail.headers import has_header, header
+from plmail.mail.public import has_header, header
 
 HORIZON_DAYS = 365
 # Bump with any change to dedup_key(): keys (and the user's suppressions, hashed from them) made the old

@@ -15,7 +15,7 @@ from plmail.domain.enums import QueueName
 from plmail.domain.ingest import PostIngestResult
 from plmail.domain.jobs import PROPOSE_EVENTS
 from plmail.domain.ports import Enqueuer
-from plmail.mail.steps import EnrichmentRouter
+from plmail.mail.public import EnrichmentRouter
 
 
 class ProposeEventsStep:
