@@ -52,6 +52,7 @@ class ProviderSide(Protocol):
 
     - `kind`, `oauth`: the account kind and its sign-in provider; `address`: the mailbox's address.
     - `drafts()`: the raw drafts the provider holds now; `sent_copies()`: the raw messages in its Sent folder.
+    - `filed(message_id)`: (is a draft, is read, raw) of each message in its Sent with this Message-ID.
     - `deliveries()`: what the provider sent out (recipients, the bytes they received, the conversation).
     - `add_incoming(raw)`: mail arriving in the inbox; `conversation_of(message_id)`: the provider's thread of
       a message it holds, by Message-ID with angle brackets.
@@ -67,6 +68,8 @@ class ProviderSide(Protocol):
     def drafts(self) -> list[bytes]: ...
 
     def sent_copies(self) -> list[bytes]: ...
+
+    def filed(self, message_id: str) -> list[tuple[bool, bool, bytes]]: ...
 
     def deliveries(self) -> list[Delivery]: ...
 
@@ -92,6 +95,10 @@ class GmailSide:
 
     def sent_copies(self) -> list[bytes]:
         return [m.raw for m in self.fake.mailbox.with_label("SENT")]
+
+    def filed(self, message_id: str) -> list[tuple[bool, bool, bytes]]:
+        return [("DRAFT" in m.label_ids, "UNREAD" not in m.label_ids, m.raw)
+                for m in self.fake.mailbox.with_label("SENT") if m.parsed.header("Message-ID") == message_id]
 
     def deliveries(self) -> list[Delivery]:
         return list(self.fake.mailbox.deliveries)
@@ -127,6 +134,10 @@ class GraphSide:
 
     def sent_copies(self) -> list[bytes]:
         return [m.raw for m in self.fake.mailbox.in_folder("sentitems")]
+
+    def filed(self, message_id: str) -> list[tuple[bool, bool, bytes]]:
+        return [(m.is_draft, m.is_read, m.raw) for m in self.fake.mailbox.in_folder("sentitems")
+                if m.internet_message_id == message_id]
 
     def deliveries(self) -> list[Delivery]:
         return list(self.fake.mailbox.deliveries)
@@ -740,45 +751,65 @@ async def test_a_sent_message_leaves_no_draft_at_the_provider_and_a_refused_dele
     assert all("$draft" not in flags for _, _, flags in await idle.stored(saved.rfc_message_id))
 
 
-async def test_gmail_files_a_copy_imported_into_sent_with_messages_insert_and_keeps_it_once(
-    services: Services, google: FakeServer[GmailFake], client: httpx.AsyncClient,
+@dataclass
+class Phone:
+    """A JMAP client of the account's owner (an app password), calling one method at a time in the account."""
+
+    client: httpx.AsyncClient
+    account_id: int
+    headers: dict[str, str]
+
+    @classmethod
+    async def of(cls, outgoing: Outgoing, client: httpx.AsyncClient) -> Phone:
+        token = (await outgoing.services.app_passwords.create(outgoing.user.id, "Phone")).token
+        return cls(client, outgoing.account_id, {"Authorization": f"Bearer {token}"})
+
+    async def call(self, name: str, arguments: dict[str, object]) -> dict[str, Any]:
+        using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
+        response = await self.client.post("/jmap/api", headers=self.headers, json={"using": using, "methodCalls": [
+            [name, {"accountId": str(self.account_id), **arguments}, "0"]]})
+        assert response.status_code == 200, response.text
+        [[answered, result, _]] = response.json()["methodResponses"]
+        assert answered == name, result
+        return dict(result)
+
+    async def import_into(self, role: str, raw: bytes) -> dict[str, Any]:
+        """Email/import of `raw` into the account's mailbox of this role."""
+        mailboxes = await self.call("Mailbox/get", {"ids": None})
+        mailbox = next(m["id"] for m in mailboxes["list"] if m["role"] == role)
+        uploaded = await self.client.post(f"/jmap/upload/{self.account_id}", content=raw,
+                                          headers={**self.headers, "Content-Type": "message/rfc822"})
+        assert uploaded.status_code == 201, uploaded.text
+        return await self.call("Email/import", {"emails": {"k": {"blobId": uploaded.json()["blobId"],
+                                                                 "mailboxIds": {mailbox: True}}}})
+
+
+async def test_a_copy_imported_into_sent_is_filed_at_the_provider_as_sent_mail_and_kept_once(
+    idle: Outgoing, google: FakeServer[GmailFake], client: httpx.AsyncClient,
 ) -> None:
     """RFC 8621 §4.8 Email/import "adds messages to the set of Emails in an account", here a JMAP client's copy of
-    mail it sent elsewhere, imported into the Gmail account's Sent: Gmail gets it with users.messages.insert under
-    SENT (Google's quota table: 25 units; insert "does not send a message"), and after the sync plmail holds it
-    once, in Sent and read."""
-    async with connected(services, GmailSide(google.app), google.app) as outgoing:
-        token = (await services.app_passwords.create(outgoing.user.id, "Phone")).token
-        headers = {"Authorization": f"Bearer {token}"}
-        account = str(outgoing.account_id)
-        using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
-
-        async def call(name: str, arguments: dict[str, object]) -> dict[str, Any]:
-            response = await client.post("/jmap/api", headers=headers, json={"using": using, "methodCalls": [
-                [name, {"accountId": account, **arguments}, "0"]]})
-            assert response.status_code == 200, response.text
-            [[answered, result, _]] = response.json()["methodResponses"]
-            assert answered == name, result
-            return dict(result)
-
-        mailboxes = await call("Mailbox/get", {"ids": None})
-        sent = next(m["id"] for m in mailboxes["list"] if m["role"] == "sent")
-        raw = rfc822("Sent from the laptop", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
-                     message_id="<laptop-1@example.org>")
-        uploaded = await client.post(f"/jmap/upload/{account}", content=raw,
-                                     headers={**headers, "Content-Type": "message/rfc822"})
-        assert uploaded.status_code == 201, uploaded.text
-        imported = await call("Email/import", {"emails": {"k": {"blobId": uploaded.json()["blobId"],
-                                                                "mailboxIds": {sent: True}}}})
-        assert imported["notCreated"] is None, imported["notCreated"]
-        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+    mail it sent elsewhere, imported into the provider account's Sent: the provider gets it as sent mail, not a
+    draft, and nothing is sent; after the sync plmail holds it once, in Sent and read. Gmail: users.messages.insert
+    under SENT (Google's quota table: 25 units; insert "does not send a message"). Microsoft: a message created as
+    JSON in sentitems with PR_MESSAGE_FLAGS mfRead and without mfUnsent ("the message is still being composed and
+    is treated as a Draft Message object", MS-OXCMSG 2.2.1.6)."""
+    services, outgoing = idle.services, idle
+    phone = await Phone.of(outgoing, client)
+    raw = rfc822("Sent from the laptop", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                 message_id="<laptop-1@example.org>")
+    imported = await phone.import_into("sent", raw)
+    assert imported["notCreated"] is None, imported["notCreated"]
+    assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+    assert [(is_draft, is_read) for is_draft, is_read, _ in outgoing.side.filed("<laptop-1@example.org>")] == [
+        (False, True)]
+    if outgoing.side.kind is ProviderKind.GMAIL:
         copies = [m for m in google.app.mailbox.with_label("SENT") if m.parsed.header("Message-ID") ==
                   "<laptop-1@example.org>"]
         assert [m.label_ids for m in copies] == [["SENT"]]
         assert [c.units for c in google.app.calls if c.method == "users.messages.insert"] == [25]
-        assert outgoing.side.deliveries() == []
-        await outgoing.settle()
-        assert [(labels, flags) for _, labels, flags in await outgoing.stored("laptop-1@example.org")] == [
-            ({"sent"}, [])]
-        got = await call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
-        assert got["list"][0]["keywords"] == {"$seen": True}
+    assert outgoing.side.deliveries() == []
+    await outgoing.settle()
+    assert [(labels, flags) for _, labels, flags in await outgoing.stored("laptop-1@example.org")] == [
+        ({"sent"}, [])]
+    got = await phone.call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
+    assert got["list"][0]["keywords"] == {"$seen": True}

@@ -263,6 +263,19 @@ class GraphClient:
             raise GraphRequestError("Microsoft Graph did not return the new draft.", status=response.status_code)
         return str(data["id"])
 
+    async def create_in_folder(self, account: Account, folder: str, message: dict[str, Any]) -> str:
+        """A message created as JSON in `folder` (an id or a well-known name such as `sentitems`); returns its id."""
+        response = await self.request(account, "POST", f"me/mailFolders/{quote(folder, safe='')}/messages",
+                                      json=message)
+        data = response.json()
+        if not isinstance(data, dict) or not data.get("id"):
+            raise GraphRequestError("Microsoft Graph did not return the new message.", status=response.status_code)
+        return str(data["id"])
+
+    async def add_attachment(self, account: Account, message_id: str, attachment: dict[str, Any]) -> None:
+        """One attachment (a fileAttachment under 3 MB) added to a message."""
+        await self.request(account, "POST", f"me/messages/{quote(message_id, safe='')}/attachments", json=attachment)
+
     async def delete_message(self, account: Account, message_id: str) -> None:
         await self.request(account, "DELETE", f"me/messages/{quote(message_id, safe='')}")
 
