@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from email import message_from_bytes
+from email import policy as email_policy
 from typing import Any, Literal, Protocol
 
 import httpx
@@ -33,6 +35,7 @@ from plmail.domain.outgoing import DraftContent, Envelope, SendError, Submission
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.mail.drafts import SavedDraft
+from plmail.providers.graph.errors import GraphConnectionError, GraphThrottled
 from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
 from plmail.providers.oauth_accounts import OAuthAccountService, OAuthServices
 from plmail.services import Services
@@ -40,7 +43,7 @@ from tests.integration.oauth.conftest import consent
 from tests.support.fakes import FakeServer, GmailFake, GraphFake, rfc822
 from tests.support.fakes._mime import parse
 from tests.support.fakes._outgoing import Delivery
-from tests.support.jobs import run_queued
+from tests.support.jobs import queued, run_queued
 from tests.support.repos import account_admin
 from tests.support.web import sign_up_admin
 
@@ -813,3 +816,87 @@ async def test_a_copy_imported_into_sent_is_filed_at_the_provider_as_sent_mail_a
         ({"sent"}, [])]
     got = await phone.call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
     assert got["list"][0]["keywords"] == {"$seen": True}
+
+
+async def test_microsoft_keeps_an_imported_sent_copy_whole_and_a_refusal_on_the_way_loses_nothing(
+    services: Services, microsoft: FakeServer[GraphFake], client: httpx.AsyncClient,
+) -> None:
+    """RFC 8621 §4.8 Email/import into a Microsoft account's Sent: Graph gets one read sent item (PR_MESSAGE_FLAGS
+    without mfUnsent) with the message's subject, recipients, HTML body, reply reference and attachment (added by
+    POST /attachments, "under 3 MB"). Graph throttling the create (429 with Retry-After) or failing an attachment
+    (500) loses nothing: the email stays in plmail's Sent, the account says why, no half-made item stays at
+    Microsoft, and the queue's next try files it once. After the sync plmail holds it once, in Sent, $seen, and
+    Email/changes (RFC 8620 §5.2) lists it once as created."""
+    fake = microsoft.app
+    async with connected(services, GraphSide(fake), fake) as outgoing:
+        phone = await Phone.of(outgoing, client)
+        before = (await phone.call("Email/get", {"ids": []}))["state"]
+        raw = rfc822("Minutes of Monday", sender=f"Alex <{outgoing.side.address}>", to="Bob <bob@example.net>",
+                     cc="cat@example.net", body="The minutes.", html="<p>The <b>minutes</b>.</p>",
+                     message_id="<minutes-1@example.org>", in_reply_to="<agenda@example.net>",
+                     headers={"Bcc": "dan@example.net", "X-Mailer": "Laptop Mail 2"},
+                     attachments=[("minutes.pdf", "application/pdf", b"%PDF-1.4 the minutes")])
+        fake.fail_next("createMessage", "throttled", retry_after=2)
+        imported = await phone.import_into("sent", raw)
+        assert imported["notCreated"] is None, imported["notCreated"]
+        email_id = imported["created"]["k"]["id"]
+        [(_, job)] = await queued(services, ("file_kept_copy",))
+
+        with pytest.raises(GraphThrottled) as throttled:
+            await run_queued(services, ("file_kept_copy",))
+        assert throttled.value.retryable  # raised out of the job: the queue tries it again
+        assert outgoing.side.filed("<minutes-1@example.org>") == []
+        assert "tries again" in (await outgoing.status())[1]
+        fake.fail_next("addAttachment", "serverError")
+        with pytest.raises(GraphConnectionError):
+            await services.drafts.file_kept_copy(**job)
+        assert outgoing.side.filed("<minutes-1@example.org>") == []  # the half-made item was removed
+        got = await phone.call("Email/get", {"ids": [email_id], "properties": ["mailboxIds"]})
+        assert [m["role"] for m in (await phone.call("Mailbox/get", {"ids": list(got["list"][0]["mailboxIds"])}))[
+            "list"]] == ["sent"]
+
+        await services.drafts.file_kept_copy(**job)  # the queue's next try
+        await services.drafts.file_kept_copy(**job)  # a try after it succeeded files nothing twice
+        [(is_draft, is_read, filed)] = outgoing.side.filed("<minutes-1@example.org>")
+        assert (is_draft, is_read) == (False, True)
+        assert outgoing.side.deliveries() == []
+        copy = message_from_bytes(filed, policy=email_policy.default)
+        assert copy["Subject"] == "Minutes of Monday"
+        assert [str(copy[h]) for h in ("To", "Cc", "Bcc", "In-Reply-To")] == [
+            "Bob <bob@example.net>", "cat@example.net", "dan@example.net", "<agenda@example.net>"]
+        body = copy.get_body(preferencelist=("html",))
+        assert body is not None and "<b>minutes</b>" in body.get_content()
+        assert [(a.get_filename(), a.get_content()) for a in copy.iter_attachments()] == [
+            ("minutes.pdf", b"%PDF-1.4 the minutes")]
+
+        await outgoing.settle()
+        assert [(labels, flags) for _, labels, flags in await outgoing.stored("minutes-1@example.org")] == [
+            ({"sent"}, [])]
+        got = await phone.call("Email/get", {"ids": [email_id], "properties": ["keywords"]})
+        assert got["list"][0]["keywords"] == {"$seen": True}
+        changes = await phone.call("Email/changes", {"sinceState": before})
+        assert changes["created"] == [email_id] and changes["destroyed"] == []
+
+
+async def test_microsoft_refuses_a_sent_copy_with_an_attachment_of_3_mb_and_plmail_keeps_it(
+    services: Services, microsoft: FakeServer[GraphFake], client: httpx.AsyncClient,
+) -> None:
+    """Graph takes a file by POST /attachments only "under 3 MB" (Microsoft: attach large files to Outlook
+    messages). plmail opens no upload session for a filed copy: the import still succeeds (RFC 8621 §4.8), the
+    email stays in plmail's Sent, the account says why Microsoft's Sent Items lacks it, and nothing is created at
+    Microsoft nor tried again."""
+    fake = microsoft.app
+    async with connected(services, GraphSide(fake), fake) as outgoing:
+        phone = await Phone.of(outgoing, client)
+        raw = rfc822("The big scan", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                     message_id="<scan-1@example.org>",
+                     attachments=[("scan.tif", "image/tiff", b"\x49\x49\x2a\x00" * (3 * 1024 * 1024 // 4))])
+        imported = await phone.import_into("sent", raw)
+        assert imported["notCreated"] is None, imported["notCreated"]
+        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]  # noted, not raised
+        assert await queued(services, ("file_kept_copy",)) == []
+        assert outgoing.side.filed("<scan-1@example.org>") == []
+        assert not any(c.method == "POST" for c in fake.calls)
+        detail = (await outgoing.status())[1]
+        assert "scan.tif" in detail and "3 MB" in detail
+        assert [labels for _, labels, _ in await outgoing.stored("scan-1@example.org")] == [{"sent"}]

@@ -55,7 +55,7 @@ def _recipients(message: Message, name: str) -> list[dict[str, Any]]:
     found = []
     for display, address in getaddresses(values):
         if address and "@" in address:
-            found.append({"emailAddress": {"name": display or address, "address": address}})
+            found.append({"emailAddress": {"name": display, "address": address} if display else {"address": address}})
     return found
 
 
