@@ -129,7 +129,10 @@ class GraphDraftStore:
         created = await self.client.create_in_folder(account, "sentitems", item.message)
         try:
             for attachment in item.attachments:
-                await self.client.add_attachment(account, created, attachment)
+                if attachment.posted:
+                    await self.client.add_attachment(account, created, attachment.as_json())
+                else:
+                    await self.client.upload_attachment(account, created, attachment.upload_item(), attachment.content)
         except (GraphError, OAuthError):
             try:
                 with contextlib.suppress(GraphNotFound):

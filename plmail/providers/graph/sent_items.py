@@ -10,9 +10,10 @@ PR_MESSAGE_DELIVERY_TIME `SystemTime 0x0E06`) carry the message's Date instead o
 
 Custom internet headers can be given "only when creating a message, and name them starting with x-" (Graph's
 message resource), so In-Reply-To and References travel as their MAPI properties (PR_IN_REPLY_TO_ID
-`String 0x1042`, PR_INTERNET_REFERENCES `String 0x1039`). Attachments follow the create, one POST each: a file
-"under 3 MB" goes in one request; a larger one would need an upload session, which plmail does not open for a
-filed copy: such a message is refused with a clear reason and stays in plmail's Sent.
+`String 0x1042`, PR_INTERNET_REFERENCES `String 0x1039`). Attachments follow the create, one at a time: a file
+"under 3 MB" in one POST, a larger one "between 3 MB and 150 MB" through an upload session (Graph: attach large
+files to Outlook messages). A file over 150 MB cannot be attached at all: such a message is refused with a clear
+reason and stays in plmail's Sent alone.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ PR_CLIENT_SUBMIT_TIME = "SystemTime 0x0039"
 PR_MESSAGE_DELIVERY_TIME = "SystemTime 0x0E06"
 PR_IN_REPLY_TO_ID = "String 0x1042"
 PR_INTERNET_REFERENCES = "String 0x1039"
-# "If the file size is under 3 MB, do a single POST on the attachments navigation property" (Graph: attach large
-# files to Outlook messages); base64 makes the request a third larger, which the 4 MB request limit still takes.
-MAX_ATTACHMENT_BYTES = 3 * 1024 * 1024
+# "If the file size is under 3 MB, do a single POST on the attachments navigation property"; "between 3 MB and
+# 150 MB, create an upload session" (Graph: attach large files to Outlook messages).
+MAX_POSTED_ATTACHMENT = 3 * 1024 * 1024
+MAX_ATTACHMENT_BYTES = 150 * 1024 * 1024
 MAX_CUSTOM_HEADERS = 5  # Graph refuses more than five custom internet message headers on one message
 
 
@@ -43,11 +45,42 @@ class NotFileable(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class FileAttachment:
+    name: str
+    content_type: str
+    content: bytes
+    inline: bool
+    content_id: str | None
+
+    @property
+    def posted(self) -> bool:
+        """Small enough for one POST; otherwise it goes through an upload session."""
+        return len(self.content) < MAX_POSTED_ATTACHMENT
+
+    def as_json(self) -> dict[str, Any]:
+        """The fileAttachment resource one POST adds."""
+        found: dict[str, Any] = {"@odata.type": "#microsoft.graph.fileAttachment", "name": self.name,
+                                 "contentType": self.content_type, "isInline": self.inline,
+                                 "contentBytes": base64.b64encode(self.content).decode("ascii")}
+        if self.content_id:
+            found["contentId"] = self.content_id
+        return found
+
+    def upload_item(self) -> dict[str, Any]:
+        """The attachmentItem an upload session is created for."""
+        found: dict[str, Any] = {"attachmentType": "file", "name": self.name, "size": len(self.content),
+                                 "contentType": self.content_type, "isInline": self.inline}
+        if self.content_id:
+            found["contentId"] = self.content_id
+        return found
+
+
+@dataclass(frozen=True, slots=True)
 class SentItem:
     """The create call's JSON and the attachments to add after it, in order."""
 
     message: dict[str, Any]
-    attachments: tuple[dict[str, Any], ...]
+    attachments: tuple[FileAttachment, ...]
 
 
 def _recipients(message: Message, name: str) -> list[dict[str, Any]]:
@@ -82,7 +115,7 @@ def _leaves(part: Message) -> list[Message]:
     return found
 
 
-def _attachment(part: Message, index: int) -> dict[str, Any]:
+def _attachment(part: Message, index: int, limit: int) -> FileAttachment:
     if part.get_content_type() == "message/rfc822":
         inner = part.get_payload()
         inner_message = inner[0] if isinstance(inner, list) and inner else inner
@@ -91,21 +124,17 @@ def _attachment(part: Message, index: int) -> dict[str, Any]:
         payload = part.get_payload(decode=True)
         content = payload if isinstance(payload, bytes) else b""
     name = part.get_filename() or f"attachment-{index}"
-    if len(content) >= MAX_ATTACHMENT_BYTES:
-        raise NotFileable(f"Its attachment {name!r} is {len(content) / 1048576:.1f} MB; Microsoft takes a file "
-                          f"added this way only under 3 MB, so the copy stays in plmail's Sent alone.")
+    if len(content) > limit:
+        raise NotFileable(f"Its attachment {name!r} is {len(content) / 1048576:.1f} MB; Microsoft attaches files "
+                          f"up to {limit / 1048576:.0f} MB, so the copy stays in plmail's Sent alone.")
     content_id = str(part.get("Content-ID") or "").strip().strip("<>")
-    inline = (part.get_content_disposition() == "inline" or (not part.get_content_disposition() and content_id))
-    found: dict[str, Any] = {"@odata.type": "#microsoft.graph.fileAttachment", "name": name,
-                             "contentType": part.get_content_type(), "isInline": bool(inline),
-                             "contentBytes": base64.b64encode(content).decode("ascii")}
-    if content_id:
-        found["contentId"] = content_id
-    return found
+    inline = part.get_content_disposition() == "inline" or (not part.get_content_disposition() and bool(content_id))
+    return FileAttachment(name, part.get_content_type(), content, inline, content_id or None)
 
 
-def sent_item(raw: bytes) -> SentItem:
-    """The message as a read, sent item of Graph, with its attachments (NotFileable: one is too large)."""
+def sent_item(raw: bytes, *, max_attachment: int = MAX_ATTACHMENT_BYTES) -> SentItem:
+    """The message as a read, sent item of Graph, with its attachments (NotFileable: one is larger than
+    `max_attachment`)."""
     message = BytesParser(policy=policy.default).parsebytes(raw)
     assert isinstance(message, EmailMessage)
     body_part = message.get_body(preferencelist=("html", "plain"))
@@ -146,4 +175,4 @@ def sent_item(raw: bytes) -> SentItem:
         item["internetMessageHeaders"] = custom
     bodies = {id(p) for p in (body_part, text_part) if p is not None}
     leaves = [p for p in _leaves(message) if id(p) not in bodies]
-    return SentItem(item, tuple(_attachment(part, i) for i, part in enumerate(leaves, 1)))
+    return SentItem(item, tuple(_attachment(part, i, max_attachment) for i, part in enumerate(leaves, 1)))

@@ -47,6 +47,12 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
       missing name or contentBytes that are not base64; an attachment of 3 MB or more is refused with 413
       (Graph documents "under 3 MB" for this POST and an upload session for larger files, which the fake
       does not offer; the error code is the fake's own)
+- `POST /me/messages/{id}/attachments/createUploadSession` {AttachmentItem: {attachmentType "file", name, size,
+      contentType, isInline, contentId}} for a file of 3 MB up to 150 MB (smaller: 400
+      ErrorAttachmentSizeShouldNotBeLessThanMinimumSize) → 201 {uploadUrl, expirationDateTime,
+      nextExpectedRanges ["0-"]}; `PUT {uploadUrl}` (pre-authenticated: an Authorization header is refused, 401)
+      with `Content-Range: bytes {start}-{end}/{total}` in order → 200 {nextExpectedRanges ["{next}"]}, the last
+      one 201 with a Location header, and the file is attached; a range out of order is 400
 - `POST /me/messages/{id}/send`                       sends a draft (202): delivered to its To, Cc and Bcc
       (`mailbox.deliveries`: what recipients receive, without the Bcc header), then moved to Sent Items —
       under the same id when ids are immutable; 400 for a message that is not a draft
@@ -141,6 +147,7 @@ _PROPERTY_TYPES = "Binary|Boolean|Currency|CLSID|Double|Float|Integer|Long|Short
 _EXTENDED_ID = re.compile(
     rf"(?i)^({_PROPERTY_TYPES}) (0x[0-9a-f]{{4}}|\{{?[0-9a-f-]{{36}}\}}? (Name \S.*|Id 0x[0-9a-f]+))$")
 MAX_ATTACHMENT_POST = 3 * 1024 * 1024  # "If the file size is under 3 MB, do a single POST on the attachments"
+MAX_ATTACHMENT_UPLOAD = 150 * 1024 * 1024  # "If the file size is between 3 MB and 150 MB, create an upload session"
 
 
 def _iso(moment: datetime) -> str:
@@ -670,6 +677,22 @@ class GraphSubscription:
                 "creatorId": self.mailbox, "latestSupportedTlsVersion": "v1_2"}
 
 
+@dataclass
+class UploadSession:
+    """An attachment upload session: the bytes received so far, in order."""
+
+    id: str
+    mailbox: GraphMailbox
+    message_id: str
+    name: str
+    content_type: str
+    size: int
+    inline: bool
+    content_id: str | None
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    received: bytearray = field(default_factory=bytearray)
+
+
 class GraphFake(AsgiApp):
     """Microsoft Graph mail + identity platform as one ASGI app. `fake.access_token` opens `fake.mailbox`."""
 
@@ -694,6 +717,7 @@ class GraphFake(AsgiApp):
         self.mailboxes: dict[str, GraphMailbox] = {}
         self.subscriptions: dict[str, GraphSubscription] = {}
         self.notifications: list[tuple[str, int]] = []  # (notificationUrl, status) of every delivery
+        self.upload_sessions: dict[str, UploadSession] = {}
         self.mailbox = self.add_mailbox(user_principal_name, display_name, immutable_ids=immutable_ids,
                                         move_removed_reason=move_removed_reason)
         self.oauth.consenting_user = user_principal_name
@@ -795,8 +819,8 @@ class GraphFake(AsgiApp):
 
     # --- routing ---
     async def dispatch(self, request: Request) -> Response:
-        request.path = re.sub(r"/(mailFolders|messages|childFolders|users)\('([^']*)'\)", r"/\1/\2", request.path,
-                              flags=re.IGNORECASE)
+        request.path = re.sub(r"/(mailFolders|messages|childFolders|users|AttachmentSessions)\('([^']*)'\)", r"/\1/\2",
+                              request.path, flags=re.IGNORECASE)
         return await super().dispatch(request)
 
     def _routes(self) -> None:
@@ -813,6 +837,7 @@ class GraphFake(AsgiApp):
             ("POST", "/messages", self._message_create),
             ("POST", "/mailFolders/{folderId}/messages", self._message_create),
             ("POST", "/messages/{id}/attachments", self._attachment_add),
+            ("POST", "/messages/{id}/attachments/createUploadSession", self._upload_session),
             ("POST", "/messages/{id}/send", self._message_send),
             ("POST", "/sendMail", self._send_mail),
             ("GET", "/messages/{id}", self._message_get),
@@ -825,6 +850,7 @@ class GraphFake(AsgiApp):
         for prefix in ("/v1.0/me", "/v1.0/users/{userId}"):
             for verb, path, handler in api:
                 self.router.add(verb, prefix + path, self._api(handler))
+        self.router.add("PUT", "/api/v2.0/AttachmentSessions/{id}", self._upload_put)
         self.router.add("POST", "/v1.0/subscriptions", self._subscription_create)
         self.router.add("GET", "/v1.0/subscriptions/{id}", self._subscription_get)
         self.router.add("PATCH", "/v1.0/subscriptions/{id}", self._subscription_patch)
@@ -1281,6 +1307,61 @@ class GraphFake(AsgiApp):
                                         "ErrorInvalidExtendedPropertyValue") from None
             found[ident.lower()] = parsed
         return found
+
+    async def _upload_session(self, request: Request, mailbox: GraphMailbox) -> Response:
+        self._inject("addAttachment", request)
+        message = self._message(mailbox, request.params["id"])
+        try:
+            item = request.json()["AttachmentItem"]
+            name, size = str(item["name"]), int(item["size"])
+        except (ValueError, KeyError, TypeError):
+            raise self._bad_request("AttachmentItem with name and size expected.", "RequestBodyRead") from None
+        if item.get("attachmentType", "file") != "file":
+            raise self._bad_request("The fake uploads file attachments only.", "RequestBodyRead")
+        if size < MAX_ATTACHMENT_POST:
+            raise self._bad_request("Attachment size should not be less than the minimum size of 3 MB for an upload "
+                                    "session.", "ErrorAttachmentSizeShouldNotBeLessThanMinimumSize")
+        if size > MAX_ATTACHMENT_UPLOAD:
+            raise HttpError(self.error(413, "ErrorAttachmentSizeTooLarge", "The attachment is larger than 150 MB.",
+                                       request=request))
+        session = UploadSession(uuid.uuid4().hex, mailbox, message.id, name,
+                                str(item.get("contentType") or "application/octet-stream"), size,
+                                bool(item.get("isInline")), str(item["contentId"]) if item.get("contentId") else None)
+        with self.lock:
+            self.upload_sessions[session.id] = session
+        expires = datetime.fromtimestamp(self.clock() + 900, UTC)
+        return json_response({
+            "@odata.context": f"{request.base_url}/v1.0/$metadata#microsoft.graph.uploadSession",
+            "uploadUrl": f"{request.base_url}/api/v2.0/AttachmentSessions('{session.id}')?authtoken={session.token}",
+            "expirationDateTime": _iso(expires), "nextExpectedRanges": ["0-"]}, 201)
+
+    async def _upload_put(self, request: Request) -> Response:
+        with self.lock:
+            session = self.upload_sessions.get(request.params["id"])
+        if session is None or request.arg("authtoken") != session.token:
+            return self.error(404, "ErrorItemNotFound", "The upload session was not found.", request=request)
+        if request.header("authorization"):
+            return self.error(401, "InvalidAuthenticationToken", "The upload URL is pre-authenticated: do not send "
+                              "an Authorization header.", request=request)
+        found = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", request.header("content-range") or "")
+        if (found is None or int(found.group(1)) != len(session.received) or int(found.group(3)) != session.size
+                or int(found.group(2)) - int(found.group(1)) + 1 != len(request.body)):
+            return self.error(400, "ErrorInvalidContentRange", "The Content-Range does not continue the upload.",
+                              request=request)
+        with self.lock:
+            session.received += request.body
+            self.calls.append(GraphCall("PUT", request.path, request.query, session.mailbox.user_principal_name,
+                                        200, self.clock()))
+        if len(session.received) < session.size:
+            return json_response({"expirationDateTime": _iso(datetime.fromtimestamp(self.clock() + 900, UTC)),
+                                  "nextExpectedRanges": [str(len(session.received))]})
+        session.mailbox.add_attachment(session.message_id, session.name, session.content_type,
+                                       bytes(session.received), inline=session.inline,
+                                       content_id=session.content_id)
+        with self.lock:
+            self.upload_sessions.pop(session.id, None)
+        location = f"{request.base_url}/api/v2.0/Messages('{session.message_id}')/Attachments('{session.id}')"
+        return empty_response(201, [("location", location)])
 
     async def _attachment_add(self, request: Request, mailbox: GraphMailbox) -> Response:
         self._inject("addAttachment", request)

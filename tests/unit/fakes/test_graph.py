@@ -366,3 +366,31 @@ def test_a_json_create_and_an_attachment_are_refused_as_graph_refuses_them(
     graph.app.fail_next("createMessage", "throttled", retry_after=7)
     throttled = create({"subject": "y"})
     assert throttled.status_code == 429 and throttled.headers["retry-after"] == "7"
+
+
+def test_an_upload_session_takes_a_file_of_3_mb_or_more_in_ordered_ranges(
+        graph: FakeServer[GraphFake], graph_http: httpx.Client) -> None:
+    """Microsoft: a file "between 3 MB and 150 MB" goes through createUploadSession, then PUTs of byte ranges, in
+    order, to the pre-authenticated uploadUrl ("Do not specify an Authorization request header"); each answers 200
+    with nextExpectedRanges, the last 201 with a Location header."""
+    made = graph_http.post("/me/mailFolders/sentitems/messages", json={"subject": "Scan"}).json()
+    small = graph_http.post(f"/me/messages/{made['id']}/attachments/createUploadSession", json={
+        "AttachmentItem": {"attachmentType": "file", "name": "tiny.txt", "size": 10}})
+    assert _error(small)["code"] == "ErrorAttachmentSizeShouldNotBeLessThanMinimumSize"
+    content = b"\x01\x02" * 1_750_000
+    session = graph_http.post(f"/me/messages/{made['id']}/attachments/createUploadSession", json={
+        "AttachmentItem": {"attachmentType": "file", "name": "scan.bin", "size": len(content)}})
+    assert session.status_code == 201 and session.json()["nextExpectedRanges"] == ["0-"]
+    url = session.json()["uploadUrl"]
+    first = {"Content-Type": "application/octet-stream", "Content-Range": f"bytes 0-1999999/{len(content)}"}
+    assert httpx.put(url, content=content[:2_000_000], headers={**first, **graph.app.auth_headers()}
+                     ).status_code == 401
+    skipped = httpx.put(url, content=content[2_000_000:], headers={
+        "Content-Type": "application/octet-stream", "Content-Range": f"bytes 2000000-3499999/{len(content)}"})
+    assert skipped.status_code == 400
+    part = httpx.put(url, content=content[:2_000_000], headers=first)
+    assert part.status_code == 200 and part.json()["nextExpectedRanges"] == ["2000000"]
+    last = httpx.put(url, content=content[2_000_000:], headers={
+        "Content-Type": "application/octet-stream", "Content-Range": f"bytes 2000000-3499999/{len(content)}"})
+    assert last.status_code == 201 and "Attachments(" in last.headers["location"]
+    assert graph_http.get(f"/me/messages/{made['id']}").json()["hasAttachments"] is True
