@@ -767,10 +767,10 @@ class Phone:
         token = (await outgoing.services.app_passwords.create(outgoing.user.id, "Phone")).token
         return cls(client, outgoing.account_id, {"Authorization": f"Bearer {token}"})
 
-    async def call(self, name: str, arguments: dict[str, object]) -> dict[str, Any]:
+    async def call(self, name: str, arguments: dict[str, object], *, account: str | None = None) -> dict[str, Any]:
         using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
         response = await self.client.post("/jmap/api", headers=self.headers, json={"using": using, "methodCalls": [
-            [name, {"accountId": str(self.account_id), **arguments}, "0"]]})
+            [name, {"accountId": account or str(self.account_id), **arguments}, "0"]]})
         assert response.status_code == 200, response.text
         [[answered, result, _]] = response.json()["methodResponses"]
         assert answered == name, result
@@ -816,6 +816,41 @@ async def test_a_copy_imported_into_sent_is_filed_at_the_provider_as_sent_mail_a
         ({"sent"}, [])]
     got = await phone.call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
     assert got["list"][0]["keywords"] == {"$seen": True}
+
+
+async def test_a_copy_created_in_the_unified_sent_goes_to_the_provider_account_that_sends_as_its_from(
+    idle: Outgoing, client: httpx.AsyncClient,
+) -> None:
+    """RFC 8621 §4.6 Email/set create: "The server MUST create the Email with the given properties", here in the
+    unified account's Sent with the provider account's address as From: the provider account keeps it (issue 35:
+    "store the message in the account that owns the mailbox it names (Drafts and Sent of a provider account
+    included)"), the provider holds it as read sent mail with its HTML body, nothing is sent, and after the sync
+    plmail holds it once."""
+    services, outgoing = idle.services, idle
+    phone = await Phone.of(outgoing, client)
+    unified = f"u{outgoing.user.id}"
+    mailboxes = await phone.call("Mailbox/get", {"ids": None}, account=unified)
+    sent = next(m["id"] for m in mailboxes["list"] if m["role"] == "sent")
+    created = await phone.call("Email/set", {"create": {"c": {
+        "mailboxIds": {sent: True}, "keywords": {"$seen": True}, "messageId": ["written-elsewhere@example.org"],
+        "from": [{"name": "Alex", "email": outgoing.side.address}], "to": [{"email": "bea@example.net"}],
+        "subject": "Written elsewhere", "htmlBody": [{"partId": "h", "type": "text/html"}],
+        "bodyValues": {"h": {"value": "<p>Hello <b>Bea</b>.</p>"}}}}}, account=unified)
+    assert created["notCreated"] is None, created["notCreated"]
+    email_id = int(created["created"]["c"]["id"])
+    assert await services.db.fetchval("SELECT account_id FROM message WHERE id = $1", email_id) == (
+        outgoing.account_id)
+    assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+    [(is_draft, is_read, filed)] = outgoing.side.filed("<written-elsewhere@example.org>")
+    assert (is_draft, is_read) == (False, True)
+    copy = message_from_bytes(filed, policy=email_policy.default)
+    body = copy.get_body(preferencelist=("html",))
+    assert copy["Subject"] == "Written elsewhere" and str(copy["To"]) == "bea@example.net"
+    assert body is not None and "<b>Bea</b>" in body.get_content()
+    assert outgoing.side.deliveries() == []
+    await outgoing.settle()
+    assert [(row, labels) for row, labels, _ in await outgoing.stored("written-elsewhere@example.org")] == [
+        (email_id, {"sent"})]
 
 
 async def test_microsoft_keeps_an_imported_sent_copy_whole_and_a_refusal_on_the_way_loses_nothing(
