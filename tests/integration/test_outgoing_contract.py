@@ -937,3 +937,25 @@ async def test_microsoft_gets_an_attachment_of_3_mb_or_more_through_an_upload_se
         assert not any(c.method == "POST" and c.path.endswith("/attachments") for c in fake.calls)
         await outgoing.settle()
         assert [labels for _, labels, _ in await outgoing.stored("scan-1@example.org")] == [{"sent"}]
+
+
+async def test_a_copy_microsoft_holds_already_is_recorded_not_filed_twice(
+    services: Services, microsoft: FakeServer[GraphFake], client: httpx.AsyncClient,
+) -> None:
+    """The phone sent the mail through Microsoft, which filed it in Sent Items itself, and imported its copy into
+    plmail's Sent too (RFC 8621 §4.8). The filing finds the sent item by its Message-ID ($filter on
+    internetMessageId) and records it instead of creating a second: Microsoft and plmail each hold it once."""
+    fake = microsoft.app
+    async with connected(services, GraphSide(fake), fake) as outgoing:
+        phone = await Phone.of(outgoing, client)
+        raw = rfc822("Sent from the phone", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                     message_id="<phone-1@example.org>")
+        fake.mailbox.add_message(raw, "sentitems", is_read=True, is_draft=False)
+        imported = await phone.import_into("sent", raw)
+        assert imported["notCreated"] is None, imported["notCreated"]
+        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+        assert [(d, r) for d, r, _ in outgoing.side.filed("<phone-1@example.org>")] == [(False, True)]
+        assert not any(c.method == "POST" for c in fake.calls)
+        await outgoing.settle()
+        assert [row for row, _, _ in await outgoing.stored("phone-1@example.org")] == [
+            int(imported["created"]["k"]["id"])]

@@ -273,6 +273,13 @@ class GraphClient:
             raise GraphRequestError("Microsoft Graph did not return the new message.", status=response.status_code)
         return str(data["id"])
 
+    async def sent_items_with(self, account: Account, internet_message_id: str) -> list[RemoteMessage]:
+        """The messages of Sent Items that carry this Message-ID (an OData string: a quote in it doubled)."""
+        literal = internet_message_id.replace("'", "''")
+        data = await self.get_json(account, "me/mailFolders/sentitems/messages", params={
+            "$filter": f"internetMessageId eq '{literal}'", "$select": "id,isDraft,internetMessageId"})
+        return [remote_message(item) for item in data.get("value") or [] if isinstance(item, dict) and item.get("id")]
+
     async def add_attachment(self, account: Account, message_id: str, attachment: dict[str, Any]) -> None:
         """One attachment (a fileAttachment under 3 MB) added to a message."""
         await self.request(account, "POST", f"me/messages/{quote(message_id, safe='')}/attachments", json=attachment)

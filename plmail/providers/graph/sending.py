@@ -119,13 +119,19 @@ class GraphDraftStore:
         return None  # the draft went as it was and is the Sent copy now; sendMail filed its own
 
     async def _file_copy(self, account: Account, copy: bytes) -> ProviderRef:
-        """Mail sent elsewhere created in Sent Items as a read sent item, then its attachments added one by one.
+        """Mail sent elsewhere created in Sent Items as a read sent item, then its attachments added one by one;
+        a sent item with its Message-ID there already is recorded instead of filing a second one.
         A failure removes the half-made item before it is raised, so the next try files the message once; a
         message Microsoft cannot take this way is refused for good (InvalidMessageError, not tried again)."""
         try:
             item = sent_item(copy)
         except NotFileable as exc:
             raise InvalidMessageError(f"Microsoft's Sent Items cannot take this message. {exc}") from exc
+        message_id = item.message.get("internetMessageId")
+        if message_id:  # there already: filed by the client that sent it, or by a try whose answer was lost
+            found = [m for m in await self.client.sent_items_with(account, message_id) if not m.is_draft]
+            if found:
+                return ProviderRef(graph_id=found[0].id)
         created = await self.client.create_in_folder(account, "sentitems", item.message)
         try:
             for attachment in item.attachments:

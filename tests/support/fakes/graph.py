@@ -11,7 +11,8 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
 - `GET /me/mailFolders/{id|wellKnownName}`            inbox, drafts, sentitems, deleteditems,
                                                       junkemail, archive, outbox, msgfolderroot
 - `GET|POST /me/mailFolders/{id}/childFolders`
-- `GET /me/mailFolders/{id}/messages`, `GET /me/messages`   $top, $skip, $select, $orderby
+- `GET /me/mailFolders/{id}/messages`, `GET /me/messages`   $top, $skip, $select, $orderby,
+      $filter=internetMessageId eq '{id}'
 - `GET /me/mailFolders/{id}/messages/delta`           $select, $top / `Prefer: odata.maxpagesize`,
       $filter=receivedDateTime ge|gt {iso}, $orderby=receivedDateTime desc (otherwise oldest first:
       the order is "not guaranteed"), changeType=created|updated|deleted. The first round
@@ -1133,6 +1134,14 @@ class GraphFake(AsgiApp):
             found = [m for m in mailbox.messages.values() if m.folder_id == folder_id]
         else:
             found = list(mailbox.messages.values())
+        wanted = request.arg("$filter")
+        if wanted:  # OData string literal: quoted, a quote inside doubled
+            match = re.fullmatch(r"\s*internetMessageId\s+eq\s+'((?:[^']|'')*)'\s*", wanted, re.IGNORECASE)
+            if match is None:
+                raise self._bad_request("The fake filters messages by internetMessageId eq '...' only.",
+                                        "ErrorInvalidUrlQueryFilter")
+            value = match.group(1).replace("''", "'")
+            found = [m for m in found if m.internet_message_id == value]
         order = (request.arg("$orderby") or "receivedDateTime desc").strip()
         field_name, _, direction = order.partition(" ")
         if field_name.lower() != "receiveddatetime":
