@@ -126,9 +126,9 @@ class DraftStore(Protocol):
     # draft's id). Otherwise the draft service stores the new version alone and deletes the old one as a step
     # of its own, so a failed delete is tried again without storing the new version twice.
     updates_in_place: bool
-    # Whether `file_sent` stores the copy it is given in the provider's Sent when the receipt says the provider
-    # filed none (IMAP's APPEND). Then a copy of mail sent elsewhere can be kept in this account's Sent (JMAP's
-    # Email/import into Sent); Gmail and Microsoft file only what they sent themselves.
+    # Whether `file_sent` stores a copy of mail sent elsewhere in the provider's Sent when its receipt says
+    # `sent_elsewhere` (IMAP's APPEND, Gmail's messages.insert, a sent item created as JSON at Microsoft). Then
+    # such a copy can be kept in this account's Sent (JMAP's Email/import into Sent).
     files_sent_copies: bool
 
     async def save_draft(self, account: Account, raw: bytes, *, replaces: ProviderRef | None) -> ProviderRef | None:

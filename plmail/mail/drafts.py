@@ -289,7 +289,8 @@ class DraftService:
         messages.insert under SENT) the way the
         outbox files a sent message's copy, under the account's sync lock, and where it landed recorded, so the
         next sync finds it stored instead of storing it twice. A failure is shown with the account and raised,
-        for the queue to try again; the copy stays in plmail meanwhile."""
+        for the queue to try again; the copy stays in plmail meanwhile. A message the provider cannot take as it is
+        (InvalidMessageError: Microsoft's attachment limit) is noted once and not tried again."""
         record = await self.accounts.for_job(account_id)
         store = self.stores.get(record.provider_kind) if record is not None else None
         message = await self.repo.get(message_id)
@@ -304,6 +305,10 @@ class DraftService:
                 ref = await store.file_sent(record.account, raw, draft=None, receipt=SendReceipt(sent_elsewhere=True))
                 if ref is not None:
                     await self.repo.set_ref(message.id, ref)
+        except InvalidMessageError as exc:  # the provider cannot take this message: trying again cannot help
+            await self.accounts.note_problem(
+                account_id, f"A message kept in Sent cannot be filed in the mail server's Sent folder: {exc} "
+                            f"plmail keeps it.")
         except Exception as exc:
             summary = getattr(exc, "summary", None) or type(exc).__name__
             await self.accounts.note_problem(

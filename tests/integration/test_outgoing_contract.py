@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from email import message_from_bytes
+from email import policy as email_policy
 from typing import Any, Literal, Protocol
 
 import httpx
@@ -33,6 +35,7 @@ from plmail.domain.outgoing import DraftContent, Envelope, SendError, Submission
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.mail.drafts import SavedDraft
+from plmail.providers.graph.errors import GraphConnectionError, GraphThrottled
 from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
 from plmail.providers.oauth_accounts import OAuthAccountService, OAuthServices
 from plmail.services import Services
@@ -40,7 +43,7 @@ from tests.integration.oauth.conftest import consent
 from tests.support.fakes import FakeServer, GmailFake, GraphFake, rfc822
 from tests.support.fakes._mime import parse
 from tests.support.fakes._outgoing import Delivery
-from tests.support.jobs import run_queued
+from tests.support.jobs import queued, run_queued
 from tests.support.repos import account_admin
 from tests.support.web import sign_up_admin
 
@@ -52,6 +55,7 @@ class ProviderSide(Protocol):
 
     - `kind`, `oauth`: the account kind and its sign-in provider; `address`: the mailbox's address.
     - `drafts()`: the raw drafts the provider holds now; `sent_copies()`: the raw messages in its Sent folder.
+    - `filed(message_id)`: (is a draft, is read, raw) of each message in its Sent with this Message-ID.
     - `deliveries()`: what the provider sent out (recipients, the bytes they received, the conversation).
     - `add_incoming(raw)`: mail arriving in the inbox; `conversation_of(message_id)`: the provider's thread of
       a message it holds, by Message-ID with angle brackets.
@@ -67,6 +71,8 @@ class ProviderSide(Protocol):
     def drafts(self) -> list[bytes]: ...
 
     def sent_copies(self) -> list[bytes]: ...
+
+    def filed(self, message_id: str) -> list[tuple[bool, bool, bytes]]: ...
 
     def deliveries(self) -> list[Delivery]: ...
 
@@ -92,6 +98,10 @@ class GmailSide:
 
     def sent_copies(self) -> list[bytes]:
         return [m.raw for m in self.fake.mailbox.with_label("SENT")]
+
+    def filed(self, message_id: str) -> list[tuple[bool, bool, bytes]]:
+        return [("DRAFT" in m.label_ids, "UNREAD" not in m.label_ids, m.raw)
+                for m in self.fake.mailbox.with_label("SENT") if m.parsed.header("Message-ID") == message_id]
 
     def deliveries(self) -> list[Delivery]:
         return list(self.fake.mailbox.deliveries)
@@ -127,6 +137,10 @@ class GraphSide:
 
     def sent_copies(self) -> list[bytes]:
         return [m.raw for m in self.fake.mailbox.in_folder("sentitems")]
+
+    def filed(self, message_id: str) -> list[tuple[bool, bool, bytes]]:
+        return [(m.is_draft, m.is_read, m.raw) for m in self.fake.mailbox.in_folder("sentitems")
+                if m.internet_message_id == message_id]
 
     def deliveries(self) -> list[Delivery]:
         return list(self.fake.mailbox.deliveries)
@@ -740,45 +754,208 @@ async def test_a_sent_message_leaves_no_draft_at_the_provider_and_a_refused_dele
     assert all("$draft" not in flags for _, _, flags in await idle.stored(saved.rfc_message_id))
 
 
-async def test_gmail_files_a_copy_imported_into_sent_with_messages_insert_and_keeps_it_once(
-    services: Services, google: FakeServer[GmailFake], client: httpx.AsyncClient,
+@dataclass
+class Phone:
+    """A JMAP client of the account's owner (an app password), calling one method at a time in the account."""
+
+    client: httpx.AsyncClient
+    account_id: int
+    headers: dict[str, str]
+
+    @classmethod
+    async def of(cls, outgoing: Outgoing, client: httpx.AsyncClient) -> Phone:
+        token = (await outgoing.services.app_passwords.create(outgoing.user.id, "Phone")).token
+        return cls(client, outgoing.account_id, {"Authorization": f"Bearer {token}"})
+
+    async def call(self, name: str, arguments: dict[str, object], *, account: str | None = None) -> dict[str, Any]:
+        using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
+        response = await self.client.post("/jmap/api", headers=self.headers, json={"using": using, "methodCalls": [
+            [name, {"accountId": account or str(self.account_id), **arguments}, "0"]]})
+        assert response.status_code == 200, response.text
+        [[answered, result, _]] = response.json()["methodResponses"]
+        assert answered == name, result
+        return dict(result)
+
+    async def import_into(self, role: str, raw: bytes) -> dict[str, Any]:
+        """Email/import of `raw` into the account's mailbox of this role."""
+        mailboxes = await self.call("Mailbox/get", {"ids": None})
+        mailbox = next(m["id"] for m in mailboxes["list"] if m["role"] == role)
+        uploaded = await self.client.post(f"/jmap/upload/{self.account_id}", content=raw,
+                                          headers={**self.headers, "Content-Type": "message/rfc822"})
+        assert uploaded.status_code == 201, uploaded.text
+        return await self.call("Email/import", {"emails": {"k": {"blobId": uploaded.json()["blobId"],
+                                                                 "mailboxIds": {mailbox: True}}}})
+
+
+async def test_a_copy_imported_into_sent_is_filed_at_the_provider_as_sent_mail_and_kept_once(
+    idle: Outgoing, google: FakeServer[GmailFake], client: httpx.AsyncClient,
 ) -> None:
     """RFC 8621 §4.8 Email/import "adds messages to the set of Emails in an account", here a JMAP client's copy of
-    mail it sent elsewhere, imported into the Gmail account's Sent: Gmail gets it with users.messages.insert under
-    SENT (Google's quota table: 25 units; insert "does not send a message"), and after the sync plmail holds it
-    once, in Sent and read."""
-    async with connected(services, GmailSide(google.app), google.app) as outgoing:
-        token = (await services.app_passwords.create(outgoing.user.id, "Phone")).token
-        headers = {"Authorization": f"Bearer {token}"}
-        account = str(outgoing.account_id)
-        using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
-
-        async def call(name: str, arguments: dict[str, object]) -> dict[str, Any]:
-            response = await client.post("/jmap/api", headers=headers, json={"using": using, "methodCalls": [
-                [name, {"accountId": account, **arguments}, "0"]]})
-            assert response.status_code == 200, response.text
-            [[answered, result, _]] = response.json()["methodResponses"]
-            assert answered == name, result
-            return dict(result)
-
-        mailboxes = await call("Mailbox/get", {"ids": None})
-        sent = next(m["id"] for m in mailboxes["list"] if m["role"] == "sent")
-        raw = rfc822("Sent from the laptop", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
-                     message_id="<laptop-1@example.org>")
-        uploaded = await client.post(f"/jmap/upload/{account}", content=raw,
-                                     headers={**headers, "Content-Type": "message/rfc822"})
-        assert uploaded.status_code == 201, uploaded.text
-        imported = await call("Email/import", {"emails": {"k": {"blobId": uploaded.json()["blobId"],
-                                                                "mailboxIds": {sent: True}}}})
-        assert imported["notCreated"] is None, imported["notCreated"]
-        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+    mail it sent elsewhere, imported into the provider account's Sent: the provider gets it as sent mail, not a
+    draft, and nothing is sent; after the sync plmail holds it once, in Sent and read. Gmail: users.messages.insert
+    under SENT (Google's quota table: 25 units; insert "does not send a message"). Microsoft: a message created as
+    JSON in sentitems with PR_MESSAGE_FLAGS mfRead and without mfUnsent ("the message is still being composed and
+    is treated as a Draft Message object", MS-OXCMSG 2.2.1.6)."""
+    services, outgoing = idle.services, idle
+    phone = await Phone.of(outgoing, client)
+    raw = rfc822("Sent from the laptop", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                 message_id="<laptop-1@example.org>")
+    imported = await phone.import_into("sent", raw)
+    assert imported["notCreated"] is None, imported["notCreated"]
+    assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+    assert [(is_draft, is_read) for is_draft, is_read, _ in outgoing.side.filed("<laptop-1@example.org>")] == [
+        (False, True)]
+    if outgoing.side.kind is ProviderKind.GMAIL:
         copies = [m for m in google.app.mailbox.with_label("SENT") if m.parsed.header("Message-ID") ==
                   "<laptop-1@example.org>"]
         assert [m.label_ids for m in copies] == [["SENT"]]
         assert [c.units for c in google.app.calls if c.method == "users.messages.insert"] == [25]
+    assert outgoing.side.deliveries() == []
+    await outgoing.settle()
+    assert [(labels, flags) for _, labels, flags in await outgoing.stored("laptop-1@example.org")] == [
+        ({"sent"}, [])]
+    got = await phone.call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
+    assert got["list"][0]["keywords"] == {"$seen": True}
+
+
+async def test_a_copy_created_in_the_unified_sent_goes_to_the_provider_account_that_sends_as_its_from(
+    idle: Outgoing, client: httpx.AsyncClient,
+) -> None:
+    """RFC 8621 §4.6 Email/set create: "The server MUST create the Email with the given properties", here in the
+    unified account's Sent with the provider account's address as From: the provider account keeps it (issue 35:
+    "store the message in the account that owns the mailbox it names (Drafts and Sent of a provider account
+    included)"), the provider holds it as read sent mail with its HTML body, nothing is sent, and after the sync
+    plmail holds it once."""
+    services, outgoing = idle.services, idle
+    phone = await Phone.of(outgoing, client)
+    unified = f"u{outgoing.user.id}"
+    mailboxes = await phone.call("Mailbox/get", {"ids": None}, account=unified)
+    sent = next(m["id"] for m in mailboxes["list"] if m["role"] == "sent")
+    created = await phone.call("Email/set", {"create": {"c": {
+        "mailboxIds": {sent: True}, "keywords": {"$seen": True}, "messageId": ["written-elsewhere@example.org"],
+        "from": [{"name": "Alex", "email": outgoing.side.address}], "to": [{"email": "bea@example.net"}],
+        "subject": "Written elsewhere", "htmlBody": [{"partId": "h", "type": "text/html"}],
+        "bodyValues": {"h": {"value": "<p>Hello <b>Bea</b>.</p>"}}}}}, account=unified)
+    assert created["notCreated"] is None, created["notCreated"]
+    email_id = int(created["created"]["c"]["id"])
+    assert await services.db.fetchval("SELECT account_id FROM message WHERE id = $1", email_id) == (
+        outgoing.account_id)
+    assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+    [(is_draft, is_read, filed)] = outgoing.side.filed("<written-elsewhere@example.org>")
+    assert (is_draft, is_read) == (False, True)
+    copy = message_from_bytes(filed, policy=email_policy.default)
+    body = copy.get_body(preferencelist=("html",))
+    assert copy["Subject"] == "Written elsewhere" and str(copy["To"]) == "bea@example.net"
+    assert body is not None and "<b>Bea</b>" in body.get_content()
+    assert outgoing.side.deliveries() == []
+    await outgoing.settle()
+    assert [(row, labels) for row, labels, _ in await outgoing.stored("written-elsewhere@example.org")] == [
+        (email_id, {"sent"})]
+
+
+async def test_microsoft_keeps_an_imported_sent_copy_whole_and_a_refusal_on_the_way_loses_nothing(
+    services: Services, microsoft: FakeServer[GraphFake], client: httpx.AsyncClient,
+) -> None:
+    """RFC 8621 §4.8 Email/import into a Microsoft account's Sent: Graph gets one read sent item (PR_MESSAGE_FLAGS
+    without mfUnsent) with the message's subject, recipients, HTML body, reply reference and attachment (added by
+    POST /attachments, "under 3 MB"). Graph throttling the create (429 with Retry-After) or failing an attachment
+    (500) loses nothing: the email stays in plmail's Sent, the account says why, no half-made item stays at
+    Microsoft, and the queue's next try files it once. After the sync plmail holds it once, in Sent, $seen, and
+    Email/changes (RFC 8620 §5.2) lists it once as created."""
+    fake = microsoft.app
+    async with connected(services, GraphSide(fake), fake) as outgoing:
+        phone = await Phone.of(outgoing, client)
+        before = (await phone.call("Email/get", {"ids": []}))["state"]
+        raw = rfc822("Minutes of Monday", sender=f"Alex <{outgoing.side.address}>", to="Bob <bob@example.net>",
+                     cc="cat@example.net", body="The minutes.", html="<p>The <b>minutes</b>.</p>",
+                     message_id="<minutes-1@example.org>", in_reply_to="<agenda@example.net>",
+                     headers={"Bcc": "dan@example.net", "X-Mailer": "Laptop Mail 2"},
+                     attachments=[("minutes.pdf", "application/pdf", b"%PDF-1.4 the minutes")])
+        fake.fail_next("createMessage", "throttled", retry_after=2)
+        imported = await phone.import_into("sent", raw)
+        assert imported["notCreated"] is None, imported["notCreated"]
+        email_id = imported["created"]["k"]["id"]
+        [(_, job)] = await queued(services, ("file_kept_copy",))
+
+        with pytest.raises(GraphThrottled) as throttled:
+            await run_queued(services, ("file_kept_copy",))
+        assert throttled.value.retryable  # raised out of the job: the queue tries it again
+        assert outgoing.side.filed("<minutes-1@example.org>") == []
+        assert "tries again" in (await outgoing.status())[1]
+        fake.fail_next("addAttachment", "serverError")
+        with pytest.raises(GraphConnectionError):
+            await services.drafts.file_kept_copy(**job)
+        assert outgoing.side.filed("<minutes-1@example.org>") == []  # the half-made item was removed
+        got = await phone.call("Email/get", {"ids": [email_id], "properties": ["mailboxIds"]})
+        assert [m["role"] for m in (await phone.call("Mailbox/get", {"ids": list(got["list"][0]["mailboxIds"])}))[
+            "list"]] == ["sent"]
+
+        await services.drafts.file_kept_copy(**job)  # the queue's next try
+        await services.drafts.file_kept_copy(**job)  # a try after it succeeded files nothing twice
+        [(is_draft, is_read, filed)] = outgoing.side.filed("<minutes-1@example.org>")
+        assert (is_draft, is_read) == (False, True)
         assert outgoing.side.deliveries() == []
+        copy = message_from_bytes(filed, policy=email_policy.default)
+        assert copy["Subject"] == "Minutes of Monday"
+        assert [str(copy[h]) for h in ("To", "Cc", "Bcc", "In-Reply-To")] == [
+            "Bob <bob@example.net>", "cat@example.net", "dan@example.net", "<agenda@example.net>"]
+        body = copy.get_body(preferencelist=("html",))
+        assert body is not None and "<b>minutes</b>" in body.get_content()
+        assert [(a.get_filename(), a.get_content()) for a in copy.iter_attachments()] == [
+            ("minutes.pdf", b"%PDF-1.4 the minutes")]
+
         await outgoing.settle()
-        assert [(labels, flags) for _, labels, flags in await outgoing.stored("laptop-1@example.org")] == [
+        assert [(labels, flags) for _, labels, flags in await outgoing.stored("minutes-1@example.org")] == [
             ({"sent"}, [])]
-        got = await call("Email/get", {"ids": [imported["created"]["k"]["id"]], "properties": ["keywords"]})
+        got = await phone.call("Email/get", {"ids": [email_id], "properties": ["keywords"]})
         assert got["list"][0]["keywords"] == {"$seen": True}
+        changes = await phone.call("Email/changes", {"sinceState": before})
+        assert changes["created"] == [email_id] and changes["destroyed"] == []
+
+
+async def test_microsoft_gets_an_attachment_of_3_mb_or_more_through_an_upload_session(
+    services: Services, microsoft: FakeServer[GraphFake], client: httpx.AsyncClient,
+) -> None:
+    """Graph takes a file by POST /attachments only "under 3 MB"; "between 3 MB and 150 MB, create an upload
+    session, and iteratively use PUT to upload ranges of bytes" (Microsoft: attach large files to Outlook
+    messages), "less than 4 MB" each. The copy imported into Sent (RFC 8621 §4.8) reaches Sent Items whole, as a
+    sent item, and is kept once after the sync."""
+    fake = microsoft.app
+    scan = bytes(range(256)) * (3_500_000 // 256)
+    async with connected(services, GraphSide(fake), fake) as outgoing:
+        phone = await Phone.of(outgoing, client)
+        raw = rfc822("The big scan", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                     message_id="<scan-1@example.org>", attachments=[("scan.tif", "image/tiff", scan)])
+        imported = await phone.import_into("sent", raw)
+        assert imported["notCreated"] is None, imported["notCreated"]
+        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+        [(is_draft, _, filed)] = outgoing.side.filed("<scan-1@example.org>")
+        assert not is_draft
+        copy = message_from_bytes(filed, policy=email_policy.default)
+        assert [(a.get_filename(), a.get_content()) for a in copy.iter_attachments()] == [("scan.tif", scan)]
+        assert [c.status for c in fake.calls if c.method == "PUT"]  # the bytes went to the upload URL
+        assert not any(c.method == "POST" and c.path.endswith("/attachments") for c in fake.calls)
+        await outgoing.settle()
+        assert [labels for _, labels, _ in await outgoing.stored("scan-1@example.org")] == [{"sent"}]
+
+
+async def test_a_copy_microsoft_holds_already_is_recorded_not_filed_twice(
+    services: Services, microsoft: FakeServer[GraphFake], client: httpx.AsyncClient,
+) -> None:
+    """The phone sent the mail through Microsoft, which filed it in Sent Items itself, and imported its copy into
+    plmail's Sent too (RFC 8621 §4.8). The filing finds the sent item by its Message-ID ($filter on
+    internetMessageId) and records it instead of creating a second: Microsoft and plmail each hold it once."""
+    fake = microsoft.app
+    async with connected(services, GraphSide(fake), fake) as outgoing:
+        phone = await Phone.of(outgoing, client)
+        raw = rfc822("Sent from the phone", sender=f"Alex <{outgoing.side.address}>", to="bob@example.net",
+                     message_id="<phone-1@example.org>")
+        fake.mailbox.add_message(raw, "sentitems", is_read=True, is_draft=False)
+        imported = await phone.import_into("sent", raw)
+        assert imported["notCreated"] is None, imported["notCreated"]
+        assert await run_queued(services, ("file_kept_copy",)) == ["file_kept_copy"]
+        assert [(d, r) for d, r, _ in outgoing.side.filed("<phone-1@example.org>")] == [(False, True)]
+        assert not any(c.method == "POST" for c in fake.calls)
+        await outgoing.settle()
+        assert [row for row, _, _ in await outgoing.stored("phone-1@example.org")] == [
+            int(imported["created"]["k"]["id"])]

@@ -39,6 +39,7 @@ PAGE_SIZE = 50
 FOLDER_PAGE = 100
 MAX_RETRY_AFTER = 3600.0
 DEFAULT_RETRY_AFTER = 30.0
+UPLOAD_RANGE = 3 * 1024 * 1024  # an upload session's PUT: "keep each byte range less than 4 MB"
 _TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 _ID_PREFERENCE = 'IdType="ImmutableId"'
 # What plmail reads of a message; the body is HTML unless the sender wrote plain text.
@@ -262,6 +263,50 @@ class GraphClient:
         if not isinstance(data, dict) or not data.get("id"):
             raise GraphRequestError("Microsoft Graph did not return the new draft.", status=response.status_code)
         return str(data["id"])
+
+    async def create_in_folder(self, account: Account, folder: str, message: dict[str, Any]) -> str:
+        """A message created as JSON in `folder` (an id or a well-known name such as `sentitems`); returns its id."""
+        response = await self.request(account, "POST", f"me/mailFolders/{quote(folder, safe='')}/messages",
+                                      json=message)
+        data = response.json()
+        if not isinstance(data, dict) or not data.get("id"):
+            raise GraphRequestError("Microsoft Graph did not return the new message.", status=response.status_code)
+        return str(data["id"])
+
+    async def sent_items_with(self, account: Account, internet_message_id: str) -> list[RemoteMessage]:
+        """The messages of Sent Items that carry this Message-ID (an OData string: a quote in it doubled)."""
+        literal = internet_message_id.replace("'", "''")
+        data = await self.get_json(account, "me/mailFolders/sentitems/messages", params={
+            "$filter": f"internetMessageId eq '{literal}'", "$select": "id,isDraft,internetMessageId"})
+        return [remote_message(item) for item in data.get("value") or [] if isinstance(item, dict) and item.get("id")]
+
+    async def add_attachment(self, account: Account, message_id: str, attachment: dict[str, Any]) -> None:
+        """One attachment (a fileAttachment under 3 MB) added to a message."""
+        await self.request(account, "POST", f"me/messages/{quote(message_id, safe='')}/attachments", json=attachment)
+
+    async def upload_attachment(self, account: Account, message_id: str, item: dict[str, Any],
+                                content: bytes) -> None:
+        """A file of 3 to 150 MB attached through an upload session: its bytes PUT in order, in ranges under 4 MB,
+        to the session's pre-authenticated URL ("Do not specify an Authorization request header")."""
+        response = await self.request(account, "POST",
+                                      f"me/messages/{quote(message_id, safe='')}/attachments/createUploadSession",
+                                      json={"AttachmentItem": item})
+        data = response.json()
+        url = data.get("uploadUrl") if isinstance(data, dict) else None
+        if not isinstance(url, str) or not url:
+            raise GraphRequestError("Microsoft Graph did not return an upload URL.", status=response.status_code)
+        start = 0
+        while start < len(content):
+            chunk = content[start:start + UPLOAD_RANGE]
+            end = start + len(chunk) - 1
+            try:
+                answered = await self.http.put(url, content=chunk, headers={
+                    "Content-Type": "application/octet-stream", "Content-Range": f"bytes {start}-{end}/{len(content)}"})
+            except httpx.HTTPError as exc:
+                raise GraphConnectionError(f"Microsoft could not be reached: {type(exc).__name__}: {exc}") from exc
+            if answered.status_code >= 400:
+                raise self._error(answered)
+            start = end + 1
 
     async def delete_message(self, account: Account, message_id: str) -> None:
         await self.request(account, "DELETE", f"me/messages/{quote(message_id, safe='')}")

@@ -6,6 +6,10 @@ Sending needs the Mail.Send permission, which plmail asks for since it sends; an
 keeps syncing, but is asked to connect again before its first send (its grant is checked before anything
 goes, so the user learns why instead of reading Microsoft's 403). Ids are immutable ones, so a sent draft
 keeps its id in Sent Items and the next sync finds it stored already.
+
+A copy of mail sent elsewhere (JMAP's Email/import into Sent) is created as JSON in Sent Items with
+PR_MESSAGE_FLAGS read and not unsent, so Microsoft holds a read sent item, not a draft (`sent_items.py`); its id
+is recorded on the stored message, so the next delta finds it stored already.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.errors import InvalidMessageError
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.models import Account
 from plmail.domain.outgoing import OutgoingMessage, ProvidedIdentity, SendError, SendFailure, SendReceipt
@@ -32,6 +37,7 @@ from plmail.providers.graph.errors import (
     GraphThrottled,
 )
 from plmail.providers.graph.repos.state import GraphStateRepository
+from plmail.providers.graph.sent_items import NotFileable, sent_item
 from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)
@@ -73,11 +79,12 @@ class GraphIdentitySource:
 
 class GraphDraftStore:
     """A draft is created from MIME; a new version is created first and the old one deleted after (a message
-    at Graph cannot be replaced from MIME). Graph files Sent Items itself, the sent draft included."""
+    at Graph cannot be replaced from MIME). Graph files Sent Items itself, the sent draft included; a copy of
+    mail sent elsewhere is created there as a sent item."""
 
     kind = ProviderKind.GRAPH
     updates_in_place = False
-    files_sent_copies = False
+    files_sent_copies = True
 
     def __init__(self, client: GraphClient) -> None:
         self.client = client
@@ -107,7 +114,39 @@ class GraphDraftStore:
 
     async def file_sent(self, account: Account, copy: bytes, *, draft: ProviderRef | None,
                         receipt: SendReceipt) -> ProviderRef | None:
+        if receipt.sent_elsewhere:
+            return await self._file_copy(account, copy)
         return None  # the draft went as it was and is the Sent copy now; sendMail filed its own
+
+    async def _file_copy(self, account: Account, copy: bytes) -> ProviderRef:
+        """Mail sent elsewhere created in Sent Items as a read sent item, then its attachments added one by one;
+        a sent item with its Message-ID there already is recorded instead of filing a second one.
+        A failure removes the half-made item before it is raised, so the next try files the message once; a
+        message Microsoft cannot take this way is refused for good (InvalidMessageError, not tried again)."""
+        try:
+            item = sent_item(copy)
+        except NotFileable as exc:
+            raise InvalidMessageError(f"Microsoft's Sent Items cannot take this message. {exc}") from exc
+        message_id = item.message.get("internetMessageId")
+        if message_id:  # there already: filed by the client that sent it, or by a try whose answer was lost
+            found = [m for m in await self.client.sent_items_with(account, message_id) if not m.is_draft]
+            if found:
+                return ProviderRef(graph_id=found[0].id)
+        created = await self.client.create_in_folder(account, "sentitems", item.message)
+        try:
+            for attachment in item.attachments:
+                if attachment.posted:
+                    await self.client.add_attachment(account, created, attachment.as_json())
+                else:
+                    await self.client.upload_attachment(account, created, attachment.upload_item(), attachment.content)
+        except (GraphError, OAuthError):
+            try:
+                with contextlib.suppress(GraphNotFound):
+                    await self.client.delete_message(account, created)
+            except (GraphError, OAuthError) as exc:
+                log.warning("Graph account %s: removing a half-filed copy failed: %s", account.id, exc)
+            raise
+        return ProviderRef(graph_id=created)
 
 
 class GraphTransport:

@@ -11,7 +11,8 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
 - `GET /me/mailFolders/{id|wellKnownName}`            inbox, drafts, sentitems, deleteditems,
                                                       junkemail, archive, outbox, msgfolderroot
 - `GET|POST /me/mailFolders/{id}/childFolders`
-- `GET /me/mailFolders/{id}/messages`, `GET /me/messages`   $top, $skip, $select, $orderby
+- `GET /me/mailFolders/{id}/messages`, `GET /me/messages`   $top, $skip, $select, $orderby,
+      $filter=internetMessageId eq '{id}'
 - `GET /me/mailFolders/{id}/messages/delta`           $select, $top / `Prefer: odata.maxpagesize`,
       $filter=receivedDateTime ge|gt {iso}, $orderby=receivedDateTime desc (otherwise oldest first:
       the order is "not guaranteed"), changeType=created|updated|deleted. The first round
@@ -30,6 +31,29 @@ uses. Paths are the real ones without the host (`/v1.0/me/...` or `/v1.0/users/{
 - `POST /me/messages/{id}/permanentDelete`            204
 - `POST /me/messages` (Content-Type: text/plain)      a draft in Drafts from base64 MIME → 201 + the message;
       400 ErrorMimeContentInvalidBase64String for a body that is not base64
+- `POST /me/messages` or `/me/mailFolders/{id}/messages` (application/json)   a message created from Graph's message
+      JSON (subject, body, from, toRecipients, ccRecipients, bccRecipients, replyTo, internetMessageId, isRead,
+      internetMessageHeaders, singleValueExtendedProperties) in Drafts or the folder → 201 + the message; the
+      fake writes its MIME. As Exchange does: PR_MESSAGE_FLAGS (`Integer 0x0E07`) decides isRead (mfRead 0x1)
+      and isDraft (mfUnsent 0x8); without it the item is a draft. PR_CLIENT_SUBMIT_TIME (`SystemTime 0x0039`)
+      is its Date and sentDateTime, PR_MESSAGE_DELIVERY_TIME (`SystemTime 0x0E06`) its receivedDateTime,
+      PR_IN_REPLY_TO_ID (`String 0x1042`) and PR_INTERNET_REFERENCES (`String 0x1039`) its In-Reply-To and
+      References. 400 RequestBodyRead for a body that is no JSON object or names a property not writable on
+      create; 400 InvalidInternetMessageHeader for a custom header not named x-..., 400
+      InvalidInternetMessageHeaderCollection for more than five; 400 ErrorInvalidProperty for an extended property
+      id in none of Graph's formats, 400 ErrorInvalidExtendedPropertyValue for a value its type cannot hold.
+      A MIME body (text/plain, base64) to a folder creates a draft there, whatever it says.
+- `POST /me/messages/{id}/attachments`                a fileAttachment {name, contentType, contentBytes,
+      isInline, contentId} added to the message's MIME → 201 + the attachment; 400 for another @odata.type, a
+      missing name or contentBytes that are not base64; an attachment of 3 MB or more is refused with 413
+      (Graph documents "under 3 MB" for this POST and an upload session for larger files, which the fake
+      does not offer; the error code is the fake's own)
+- `POST /me/messages/{id}/attachments/createUploadSession` {AttachmentItem: {attachmentType "file", name, size,
+      contentType, isInline, contentId}} for a file of 3 MB up to 150 MB (smaller: 400
+      ErrorAttachmentSizeShouldNotBeLessThanMinimumSize) → 201 {uploadUrl, expirationDateTime,
+      nextExpectedRanges ["0-"]}; `PUT {uploadUrl}` (pre-authenticated: an Authorization header is refused, 401)
+      with `Content-Range: bytes {start}-{end}/{total}` in order → 200 {nextExpectedRanges ["{next}"]}, the last
+      one 201 with a Location header, and the file is attached; a range out of order is 400
 - `POST /me/messages/{id}/send`                       sends a draft (202): delivered to its To, Cc and Bcc
       (`mailbox.deliveries`: what recipients receive, without the Bcc header), then moved to Sent Items —
       under the same id when ids are immutable; 400 for a message that is not a draft
@@ -49,7 +73,7 @@ Errors are Graph's `{"error": {"code", "message", "innerError": {"date", "reques
 ErrorInvalidRequest / RequestBodyRead, 410 syncStateNotFound, 429 TooManyRequests with
 `Retry-After` (a per-mailbox request budget per window, `throttle.requests_per_window`, and
 `throttle.throttle_next(n, retry_after)`), 403 ErrorAccessDenied. `fake.fail_next(operation, error)` answers
-the next `createMessage`, `deleteMessage`, `send` or `sendMail` with `throttled` (429 + Retry-After),
+the next `createMessage`, `addAttachment`, `deleteMessage`, `send` or `sendMail` with `throttled` (429 + Retry-After),
 `accessDenied`, `notFound` or `serverError` instead. A refresh that asks for a scope the grant does not hold
 is refused with AADSTS65001 (invalid_grant, suberror consent_required), as Microsoft documents.
 
@@ -61,6 +85,7 @@ Seeding and inspection: `fake.mailbox` (`GraphMailbox`): `folder()`, `add_folder
 from __future__ import annotations
 
 import base64
+import binascii
 import itertools
 import re
 import threading
@@ -68,6 +93,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from email import policy as email_policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import format_datetime, formataddr, make_msgid
 from typing import Any, Literal
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -104,6 +133,22 @@ _MESSAGE_PROPERTIES = (
 )
 _PROPERTY_NAMES = {name.lower(): name for name in _MESSAGE_PROPERTIES}
 _PATCHABLE = {"isread", "flag", "categories", "importance", "inferenceclassification"}
+# What a JSON create may set (lower case); read-only ones (sentDateTime, isDraft, ...) are refused as Graph does.
+_CREATABLE = {"subject", "body", "from", "sender", "torecipients", "ccrecipients", "bccrecipients", "replyto",
+              "internetmessageid", "internetmessageheaders", "isread", "importance", "categories", "flag",
+              "singlevalueextendedproperties", "isdeliveryreceiptrequested", "isreadreceiptrequested"}
+PR_MESSAGE_FLAGS = "integer 0x0e07"
+MSGFLAG_READ, MSGFLAG_UNSENT = 0x1, 0x8
+PR_CLIENT_SUBMIT_TIME = "systemtime 0x0039"
+PR_MESSAGE_DELIVERY_TIME = "systemtime 0x0e06"
+PR_IN_REPLY_TO_ID = "string 0x1042"
+PR_INTERNET_REFERENCES = "string 0x1039"
+_PROPERTY_TYPES = "Binary|Boolean|Currency|CLSID|Double|Float|Integer|Long|Short|SystemTime|String"
+# Graph's three id formats: "{type} {proptag}", "{type} {guid} Name {name}", "{type} {guid} Id {id}"
+_EXTENDED_ID = re.compile(
+    rf"(?i)^({_PROPERTY_TYPES}) (0x[0-9a-f]{{4}}|\{{?[0-9a-f-]{{36}}\}}? (Name \S.*|Id 0x[0-9a-f]+))$")
+MAX_ATTACHMENT_POST = 3 * 1024 * 1024  # "If the file size is under 3 MB, do a single POST on the attachments"
+MAX_ATTACHMENT_UPLOAD = 150 * 1024 * 1024  # "If the file size is between 3 MB and 150 MB, create an upload session"
 
 
 def _iso(moment: datetime) -> str:
@@ -452,6 +497,23 @@ class GraphMailbox:
             self._deliver(message)
             return message
 
+    def add_attachment(self, message_id: str, name: str, content_type: str, content: bytes, *, inline: bool,
+                       content_id: str | None) -> GraphMessage:
+        """A file attached to the message: its MIME gains the part (an "updated" change in its folder)."""
+        with self.lock:
+            message = self.messages[message_id]
+            mime = BytesParser(policy=email_policy.default).parsebytes(message.raw)
+            assert isinstance(mime, EmailMessage)
+            maintype, _, subtype = content_type.partition("/")
+            mime.add_attachment(content, maintype=maintype or "application", subtype=subtype or "octet-stream",
+                                filename=name, disposition="inline" if inline else "attachment",
+                                cid=f"<{content_id}>" if content_id else None)
+            message.raw = mime.as_bytes(policy=email_policy.SMTP)
+            message._parsed = None
+            self._touch(message)
+            self._event(message.folder_id, message.id, "updated")
+            return message
+
     def expire_delta_links(self, folder: str | None = None) -> None:
         """Every delta link and skip token issued so far (for `folder`, or all) answers 410 from now on."""
         with self.lock:
@@ -616,6 +678,22 @@ class GraphSubscription:
                 "creatorId": self.mailbox, "latestSupportedTlsVersion": "v1_2"}
 
 
+@dataclass
+class UploadSession:
+    """An attachment upload session: the bytes received so far, in order."""
+
+    id: str
+    mailbox: GraphMailbox
+    message_id: str
+    name: str
+    content_type: str
+    size: int
+    inline: bool
+    content_id: str | None
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    received: bytearray = field(default_factory=bytearray)
+
+
 class GraphFake(AsgiApp):
     """Microsoft Graph mail + identity platform as one ASGI app. `fake.access_token` opens `fake.mailbox`."""
 
@@ -640,6 +718,7 @@ class GraphFake(AsgiApp):
         self.mailboxes: dict[str, GraphMailbox] = {}
         self.subscriptions: dict[str, GraphSubscription] = {}
         self.notifications: list[tuple[str, int]] = []  # (notificationUrl, status) of every delivery
+        self.upload_sessions: dict[str, UploadSession] = {}
         self.mailbox = self.add_mailbox(user_principal_name, display_name, immutable_ids=immutable_ids,
                                         move_removed_reason=move_removed_reason)
         self.oauth.consenting_user = user_principal_name
@@ -741,8 +820,8 @@ class GraphFake(AsgiApp):
 
     # --- routing ---
     async def dispatch(self, request: Request) -> Response:
-        request.path = re.sub(r"/(mailFolders|messages|childFolders|users)\('([^']*)'\)", r"/\1/\2", request.path,
-                              flags=re.IGNORECASE)
+        request.path = re.sub(r"/(mailFolders|messages|childFolders|users|AttachmentSessions)\('([^']*)'\)", r"/\1/\2",
+                              request.path, flags=re.IGNORECASE)
         return await super().dispatch(request)
 
     def _routes(self) -> None:
@@ -757,6 +836,9 @@ class GraphFake(AsgiApp):
             ("GET", "/mailFolders/{folderId}/messages", self._messages_list),
             ("GET", "/messages", self._messages_list),
             ("POST", "/messages", self._message_create),
+            ("POST", "/mailFolders/{folderId}/messages", self._message_create),
+            ("POST", "/messages/{id}/attachments", self._attachment_add),
+            ("POST", "/messages/{id}/attachments/createUploadSession", self._upload_session),
             ("POST", "/messages/{id}/send", self._message_send),
             ("POST", "/sendMail", self._send_mail),
             ("GET", "/messages/{id}", self._message_get),
@@ -769,6 +851,7 @@ class GraphFake(AsgiApp):
         for prefix in ("/v1.0/me", "/v1.0/users/{userId}"):
             for verb, path, handler in api:
                 self.router.add(verb, prefix + path, self._api(handler))
+        self.router.add("PUT", "/api/v2.0/AttachmentSessions/{id}", self._upload_put)
         self.router.add("POST", "/v1.0/subscriptions", self._subscription_create)
         self.router.add("GET", "/v1.0/subscriptions/{id}", self._subscription_get)
         self.router.add("PATCH", "/v1.0/subscriptions/{id}", self._subscription_patch)
@@ -1051,6 +1134,14 @@ class GraphFake(AsgiApp):
             found = [m for m in mailbox.messages.values() if m.folder_id == folder_id]
         else:
             found = list(mailbox.messages.values())
+        wanted = request.arg("$filter")
+        if wanted:  # OData string literal: quoted, a quote inside doubled
+            match = re.fullmatch(r"\s*internetMessageId\s+eq\s+'((?:[^']|'')*)'\s*", wanted, re.IGNORECASE)
+            if match is None:
+                raise self._bad_request("The fake filters messages by internetMessageId eq '...' only.",
+                                        "ErrorInvalidUrlQueryFilter")
+            value = match.group(1).replace("''", "'")
+            found = [m for m in found if m.internet_message_id == value]
         order = (request.arg("$orderby") or "receivedDateTime desc").strip()
         field_name, _, direction = order.partition(" ")
         if field_name.lower() != "receiveddatetime":
@@ -1108,10 +1199,211 @@ class GraphFake(AsgiApp):
                               **updated.resource()})
 
     async def _message_create(self, request: Request, mailbox: GraphMailbox) -> Response:
+        """POST /messages (Drafts) or /mailFolders/{id}/messages: from MIME always a draft; from JSON what its
+        PR_MESSAGE_FLAGS say (a draft without them)."""
+        folder = self._folder(mailbox, request.params.get("folderId", "drafts"))
         self._inject("createMessage", request)
-        draft = mailbox.add_message(self._mime_body(request), "drafts", is_read=True, is_draft=True)
+        if (request.header("content-type") or "").lower().startswith("application/json"):
+            raw, is_read, is_draft, received = self._from_json(request, mailbox)
+            created = mailbox.add_message(raw, folder.id, is_read=is_read, is_draft=is_draft, received=received)
+        else:
+            created = mailbox.add_message(self._mime_body(request), folder.id, is_read=True, is_draft=True)
         return json_response({"@odata.context": self._context(request, mailbox, "messages/$entity"),
-                              **draft.resource()}, 201)
+                              **created.resource()}, 201)
+
+    def _from_json(self, request: Request, mailbox: GraphMailbox) -> tuple[bytes, bool, bool, datetime | None]:
+        """(MIME, isRead, isDraft, receivedDateTime) of a message created from JSON, checked as Graph checks it."""
+        try:
+            body = request.json()
+        except ValueError:
+            raise self._bad_request("Empty Payload. JSON content expected.", "RequestBodyRead") from None
+        if not isinstance(body, dict):
+            raise self._bad_request("Invalid JSON payload.", "RequestBodyRead")
+        for key in body:
+            if not key.startswith("@odata.") and key.lower() not in _CREATABLE:
+                raise self._bad_request(f"The property '{key}' does not exist on type 'microsoft.graph.message' or "
+                                        "is not writable when creating a message.", "RequestBodyRead")
+        values = {k.lower(): v for k, v in body.items()}
+        properties = self._extended(values.get("singlevalueextendedproperties"))
+        headers = values.get("internetmessageheaders") or []
+        if not isinstance(headers, list) or not all(
+                isinstance(h, dict) and isinstance(h.get("name"), str) and isinstance(h.get("value"), str)
+                for h in headers):
+            raise self._bad_request("internetMessageHeaders must be a list of {name, value}.", "RequestBodyRead")
+        for header in headers:
+            if not header["name"].lower().startswith("x-"):
+                raise self._bad_request(f"The internet message header name '{header['name']}' should start with "
+                                        "'x-' or 'X-'.", "InvalidInternetMessageHeader")
+        if len(headers) > 5:
+            raise self._bad_request("Maximum number of headers in one message should be less than or equal to 5.",
+                                    "InvalidInternetMessageHeaderCollection")
+        mime = EmailMessage()
+        sender = self._addresses(values.get("from"), "from") or [formataddr((mailbox.display_name,
+                                                                             mailbox.user_principal_name))]
+        mime["From"] = sender[0]
+        for name, key in (("To", "torecipients"), ("Cc", "ccrecipients"), ("Bcc", "bccrecipients"),
+                          ("Reply-To", "replyto")):
+            found = self._addresses(values.get(key), key)
+            if found:
+                mime[name] = ", ".join(found)
+        subject = values.get("subject")
+        if subject:
+            mime["Subject"] = str(subject)
+        submitted = properties.get(PR_CLIENT_SUBMIT_TIME)
+        mime["Date"] = format_datetime(submitted or datetime.fromtimestamp(self.clock(), UTC))
+        mime["Message-ID"] = str(values.get("internetmessageid") or make_msgid(domain="graph.example"))
+        for name, tag in (("In-Reply-To", PR_IN_REPLY_TO_ID), ("References", PR_INTERNET_REFERENCES)):
+            if tag in properties:
+                mime[name] = str(properties[tag])
+        for header in headers:
+            mime[header["name"]] = header["value"]
+        content = values.get("body") or {}
+        if not isinstance(content, dict):
+            raise self._bad_request("body must be an itemBody.", "RequestBodyRead")
+        kind = str(content.get("contentType") or "text").lower()
+        if kind not in ("text", "html"):
+            raise self._bad_request(f"Invalid body.contentType '{kind}'.", "RequestBodyRead")
+        mime.set_content(str(content.get("content") or ""), subtype="html" if kind == "html" else "plain")
+        flags = properties.get(PR_MESSAGE_FLAGS)
+        is_draft = True if flags is None else bool(int(flags) & MSGFLAG_UNSENT)
+        is_read = values.get("isread")
+        if not isinstance(is_read, bool):
+            is_read = True if flags is None else bool(int(flags) & MSGFLAG_READ)
+        received = properties.get(PR_MESSAGE_DELIVERY_TIME)
+        return (mime.as_bytes(policy=email_policy.SMTP), is_read, is_draft,
+                received if isinstance(received, datetime) else None)
+
+    def _addresses(self, value: Any, where: str) -> list[str]:
+        items = value if isinstance(value, list) else [] if value is None else [value]
+        found = []
+        for item in items:
+            address = item.get("emailAddress") if isinstance(item, dict) else None
+            if not isinstance(address, dict) or not isinstance(address.get("address"), str) or "@" not in str(
+                    address["address"]):
+                raise self._bad_request(f"{where}: each recipient needs emailAddress.address.",
+                                        "ErrorInvalidRecipients")
+            found.append(formataddr((str(address.get("name") or ""), address["address"])))
+        return found
+
+    def _extended(self, value: Any) -> dict[str, Any]:
+        """singleValueExtendedProperties by lower-case id, each value read as its type says."""
+        if value is None:
+            return {}
+        if not isinstance(value, list):
+            raise self._bad_request("singleValueExtendedProperties must be a list.", "RequestBodyRead")
+        found: dict[str, Any] = {}
+        for item in value:
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(
+                    item.get("value"), str):
+                raise self._bad_request("An extended property needs a string id and a string value.",
+                                        "RequestBodyRead")
+            ident, text = " ".join(item["id"].split()), item["value"]
+            if not _EXTENDED_ID.match(ident):
+                raise self._bad_request(f"The extended property id '{item['id']}' is not valid.",
+                                        "ErrorInvalidProperty")
+            kind = ident.split(" ", 1)[0].lower()
+            try:
+                parsed: Any = text
+                if kind in ("integer", "long", "short"):
+                    parsed = int(text)
+                elif kind == "systemtime":
+                    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+                    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+                elif kind == "boolean" and text.lower() not in ("true", "false"):
+                    raise ValueError(text)
+            except ValueError:
+                raise self._bad_request(f"The value '{text}' is not valid for the extended property '{ident}'.",
+                                        "ErrorInvalidExtendedPropertyValue") from None
+            found[ident.lower()] = parsed
+        return found
+
+    async def _upload_session(self, request: Request, mailbox: GraphMailbox) -> Response:
+        self._inject("addAttachment", request)
+        message = self._message(mailbox, request.params["id"])
+        try:
+            item = request.json()["AttachmentItem"]
+            name, size = str(item["name"]), int(item["size"])
+        except (ValueError, KeyError, TypeError):
+            raise self._bad_request("AttachmentItem with name and size expected.", "RequestBodyRead") from None
+        if item.get("attachmentType", "file") != "file":
+            raise self._bad_request("The fake uploads file attachments only.", "RequestBodyRead")
+        if size < MAX_ATTACHMENT_POST:
+            raise self._bad_request("Attachment size should not be less than the minimum size of 3 MB for an upload "
+                                    "session.", "ErrorAttachmentSizeShouldNotBeLessThanMinimumSize")
+        if size > MAX_ATTACHMENT_UPLOAD:
+            raise HttpError(self.error(413, "ErrorAttachmentSizeTooLarge", "The attachment is larger than 150 MB.",
+                                       request=request))
+        session = UploadSession(uuid.uuid4().hex, mailbox, message.id, name,
+                                str(item.get("contentType") or "application/octet-stream"), size,
+                                bool(item.get("isInline")), str(item["contentId"]) if item.get("contentId") else None)
+        with self.lock:
+            self.upload_sessions[session.id] = session
+        expires = datetime.fromtimestamp(self.clock() + 900, UTC)
+        return json_response({
+            "@odata.context": f"{request.base_url}/v1.0/$metadata#microsoft.graph.uploadSession",
+            "uploadUrl": f"{request.base_url}/api/v2.0/AttachmentSessions('{session.id}')?authtoken={session.token}",
+            "expirationDateTime": _iso(expires), "nextExpectedRanges": ["0-"]}, 201)
+
+    async def _upload_put(self, request: Request) -> Response:
+        with self.lock:
+            session = self.upload_sessions.get(request.params["id"])
+        if session is None or request.arg("authtoken") != session.token:
+            return self.error(404, "ErrorItemNotFound", "The upload session was not found.", request=request)
+        if request.header("authorization"):
+            return self.error(401, "InvalidAuthenticationToken", "The upload URL is pre-authenticated: do not send "
+                              "an Authorization header.", request=request)
+        found = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", request.header("content-range") or "")
+        if (found is None or int(found.group(1)) != len(session.received) or int(found.group(3)) != session.size
+                or int(found.group(2)) - int(found.group(1)) + 1 != len(request.body)):
+            return self.error(400, "ErrorInvalidContentRange", "The Content-Range does not continue the upload.",
+                              request=request)
+        with self.lock:
+            session.received += request.body
+            self.calls.append(GraphCall("PUT", request.path, request.query, session.mailbox.user_principal_name,
+                                        200, self.clock()))
+        if len(session.received) < session.size:
+            return json_response({"expirationDateTime": _iso(datetime.fromtimestamp(self.clock() + 900, UTC)),
+                                  "nextExpectedRanges": [str(len(session.received))]})
+        session.mailbox.add_attachment(session.message_id, session.name, session.content_type,
+                                       bytes(session.received), inline=session.inline,
+                                       content_id=session.content_id)
+        with self.lock:
+            self.upload_sessions.pop(session.id, None)
+        location = f"{request.base_url}/api/v2.0/Messages('{session.message_id}')/Attachments('{session.id}')"
+        return empty_response(201, [("location", location)])
+
+    async def _attachment_add(self, request: Request, mailbox: GraphMailbox) -> Response:
+        self._inject("addAttachment", request)
+        message = self._message(mailbox, request.params["id"])
+        try:
+            body = request.json()
+        except ValueError:
+            raise self._bad_request("Empty Payload. JSON content expected.", "RequestBodyRead") from None
+        if not isinstance(body, dict) or body.get("@odata.type") != "#microsoft.graph.fileAttachment":
+            raise self._bad_request("The fake adds #microsoft.graph.fileAttachment attachments only.",
+                                    "RequestBodyRead")
+        name, encoded = body.get("name"), body.get("contentBytes")
+        if not isinstance(name, str) or not name:
+            raise self._bad_request("The attachment needs a name.", "ErrorInvalidRequest")
+        try:
+            content = base64.b64decode(str(encoded), validate=True) if encoded is not None else None
+        except (binascii.Error, ValueError):
+            content = None
+        if content is None:
+            raise self._bad_request("contentBytes is not valid base64.", "RequestBodyRead")
+        if len(content) >= MAX_ATTACHMENT_POST:
+            raise HttpError(self.error(413, "ErrorRequestEntityTooLarge", "The attachment is 3 MB or more: "
+                                       "attach it through an upload session.", request=request))
+        content_type = str(body.get("contentType") or "application/octet-stream")
+        content_id = body.get("contentId")
+        mailbox.add_attachment(message.id, name, content_type, content, inline=bool(body.get("isInline")),
+                               content_id=str(content_id) if content_id else None)
+        attachment_id = _encode_id("AAMkADatt", f"{message.id}/{name}/{len(content)}")
+        return json_response({"@odata.context": self._context(request, mailbox, f"messages('{message.id}')/"
+                                                                                 "attachments/$entity"),
+                              "@odata.type": "#microsoft.graph.fileAttachment", "id": attachment_id, "name": name,
+                              "contentType": content_type, "size": len(content),
+                              "isInline": bool(body.get("isInline")), "contentId": content_id}, 201)
 
     def _has_recipients(self, message: GraphMessage) -> None:
         if not _outgoing.recipients(message.parsed):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -300,3 +301,96 @@ def test_identity_platform_tokens_pkce_rotation_and_invalid_grant(graph: FakeSer
     assert set(body) >= {"timestamp", "trace_id", "correlation_id", "error_uri"}
     bad_secret = httpx.post(token_url, data={**refresh, "client_secret": "wrong"})
     assert (bad_secret.status_code, bad_secret.json()["error"]) == (401, "invalid_client")
+
+
+def test_a_json_create_is_a_sent_item_only_with_pr_message_flags_without_the_unsent_bit(
+        graph: FakeServer[GraphFake], graph_http: httpx.Client) -> None:
+    """Exchange's rule, as the fake answers it: a message created from JSON is a draft unless PR_MESSAGE_FLAGS
+    (`Integer 0x0E07`) leaves mfUnsent (0x8) out — "The message is still being composed and is treated as a Draft
+    Message object" (MS-OXCMSG 2.2.1.6) — and mfRead (0x1) makes it read; a MIME body always makes a draft."""
+    fake = graph.app
+    base = {"subject": "Lunch", "body": {"contentType": "html", "content": "<p>Noon?</p>"},
+            "toRecipients": [{"emailAddress": {"name": "Bob", "address": "bob@example.net"}}]}
+    sent = graph_http.post("/me/mailFolders/sentitems/messages", json={
+        **base, "internetMessageId": "<lunch@example.org>",
+        "internetMessageHeaders": [{"name": "X-Mailer", "value": "laptop"}],
+        "singleValueExtendedProperties": [{"id": "Integer 0x0E07", "value": "1"},
+                                          {"id": "SystemTime 0x0039", "value": "2026-03-01T08:00:00Z"},
+                                          {"id": "SystemTime 0x0E06", "value": "2026-03-01T08:00:05Z"}]})
+    assert sent.status_code == 201, sent.text
+    item = sent.json()
+    sent_items = fake.mailbox.folder("sentitems").id
+    assert (item["isDraft"], item["isRead"], item["parentFolderId"]) == (False, True, sent_items)
+    assert (item["sentDateTime"], item["receivedDateTime"]) == ("2026-03-01T08:00:00Z", "2026-03-01T08:00:05Z")
+    assert item["internetMessageId"] == "<lunch@example.org>" and item["body"]["contentType"] == "html"
+    assert item["from"]["emailAddress"]["address"] == "alex@outlook.com"  # the mailbox's own when none is given
+    assert b"X-Mailer: laptop" in fake.messages[item["id"]].raw
+
+    unflagged = graph_http.post("/me/mailFolders/sentitems/messages", json=base).json()
+    assert unflagged["isDraft"] is True
+    unsent = graph_http.post("/me/mailFolders/sentitems/messages", json={
+        **base, "singleValueExtendedProperties": [{"id": "Integer 0x0E07", "value": "9"}]}).json()
+    assert unsent["isDraft"] is True
+    mime = graph_http.post("/me/mailFolders/sentitems/messages", content=base64.b64encode(rfc822("From MIME")),
+                           headers={"Content-Type": "text/plain"}).json()
+    assert mime["isDraft"] is True
+
+    attached = graph_http.post(f"/me/messages/{item['id']}/attachments", json={
+        "@odata.type": "#microsoft.graph.fileAttachment", "name": "menu.pdf", "contentType": "application/pdf",
+        "contentBytes": base64.b64encode(b"%PDF-1.4 menu").decode()})
+    assert attached.status_code == 201 and attached.json()["size"] == len(b"%PDF-1.4 menu")
+    assert graph_http.get(f"/me/messages/{item['id']}").json()["hasAttachments"] is True
+    assert b"menu.pdf" in fake.messages[item["id"]].raw
+
+
+def test_a_json_create_and_an_attachment_are_refused_as_graph_refuses_them(
+        graph: FakeServer[GraphFake], graph_http: httpx.Client) -> None:
+    """Custom headers must be named x- ("name them starting with x-", Graph's message resource), sentDateTime is
+    read-only, an extended property id must be in one of Graph's formats, an attachment under 3 MB by this POST."""
+    def create(body: object) -> httpx.Response:
+        return graph_http.post("/me/mailFolders/sentitems/messages", json=body)
+
+    assert _error(create([]))["code"] == "RequestBodyRead"
+    assert _error(create({"sentDateTime": "2026-03-01T08:00:00Z"}))["code"] == "RequestBodyRead"
+    assert _error(create({"internetMessageHeaders": [{"name": "References", "value": "<a@b>"}]}))["code"] == (
+        "InvalidInternetMessageHeader")
+    assert _error(create({"singleValueExtendedProperties": [{"id": "Integer 0x0E7", "value": "1"}]}))["code"] == (
+        "ErrorInvalidProperty")
+    assert _error(create({"singleValueExtendedProperties": [{"id": "Integer 0x0E07", "value": "one"}]}))[
+        "code"] == "ErrorInvalidExtendedPropertyValue"
+    made = create({"subject": "x"}).json()
+    too_large = graph_http.post(f"/me/messages/{made['id']}/attachments", json={
+        "@odata.type": "#microsoft.graph.fileAttachment", "name": "big.bin",
+        "contentBytes": base64.b64encode(b"\0" * (3 * 1024 * 1024)).decode()})
+    assert too_large.status_code == 413
+    graph.app.fail_next("createMessage", "throttled", retry_after=7)
+    throttled = create({"subject": "y"})
+    assert throttled.status_code == 429 and throttled.headers["retry-after"] == "7"
+
+
+def test_an_upload_session_takes_a_file_of_3_mb_or_more_in_ordered_ranges(
+        graph: FakeServer[GraphFake], graph_http: httpx.Client) -> None:
+    """Microsoft: a file "between 3 MB and 150 MB" goes through createUploadSession, then PUTs of byte ranges, in
+    order, to the pre-authenticated uploadUrl ("Do not specify an Authorization request header"); each answers 200
+    with nextExpectedRanges, the last 201 with a Location header."""
+    made = graph_http.post("/me/mailFolders/sentitems/messages", json={"subject": "Scan"}).json()
+    small = graph_http.post(f"/me/messages/{made['id']}/attachments/createUploadSession", json={
+        "AttachmentItem": {"attachmentType": "file", "name": "tiny.txt", "size": 10}})
+    assert _error(small)["code"] == "ErrorAttachmentSizeShouldNotBeLessThanMinimumSize"
+    content = b"\x01\x02" * 1_750_000
+    session = graph_http.post(f"/me/messages/{made['id']}/attachments/createUploadSession", json={
+        "AttachmentItem": {"attachmentType": "file", "name": "scan.bin", "size": len(content)}})
+    assert session.status_code == 201 and session.json()["nextExpectedRanges"] == ["0-"]
+    url = session.json()["uploadUrl"]
+    first = {"Content-Type": "application/octet-stream", "Content-Range": f"bytes 0-1999999/{len(content)}"}
+    assert httpx.put(url, content=content[:2_000_000], headers={**first, **graph.app.auth_headers()}
+                     ).status_code == 401
+    skipped = httpx.put(url, content=content[2_000_000:], headers={
+        "Content-Type": "application/octet-stream", "Content-Range": f"bytes 2000000-3499999/{len(content)}"})
+    assert skipped.status_code == 400
+    part = httpx.put(url, content=content[:2_000_000], headers=first)
+    assert part.status_code == 200 and part.json()["nextExpectedRanges"] == ["2000000"]
+    last = httpx.put(url, content=content[2_000_000:], headers={
+        "Content-Type": "application/octet-stream", "Content-Range": f"bytes 2000000-3499999/{len(content)}"})
+    assert last.status_code == 201 and "Attachments(" in last.headers["location"]
+    assert graph_http.get(f"/me/messages/{made['id']}").json()["hasAttachments"] is True

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from plmail.domain.enums import LabelRole
 from plmail.domain.providers import PendingChange
 from plmail.providers.graph.convert import MEETING_HEADER, ingested
 from plmail.providers.graph.models import remote_message
 from plmail.providers.graph.propagator import Folders, choose_folder
 from plmail.providers.graph.repos.messages import FolderLabel, PlacedMessage
+from plmail.providers.graph.sent_items import NotFileable, sent_item
+from tests.support.fakes import rfc822
 
 INBOX, ARCHIVE, TRASH, SPAM, SENT, PROJECTS, RECEIPTS, SNOOZED, CATEGORY = range(1, 10)
 FOLDERS = [FolderLabel(INBOX, 11, LabelRole.INBOX, "f-inbox"), FolderLabel(ARCHIVE, 12, LabelRole.ARCHIVE, "f-arch"),
@@ -86,3 +90,22 @@ def test_a_plain_message_is_not_a_meeting() -> None:
                                                                                   "content": "hi"}})
     assert not message.is_meeting and message.body == "hi" and not message.body_is_html
     assert MEETING_HEADER not in ingested(1, message, label_ids=()).parsed.headers
+
+
+def test_a_sent_copy_becomes_graphs_message_json_and_a_file_over_the_limit_is_refused() -> None:
+    """The JSON create of a copy for Sent Items: PR_MESSAGE_FLAGS mfRead without mfUnsent (MS-OXCMSG 2.2.1.6),
+    the Date as PR_CLIENT_SUBMIT_TIME, only x- headers as internetMessageHeaders (Graph: "name them starting with
+    x-"), the reply reference as PR_IN_REPLY_TO_ID; an attachment over the limit (Graph: 150 MB) is refused."""
+    raw = rfc822("Hi", sender="Alex <alex@outlook.com>", to="bob@example.net", in_reply_to="<a@example.net>",
+                 headers={"X-Mailer": "laptop", "List-Id": "<list.example>"},
+                 attachments=[("a.txt", "text/plain", b"a" * 2048)])
+    item = sent_item(raw)
+    properties = {p["id"]: p["value"] for p in item.message["singleValueExtendedProperties"]}
+    assert properties["Integer 0x0E07"] == "1"
+    assert properties["SystemTime 0x0039"] == "2026-01-02T09:30:00Z"
+    assert properties["String 0x1042"] == "<a@example.net>"
+    assert item.message["internetMessageHeaders"] == [{"name": "X-Mailer", "value": "laptop"}]
+    assert item.message["toRecipients"] == [{"emailAddress": {"address": "bob@example.net"}}]
+    assert [(a.name, a.posted) for a in item.attachments] == [("a.txt", True)]
+    with pytest.raises(NotFileable, match=r"a\.txt"):
+        sent_item(raw, max_attachment=1024)
