@@ -1,0 +1,27 @@
+"""JMAP accounts as a provider: the syncer, first import, import-state probe and propagator, built around one
+JMAP client; the account service is offered to the pages and the command line."""
+
+from __future__ import annotations
+
+from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.mail.labels import LabelResolver
+from plmail.providers.jmap.accounts import JmapAccountService
+from plmail.providers.jmap.client import JmapClient
+from plmail.providers.jmap.connection import JmapConnector
+from plmail.providers.jmap.propagator import JmapPropagator
+from plmail.providers.jmap.sync import JmapImporter, JmapImportState, JmapMail, JmapSyncer
+from plmail.providers.plugins import PluginHost
+
+
+def install(host: PluginHost) -> None:
+    accounts = AccountAdminRepository(host.db)
+    client = JmapClient()
+    connector = JmapConnector(accounts, host.keys.credentials, client)
+    mail = JmapMail(host.db, accounts, connector, host.pipeline, LabelResolver(host.db))
+    importer = JmapImporter(mail)
+    host.providers.syncers.add(JmapSyncer(mail))
+    host.providers.importers.add(importer)
+    host.providers.import_probes.add(JmapImportState(importer))
+    host.providers.propagators.add(JmapPropagator(mail))
+    host.providers.closers.append(client.close)
+    host.offer(JmapAccountService(accounts, connector, host.sync))
