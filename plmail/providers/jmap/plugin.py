@@ -1,5 +1,5 @@
-"""JMAP accounts as a provider: the syncer, first import, import-state probe and propagator, built around one
-JMAP client; the account service is offered to the pages and the command line."""
+"""JMAP accounts as a provider: the syncer, first import, import-state probe, propagator, transport and identity
+source, built around one JMAP client; the account service is offered to the pages and the command line."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from plmail.providers.jmap.accounts import JmapAccountService
 from plmail.providers.jmap.client import JmapClient
 from plmail.providers.jmap.connection import JmapConnector
 from plmail.providers.jmap.propagator import JmapPropagator
+from plmail.providers.jmap.sending import JmapIdentitySource, JmapTransport
 from plmail.providers.jmap.sync import JmapImporter, JmapImportState, JmapMail, JmapSyncer
 from plmail.providers.plugins import PluginHost
 
@@ -23,5 +24,8 @@ def install(host: PluginHost) -> None:
     host.providers.importers.add(importer)
     host.providers.import_probes.add(JmapImportState(importer))
     host.providers.propagators.add(JmapPropagator(mail))
+    identities = JmapIdentitySource(mail)
+    host.providers.identity_sources.add(identities)
+    host.providers.transports.add(JmapTransport(mail, identities))
     host.providers.closers.append(client.close)
     host.offer(JmapAccountService(accounts, connector, host.sync))

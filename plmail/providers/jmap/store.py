@@ -91,6 +91,18 @@ class JmapStore:
             account_id, list(email_ids))
         return {r["email_id"]: KnownEmail(r["email_id"], r["id"], r["thread_id"]) for r in rows}
 
+    async def unmatched_by_rfc_id(self, account_id: int, rfc_ids: Sequence[str]) -> dict[str, tuple[int, int | None]]:
+        """Message-ID -> (id, thread) of the account's stored messages with no upstream Email yet."""
+        if not rfc_ids:
+            return {}
+        rows = await self.db.fetch(
+            """SELECT DISTINCT ON (m.rfc_message_id) m.rfc_message_id, m.id, m.thread_id FROM message m
+                WHERE m.account_id = $1 AND m.rfc_message_id = ANY($2::text[])
+                  AND NOT EXISTS (SELECT 1 FROM jmap_email e WHERE e.account_id = $1 AND e.message_id = m.id)
+                ORDER BY m.rfc_message_id, m.id""",
+            account_id, list(rfc_ids))
+        return {r["rfc_message_id"]: (r["id"], r["thread_id"]) for r in rows}
+
     async def note(self, account_id: int, pairs: Sequence[tuple[str, int]]) -> None:
         """Upstream Email id -> message id, noted before the message is stored (its id was allocated ahead)."""
         if pairs:

@@ -28,7 +28,7 @@ from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.jmap.client import JmapClient
 from plmail.providers.jmap.connection import JMAP, STATE_KEY, JmapConnector, Upstream
 from plmail.providers.jmap.errors import JmapMethodError
-from plmail.providers.jmap.store import EmailState, JmapStore, UpstreamMailbox
+from plmail.providers.jmap.store import EmailState, JmapStore, KnownEmail, UpstreamMailbox
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ ROLES = {"inbox": LabelRole.INBOX, "sent": LabelRole.SENT, "drafts": LabelRole.D
 PAGE = 250  # messages per import page (one job)
 CHANGES = 256  # maxChanges per Email/changes call
 DOWNLOADS = 8  # blob downloads at once
-_PROPERTIES = ["id", "blobId", "threadId", "mailboxIds", "keywords", "receivedAt"]
+_PROPERTIES = ["id", "blobId", "threadId", "mailboxIds", "keywords", "receivedAt", "messageId"]
 
 
 def _stamp(value: Any) -> datetime | None:
@@ -126,6 +126,7 @@ class JmapMail:
         mailboxes = {m.mailbox_id: m.label_id for m in await self.store.mailboxes(record.id)
                      if m.label_id is not None}
         known = await self.store.known(record.id, [str(e["id"]) for e in emails])
+        known.update(await self._adopt(record.id, [e for e in emails if str(e["id"]) not in known]))
 
         def labels(email: dict[str, Any]) -> tuple[int, ...]:
             ids = [mailboxes[m] for m, on in (email.get("mailboxIds") or {}).items() if on and m in mailboxes]
@@ -185,6 +186,21 @@ class JmapMail:
         if passing:  # the server is unreachable for now: the page (or the changes) are read again later
             raise passing[0]
         return taken
+
+    async def _adopt(self, account_id: int, emails: Sequence[dict[str, Any]]) -> dict[str, KnownEmail]:
+        """Emails that are messages plmail stored itself before the upstream had them (what was sent through it,
+        filed in its Sent): the stored row is the upstream's Email from now on, not stored twice."""
+        wanted = {str(e["id"]): str(ids[0]) for e in emails if (ids := e.get("messageId"))}
+        if not wanted:
+            return {}
+        found = await self.store.unmatched_by_rfc_id(account_id, sorted(set(wanted.values())))
+        adopted: dict[str, KnownEmail] = {}
+        for email_id, rfc_id in wanted.items():
+            row = found.pop(rfc_id, None)
+            if row is not None:
+                adopted[email_id] = KnownEmail(email_id, row[0], row[1])
+        await self.store.note(account_id, [(e, k.message_id) for e, k in adopted.items()])
+        return adopted
 
     async def _ingest(self, account_id: int, batch: list[IngestedMessage], email_of: dict[int, str]) -> int:
         ahead = await self.pipeline.prepare_ahead(batch)

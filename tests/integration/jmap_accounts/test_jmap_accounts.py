@@ -11,10 +11,16 @@ import pytest
 
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import ValidationError
+from plmail.domain.messages import Address
+from plmail.domain.outgoing import DraftContent
 from plmail.providers.jmap.accounts import JmapAccountInput, JmapAccountService
 from plmail.services import Services
 from tests.integration.jmap_accounts.conftest import UpstreamServer, UpstreamUser, make_upstream_user
+from tests.support.dovecot import DovecotUser, dovecot, dovecot_user
 from tests.support.mail import make_message
+from tests.support.smtp import SmtpServer, smtp, smtp_server
+
+__all__ = ["dovecot", "dovecot_user", "smtp", "smtp_server"]
 
 
 async def _downstream(services: Services, up: UpstreamUser, *, bearer: bool = False) -> tuple[int, int]:
@@ -141,3 +147,47 @@ async def test_import_newest_first_then_changes_both_ways(
     await services.sync.run(account_id)
     assert await _labels_of(services, ids["Inbox 7"]) == {"Trash"}
     assert await _labels_of(services, ids["Inbox 8"]) == {"Projects"}
+
+
+async def test_a_message_is_sent_through_the_upstreams_email_submission(
+    services: Services, upstream_server: UpstreamServer, tmp_path: Path, dovecot_user: DovecotUser,
+    smtp: SmtpServer,
+) -> None:
+    up = make_upstream_user(upstream_server, tmp_path, inbox=1, projects=0)
+    # the upstream sends through an IMAP account of its own, whose SMTP server is the suite's
+    sender = f"{dovecot_user.name}@example.org"
+    imap = dovecot_user.imap()
+    upstream_server.cli(
+        "account", "add-imap", "--user", up.email, "--host", imap.host, "--port", str(imap.port), "--tls", "none",
+        "--username", dovecot_user.name, "--email", sender, "--password-stdin", "--smtp-host", smtp.host,
+        "--smtp-port", str(smtp.port), "--smtp-tls", "starttls", "--smtp-username", smtp.username,
+        "--smtp-password-stdin", "--ca-file", str(smtp.ca_file),
+        stdin=f"{dovecot_user.password}\n{smtp.password}\n")
+    user_id, account_id = await _downstream(services, up)
+    await services.sync.run_until_done(account_id)
+
+    # its identities are the upstream's Identity/get
+    identities = {i.email: i for i in await services.identities.for_account(user_id, account_id)}
+    assert sender in identities
+    content = DraftContent(identity_id=identities[sender].id, to=(Address("Bea Berg", "bea@example.net"),),
+                           bcc=(Address("", "hidden@example.net"),), subject="Through JMAP",
+                           text_body="Sent by the upstream.\n")
+    saved = await services.drafts.save(user_id, content)
+    submission = await services.outbox.submit(user_id, saved.message_id, content.identity_id)
+    await services.outbox.deliver(submission.id)
+    assert (await services.outbox.owned(user_id, submission.id)).state.value == "sent"
+
+    # the upstream's worker hands it to its SMTP server, to every recipient and without the Bcc header
+    [received] = await smtp.arrival(1, timeout=60)
+    assert received.message["Subject"] == "Through JMAP"
+    assert sorted(received.rcpt_to) == ["bea@example.net", "hidden@example.net"]
+    assert received.message["Bcc"] is None
+    # filed in the upstream's Sent, and the next sync adopts that copy instead of storing it twice
+    sent = up.emails()["Through JMAP"]
+    boxes = {m["id"]: (m.get("role") or m["name"]) for m in up.mailboxes().values()}
+    assert {boxes[m] for m, on in sent["mailboxIds"].items() if on} == {"sent"}
+    assert "$draft" not in sent["keywords"]
+    await services.sync.run(account_id)
+    copies = await services.db.fetchval(
+        "SELECT count(*) FROM message WHERE account_id = $1 AND subject = 'Through JMAP'", account_id)
+    assert copies == 1
