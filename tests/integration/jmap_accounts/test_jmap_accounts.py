@@ -148,6 +148,21 @@ async def test_import_newest_first_then_changes_both_ways(
     assert await _labels_of(services, ids["Inbox 7"]) == {"Trash"}
     assert await _labels_of(services, ids["Inbox 8"]) == {"Projects"}
 
+    # an upstream that cannot tell what changed since the state we hold (RFC 8620 §5.2 cannotCalculateChanges):
+    # what it no longer has goes here, and the rest is walked again with its state applied, nothing stored twice
+    await services.db.execute(
+        """UPDATE account SET sync_state = jsonb_set(sync_state, '{jmap,email_state}', '"not-from-this-server"')
+            WHERE id = $1""", account_id)
+    now = up.emails()
+    up.call("Email/set", {"destroy": [now["Inbox 11"]["id"]],
+                          "update": {now["Inbox 10"]["id"]: {"keywords/$flagged": True}}})
+    await services.sync.run_until_done(account_id)
+    ids = await _ids(services, account_id)
+    assert "Inbox 11" not in ids and len(ids) == 14
+    starred = await services.db.fetch(
+        "SELECT subject FROM message WHERE account_id = $1 AND starred_at IS NOT NULL", account_id)
+    assert sorted(r["subject"] for r in starred) == ["Inbox 10", "Inbox 6"]
+
 
 async def test_a_message_is_sent_through_the_upstreams_email_submission(
     services: Services, upstream_server: UpstreamServer, tmp_path: Path, dovecot_user: DovecotUser,
