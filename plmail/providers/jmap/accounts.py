@@ -4,15 +4,23 @@ only sealed with the installation key, like every account's password."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.domain.account_forms import N_, FormField
 from plmail.domain.errors import ValidationError
 from plmail.providers.jmap.client import JmapCredentials, JmapSession, session_url
 from plmail.providers.jmap.connection import JMAP, STATE_KEY, JmapConnector
-from plmail.providers.jmap.errors import JmapAuthError, JmapConnectionError, JmapError, JmapNotFound, NotJmapError
+from plmail.providers.jmap.errors import (
+    JmapAuthError,
+    JmapConnectionError,
+    JmapError,
+    JmapNotFound,
+    NoMailError,
+    NotJmapError,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +38,12 @@ class JmapAccountInput:
     def checked_email(self) -> str:
         email = self.email.strip().lower()
         if "@" not in email or email.startswith("@") or email.endswith("@"):
-            raise ValidationError("Enter the account's email address.", field="email")
+            raise ValidationError(N_("Enter the account's email address."), field="email")
         return email
 
     def credentials(self) -> JmapCredentials:
         if not self.secret:
-            raise ValidationError("Enter the app password or token.", field="secret")
+            raise ValidationError(N_("Enter the app password or token."), field="secret")
         return JmapCredentials(self.username.strip() or self.checked_email(), self.secret, bearer=self.bearer)
 
 
@@ -52,20 +60,24 @@ class JmapAccountService:
         credentials = data.credentials()
         try:
             url = session_url(data.server or data.checked_email())
-        except NotJmapError as exc:
-            raise ValidationError(str(exc), field="server") from None
+        except NotJmapError:
+            raise ValidationError(N_("Enter the JMAP session URL (https://…) or the account's email address."),
+                                  field="server") from None
         try:
             return await self.connector.client.session(url, credentials)
         except JmapAuthError:
-            raise ValidationError("The JMAP server refused this app password or token.", field="secret") from None
+            raise ValidationError(N_("The JMAP server refused this app password or token."), field="secret") from None
         except JmapNotFound:
-            raise ValidationError(f"There is no JMAP server at {url}.", field="server") from None
-        except NotJmapError as exc:
-            raise ValidationError(str(exc), field="server") from None
+            raise ValidationError(N_("There is no JMAP server at this address."), field="server") from None
+        except NoMailError:
+            raise ValidationError(N_("The JMAP server does not offer mail (urn:ietf:params:jmap:mail)."),
+                                  field="server") from None
+        except NotJmapError:
+            raise ValidationError(N_("The server answered, but not with a JMAP session."), field="server") from None
         except JmapConnectionError:
-            raise ValidationError(f"The JMAP server at {url} could not be reached.", field="server") from None
-        except JmapError as exc:
-            raise ValidationError(str(exc), field="server") from None
+            raise ValidationError(N_("The JMAP server could not be reached."), field="server") from None
+        except JmapError:
+            raise ValidationError(N_("The JMAP server refused the request."), field="server") from None
 
     async def add(self, user_id: int, data: JmapAccountInput) -> int:
         email = data.checked_email()
@@ -80,3 +92,29 @@ class JmapAccountService:
         await self.sync.request(account_id)
         self.changed()
         return account_id
+
+
+class JmapAccountForm:
+    """The "add a JMAP account" form, as the pages and the command line show it."""
+
+    kind = JMAP
+    title = N_("JMAP account (Fastmail, Stalwart, Cyrus, another plmail)")
+    fields: Sequence[FormField] = (
+        FormField("email", N_("Email address"), "email", required=True, autocomplete="email"),
+        FormField("secret", N_("App password or token"), "password", required=True,
+                  help=N_("Create one in your mail provider's settings; your main password is not needed.")),
+        FormField("server", N_("JMAP server or session URL"), "url",
+                  help=N_("Leave empty to find it from the address's domain (/.well-known/jmap).")),
+        FormField("username", N_("User name"), help=N_("Leave empty to sign in with the email address.")),
+        FormField("bearer", N_("The secret is a bearer token (OAuth), not an app password"), "checkbox"),
+        FormField("name", N_("Name shown in the sidebar")),
+    )
+
+    def __init__(self, service: JmapAccountService) -> None:
+        self.service = service
+
+    async def add(self, user_id: int, values: Mapping[str, str]) -> int:
+        return await self.service.add(user_id, JmapAccountInput(
+            email=values.get("email", ""), secret=values.get("secret", ""), server=values.get("server", ""),
+            username=values.get("username", ""), bearer=values.get("bearer", "") in ("on", "true", "1", "yes"),
+            name=values.get("name", "")))

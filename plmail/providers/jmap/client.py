@@ -22,6 +22,7 @@ from plmail.providers.jmap.errors import (
     JmapError,
     JmapMethodError,
     JmapNotFound,
+    NoMailError,
     NotJmapError,
 )
 
@@ -68,7 +69,7 @@ class JmapSession:
         capabilities = frozenset(data["capabilities"])
         account_id = (data.get("primaryAccounts") or {}).get(MAIL)
         if MAIL not in capabilities or not isinstance(account_id, str):
-            raise NotJmapError("The JMAP server does not offer mail (urn:ietf:params:jmap:mail).")
+            raise NoMailError("The JMAP server does not offer mail (urn:ietf:params:jmap:mail).")
         account = (data.get("accounts") or {}).get(account_id) or {}
 
         def absolute(key: str) -> str:

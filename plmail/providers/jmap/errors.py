@@ -34,6 +34,10 @@ class NotJmapError(JmapError):
     """Something answered, but not with a JMAP session offering mail (RFC 8621's capability)."""
 
 
+class NoMailError(NotJmapError):
+    """A JMAP server, but without urn:ietf:params:jmap:mail (RFC 8621 §1.3.1) for this account."""
+
+
 class JmapConnectionError(JmapError):
     """The server could not be reached, or answered with a server error: try again later."""
 

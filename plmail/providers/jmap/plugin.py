@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.mail.labels import LabelResolver
-from plmail.providers.jmap.accounts import JmapAccountService
+from plmail.providers.jmap.accounts import JmapAccountForm, JmapAccountService
 from plmail.providers.jmap.client import JmapClient
 from plmail.providers.jmap.connection import JmapConnector
 from plmail.providers.jmap.propagator import JmapPropagator
+from plmail.providers.jmap.push import EventSourceWatcher
 from plmail.providers.jmap.sending import JmapIdentitySource, JmapTransport
 from plmail.providers.jmap.sync import JmapImporter, JmapImportState, JmapMail, JmapSyncer
 from plmail.providers.plugins import PluginHost
@@ -28,4 +29,8 @@ def install(host: PluginHost) -> None:
     host.providers.identity_sources.add(identities)
     host.providers.transports.add(JmapTransport(mail, identities))
     host.providers.closers.append(client.close)
-    host.offer(JmapAccountService(accounts, connector, host.sync))
+    # the upstream pushes its changes (EventSource) instead of waiting for the poll
+    host.providers.watchers.append(EventSourceWatcher(host.db, connector, host.sync.request))
+    service = JmapAccountService(accounts, connector, host.sync)
+    host.offer(service)
+    host.providers.account_forms.add(JmapAccountForm(service))

@@ -5,7 +5,12 @@ up by `Email/changes`, and what the user does here sent upstream with `Email/set
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,9 +19,11 @@ from plmail.domain.errors import ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent
 from plmail.providers.jmap.accounts import JmapAccountInput, JmapAccountService
+from plmail.providers.jmap.push import EventSourceWatcher
 from plmail.services import Services
 from tests.integration.jmap_accounts.conftest import UpstreamServer, UpstreamUser, make_upstream_user
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_user
+from tests.support.jobs import run_queued
 from tests.support.mail import make_message
 from tests.support.smtp import SmtpServer, smtp, smtp_server
 
@@ -206,3 +213,41 @@ async def test_a_message_is_sent_through_the_upstreams_email_submission(
     copies = await services.db.fetchval(
         "SELECT count(*) FROM message WHERE account_id = $1 AND subject = 'Through JMAP'", account_id)
     assert copies == 1
+
+
+async def test_new_mail_at_the_upstream_is_pushed_by_its_event_source(
+    services: Services, upstream_server: UpstreamServer, tmp_path: Path,
+) -> None:
+    up = make_upstream_user(upstream_server, tmp_path, inbox=2, projects=0)
+    _, account_id = await _downstream(services, up)
+    await services.sync.run_until_done(account_id)
+    await services.db.execute("DELETE FROM saq_jobs")
+    [watcher] = [w for w in services.provider_roles.watchers if isinstance(w, EventSourceWatcher)]
+    watcher.refresh_seconds = 0.1
+    watcher.start()
+    try:
+        await _until(lambda: account_id in watcher.listening, "the event stream to open")
+        up.deliver(make_message(subject="Pushed", message_id=f"pushed-{up.email}", to=[up.email]))
+
+        async def sync_queued() -> bool:
+            return bool(await services.db.fetchval(
+                """SELECT count(*) FROM saq_jobs WHERE status = 'queued'
+                      AND convert_from(job, 'UTF8')::jsonb ->> 'function' = 'sync_account'"""))
+
+        await _until(sync_queued, "a sync asked for by the upstream's StateChange")
+    finally:
+        await watcher.stop()
+    assert await run_queued(services, ("sync_account",)) == ["sync_account"]
+    assert "Pushed" in await _ids(services, account_id)
+
+
+async def _until(check: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {what} within {timeout} s")
