@@ -44,7 +44,7 @@ class AccountSetup(Protocol):
 
     @property
     def title(self) -> str:
-        """What the form adds, e.g. "JMAP account (Fastmail, Stalwart, Cyrus)"; marked with N_."""
+        """The form's heading and link, e.g. "Add a JMAP account (Fastmail, Stalwart, Cyrus)"; marked with N_."""
         ...
 
     @property

@@ -98,7 +98,7 @@ class JmapAccountForm:
     """The "add a JMAP account" form, as the pages and the command line show it."""
 
     kind = JMAP
-    title = N_("JMAP account (Fastmail, Stalwart, Cyrus, another plmail)")
+    title = N_("Add a JMAP account (Fastmail, Stalwart, Cyrus)")
     fields: Sequence[FormField] = (
         FormField("email", N_("Email address"), "email", required=True, autocomplete="email"),
         FormField("secret", N_("App password or token"), "password", required=True,
