@@ -37,6 +37,7 @@ ROLES = {"inbox": LabelRole.INBOX, "sent": LabelRole.SENT, "drafts": LabelRole.D
 PAGE = 250  # messages per import page (one job)
 CHANGES = 256  # maxChanges per Email/changes call
 DOWNLOADS = 8  # blob downloads at once
+BATCH = 50  # messages per pipeline batch
 _PROPERTIES = ["id", "blobId", "threadId", "mailboxIds", "keywords", "receivedAt", "messageId"]
 
 
@@ -156,36 +157,51 @@ class JmapMail:
                 except Exception as exc:  # one message that will not download costs only itself
                     return email, exc
 
-        batch: list[IngestedMessage] = []
-        email_of: dict[int, str] = {}
+        # Every download starts at once (DOWNLOADS at a time); each batch is ingested as soon as its own messages
+        # are in, while the later ones keep downloading.
+        downloads = [asyncio.ensure_future(fetch(e)) for e in fresh]
         passing: list[Exception] = []
-        for email, raw in await asyncio.gather(*(fetch(e) for e in fresh)):
-            if isinstance(raw, Exception):
-                if getattr(raw, "retryable", False):
-                    passing.append(raw)
-                else:
-                    log.warning("Email %s of account %s could not be downloaded: %s", email["id"], record.id, raw)
-                taken.failed += 1
-                continue
-            words = keywords(email)
-            draft = words.get("$draft", False)
-            try:
-                message = parse_message(
-                    raw, account_id=record.id, received_at=_stamp(email.get("receivedAt")),
-                    provider_thread_key=str(email.get("threadId") or "") or None, seen=words.get("$seen", False),
-                    starred=words.get("$flagged", False), is_draft=draft, flags=("\\Draft",) if draft else (),
-                    label_ids=labels(email), source_ref=f"jmap:{email['id']}")
-            except Exception as exc:
-                log.warning("Email %s of account %s could not be read: %s", email["id"], record.id, exc)
-                taken.failed += 1
-                continue
-            batch.append(message)
-            email_of[id(message.parsed)] = str(email["id"])
-        if batch:
-            taken.stored = await self._ingest(record.id, batch, email_of)
+        try:
+            for start in range(0, len(downloads), BATCH):
+                batch: list[IngestedMessage] = []
+                email_of: dict[int, str] = {}
+                for email, raw in await asyncio.gather(*downloads[start:start + BATCH]):
+                    if isinstance(raw, Exception):
+                        if getattr(raw, "retryable", False):
+                            passing.append(raw)
+                        else:
+                            log.warning("Email %s of account %s could not be downloaded: %s", email["id"], record.id,
+                                        raw)
+                        taken.failed += 1
+                        continue
+                    message = self._parsed(record.id, email, raw, labels(email), keywords(email))
+                    if message is None:
+                        taken.failed += 1
+                        continue
+                    batch.append(message)
+                    email_of[id(message.parsed)] = str(email["id"])
+                if batch:
+                    taken.stored += await self._ingest(record.id, batch, email_of)
+        finally:
+            for download in downloads:
+                download.cancel()
         if passing:  # the server is unreachable for now: the page (or the changes) are read again later
             raise passing[0]
         return taken
+
+    @staticmethod
+    def _parsed(account_id: int, email: dict[str, Any], raw: bytes, label_ids: tuple[int, ...],
+                words: dict[str, bool]) -> IngestedMessage | None:
+        draft = words.get("$draft", False)
+        try:
+            return parse_message(
+                raw, account_id=account_id, received_at=_stamp(email.get("receivedAt")),
+                provider_thread_key=str(email.get("threadId") or "") or None, seen=words.get("$seen", False),
+                starred=words.get("$flagged", False), is_draft=draft, flags=("\\Draft",) if draft else (),
+                label_ids=label_ids, source_ref=f"jmap:{email['id']}")
+        except Exception as exc:
+            log.warning("Email %s of account %s could not be read: %s", email["id"], account_id, exc)
+            return None
 
     async def _adopt(self, account_id: int, emails: Sequence[dict[str, Any]]) -> dict[str, KnownEmail]:
         """Emails that are messages plmail stored itself before the upstream had them (what was sent through it,
