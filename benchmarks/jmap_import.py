@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import ipaddress
 import os
 import subprocess
 import sys
@@ -76,7 +78,8 @@ async def run(messages: int, page: int) -> None:
         serve.start()
         try:
             serve.wait_healthy()
-            settings = cluster.settings
+            # the upstream is on loopback, which a typed server address may reach only when allowed
+            settings = dataclasses.replace(cluster.settings, test_fetch_allow=(ipaddress.ip_network("127.0.0.0/8"),))
             services = await open_services(settings, downstream_dsn)
             try:
                 user = await services.users.create_user("downstream@bench.example", "benchmark password")

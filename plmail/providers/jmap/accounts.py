@@ -15,6 +15,7 @@ from plmail.providers.jmap.client import JmapCredentials, JmapSession, session_u
 from plmail.providers.jmap.connection import JMAP, STATE_KEY, JmapConnector
 from plmail.providers.jmap.errors import (
     JmapAuthError,
+    JmapBlocked,
     JmapConnectionError,
     JmapError,
     JmapNotFound,
@@ -69,6 +70,9 @@ class JmapAccountService:
             raise ValidationError(N_("The JMAP server refused this app password or token."), field="secret") from None
         except JmapNotFound:
             raise ValidationError(N_("There is no JMAP server at this address."), field="server") from None
+        except JmapBlocked:
+            raise ValidationError(N_("The JMAP server's address is not on the public internet."),
+                                  field="server") from None
         except NoMailError:
             raise ValidationError(N_("The JMAP server does not offer mail (urn:ietf:params:jmap:mail)."),
                                   field="server") from None

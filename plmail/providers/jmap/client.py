@@ -16,8 +16,10 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
+from plmail.domain.errors import ValidationError
 from plmail.providers.jmap.errors import (
     JmapAuthError,
+    JmapBlocked,
     JmapConnectionError,
     JmapError,
     JmapMethodError,
@@ -25,6 +27,7 @@ from plmail.providers.jmap.errors import (
     NoMailError,
     NotJmapError,
 )
+from plmail.providers.network import BlockedAddress, Network, is_local_host, public_addresses
 
 CORE = "urn:ietf:params:jmap:core"
 MAIL = "urn:ietf:params:jmap:mail"
@@ -103,14 +106,35 @@ def session_url(address: str) -> str:
 
 
 class JmapClient:
-    def __init__(self, *, timeout: float = 60.0, http: httpx.AsyncClient | None = None) -> None:
+    """`allow`: networks besides the public internet the client may reach (a test's loopback server; never set in
+    production). A URL typed by a user must not make the server reach this machine or its local network, and a
+    secret goes over plain http only to this machine."""
+
+    def __init__(self, *, timeout: float = 60.0, http: httpx.AsyncClient | None = None,
+                 allow: Sequence[Network] = ()) -> None:
         self.http = http or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        self.allow = tuple(allow)
+
+    async def check(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise NotJmapError("The JMAP server gave an address that is not http(s).")
+        if parts.scheme == "http" and not is_local_host(parts.hostname):
+            raise NotJmapError("The JMAP server must be reached over https.")
+        try:
+            await public_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80),
+                                   allow=self.allow)
+        except BlockedAddress:
+            raise JmapBlocked("The JMAP server's address is not on the public internet.") from None
+        except ValidationError:
+            raise JmapConnectionError("The JMAP server's name could not be found.") from None
 
     async def close(self) -> None:
         await self.http.aclose()
 
     async def _send(self, method: str, url: str, credentials: JmapCredentials, **kwargs: Any) -> httpx.Response:
         for _ in range(_MAX_REDIRECTS + 1):
+            await self.check(url)  # every hop: a redirect must not lead inside either
             headers = {"Authorization": credentials.header(), **kwargs.pop("headers", {})}
             try:
                 response = await self.http.request(method, url, headers=headers, **kwargs)

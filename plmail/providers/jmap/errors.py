@@ -38,6 +38,10 @@ class NoMailError(NotJmapError):
     """A JMAP server, but without urn:ietf:params:jmap:mail (RFC 8621 §1.3.1) for this account."""
 
 
+class JmapBlocked(JmapError):
+    """The address is (or resolves to) this machine or the local network, which a typed URL may not reach."""
+
+
 class JmapConnectionError(JmapError):
     """The server could not be reached, or answered with a server error: try again later."""
 

@@ -17,7 +17,7 @@ from plmail.providers.plugins import PluginHost
 
 def install(host: PluginHost) -> None:
     accounts = AccountAdminRepository(host.db)
-    client = JmapClient()
+    client = JmapClient(allow=host.settings.test_fetch_allow if host.settings is not None else ())
     connector = JmapConnector(accounts, host.keys.credentials, client)
     mail = JmapMail(host.db, accounts, connector, host.pipeline, LabelResolver(host.db))
     importer = JmapImporter(mail)

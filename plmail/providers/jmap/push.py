@@ -94,6 +94,7 @@ class EventSourceWatcher:
                 if not upstream.session.event_source_url:
                     return  # the poll is all there is
                 url = event_source_url(upstream.session.event_source_url)
+                await self.connector.client.check(url)
                 headers = {"Authorization": upstream.credentials.header(), "Accept": "text/event-stream"}
                 timeout = httpx.Timeout(30.0, read=2.5 * _PING_SECONDS)
                 async with self.connector.client.http.stream("GET", url, headers=headers, timeout=timeout) as answer:

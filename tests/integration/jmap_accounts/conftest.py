@@ -4,6 +4,8 @@ JMAP API as any client would."""
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 import subprocess
 import sys
 import uuid
@@ -15,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from plmail.config import Settings
 from tests.support.mail import make_message
 from tests.support.pg import PgTestCluster
 from tests.support.serve import ServeProcess
@@ -97,6 +100,12 @@ def write_mbox(path: Path, messages: Sequence[bytes]) -> Path:
                 out.write((b">" + line if line.startswith(b"From ") else line) + b"\n")
             out.write(b"\n")
     return path
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The upstream listens on loopback, which a typed server address may reach only in tests."""
+    return dataclasses.replace(settings, test_fetch_allow=(ipaddress.ip_network("127.0.0.0/8"),))
 
 
 @pytest.fixture(scope="module")

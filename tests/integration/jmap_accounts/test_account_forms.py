@@ -50,7 +50,8 @@ async def test_the_command_line_asks_for_the_same_fields(
     up = make_upstream_user(upstream_server, tmp_path, inbox=0, projects=0)
     await services.users.create_user("owner@example.com", "correct horse battery")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLMAIL_")}
-    env.update(PLMAIL_DATA_DIR=str(settings.data_dir), PLMAIL_DATABASE_URL=database_url)
+    env.update(PLMAIL_DATA_DIR=str(settings.data_dir), PLMAIL_DATABASE_URL=database_url,
+               PLMAIL_TEST_FETCH_ALLOW="127.0.0.0/8")
 
     def plmail(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "plmail.cli", "account", "add", *args], env=env, input=stdin,

@@ -19,6 +19,8 @@ from plmail.domain.errors import ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent
 from plmail.providers.jmap.accounts import JmapAccountInput, JmapAccountService
+from plmail.providers.jmap.client import JmapClient, JmapCredentials
+from plmail.providers.jmap.errors import JmapBlocked, NotJmapError
 from plmail.providers.jmap.push import EventSourceWatcher
 from plmail.services import Services
 from tests.integration.jmap_accounts.conftest import UpstreamServer, UpstreamUser, make_upstream_user
@@ -82,6 +84,24 @@ async def test_an_account_is_added_only_with_a_session_that_offers_mail(
         await services.sync.run(account_id)
         record = await services.db.fetchrow("SELECT status, status_detail FROM account WHERE id = $1", account_id)
         assert record is not None and (record["status"], record["status_detail"]) == ("ok", "")
+
+
+async def test_a_typed_address_never_reaches_this_machine_or_the_local_network(
+    upstream_server: UpstreamServer,
+) -> None:
+    """Outside tests nothing is allowed besides the public internet (server-side request forgery), and a secret
+    goes over plain http only to this machine."""
+    client = JmapClient()
+    credentials = JmapCredentials("me@example.org", "secret")
+    try:
+        for url in (f"{upstream_server.serve.url}/jmap/session", "https://10.1.2.3/jmap/session",
+                    "https://[fd00::1]/.well-known/jmap"):
+            with pytest.raises(JmapBlocked):
+                await client.session(url, credentials)
+        with pytest.raises(NotJmapError, match="https"):
+            await client.session("http://jmap.example.org/.well-known/jmap", credentials)
+    finally:
+        await client.close()
 
 
 async def test_import_newest_first_then_changes_both_ways(
