@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 SyncRequest = Callable[[int], Awaitable[None]]
 _DEBOUNCE_SECONDS = 0.2
+# One process of the installation streams (an advisory-lock namespace of its own: "plJ" + 1).
+EVENTSOURCE_LEADER_LOCK = 0x706C4A01
 _PING_SECONDS = 60  # the server's keep-alive (RFC 8620 §7.3 `ping`); silence for twice that is a dead stream
 
 
@@ -65,22 +67,41 @@ class EventSourceWatcher:
         self.listening.clear()
 
     async def _run(self) -> None:
+        """Only the process holding the leader lock streams, so an installation of several processes opens one
+        stream per account; another takes over when that process goes."""
         while True:
             try:
-                rows = await self.db.fetch(
-                    """SELECT id FROM account WHERE provider_kind = $1 AND is_active AND status = 'ok'
-                        ORDER BY id""", JMAP.value)
-                wanted = {r["id"] for r in rows}
-                for account_id in set(self._streams) - wanted:
-                    self._streams.pop(account_id).cancel()
-                for account_id in wanted:
-                    stream = self._streams.get(account_id)
-                    if stream is None or stream.done():
-                        self._streams[account_id] = asyncio.create_task(self._watch(account_id),
-                                                                        name=f"jmap-eventsource-{account_id}")
-            except Exception:
-                log.exception("could not list the JMAP accounts to watch")
+                async with self.connector.accounts.session_lock(EVENTSOURCE_LEADER_LOCK, 0) as lock:
+                    while lock.taken and await lock.still_held():
+                        await self._reconcile()
+                        await asyncio.sleep(self.refresh_seconds)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database went away for a moment; watch again when it is back
+                log.exception("JMAP EventSource supervision failed; retrying")
+            await self._stop_streams()
             await asyncio.sleep(self.refresh_seconds)
+
+    async def _reconcile(self) -> None:
+        rows = await self.db.fetch(
+            "SELECT id FROM account WHERE provider_kind = $1 AND is_active AND status = 'ok' ORDER BY id", JMAP.value)
+        wanted = {r["id"] for r in rows}
+        for account_id in set(self._streams) - wanted:
+            self._streams.pop(account_id).cancel()
+        for account_id in wanted:
+            stream = self._streams.get(account_id)
+            if stream is None or stream.done():
+                self._streams[account_id] = asyncio.create_task(self._watch(account_id),
+                                                                name=f"jmap-eventsource-{account_id}")
+
+    async def _stop_streams(self) -> None:
+        streams = list(self._streams.values())
+        self._streams.clear()
+        for stream in streams:
+            stream.cancel()
+        for stream in streams:
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
 
     async def _watch(self, account_id: int) -> None:
         pause = 1.0
