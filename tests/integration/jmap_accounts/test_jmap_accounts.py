@@ -190,6 +190,12 @@ async def test_import_newest_first_then_changes_both_ways(
         "SELECT subject FROM message WHERE account_id = $1 AND starred_at IS NOT NULL", account_id)
     assert sorted(r["subject"] for r in starred) == ["Inbox 10", "Inbox 6"]
 
+    # "Delete forever" would need the upstream's Email id on a tombstone, which the core row cannot carry yet:
+    # refused with its reason, and nothing is lost on either side
+    refused = await services.destroyer.destroy(user_id, [ids["Inbox 10"]])
+    assert refused.destroyed == () and "cannot delete mail for good" in refused.refused[ids["Inbox 10"]]
+    assert "Inbox 10" in await _ids(services, account_id) and "Inbox 10" in up.emails()
+
 
 async def test_a_message_is_sent_through_the_upstreams_email_submission(
     services: Services, upstream_server: UpstreamServer, tmp_path: Path, dovecot_user: DovecotUser,
