@@ -31,6 +31,7 @@ from plmail.keys import InstallationKeys
 from plmail.ops.metrics import HTTP_PREFIX
 from plmail.services import Services, open_services
 from plmail.web.auth import FLOW_COOKIE, RequireSignIn
+from plmail.web.controllers.account_forms import AccountFormController
 from plmail.web.controllers.accounts import AccountController
 from plmail.web.controllers.actions import ActionController
 from plmail.web.controllers.admin import AdminController
@@ -169,6 +170,7 @@ def create_app(
             SettingsController,
             SendingSettingsController,
             AccountController,
+            AccountFormController,
             OAuthController,
             DevicesController,
             SessionsController,

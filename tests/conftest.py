@@ -40,6 +40,7 @@ _ALONE = (
     "tests/integration/imap_sync/test_resume.py",
     "tests/integration/jmap/test_push.py",
     "tests/integration/jmap/test_push_subscriptions.py",
+    "tests/integration/jmap_accounts/",
     "tests/integration/ops/test_home_lab.py",
     "tests/integration/ops/test_release.py",
     "tests/integration/ops/test_two_nodes.py",

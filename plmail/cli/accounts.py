@@ -1,5 +1,6 @@
-"""`plmail account receivers`, `plmail sync` and `plmail outbox`: an account's trusted receivers, syncing it, and
-what it is sending, from the command line (each provider plugin adds its own `plmail account add-…`)."""
+"""`plmail account add --kind`, `receivers`, `plmail sync` and `plmail outbox`: adding an account by the form its
+provider's plugin offers, its trusted receivers, syncing it, and what it is sending, from the command line (a plugin
+may add its own `plmail account add-…`, as IMAP does)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,15 @@ def add_account_commands(sub: Any) -> Any:
     account = sub.add_parser("account", help="manage mail accounts").add_subparsers(dest="account_command",
                                                                                     required=True)
 
+    generic = account.add_parser(
+        "add", help="add an account of a kind a provider plugin offers a form for (e.g. --kind jmap); the fields "
+                    "are the ones its page asks for, secrets read from standard input, one a line")
+    generic.add_argument("--kind", required=True, help="the provider kind, e.g. jmap")
+    generic.add_argument("--user", required=True, help="email address of the plmail user who owns the account")
+    generic.add_argument("--field", action="append", default=[], metavar="NAME=VALUE",
+                         help="a field of the form (repeat it); --field list shows the kind's fields")
+    generic.set_defaults(handler=cmd_account_add)
+
     receivers = account.add_parser(
         "receivers", help="show or set the receiving servers whose Authentication-Results an account believes")
     receivers.add_argument("--account", type=int, required=True, help="the account id")
@@ -34,6 +44,48 @@ def add_account_commands(sub: Any) -> Any:
     sync.add_argument("--wait", action="store_true", help="sync and import here until done, showing progress")
     sync.set_defaults(handler=cmd_sync)
     return account
+
+
+def cmd_account_add(settings: Settings, args: argparse.Namespace) -> int:
+    """The form a plugin offers the web pages (domain/account_forms.py), at the command line: its plain fields as
+    --field NAME=VALUE, its secret ones read from standard input in the form's order."""
+    from plmail.cli.runtime import with_services
+    from plmail.domain.enums import ProviderKind
+
+    given: dict[str, str] = {}
+    for item in args.field:
+        name, sep, value = item.partition("=")
+        if not sep and item != "list":
+            raise PlmailError(f"--field takes NAME=VALUE, not {item!r}.")
+        given[name.strip()] = value
+
+    async def run(services: Services) -> str:
+        try:
+            setup = services.provider_roles.account_forms.get(ProviderKind(args.kind))
+        except ValueError:
+            setup = None
+        if setup is None:
+            kinds = ", ".join(sorted(f.kind.value for f in services.provider_roles.account_forms)) or "none"
+            raise PlmailError(f"No installed provider offers a form for {args.kind!r} (offered: {kinds}).")
+        if "list" in given:
+            return "\n".join(f"{f.name}\t{f.kind}{' (required)' if f.required else ''}\t{f.label}"
+                             for f in setup.fields)
+        unknown = sorted(set(given) - {f.name for f in setup.fields})
+        if unknown:
+            raise PlmailError(f"{args.kind} accounts have no field {', '.join(unknown)} (see --field list).")
+        values = dict(given)
+        for field in setup.fields:
+            if field.secret:
+                if field.name in given:
+                    raise PlmailError(f"{field.name} is read from standard input, never a command-line argument.")
+                values[field.name] = sys.stdin.readline().rstrip("\r\n")
+        user = await services.users.by_email(args.user)
+        account_id = await setup.add(user.id, values)
+        return (f"added account {account_id}; its first sync is queued "
+                f"(or run: plmail sync --account {account_id} --wait)")
+
+    print(with_services(settings, run))
+    return 0
 
 
 def cmd_account_receivers(settings: Settings, args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from plmail.domain.account_forms import AccountSetup
 from plmail.domain.enums import ProviderKind
 from plmail.domain.jobs import JobSpec
 from plmail.domain.ports import (
@@ -83,6 +84,8 @@ class ProviderRegistry:
     draft_stores: ByKind[DraftStore] = field(default_factory=lambda: ByKind("draft store"))
     identity_sources: ByKind[IdentitySource] = field(default_factory=lambda: ByKind("identity source"))
     destroyers: ByKind[MessageDestroyer] = field(default_factory=lambda: ByKind("message destroyer"))
+    # "Add an account" forms a plugin offers, rendered by the web pages and the command line (domain/account_forms.py).
+    account_forms: ByKind[AccountSetup] = field(default_factory=lambda: ByKind("account form"))
     # Jobs of a provider's own (a spec and the function that runs it), added to every worker's catalog.
     jobs: list[tuple[JobSpec, JobFunction]] = field(default_factory=list)
     # What requests syncs between the scheduled polls (IMAP IDLE); runs beside the ingest workers.

@@ -41,6 +41,7 @@ PLUGINS: tuple[str, ...] = (
     "plmail.providers.imap.plugin",
     "plmail.providers.gmail.plugin",
     "plmail.providers.graph.plugin",
+    "plmail.providers.jmap.plugin",
 )
 
 T = TypeVar("T")

@@ -123,7 +123,7 @@ async def test_every_page_carries_the_policy_and_no_inline_script(client: httpx.
         "/", "/?tab=promotions", "/search?q=party", f"/thread/{ids['thread']}", f"/label/{ids['label']}",
         "/labels", "/rules", "/rules/new", f"/rules/{ids['rule']}", "/settings", "/settings/devices",
         "/settings/sessions", "/settings/two-factor", "/accounts", "/accounts/new",
-        "/accounts/preset?email=a@gmail.com",
+        "/accounts/preset?email=a@gmail.com", "/accounts/new/jmap",  # issue 31: a plugin's add-account form
         f"/accounts/{ids['account']}", f"/accounts/{ids['account']}/progress", f"/accounts/{ids['account']}/sidebar",
         f"/part/{ids['part']}", "/calendar", "/calendar/new", "/calendar/soon", "/calendar/sharing",
         "/calendar/extractors", "/compose", "/compose/outbox", "/compose/contacts?q=be", "/settings/sending",

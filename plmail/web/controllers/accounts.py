@@ -102,7 +102,9 @@ class AccountController(Controller):
         for account in await services_from(request).accounts.for_user(user.id):
             overview = await service.overview(user.id, account.id)
             rows.append((overview, eta_text(overview.progress)))
-        return await render(request, "accounts/index.html", rows=rows)
+        # the other kinds of account the installed plugins offer a form for (domain/account_forms.py)
+        forms = sorted(services_from(request).provider_roles.account_forms, key=lambda f: f.kind.value)
+        return await render(request, "accounts/index.html", rows=rows, account_forms=forms)
 
     @get("/new")
     async def new(self, request: Request[Any, Any, Any], email: FromQuery[str] = "") -> Template:

@@ -1,0 +1,1 @@
+"""The JMAP provider's own tables and their SQL."""
