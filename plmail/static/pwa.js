@@ -27,8 +27,10 @@
   });
 
   // An action the service worker kept for later (it redirected here with ?queued=…) says so.
-  var queued = document.querySelector("[data-offline-queued]");
-  if (queued && new URLSearchParams(location.search).has("queued")) queued.hidden = false;
+  var queued = document.querySelector("template[data-offline-queued]");
+  if (queued && new URLSearchParams(location.search).has("queued")) {
+    document.body.appendChild(queued.content.cloneNode(true));
+  }
 
   // -- Settings → Notifications ---------------------------------------------------------------------------
   var section = document.querySelector("[data-push-device]");

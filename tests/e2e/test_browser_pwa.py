@@ -128,7 +128,7 @@ async def test_an_archive_made_offline_is_applied_once_on_reconnect(world: World
         await page.context.set_offline(True)
         await page.goto(world.base + f"/thread/{thread_id}")
         await page.locator("form.thread-actions button[value=archive]").click()
-        await expect(page.locator("[data-offline-queued]")).to_be_visible()
+        await expect(page.locator(".toast", has_text="You are offline")).to_be_visible()
         assert await _in_inbox(world, thread_id)  # nothing reached the server yet
 
         await page.context.set_offline(False)  # the page's "online" event asks the worker to replay
