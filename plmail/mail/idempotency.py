@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 from typing import Final
 
 from plmail.db.database import Database
-from plmail.db.repos.applied_actions import AppliedActionRepository
 from plmail.domain.errors import ValidationError
+from plmail.mail.repos.applied_actions import AppliedActionRepository
 
 MAX_IDEMPOTENCY_KEY: Final = 200
 # How long a key is remembered: longer than a notification's token lives (7 days) and than a device plausibly
