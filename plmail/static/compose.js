@@ -180,16 +180,18 @@
   };
 
   // The cursor above the quote or the forwarded block (and the signature), as Gmail and Fastmail place it.
-  Composer.prototype.focusStart = function () {
+  Composer.prototype.focusStart = function (then) {
     var self = this;
     if (this.format.value === "rich") {
       this.whenEditor(function (editor) {
         self.editorElement.focus();
         editor.setSelectedRange([0, 0]);
+        if (then) then(null, editor);
       });
     } else {
       this.plain.focus();
       this.plain.setSelectionRange(0, 0);
+      if (then) then(this.plain, null);
     }
   };
 
@@ -680,12 +682,50 @@
   });
   window.addEventListener("pagehide", function () { openComposers().forEach(function (c) { c.leaving(); }); });
 
+  // Keys typed while an answer's composer is on its way (r, then straight on writing, as one does in Gmail) are
+  // kept and typed into it once it has the cursor; before, the first letters fell on the page and were lost.
+  var pendingKeys = null;
+  var pendingSince = 0;
+  var PENDING_MS = 5000;  // a composer that never comes gives the keyboard back
+
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var path = (e.detail.requestConfig && e.detail.requestConfig.path) || "";
+    if (path.indexOf("/compose?answer=") === 0) { pendingKeys = ""; pendingSince = Date.now(); }
+  });
+  document.addEventListener("htmx:responseError", function () { pendingKeys = null; });
+  document.addEventListener("keydown", function (e) {
+    if (pendingKeys === null) return;
+    if (Date.now() - pendingSince > PENDING_MS) { pendingKeys = null; return; }
+    if (e.ctrlKey || e.metaKey || e.altKey || e.key.length !== 1 || typing(e.target)) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    pendingKeys += e.key;
+  }, true);
+
+  function typeKept(field, editor) {
+    var kept = pendingKeys;
+    pendingKeys = null;
+    if (!kept) return;
+    if (editor) {
+      editor.insertString(kept);
+    } else if (field) {
+      var at = field.selectionStart || 0;
+      field.value = field.value.slice(0, at) + kept + field.value.slice(at);
+      field.setSelectionRange(at + kept.length, at + kept.length);
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+  }
+
   // An answer opened inline: its first empty field, or the text.
   document.addEventListener("htmx:afterSettle", function (e) {
     var shell = e.detail.elt && e.detail.elt.querySelector && e.detail.elt.querySelector(".composer-shell.inline");
     if (!shell || !shell.plmailComposer) return;
     var c = shell.plmailComposer;
-    if (!c.form.elements.to.value) { c.form.elements.to.focus(); return; }
-    c.focusStart();
+    if (!c.form.elements.to.value) {
+      c.form.elements.to.focus();
+      typeKept(c.form.elements.to, null);
+      return;
+    }
+    c.focusStart(typeKept);
   });
 })();
