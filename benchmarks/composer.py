@@ -36,10 +36,11 @@ from benchmarks.cluster import private_cluster
 from benchmarks.inbox import fill_threads
 from plmail.app import create_app
 from plmail.config import Settings
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.enums import ProviderKind, QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services, open_services
 from tests.conftest import running_lifespan
 from tests.support.dovecot import DovecotServer
@@ -94,7 +95,7 @@ async def _prepare(services: Services, threads: int, contacts: int, dovecot: Dov
     server = mail.imap()
     # As the operator adds it (the command line): the suite's Dovecot and SMTP server listen on free ports, which
     # a user's connection test refuses (mail ports only, issue 19).
-    account_id = await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
+    account_id = await services.providers.get(ImapAccountService).add(user.id, MailServerAccountInput(
         email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none", username=mail.name,
         password=mail.password, ca_file=str(smtp.ca_file), **smtp.settings()), operator=True)
     other = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Two",

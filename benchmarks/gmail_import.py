@@ -28,10 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.cluster import private_cluster
 from plmail.config import Settings
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
-from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
+from plmail.providers.oauth import ConnectedIdentity, TokenSet
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import open_services
 from tests.support.fakes import FakeServer, GmailFake, rfc822

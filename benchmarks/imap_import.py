@@ -34,10 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plmail.config import Settings
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.importer import ImapHistoryImporter
 from plmail.services import Services, open_services
 from tests.support.dovecot import DovecotServer, DovecotUser
@@ -131,7 +132,7 @@ def notmuch_seconds(base: Path) -> float:
 
 async def _account(services: Services, mail: DovecotUser, email: str) -> int:
     user = await services.users.create_user(email, "benchmark password")
-    return await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
+    return await services.providers.get(ImapAccountService).add(user.id, MailServerAccountInput(
         email=f"{mail.name}@bench.example", host=mail.server.host, port=mail.server.port, tls="none",
         username=mail.name, password=mail.password), operator=True)
 

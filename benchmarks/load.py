@@ -36,9 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.imap_import import generate
 from plmail.config import Settings
 from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.mail.ingest import parse_message
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services, open_services
 from tests.support.dovecot import DovecotServer
 from tests.support.repos import account_rows
@@ -163,7 +164,7 @@ async def seed(settings: Settings, dsn: str, dovecot: DovecotServer, messages: i
                                             for raw in archived])
             token = (await services.app_passwords.create(user.id, "load")).token
             if n == 0:
-                imap = await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
+                imap = await services.providers.get(ImapAccountService).add(user.id, MailServerAccountInput(
                     email=f"{mail.name}@bench.example", host=dovecot.host, port=dovecot.port, tls="none",
                     username=mail.name, password=mail.password), operator=True)
             found.append(Person(user.email, token, local))

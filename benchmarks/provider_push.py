@@ -32,12 +32,13 @@ import uvicorn
 from benchmarks.cluster import private_cluster
 from plmail.app import create_app
 from plmail.config import Settings
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.providers.gmail.push import GMAIL_RENEW_WATCHES
 from plmail.providers.graph.push import GRAPH_RENEW_SUBSCRIPTIONS
-from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
+from plmail.providers.oauth import ConnectedIdentity, TokenSet
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services, open_services
 from tests.support.fakes import FakeServer, GmailFake, GraphFake, rfc822

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.cluster import private_cluster
 from benchmarks.scale import wait_healthy
 from plmail.config import Settings
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.domain.account_services import MailServerAccountInput
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import open_services
 from tests.support.dovecot import DovecotServer, DovecotUser
 from tests.support.imap_mail import message
@@ -45,7 +46,7 @@ async def prepare(settings: Settings, dsn: str, mail: DovecotUser) -> tuple[str,
     services = await open_services(settings, dsn)
     try:
         user = await services.users.create_user("bench@bench.example", "benchmark password")
-        account_id = await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
+        account_id = await services.providers.get(ImapAccountService).add(user.id, MailServerAccountInput(
             email=f"{mail.name}@bench.example", host=mail.server.host, port=mail.server.port, tls="none",
             username=mail.name, password=mail.password), operator=True)
         token = (await services.app_passwords.create(user.id, "Phone")).token

@@ -28,12 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.cluster import private_cluster
 from plmail.app import create_app
 from plmail.config import Settings
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.enums import LabelRole, QueueName
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services, open_services
 from tests.conftest import running_lifespan
 from tests.support.dovecot import DovecotServer
@@ -65,7 +66,7 @@ async def run(settings: Settings, dsn: str, sends: int, drain: int, dovecot: Dov
         user = await services.users.create_user("bench@example.org", "correct horse")
         await services.outbox.set_undo_delay(user.id, 0)
         server = mail.imap()
-        account_id = await services.providers.get(ImapAccountService).add(user.id, ImapAccountInput(
+        account_id = await services.providers.get(ImapAccountService).add(user.id, MailServerAccountInput(
             email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none", username=mail.name,
             password=mail.password, ca_file=str(smtp.ca_file), **smtp.settings()), operator=True)
         await services.sync.run(account_id)

@@ -7,15 +7,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from plmail.domain.account_services import ServiceRole
 from plmail.domain.models import User
 
 T = TypeVar("T")
 
 
 class ServiceLookup(Protocol):
-    """The providers' own services, found by class (`OfferedServices`)."""
+    """The providers' own services, found by class or by role (`OfferedServices`)."""
 
-    def get(self, cls: type[T]) -> T: ...
+    def get(self, cls: type[T] | ServiceRole[T]) -> T: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,10 @@ without knowing the subclasses. The tree:
       AuthenticationError (LoginThrottledError (SecondFactorLockedError), SecondFactorAttemptSpentError,
       ReauthenticationRequiredError), RateLimitedError, SetupAlreadyDoneError
       — beside each provider's client, its own subtree: ImapError (providers/imap/errors.py), GmailApiError
-        and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py), OAuthError
-        (providers/oauth.py); PropagationError (mail/propagation.py).
+        and GmailQuotaDeferred (providers/gmail/), GraphError (providers/graph/errors.py); PropagationError
+        (mail/propagation.py)
+      OAuthError (OAuthNotConfiguredError, OAuthGrantError, OAuthDenied, OAuthStateError, OAuthUnavailableError,
+      OAuthIdentityMismatch): here, as the OAuth connect pages show them without importing a provider
 """
 
 from __future__ import annotations
@@ -169,3 +171,45 @@ class RateLimitedError(PlmailError):
 
 class SetupAlreadyDoneError(PlmailError):
     """The first-run setup was attempted after an admin already exists."""
+
+
+class OAuthError(PlmailError):
+    """Something about OAuth sign-in the user or the admin has to fix; trying again does not help."""
+
+    @property
+    def retryable(self) -> bool:
+        return False
+
+
+class OAuthNotConfiguredError(OAuthError):
+    """No client id (and secret) for the provider: the admin page or the environment must supply one."""
+
+
+class OAuthGrantError(OAuthError):
+    """The grant was revoked or expired: the account waits in "reconnect" for its user."""
+
+
+class OAuthDenied(OAuthError):
+    """The user declined on the provider's consent screen."""
+
+
+class OAuthStateError(OAuthError):
+    """The callback does not belong to a sign-in this browser started (forged, stale or used twice)."""
+
+
+class OAuthUnavailableError(OAuthError):
+    """The provider could not be reached or answered with a server error; try again later."""
+
+    @property
+    def retryable(self) -> bool:
+        return True
+
+
+class OAuthIdentityMismatch(OAuthError):
+    """A reconnect signed in as another mailbox than the account's."""
+
+    def __init__(self, signed_in: str, expected: str) -> None:
+        super().__init__(f"You signed in as {signed_in}, but this account is {expected}. Sign in as {expected} to "
+                         f"reconnect it, or add {signed_in} as a new account.")
+        self.signed_in = signed_in
+        self.expected = expected

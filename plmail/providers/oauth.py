@@ -3,7 +3,8 @@ kept sealed on the account and refreshed before they expire.
 
 The API the Gmail and Graph providers (and the web connect flow) use:
 
-- `OAuthProvider.GOOGLE` / `.MICROSOFT`; `provider_for(ProviderKind.GMAIL | GRAPH)` and `kind_for(provider)`.
+- `OAuthProvider.GOOGLE` / `.MICROSOFT` (in domain/account_services.py, the errors in domain/errors.py, as the
+  connect pages name them); `provider_for(ProviderKind.GMAIL | GRAPH)` and `kind_for(provider)`.
 - `ProviderEndpoints` (`endpoints(provider, base_url=None)`): authorize, token, revoke and identity URLs, the
   API base (`https://gmail.googleapis.com/gmail/v1`, `https://graph.microsoft.com/v1.0`) and scopes. A
   `base_url` (env `PLMAIL_GOOGLE_BASE_URL` / `PLMAIL_MICROSOFT_BASE_URL`) puts every URL of that provider on
@@ -36,15 +37,22 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import httpx
 
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import AccountStatus, ProviderKind
-from plmail.domain.errors import CredentialError, PlmailError
+from plmail.domain.errors import (
+    CredentialError,
+    OAuthDenied,
+    OAuthError,
+    OAuthGrantError,
+    OAuthStateError,
+    OAuthUnavailableError,
+)
 from plmail.domain.models import Account
 from plmail.keys import CredentialBox
 from plmail.providers.repos.oauth_accounts import OAuthAccountRepository
@@ -68,15 +76,6 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class OAuthProvider(StrEnum):
-    GOOGLE = "google"
-    MICROSOFT = "microsoft"
-
-    @property
-    def label(self) -> str:
-        return "Google" if self is OAuthProvider.GOOGLE else "Microsoft"
-
-
 _PROVIDER_OF_KIND = {ProviderKind.GMAIL: OAuthProvider.GOOGLE, ProviderKind.GRAPH: OAuthProvider.MICROSOFT}
 
 
@@ -86,39 +85,6 @@ def provider_for(kind: ProviderKind) -> OAuthProvider | None:
 
 def kind_for(provider: OAuthProvider) -> ProviderKind:
     return ProviderKind.GMAIL if provider is OAuthProvider.GOOGLE else ProviderKind.GRAPH
-
-
-# --- errors ------------------------------------------------------------------------------------------------
-class OAuthError(PlmailError):
-    """Something about OAuth the user or the admin has to fix; trying again does not help."""
-
-    @property
-    def retryable(self) -> bool:
-        return False
-
-
-class OAuthNotConfiguredError(OAuthError):
-    """No client id (and secret) for the provider: the admin page or the environment must supply one."""
-
-
-class OAuthGrantError(OAuthError):
-    """The grant was revoked or expired: the account waits in "reconnect" for its user."""
-
-
-class OAuthDenied(OAuthError):
-    """The user declined on the provider's consent screen."""
-
-
-class OAuthStateError(OAuthError):
-    """The callback does not belong to a sign-in this browser started (forged, stale or used twice)."""
-
-
-class OAuthUnavailableError(OAuthError):
-    """The provider could not be reached or answered with a server error; try again later."""
-
-    @property
-    def retryable(self) -> bool:
-        return True
 
 
 # --- endpoints ---------------------------------------------------------------------------------------------

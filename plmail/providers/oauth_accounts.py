@@ -9,40 +9,31 @@ mailbox under the account's stored mail.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.settings import SettingsRepository
-from plmail.domain.enums import AccountStatus
-from plmail.domain.errors import NotFoundError
+from plmail.domain.account_services import OAUTH_CONNECT, OAuthProvider, OAuthStarted
+from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.errors import NotFoundError, OAuthError, OAuthIdentityMismatch
 from plmail.keys import CredentialBox
 from plmail.providers.oauth import (
     ConnectedIdentity,
     OAuthEndpointsConfig,
-    OAuthError,
     OAuthFlow,
     OAuthHttp,
-    OAuthProvider,
     OAuthTokens,
     kind_for,
+    pending_from_session,
     provider_for,
 )
-from plmail.providers.oauth_apps import OAuthAppStore
+from plmail.providers.oauth_apps import OAuthAppStatus, OAuthAppStore
 from plmail.providers.plugins import PluginHost
 from plmail.providers.repos.oauth_accounts import OAuthAccountRepository
-
-
-class OAuthIdentityMismatch(OAuthError):
-    """A reconnect signed in as another mailbox than the account's."""
-
-    def __init__(self, signed_in: str, expected: str) -> None:
-        super().__init__(f"You signed in as {signed_in}, but this account is {expected}. Sign in as {expected} to "
-                         f"reconnect it, or add {signed_in} as a new account.")
-        self.signed_in = signed_in
-        self.expected = expected
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +106,32 @@ class OAuthServices:
     async def close(self) -> None:
         await self.http.close()
 
+    # what the account pages use (domain/account_services.py OAuthConnect)
+    def provider_of(self, kind: ProviderKind) -> OAuthProvider | None:
+        return provider_for(kind)
+
+    async def start(self, provider: OAuthProvider, redirect_uri: str, *, login_hint: str | None,
+                    account_id: int | None) -> OAuthStarted:
+        started = await self.flow.start(provider, redirect_uri, login_hint=login_hint, account_id=account_id)
+        return OAuthStarted(started.url, started.pending.as_json())
+
+    async def finish(self, user_id: int, provider: OAuthProvider, pending: Any, params: Mapping[str, str]) -> int:
+        kept = pending_from_session(pending)
+        if kept is not None and kept.provider is not provider:
+            kept = None  # a sign-in started for the other provider is no sign-in of this one
+        identity = await self.flow.finish(kept, params)
+        outcome = await self.connect.connect(user_id, identity, account_id=kept.account_id if kept else None)
+        return outcome.account_id
+
+    async def needs_consent_to_send(self, user_id: int, account_id: int) -> bool:
+        return await self.connect.needs_consent_to_send(user_id, account_id)
+
+    async def save_client(self, provider: OAuthProvider, *, client_id: str, client_secret: str | None) -> None:
+        await self.apps.save(provider, client_id=client_id, client_secret=client_secret)
+
+    async def client_status(self, provider: OAuthProvider) -> OAuthAppStatus:
+        return await self.apps.status(provider)
+
     @classmethod
     def build(cls, db: Database, box: CredentialBox, settings: Settings | None,
               resume: Callable[[int], Awaitable[None]] | None = None) -> OAuthServices:
@@ -141,6 +158,7 @@ def shared_oauth(host: PluginHost) -> OAuthServices:
         oauth = OAuthServices.build(host.db, host.keys.credentials, host.settings, resume=host.sync.resume)
         host.providers.closers.append(oauth.close)
         host.offer(oauth)
+        host.offer(oauth, as_=OAUTH_CONNECT)
         return oauth
 
     return host.shared(OAuthServices, build)

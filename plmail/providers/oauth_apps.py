@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from plmail.db.repos.settings import SettingsRepository
-from plmail.domain.errors import CredentialError, ValidationError
+from plmail.domain.account_services import OAuthProvider
+from plmail.domain.errors import CredentialError, OAuthNotConfiguredError, ValidationError
 from plmail.keys import CredentialBox
-from plmail.providers.oauth import SETTINGS_KEY, OAuthNotConfiguredError, OAuthProvider
+from plmail.providers.oauth import SETTINGS_KEY
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from plmail.accounts.sync import AccountSyncService
 from plmail.config import Settings
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountRecord
+from plmail.domain.account_services import ServiceRole
 from plmail.domain.commands import CommandAdder
 from plmail.domain.doctor import Finding
 from plmail.domain.enums import ProviderKind
@@ -66,7 +67,7 @@ class PluginHost:
     sync: AccountSyncService
     importer: MailImporter
     _shared: dict[type, Any] = field(default_factory=dict)
-    _offered: dict[type, Any] = field(default_factory=dict)
+    _offered: dict[type | ServiceRole[Any], Any] = field(default_factory=dict)
 
     def shared(self, cls: type[T], build: Callable[[], T]) -> T:
         """One instance of `cls` for every plugin that needs it (the OAuth machinery Gmail and Graph share)."""
@@ -75,9 +76,10 @@ class PluginHost:
         found: T = self._shared[cls]
         return found
 
-    def offer(self, service: object) -> None:
-        """Make a provider's own service reachable for the web pages and the command line, by its class."""
-        self._offered[type(service)] = service
+    def offer(self, service: T, as_: ServiceRole[T] | None = None) -> None:
+        """Make a provider's own service reachable: by its class for the provider's own commands, or under a
+        domain role (domain/account_services.py) for the web pages, which import no provider."""
+        self._offered[as_ if as_ is not None else type(service)] = service
 
     def offered(self) -> OfferedServices:
         return OfferedServices(dict(self._offered))
@@ -87,12 +89,13 @@ class PluginHost:
 class OfferedServices:
     """The providers' own services, found by class: `services.providers.get(ImapAccountService)`."""
 
-    _by_class: dict[type, Any]
+    _by_class: dict[type | ServiceRole[Any], Any]
 
-    def get(self, cls: type[T]) -> T:
+    def get(self, cls: type[T] | ServiceRole[T]) -> T:
         found = self._by_class.get(cls)
         if found is None:
-            raise ConfigurationError(f"No installed provider offers {cls.__name__}.")
+            name = cls.name if isinstance(cls, ServiceRole) else cls.__name__
+            raise ConfigurationError(f"No installed provider offers {name}.")
         service: T = found
         return service
 

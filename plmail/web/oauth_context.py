@@ -6,8 +6,7 @@ from typing import Any
 
 from litestar import Request
 
-from plmail.providers.oauth import OAuthProvider
-from plmail.providers.oauth_accounts import OAuthServices
+from plmail.domain.account_services import OAUTH_CONNECT, OAuthProvider
 from plmail.services import services_from
 
 PROVIDER_NAMES = {OAuthProvider.GOOGLE: "Google", OAuthProvider.MICROSOFT: "Microsoft"}
@@ -20,6 +19,6 @@ def redirect_uri(request: Request[Any, Any, Any], provider: OAuthProvider) -> st
 
 async def oauth_context(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """The admin page's OAuth section: each provider's client, where it comes from, the redirect URI."""
-    apps = services_from(request).providers.get(OAuthServices).apps
-    return {"oauth_apps": [(await apps.status(provider), PROVIDER_NAMES[provider], redirect_uri(request, provider))
-                           for provider in OAuthProvider]}
+    oauth = services_from(request).providers.get(OAUTH_CONNECT)
+    return {"oauth_apps": [(await oauth.client_status(provider), PROVIDER_NAMES[provider],
+                            redirect_uri(request, provider)) for provider in OAuthProvider]}

@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from plmail.config import Settings
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import AccountStatus, ProviderKind, QueueName
 from plmail.domain.errors import ForbiddenError
 from plmail.domain.messages import Address
@@ -36,7 +37,7 @@ from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.mail.drafts import SavedDraft
 from plmail.providers.graph.errors import GraphConnectionError, GraphThrottled
-from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
+from plmail.providers.oauth import ConnectedIdentity, TokenSet
 from plmail.providers.oauth_accounts import OAuthAccountService, OAuthServices
 from plmail.services import Services
 from tests.integration.oauth.conftest import consent

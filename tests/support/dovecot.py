@@ -36,7 +36,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from plmail.providers.imap import ImapClient, ImapServer, TlsMode
+from plmail.domain.account_services import TlsMode
+from plmail.providers.imap import ImapClient, ImapServer
 from tests.support.net import free_port
 
 DOVECOT_BIN = Path(os.environ.get("PLMAIL_TEST_DOVECOT", "/usr/sbin/dovecot"))

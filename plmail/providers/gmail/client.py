@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 import httpx
 
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.errors import PlmailError
 from plmail.domain.models import Account
 from plmail.providers.gmail.pacer import (
@@ -40,7 +41,7 @@ from plmail.providers.gmail.pacer import (
     GmailQuotaDeferred,
     GmailQuotaPacer,
 )
-from plmail.providers.oauth import OAuthProvider, OAuthTokens
+from plmail.providers.oauth import OAuthTokens
 from plmail.providers.oauth_apps import OAuthAppStore
 
 log = logging.getLogger(__name__)

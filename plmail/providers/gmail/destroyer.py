@@ -9,12 +9,12 @@ from collections.abc import Sequence
 
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
-from plmail.domain.errors import PlmailError
+from plmail.domain.errors import OAuthError, PlmailError
 from plmail.domain.providers import PropagationOutcome, Tombstone
 from plmail.mail.propagation import PropagationError
 from plmail.providers.gmail.client import GmailApi, GmailApiError, GmailNotFound
 from plmail.providers.gmail.pacer import GmailQuotaDeferred
-from plmail.providers.oauth import GOOGLE_FULL_MAIL_SCOPE, OAuthError
+from plmail.providers.oauth import GOOGLE_FULL_MAIL_SCOPE
 
 log = logging.getLogger(__name__)
 

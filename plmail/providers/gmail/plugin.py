@@ -11,6 +11,7 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.gmail_messages import GmailMessageRepository, SkippedSummary
 from plmail.db.repos.provider_push import ProviderPushRepository
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.pipeline import PostIngestPipeline
@@ -34,7 +35,6 @@ from plmail.providers.gmail.raw import GmailRawFetcher
 from plmail.providers.gmail.repos.quota import GmailQuotaRepository
 from plmail.providers.gmail.sending import GmailDraftStore, GmailIdentitySource, GmailTransport, GmailWrites
 from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH, GmailAccountSyncer
-from plmail.providers.oauth import OAuthProvider
 from plmail.providers.oauth_accounts import OAuthServices, shared_oauth
 from plmail.providers.plugins import PluginHost
 

@@ -19,6 +19,7 @@ from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.gmail_messages import GmailBinding, GmailMessageRepository
 from plmail.domain.enums import AccountStatus, LabelRole, ProviderKind
+from plmail.domain.errors import OAuthError
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES
 from plmail.domain.ports import Enqueuer
 from plmail.domain.providers import PendingChange, PropagationOutcome
@@ -27,7 +28,6 @@ from plmail.mail.propagation import PropagationError
 from plmail.providers.gmail.client import GmailApi, GmailApiError, GmailSession
 from plmail.providers.gmail.labels import NOT_SETTABLE, SYSTEM_OF_ROLE
 from plmail.providers.gmail.pacer import GmailQuotaDeferred, GmailTime, SystemTime
-from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)
 

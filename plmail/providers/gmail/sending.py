@@ -20,6 +20,7 @@ import logging
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.drafts import DraftRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.errors import OAuthError
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.messages import Address
 from plmail.domain.models import Account
@@ -29,7 +30,6 @@ from plmail.providers.api_sending import require_header_envelope, unanswered
 from plmail.providers.gmail.client import GmailApi, GmailApiError, GmailDraft, GmailNotFound, GmailSession
 from plmail.providers.gmail.pacer import GmailQuotaDeferred
 from plmail.providers.gmail.repos.drafts import GmailDraftRepository
-from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,11 @@ from urllib.parse import quote
 
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
+from plmail.domain.errors import OAuthError
 from plmail.domain.providers import PropagationOutcome, Tombstone
 from plmail.mail.propagation import PropagationError
 from plmail.providers.graph.client import GraphClient
 from plmail.providers.graph.errors import GraphError, GraphNotFound, GraphThrottled
-from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)
 

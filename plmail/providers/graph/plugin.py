@@ -10,6 +10,7 @@ from typing import Any
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.db.repos.provider_push import ProviderPushRepository
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.jobs import PROPAGATE_PROVIDER_CHANGES, SYNC_ACCOUNT
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
@@ -30,7 +31,6 @@ from plmail.providers.graph.raw import GraphRawFetcher
 from plmail.providers.graph.sending import GraphDraftStore, GraphIdentitySource, GraphTransport, SendPermission
 from plmail.providers.graph.store import GraphIngest
 from plmail.providers.graph.syncer import GraphAccountSyncer
-from plmail.providers.oauth import OAuthProvider
 from plmail.providers.oauth_accounts import shared_oauth
 from plmail.providers.plugins import PluginHost
 

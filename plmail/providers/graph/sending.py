@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.enums import AccountStatus, ProviderKind
-from plmail.domain.errors import InvalidMessageError
+from plmail.domain.errors import InvalidMessageError, OAuthError
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.models import Account
 from plmail.domain.outgoing import OutgoingMessage, ProvidedIdentity, SendError, SendFailure, SendReceipt
@@ -38,7 +38,6 @@ from plmail.providers.graph.errors import (
 )
 from plmail.providers.graph.repos.state import GraphStateRepository
 from plmail.providers.graph.sent_items import NotFileable, sent_item
-from plmail.providers.oauth import OAuthError
 
 log = logging.getLogger(__name__)
 

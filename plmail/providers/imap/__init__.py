@@ -21,7 +21,6 @@ from plmail.providers.imap.models import (
     MailboxState,
     MailboxStatus,
     MoveResult,
-    TlsMode,
 )
 
 __all__ = [
@@ -45,5 +44,4 @@ __all__ = [
     "MailboxState",
     "MailboxStatus",
     "MoveResult",
-    "TlsMode",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 
 import aioimaplib
 
+from plmail.domain.account_services import TlsMode
 from plmail.providers.imap.errors import (
     ImapConnectionError,
     ImapError,
@@ -22,7 +23,7 @@ from plmail.providers.imap.errors import (
     ImapTlsError,
     NotAnImapServerError,
 )
-from plmail.providers.imap.models import ImapServer, TlsMode
+from plmail.providers.imap.models import ImapServer
 from plmail.providers.network import is_local_host
 
 # aioimaplib parses a chunk recursively, one stack frame per line: a single read of about a thousand

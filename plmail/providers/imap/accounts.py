@@ -16,6 +16,7 @@ from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
+from plmail.domain.account_services import MailServerAccountInput, Suggestion, TlsMode
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.outgoing import SendError
@@ -23,7 +24,6 @@ from plmail.domain.providers import ImportProgress
 from plmail.providers.imap.autoconfig import MailDiscovery
 from plmail.providers.imap.errors import ImapError
 from plmail.providers.imap.folders import import_rank
-from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import PRESETS, domain_of
 from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.providers.imap.session import ConnectionReport, ImapConnector, ImapSettings, try_login
@@ -33,73 +33,45 @@ TEST_TIMEOUT = 20.0
 _SMTP_PORTS = {TlsMode.IMPLICIT: 465, TlsMode.STARTTLS: 587, TlsMode.NONE: 25}
 
 
-@dataclass(frozen=True, slots=True)
-class ImapAccountInput:
-    """What the form or the command line gives; a blank password when editing keeps the stored one."""
+def imap_settings(data: MailServerAccountInput, keep: ImapSettings | None = None) -> ImapSettings:
+    host = data.host.strip()
+    if not host:
+        raise ValidationError("Enter the IMAP server's name.")
+    if not 0 < data.port < 65536:
+        raise ValidationError("The port must be between 1 and 65535.")
+    try:
+        tls = TlsMode(data.tls)
+    except ValueError:
+        raise ValidationError("Choose implicit TLS, STARTTLS or no encryption.") from None
+    ignored = keep.ignore_capabilities if keep is not None else frozenset()
+    ca_file = data.ca_file if data.ca_file is not None else (keep.ca_file if keep is not None else None)
+    return ImapSettings(host, data.port, tls, ignored, ca_file or None)
 
-    email: str
-    host: str
-    port: int
-    tls: str
-    username: str = ""
-    password: str = ""
-    name: str = ""
-    ca_file: str | None = None  # None keeps what was stored (the web form has no such field)
-    # Sending. A blank host: the known provider's SMTP server, or none (the account then only reads);
-    # blank sign-in fields: the IMAP ones.
-    smtp_host: str = ""
-    smtp_port: int | None = None  # None: the usual port of the encryption chosen
-    smtp_tls: str = ""
-    smtp_username: str = ""
-    smtp_password: str = ""
 
-    def settings(self, keep: ImapSettings | None = None) -> ImapSettings:
-        host = self.host.strip()
-        if not host:
-            raise ValidationError("Enter the IMAP server's name.")
-        if not 0 < self.port < 65536:
-            raise ValidationError("The port must be between 1 and 65535.")
-        try:
-            tls = TlsMode(self.tls)
-        except ValueError:
-            raise ValidationError("Choose implicit TLS, STARTTLS or no encryption.") from None
-        ignored = keep.ignore_capabilities if keep is not None else frozenset()
-        ca_file = self.ca_file if self.ca_file is not None else (keep.ca_file if keep is not None else None)
-        return ImapSettings(host, self.port, tls, ignored, ca_file or None)
+def smtp_of(data: MailServerAccountInput, keep: SmtpSettings | None = None) -> SmtpSettings | None:
+    """The SMTP server to send through: as given, else the known provider's (when the IMAP server is that
+    provider's), else what was stored."""
+    host = data.smtp_host.strip()
+    ca_file = data.ca_file if data.ca_file is not None else (keep.ca_file if keep is not None else None)
+    if not host:
+        known = PRESETS.get(domain_of(data.email))
+        if known is not None and known.smtp is not None and known.host == data.host.strip().lower():
+            preset = known.smtp
+            return SmtpSettings(preset.host, preset.port, preset.tls, data.smtp_username.strip() or None,
+                                None, preset.files_sent)
+        return keep
+    try:
+        tls = TlsMode(data.smtp_tls or TlsMode.STARTTLS.value)
+    except ValueError:
+        raise ValidationError("Choose implicit TLS, STARTTLS or no encryption for SMTP.",
+                              field="smtp_tls") from None
+    files_sent = keep.files_sent if keep is not None and keep.host == host else False
+    return SmtpSettings(host, data.smtp_port or _SMTP_PORTS[tls], tls, data.smtp_username.strip() or None,
+                        ca_file or None, files_sent).check()
 
-    def smtp(self, keep: SmtpSettings | None = None) -> SmtpSettings | None:
-        """The SMTP server to send through: as given, else the known provider's (when the IMAP server is that
-        provider's), else what was stored."""
-        host = self.smtp_host.strip()
-        ca_file = self.ca_file if self.ca_file is not None else (keep.ca_file if keep is not None else None)
-        if not host:
-            known = PRESETS.get(domain_of(self.email))
-            if known is not None and known.smtp is not None and known.host == self.host.strip().lower():
-                preset = known.smtp
-                return SmtpSettings(preset.host, preset.port, preset.tls, self.smtp_username.strip() or None,
-                                    None, preset.files_sent)
-            return keep
-        try:
-            tls = TlsMode(self.smtp_tls or TlsMode.STARTTLS.value)
-        except ValueError:
-            raise ValidationError("Choose implicit TLS, STARTTLS or no encryption for SMTP.",
-                                  field="smtp_tls") from None
-        files_sent = keep.files_sent if keep is not None and keep.host == host else False
-        return SmtpSettings(host, self.smtp_port or _SMTP_PORTS[tls], tls, self.smtp_username.strip() or None,
-                            ca_file or None, files_sent).check()
 
-    def smtp_login(self, settings: SmtpSettings, password: str) -> SmtpLogin:
-        return SmtpLogin(settings.username or self.login, self.smtp_password or password)
-
-    @property
-    def login(self) -> str:
-        return self.username.strip() or self.email.strip()
-
-    def checked_email(self) -> str:
-        email = self.email.strip().lower()
-        if "@" not in email or email.startswith("@") or email.endswith("@"):
-            raise ValidationError("Enter the account's email address.")
-        return email
+def smtp_login(data: MailServerAccountInput, settings: SmtpSettings, password: str) -> SmtpLogin:
+    return SmtpLogin(settings.username or data.login, data.smtp_password or password)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,16 +97,16 @@ class ImapAccountService:
         self.importer = importer
         self.changed = changed or (lambda: None)
 
-    async def test(self, data: ImapAccountInput, *, user_id: int | None, password: str | None = None,
+    async def test(self, data: MailServerAccountInput, *, user_id: int | None, password: str | None = None,
                    keep: ImapSettings | None = None, keep_smtp: SmtpSettings | None = None,
                    smtp_password: str | None = None) -> ConnectionReport:
         """Connect and sign in once to IMAP and, when one is set, to SMTP, for `user_id` (None: the operator at the
         command line, who is not limited); raises an error meant for the user, in plmail's words only."""
-        settings = data.settings(keep)
+        settings = imap_settings(data, keep)
         secret = password if password is not None else data.password
         if not secret:
             raise ValidationError("Enter the password.")
-        smtp = data.smtp(keep_smtp)
+        smtp = smtp_of(data, keep_smtp)
         if user_id is not None:  # both ports pass the gate before anything connects; one test counts once
             await self.gate.admit(user_id, settings.port, *([smtp.port] if smtp is not None else []))
         try:
@@ -143,14 +115,14 @@ class ImapAccountService:
             raise (exc.summarised() if user_id is not None else exc) from None
         if smtp is None:
             return report
-        login = data.smtp_login(smtp, smtp_password or secret)
+        login = smtp_login(data, smtp, smtp_password or secret)
         try:
             return replace(report, smtp=await test_smtp(smtp, login))
         except SendError as exc:
             said = str(exc) if user_id is None else summarised_send_error(exc)
             raise ValidationError(f"SMTP ({smtp.host}:{smtp.port}): {said}", field="smtp_host") from None
 
-    async def test_existing(self, user_id: int, account_id: int, data: ImapAccountInput) -> ConnectionReport:
+    async def test_existing(self, user_id: int, account_id: int, data: MailServerAccountInput) -> ConnectionReport:
         """Test edited settings; a blank password means the stored one."""
         record = await self._owned(user_id, account_id)
         keep = ImapSettings.from_json(record.imap) if record.imap else None
@@ -158,11 +130,11 @@ class ImapAccountService:
                                keep=keep, keep_smtp=smtp_settings(record),
                                smtp_password=self.connector.smtp_password(record))
 
-    async def add(self, user_id: int, data: ImapAccountInput, *, operator: bool = False) -> int:
+    async def add(self, user_id: int, data: MailServerAccountInput, *, operator: bool = False) -> int:
         """With `operator` (the command line), the connection test is not limited to the mail ports."""
         email = data.checked_email()
-        settings = data.settings()
-        smtp = data.smtp()
+        settings = imap_settings(data)
+        smtp = smtp_of(data)
         await self.test(data, user_id=None if operator else user_id)
         stored: dict[str, Any] = {"imap": settings.as_json()}
         if smtp is not None:
@@ -175,14 +147,15 @@ class ImapAccountService:
         self.changed()
         return account_id
 
-    async def update(self, user_id: int, account_id: int, data: ImapAccountInput, *, operator: bool = False) -> None:
+    async def update(self, user_id: int, account_id: int, data: MailServerAccountInput, *,
+                     operator: bool = False) -> None:
         """New settings are tested before they are saved; saving gives a failed account another chance."""
         record = await self._owned(user_id, account_id)
         email = data.checked_email()
         keep = ImapSettings.from_json(record.imap) if record.imap else None
         keep_smtp = smtp_settings(record)
-        settings = data.settings(keep)
-        smtp = data.smtp(keep_smtp)
+        settings = imap_settings(data, keep)
+        smtp = smtp_of(data, keep_smtp)
         password = data.password or self.connector.password(record)
         smtp_password = data.smtp_password or self.connector.smtp_password(record)
         await self.test(data, user_id=None if operator else user_id, password=password, keep=keep,
@@ -256,7 +229,7 @@ class ImapAccountService:
         if found is None:
             return None
         preset, smtp = found.server, found.server.smtp
-        data = ImapAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value,
+        data = MailServerAccountInput(email=email, host=preset.host, port=preset.port, tls=preset.tls.value,
                                 username=found.username, smtp_host=smtp.host if smtp else "",
                                 smtp_port=smtp.port if smtp else None, smtp_tls=smtp.tls.value if smtp else "")
         return Suggestion(data, found.source, preset.note or _SOURCE_NOTES.get(found.source, ""))
@@ -264,13 +237,6 @@ class ImapAccountService:
 
 _SOURCE_NOTES = {"autoconfig": "Filled in from the settings your provider publishes.",
                  "srv": "Filled in from your provider's DNS records."}
-
-
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    data: ImapAccountInput
-    source: str  # where the servers came from: autoconfig, srv, preset or guess
-    note: str  # shown under the form (translated by the template)
 
 
 def summarised_send_error(error: SendError) -> str:

@@ -24,8 +24,8 @@ import dns.rdtypes.IN.SRV
 import dns.resolver
 import httpx
 
+from plmail.domain.account_services import TlsMode
 from plmail.domain.errors import PlmailError
-from plmail.providers.imap.models import TlsMode
 from plmail.providers.imap.presets import PRESETS, ImapPreset, SmtpPreset, domain_of, preset_for
 from plmail.providers.network import FETCH_TIMEOUT, Network, guarded_request
 

@@ -40,7 +40,8 @@ def add_commands(sub: Any, host: CommandHost) -> None:
 
 
 def cmd_account_add_imap(settings: Any, args: argparse.Namespace, host: CommandHost) -> int:
-    from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+    from plmail.domain.account_services import MailServerAccountInput
+    from plmail.providers.imap.accounts import ImapAccountService
 
     if not args.password_stdin:
         raise PlmailError(
@@ -54,7 +55,7 @@ def cmd_account_add_imap(settings: Any, args: argparse.Namespace, host: CommandH
 
     async def run(context: CommandContext) -> int:
         user = await context.user_by_email(args.user)
-        return await context.offered.get(ImapAccountService).add(user.id, ImapAccountInput(
+        return await context.offered.get(ImapAccountService).add(user.id, MailServerAccountInput(
             email=email or user.email, host=args.host, port=port, tls=args.tls, username=args.username,
             password=password, name=args.name or "", ca_file=ca_file, smtp_host=args.smtp_host or "",
             smtp_port=args.smtp_port, smtp_tls=args.smtp_tls if args.smtp_host else "",

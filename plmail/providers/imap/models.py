@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
+from plmail.domain.account_services import TlsMode
+
 # RFC 6154 roles plus the RFC 3501 inbox; XLIST's Gmail names are mapped onto these when listing.
 SPECIAL_USE_FLAGS = frozenset({"\\Inbox", "\\Sent", "\\Drafts", "\\Trash", "\\Junk", "\\Archive", "\\All", "\\Flagged"})
-
-
-class TlsMode(StrEnum):
-    IMPLICIT = "implicit"  # TLS from the first byte, usually port 993
-    STARTTLS = "starttls"  # plain greeting, then the STARTTLS upgrade, usually port 143
-    NONE = "none"  # no encryption at all: loopback addresses only
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
+from plmail.domain.account_services import MAIL_SERVER_ACCOUNTS
 from plmail.domain.enums import ProviderKind
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
@@ -57,8 +58,10 @@ def install(host: PluginHost) -> None:
     discovery = MailDiscovery() if settings is None else MailDiscovery(
         autoconfig_urls=settings.autoconfig_urls or AUTOCONFIG_URLS, dns_servers=settings.dns_servers,
         allow=settings.test_fetch_allow)
-    host.offer(ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, gate, changed=idle.poke,
-                                  discovery=discovery))
+    accounts = ImapAccountService(admin, mailboxes, connector, host.sync, host.importer, gate, changed=idle.poke,
+                                  discovery=discovery)
+    host.offer(accounts)
+    host.offer(accounts, as_=MAIL_SERVER_ACCOUNTS)  # the account pages' form (web/controllers/accounts.py)
     host.offer(connector)
     host.offer(history)
     host.offer(idle)

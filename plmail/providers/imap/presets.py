@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plmail.providers.imap.models import TlsMode
+from plmail.domain.account_services import TlsMode
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
+from plmail.domain.account_services import TlsMode
 from plmail.domain.enums import AccountStatus
 from plmail.domain.errors import CredentialError, ValidationError
 from plmail.keys import CredentialBox
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapAuthError, ImapError
-from plmail.providers.imap.models import ImapServer, TlsMode
+from plmail.providers.imap.models import ImapServer
 
 PARK_SECONDS = 60.0  # how long a finished session's connection waits to be used again
 

@@ -21,13 +21,13 @@ from typing import Any
 import aiosmtplib
 
 from plmail.db.repos.account_admin import AccountAdminRepository, AccountRecord
+from plmail.domain.account_services import TlsMode
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import CredentialError, ValidationError
 from plmail.domain.ingest import ProviderRef
 from plmail.domain.models import Account
 from plmail.domain.outgoing import OutgoingMessage, SendError, SendFailure, SendReceipt
 from plmail.keys import CredentialBox
-from plmail.providers.imap.models import TlsMode
 from plmail.providers.network import is_local_host
 
 log = logging.getLogger(__name__)

@@ -10,12 +10,16 @@ from litestar import Controller, Request, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
+from plmail.domain.account_services import (
+    MAIL_SERVER_ACCOUNTS,
+    OAUTH_CONNECT,
+    MailServerAccountInput,
+    MailServerAccounts,
+    TlsMode,
+)
 from plmail.domain.errors import NotFoundError, PlmailError, ValidationError
 from plmail.domain.providers import ImportProgress
 from plmail.mail.authentication import parse_ids
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
-from plmail.providers.imap.models import TlsMode
-from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import services_from
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
@@ -61,14 +65,14 @@ class ToggleForm:
     enabled: str = ""
 
 
-def _input(form: AccountForm) -> ImapAccountInput:
+def _input(form: AccountForm) -> MailServerAccountInput:
     port = form.port.strip()
     if not port.isdigit():
         raise ValidationError("The port must be a number.")
     smtp_port = form.smtp_port.strip()
     if smtp_port and not smtp_port.isdigit():
         raise ValidationError("The SMTP port must be a number.")
-    return ImapAccountInput(email=form.email, host=form.host, port=int(port), tls=form.tls,
+    return MailServerAccountInput(email=form.email, host=form.host, port=int(port), tls=form.tls,
                             username=form.username, password=form.password, name=form.name,
                             smtp_host=form.smtp_host, smtp_port=int(smtp_port) if smtp_port else None,
                             smtp_tls=form.smtp_tls if form.smtp_host.strip() else "",
@@ -87,8 +91,8 @@ def eta_text(progress: ImportProgress | None) -> tuple[str, str] | None:
     return ("about {n} hours left", f"{round(seconds / 3600, 1):g}")
 
 
-def _service(request: Request[Any, Any, Any]) -> ImapAccountService:
-    return services_from(request).providers.get(ImapAccountService)
+def _service(request: Request[Any, Any, Any]) -> MailServerAccounts:
+    return services_from(request).providers.get(MAIL_SERVER_ACCOUNTS)
 
 
 class AccountController(Controller):
@@ -147,7 +151,7 @@ class AccountController(Controller):
                       ) -> Template:
         user = signed_in_user(request)
         overview = await _service(request).overview(user.id, account_id)
-        consent = await services_from(request).providers.get(OAuthServices).connect.needs_consent_to_send(
+        consent = await services_from(request).providers.get(OAUTH_CONNECT).needs_consent_to_send(
             user.id, account_id)
         receivers = await services_from(request).sender_auth.receiver_settings(user.id, account_id)
         return await render(request, "accounts/detail.html", status_code=status_code, overview=overview,

@@ -15,17 +15,16 @@ from litestar import Controller, Request, get, post
 from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
-from plmail.domain.errors import NotFoundError, ValidationError
-from plmail.providers.oauth import (
+from plmail.domain.account_services import OAUTH_CONNECT, OAuthProvider
+from plmail.domain.errors import (
+    NotFoundError,
     OAuthDenied,
     OAuthError,
+    OAuthIdentityMismatch,
     OAuthNotConfiguredError,
-    OAuthProvider,
     OAuthStateError,
-    pending_from_session,
-    provider_for,
+    ValidationError,
 )
-from plmail.providers.oauth_accounts import OAuthIdentityMismatch, OAuthServices
 from plmail.services import services_from
 from plmail.web.auth import admin_only
 from plmail.web.controllers.admin_page import admin_page
@@ -84,18 +83,19 @@ class OAuthController(Controller):
         chosen = _provider(provider)
         form = parse_form(await request.form(), StartForm)
         services = services_from(request)
+        oauth = services.providers.get(OAUTH_CONNECT)
         login_hint: str | None = None
         if form.account_id is not None:
             record = await services.accounts.settings_of(user.id, form.account_id)
-            if record is None or provider_for(record.provider_kind) is not chosen:
+            if record is None or oauth.provider_of(record.provider_kind) is not chosen:
                 raise NotFoundError("No such account.")
             login_hint = record.email
         try:
-            started = await services.providers.get(OAuthServices).flow.start(
-                chosen, redirect_uri(request, chosen), login_hint=login_hint, account_id=form.account_id)
+            started = await oauth.start(chosen, redirect_uri(request, chosen), login_hint=login_hint,
+                                        account_id=form.account_id)
         except OAuthError as exc:
             return await self._error(request, chosen, exc)
-        request.set_session({**dict(request.session or {}), SESSION_KEY: started.pending.as_json()})
+        request.set_session({**dict(request.session or {}), SESSION_KEY: started.pending})
         return Redirect(started.url)
 
     @get("/{provider:str}/callback")
@@ -103,19 +103,15 @@ class OAuthController(Controller):
         user = signed_in_user(request)
         chosen = _provider(provider)
         session = dict(request.session or {})
-        pending = pending_from_session(session.pop(SESSION_KEY, None))
+        pending = session.pop(SESSION_KEY, None)
         request.set_session(session)  # one use only, whatever happens next
-        if pending is not None and pending.provider is not chosen:
-            pending = None
-        services = services_from(request)
         params = {key: str(value) for key, value in request.query_params.items()}
         try:
-            identity = await services.providers.get(OAuthServices).flow.finish(pending, params)
-            outcome = await services.providers.get(OAuthServices).connect.connect(
-                user.id, identity, account_id=pending.account_id if pending else None)
+            account_id = await services_from(request).providers.get(OAUTH_CONNECT).finish(
+                user.id, chosen, pending, params)
         except OAuthError as exc:
             return await self._error(request, chosen, exc)
-        return Redirect(f"/accounts/{outcome.account_id}")
+        return Redirect(f"/accounts/{account_id}")
 
 
 class OAuthAdminController(Controller):
@@ -127,7 +123,7 @@ class OAuthAdminController(Controller):
         chosen = _provider(provider)
         form = parse_form(await request.form(), ClientForm)
         try:
-            await services_from(request).providers.get(OAuthServices).apps.save(
+            await services_from(request).providers.get(OAUTH_CONNECT).save_client(
                 chosen, client_id=form.client_id, client_secret=form.client_secret or None)
         except ValidationError as exc:
             return await admin_page(request, status_code=400, oauth_error=str(exc), oauth_provider=chosen.value)

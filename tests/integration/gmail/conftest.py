@@ -18,12 +18,13 @@ import pytest
 from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.config import Settings
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import ProviderKind
 from plmail.domain.models import User
 from plmail.domain.providers import PageRun
 from plmail.domain.registry import ProviderRegistry
 from plmail.providers.gmail.plugin import GmailServices
-from plmail.providers.oauth import ConnectedIdentity, OAuthProvider, TokenSet
+from plmail.providers.oauth import ConnectedIdentity, TokenSet
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.support.fakes import FakeServer, GmailFake, ManualClock

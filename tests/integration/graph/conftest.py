@@ -20,11 +20,11 @@ import httpx
 import pytest
 
 from plmail.config import Settings
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.models import User
 from plmail.domain.providers import PageRun
 from plmail.mail.mime import message_ids
-from plmail.providers.oauth import OAuthProvider
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.support.fakes import FakeServer, GraphFake, GraphMailbox, GraphMessage, rfc822

@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from plmail.domain.account_services import TlsMode
 from plmail.providers.imap import (
     ImapAuthError,
     ImapClient,
     ImapConnectionError,
     ImapServer,
     ImapTlsError,
-    TlsMode,
 )
 from tests.support.dovecot import DovecotServer, DovecotUser
 from tests.support.imap_proxy import imap_proxy

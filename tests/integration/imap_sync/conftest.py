@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.models import User
 from plmail.domain.providers import PageRun
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_tls, dovecot_tls_user, dovecot_user
 
@@ -116,7 +117,7 @@ def message_ids(conn: imaplib.IMAP4, folder: str) -> set[str]:
 
 async def add_account(services: Services, user: User, mail: DovecotUser, **overrides: Any) -> int:
     server = mail.imap()
-    data = ImapAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
+    data = MailServerAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
                             username=mail.name, password=mail.password, name=overrides.pop("name", ""))
     # Set up as an operator would (the command line): the test Dovecot is on a free port, not a mail port.
     account_id = await services.providers.get(ImapAccountService).add(user.id, data, operator=True)

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from plmail.config import Settings
+from plmail.domain.account_services import TlsMode
 from plmail.providers.imap.autoconfig import MailDiscovery
-from plmail.providers.imap.models import TlsMode
 from tests.support.fakes.provider_site import DnsServer, ProviderSite
 from tests.support.fakes.server import FakeServer
 from tests.support.web import sign_up_admin

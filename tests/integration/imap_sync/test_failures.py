@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.enums import AccountStatus
 from plmail.providers.imap import ImapAuthError, ImapConnectionError
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.session import ImapConnector
 from tests.integration.imap_sync.conftest import ImapSetup, add_account
 from tests.support.dovecot import DovecotUser
@@ -77,7 +78,8 @@ async def test_a_wrong_password_marks_the_account_and_stops_all_retries(imap: Im
         assert len(proxy.client_bytes) == sent
         # the user fixes the password: the account syncs again, and the waiting change reaches the server
         server = imap.mail.imap()
-        await imap.services.providers.get(ImapAccountService).update(imap.user.id, imap.account_id, ImapAccountInput(
+        await imap.services.providers.get(ImapAccountService).update(
+            imap.user.id, imap.account_id, MailServerAccountInput(
             email=f"{imap.mail.name}@example.org", host=server.host, port=server.port, tls="none",
             username=imap.mail.name, password=imap.mail.password), operator=True)
     record = await account_admin(imap.services).for_job(imap.account_id)
@@ -93,7 +95,7 @@ async def test_adding_an_account_with_a_wrong_password_saves_nothing(imap: ImapS
                                                                     dovecot_user: DovecotUser) -> None:
     server = dovecot_user.imap()
     with pytest.raises(ImapAuthError):
-        await imap.services.providers.get(ImapAccountService).add(imap.user.id, ImapAccountInput(
+        await imap.services.providers.get(ImapAccountService).add(imap.user.id, MailServerAccountInput(
             email="x@example.org", host=server.host, port=server.port, tls="none", username=dovecot_user.name,
             password="not it"), operator=True)
     assert len(await imap.services.accounts.for_user(imap.user.id)) == 1

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from plmail.domain.account_services import TlsMode
 from plmail.domain.enums import LabelRole
 from plmail.providers.imap.folders import assign_roles
-from plmail.providers.imap.models import Mailbox, TlsMode
+from plmail.providers.imap.models import Mailbox
 from plmail.providers.imap.presets import preset_for
 from plmail.providers.imap.propagator import Folders, choose_location
 from plmail.providers.imap.repos.propagation import FolderLabel, PlacedMessage

@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 
 from plmail.config import Settings
-from plmail.providers.imap import ImapTlsError, TlsMode
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.domain.account_services import MailServerAccountInput, TlsMode
+from plmail.providers.imap import ImapTlsError
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services
 from tests.integration.imap_sync.test_cli import _run
 from tests.support.dovecot import DovecotUser
@@ -36,14 +37,14 @@ async def test_implicit_tls_and_the_loopback_rule(services: Services, dovecot_tl
     user = await services.users.create_user("tls2@example.org", "correct horse")
     server = dovecot_tls_user.imap(TlsMode.IMPLICIT)
     imap = services.providers.get(ImapAccountService)
-    base = ImapAccountInput(email="me@example.org", host="localhost", port=server.port, tls="implicit",
+    base = MailServerAccountInput(email="me@example.org", host="localhost", port=server.port, tls="implicit",
                             username=dovecot_tls_user.name, password=dovecot_tls_user.password)
     with pytest.raises(ImapTlsError):  # the system store does not know the test CA
         await imap.test(base, user_id=None)
     report = await imap.test(dataclasses.replace(base, ca_file=str(server.ca_file)), user_id=None)
     assert report.tls_version is not None and report.tls_version.startswith("TLS")
     with pytest.raises(ImapTlsError, match="without encryption"):
-        await imap.add(user.id, ImapAccountInput(email="me@example.org", host="imap.example.org", port=143,
+        await imap.add(user.id, MailServerAccountInput(email="me@example.org", host="imap.example.org", port=143,
                                                  tls="none", username="me", password="secret"))
     assert await services.accounts.for_user(user.id) == []
 

@@ -8,8 +8,8 @@ import re
 
 import httpx
 
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import AccountStatus, Locale, ProviderKind
-from plmail.providers.oauth import OAuthProvider
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.integration.oauth.conftest import consent, query_of, start_consent

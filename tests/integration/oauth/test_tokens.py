@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.enums import AccountStatus
+from plmail.domain.errors import OAuthGrantError
 from plmail.domain.errors import is_retryable as retryable
-from plmail.providers.oauth import ConnectedIdentity, OAuthGrantError, OAuthProvider, OAuthTokens, TokenSet
+from plmail.providers.oauth import ConnectedIdentity, OAuthTokens, TokenSet
 from plmail.providers.oauth_accounts import OAuthServices
 from plmail.services import Services
 from tests.support.fakes import FakeServer, GmailFake, GraphFake

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.messages import Address
 from plmail.domain.models import User
 from plmail.domain.outgoing import DraftContent, Identity, Submission
 from plmail.mail.drafts import SavedDraft
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services
 from tests.integration.imap_sync.conftest import message_ids
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_user
@@ -123,7 +124,7 @@ def parsed(raw: bytes) -> Message:
 async def add_sending_account(services: Services, user: User, mail: DovecotUser, smtp: SmtpServer,
                               **smtp_overrides: Any) -> int:
     server = mail.imap()
-    data = ImapAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
+    data = MailServerAccountInput(email=f"{mail.name}@example.org", host=server.host, port=server.port, tls="none",
                             username=mail.name, password=mail.password, ca_file=str(smtp.ca_file),
                             **smtp.settings(**smtp_overrides))
     # As the operator would (the command line): the test servers are on free ports, not mail ports.

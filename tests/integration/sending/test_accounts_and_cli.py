@@ -10,10 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plmail.config import Settings
+from plmail.domain.account_services import MailServerAccountInput
 from plmail.domain.errors import ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.outgoing import DraftContent, SubmissionState
-from plmail.providers.imap.accounts import ImapAccountInput, ImapAccountService
+from plmail.providers.imap.accounts import ImapAccountService
 from plmail.services import Services
 from tests.integration.imap_sync.test_cli import _run
 from tests.integration.sending.conftest import Outgoing
@@ -30,14 +31,14 @@ async def test_test_connection_checks_smtp_and_refuses_a_wrong_smtp_password(
                 password=dovecot_user.password, ca_file=str(smtp.ca_file))
     accounts = services.providers.get(ImapAccountService)
     # As the operator (user_id None: not limited to the mail ports, errors in full); users: test_connection_gate.py
-    report = await accounts.test(ImapAccountInput(**base, **smtp.settings()), user_id=None)  # type: ignore[arg-type]
+    report = await accounts.test(MailServerAccountInput(**base, **smtp.settings()), user_id=None)  # type: ignore[arg-type]
     assert report.smtp and "accepted the sign-in" in report.smtp
     with pytest.raises(ValidationError, match=r"SMTP .*refused the sign-in"):
-        await accounts.add(user.id, ImapAccountInput(**base, **smtp.settings(smtp_password="wrong")),  # type: ignore[arg-type]
+        await accounts.add(user.id, MailServerAccountInput(**base, **smtp.settings(smtp_password="wrong")),  # type: ignore[arg-type]
                            operator=True)
     assert await services.db.fetchval("SELECT count(*) FROM account") == 0  # nothing saved
     with pytest.raises(ValidationError, match="only to this machine"):
-        await accounts.test(ImapAccountInput(**base, **smtp.settings(smtp_host="smtp.example.net",  # type: ignore[arg-type]
+        await accounts.test(MailServerAccountInput(**base, **smtp.settings(smtp_host="smtp.example.net",  # type: ignore[arg-type]
                                                                         smtp_tls="none")), user_id=None)
 
 

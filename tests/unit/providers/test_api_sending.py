@@ -6,11 +6,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from plmail.domain.account_services import OAuthProvider
 from plmail.domain.outgoing import Envelope, OutgoingMessage, SendError, SendFailure
 from plmail.providers.api_sending import require_header_envelope, unanswered
 from plmail.providers.gmail.client import GmailApiError
 from plmail.providers.graph.errors import GraphConnectionError
-from plmail.providers.oauth import MAIL_SEND_SCOPE, OAuthProvider, endpoints
+from plmail.providers.oauth import MAIL_SEND_SCOPE, endpoints
 
 COPY = (b"From: Alex <alex@example.org>\r\nTo: Bob <bob@example.net>\r\nBcc: carol@example.org\r\n"
         b"Subject: Hi\r\n\r\nHello\r\n")

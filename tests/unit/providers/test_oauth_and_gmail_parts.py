@@ -10,17 +10,11 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from plmail.domain.account_services import OAuthProvider
 from plmail.providers.gmail.client import _error_details, _retry_after
 from plmail.providers.gmail.importer import BACKFILL_COOLDOWN, BackfillState
 from plmail.providers.gmail.labels import LabelMap
-from plmail.providers.oauth import (
-    OAuthProvider,
-    PendingAuthorization,
-    TokenSet,
-    endpoints,
-    pending_from_session,
-    pkce_pair,
-)
+from plmail.providers.oauth import PendingAuthorization, TokenSet, endpoints, pending_from_session, pkce_pair
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
