@@ -86,13 +86,30 @@ BROWSER_SUBSCRIPTION_LIFETIME: Final = timedelta(days=60)
 MAX_NOTICES_PER_ROUND: Final = 5
 
 
+class NotifyScope(StrEnum):
+    """Which new mail notifies (issue 33); mail from a VIP sender notifies whatever the scope."""
+
+    GENERAL = "primary"  # new mail in the inbox's General tab (the default)
+    EVERY = "all"  # every new message in the inbox, in every tab
+    LABELS = "labels"  # new mail in one of the chosen labels, in the inbox or not
+    ACCOUNTS = "accounts"  # new mail in the inbox of one of the chosen accounts
+    VIP = "vip"  # only mail from VIP senders
+
+
+# A VIP list is a short list of people; a few hundred is already more than anyone reads notifications from.
+MAX_VIP_SENDERS: Final = 500
+
+
 @dataclass(frozen=True, slots=True)
 class NotificationPreference:
-    """What notifies (new mail in General, or every new message) and what a notification shows (sender and
-    subject, or only "New mail", for lock screens)."""
+    """What notifies (the scope, its chosen labels or accounts, and the VIP senders, who always do) and what a
+    notification shows (sender and subject, or only "New mail", for lock screens)."""
 
-    every_message: bool = False
+    scope: NotifyScope = NotifyScope.GENERAL
     show_content: bool = True
+    label_ids: tuple[int, ...] = ()
+    account_ids: tuple[int, ...] = ()
+    vip_senders: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

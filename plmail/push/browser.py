@@ -16,6 +16,7 @@ import hmac
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import parseaddr
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -26,8 +27,11 @@ from plmail.db.database import Database
 from plmail.domain.errors import AuthenticationError, ConflictError, ValidationError
 from plmail.domain.push import (
     BROWSER_SUBSCRIPTION_LIFETIME,
+    MAX_NOTICES_PER_ROUND,
+    MAX_VIP_SENDERS,
     NewMailNotice,
     NotificationPreference,
+    NotifyScope,
     PushSubscriptionRow,
 )
 from plmail.mail.idempotency import AppliedActions
@@ -117,7 +121,31 @@ class BrowserPushService:
         return await self.repo.preference(user_id)
 
     async def set_preference(self, user_id: int, preference: NotificationPreference) -> None:
+        if preference.scope is NotifyScope.LABELS and not preference.label_ids:
+            raise ValidationError("Choose at least one label to be notified of.", field="labels")
+        if preference.scope is NotifyScope.ACCOUNTS and not preference.account_ids:
+            raise ValidationError("Choose at least one account to be notified of.", field="accounts")
         await self.repo.set_preference(user_id, preference)
+
+    async def add_vip(self, user_id: int, address: str) -> str:
+        """Mail from a VIP sender notifies whatever else is chosen. Returns the address as kept."""
+        _, parsed = parseaddr(address.strip())
+        kept = parsed.strip().lower()
+        local, at, domain = kept.partition("@")
+        if not (local and at and domain) or len(kept) > 320 or any(c.isspace() for c in kept):
+            raise ValidationError("Enter an email address such as anna@example.org.", field="address")
+        if not await self.repo.add_vip(user_id, kept, limit=MAX_VIP_SENDERS):
+            raise ConflictError("Your VIP list is full; remove a sender first.", reason="overQuota")
+        return kept
+
+    async def remove_vip(self, user_id: int, address: str) -> None:
+        await self.repo.remove_vip(user_id, address.strip().lower())
+
+    async def notices(self, user_id: int, after_id: int, up_to_id: int, preference: NotificationPreference, *,
+                      limit: int = MAX_NOTICES_PER_ROUND) -> list[NewMailNotice]:
+        """The new messages (after `after_id`, up to `up_to_id`) the user's choice lets notify, decided per
+        message: the newest per conversation, newest first."""
+        return await self.repo.new_mail(user_id, after_id, up_to_id, scope=preference.scope, limit=limit)
 
     # -- what a notification carries -------------------------------------------------------------------------------
     def token(self, subscription_id: int, thread_id: int, *, now: float | None = None) -> str:

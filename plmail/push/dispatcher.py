@@ -21,7 +21,6 @@ from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.push import (
-    MAX_NOTICES_PER_ROUND,
     PUSH_INTERVAL,
     PUSHABLE_TYPES,
     PushedStates,
@@ -183,9 +182,7 @@ class PushDispatcher:
             before = subscription.notified_message_id
             if before is not None and before >= newest:
                 continue
-            notices = await self.browser_repo.new_mail(user_id, before or 0, newest,
-                                                       every_message=preference.every_message,
-                                                       limit=MAX_NOTICES_PER_ROUND)
+            notices = await self.browser.notices(user_id, before or 0, newest, preference)
             if not await self.browser_repo.claim_notified(subscription.id, before, newest):
                 continue  # another process took this round
             for notice in reversed(notices):  # oldest first, so the newest ends on top

@@ -282,4 +282,10 @@ SENDER_AUTH_RUNTIME = (
 PUSH_RUNTIME = (
     N_("Notification settings saved."),
     N_("The browser gave no usable push endpoint."),
+    N_("Choose at least one label to be notified of."),
+    N_("Choose at least one account to be notified of."),
+    N_("Enter an email address such as anna@example.org."),
+    N_("Your VIP list is full; remove a sender first."),
+    N_("VIP sender added."),
+    N_("VIP sender removed."),
 )

@@ -6,18 +6,27 @@ from __future__ import annotations
 
 import secrets
 import time
+from datetime import UTC, datetime
 
+import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from plmail.db.migrations import plmail_2026_12_07t09_00_00_000000 as browser_migration
+from plmail.db.migrations import plmail_2026_12_07t09_30_00_000000 as choice_migration
+from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import AuthenticationError, ValidationError
+from plmail.domain.push import NotificationPreference, NotifyScope
+from plmail.mail.ingest import parse_message
 from plmail.push.browser import TOKEN_LIFETIME_SECONDS
 from plmail.push.subscriptions import Credentials
 from plmail.services import Services
 from plmail.users.service import Browser
+from tests.support.mail import make_message
 from tests.support.push_service import b64url
+from tests.support.repos import account_rows
+from tests.support.web import csrf_token, sign_up_admin
 
 
 class DeviceKeys:
@@ -103,3 +112,112 @@ async def test_idempotency_keys_are_kept_thirty_days(services: Services) -> None
     assert await services.applied_actions.prune() == 1
     async with services.applied_actions.once(user_id, "recent") as fresh:
         assert not fresh
+
+
+async def _deliver(services: Services, account: int, labels: tuple[int, ...], subject: str, sender: str,
+                   headers: dict[str, str] | None = None) -> None:
+    raw = make_message(subject=subject, sender=sender, message_id=f"{subject.replace(' ', '-')}@example.org",
+                       date=datetime.now(UTC), headers=headers)
+    await services.pipeline.ingest([parse_message(raw, account_id=account, label_ids=labels)])
+
+
+async def test_what_notifies_is_decided_per_message_by_the_users_choice(services: Services) -> None:
+    """Issue 33: new mail in General (default), every tab, chosen labels, chosen accounts, VIP senders; a VIP's
+    mail notifies whatever the choice, and mail outside the choice does not."""
+    push = services.browser_push
+    user = await services.users.create_user("vera@example.org", "correct horse")
+    home = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
+                                               email="vera@example.org")
+    work = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Work",
+                                               email="vera@work.example")
+    inbox = (await services.labels.role_ids(user.id))[LabelRole.INBOX]
+    projects = await services.labels.create(user.id, "Projects")
+    other = await services.labels.create(user.id, "Receipts")
+    bulk = {"List-Unsubscribe": "<mailto:leave@shop.example>", "Precedence": "bulk"}
+    await _deliver(services, home, (inbox,), "home general", "Alice <alice@example.org>")
+    await _deliver(services, home, (inbox,), "home offer", "Shop <news@shop.example>", bulk)
+    await _deliver(services, work, (inbox,), "work general", "Bob <bob@work.example>")
+    await _deliver(services, home, (projects,), "filed project", "Carol <carol@example.org>")
+    await _deliver(services, home, (other,), "filed receipt", "Dan <dan@example.org>")
+    await _deliver(services, work, (inbox,), "vip offer", "Victor <Victor@VIP.example>", bulk)
+    await _deliver(services, home, (inbox,), "read already", "Alice <alice@example.org>")
+    newest = await push.repo.newest_message_id(user.id)
+    await services.db.execute("UPDATE message SET seen_at = now() WHERE subject = 'read already'")
+
+    async def notified() -> set[str]:
+        preference = await push.preference(user.id)
+        return {n.subject for n in await push.notices(user.id, 0, newest, preference, limit=50)}
+
+    assert (await push.preference(user.id)).scope is NotifyScope.GENERAL
+    assert await notified() == {"home general", "work general"}  # not the offer, the filed mail, the read one
+
+    assert await push.add_vip(user.id, "Victor <victor@vip.example>") == "victor@vip.example"
+    assert await notified() == {"home general", "work general", "vip offer"}  # a VIP in Promotions too
+
+    await push.set_preference(user.id, NotificationPreference(scope=NotifyScope.EVERY))
+    assert await notified() == {"home general", "home offer", "work general", "vip offer"}
+
+    await push.set_preference(user.id, NotificationPreference(scope=NotifyScope.LABELS, label_ids=(projects,)))
+    assert await notified() == {"filed project", "vip offer"}  # in the label though not in the inbox
+
+    await push.set_preference(user.id, NotificationPreference(scope=NotifyScope.ACCOUNTS, account_ids=(work,)))
+    assert await notified() == {"work general", "vip offer"}
+
+    await push.set_preference(user.id, NotificationPreference(scope=NotifyScope.VIP))
+    assert await notified() == {"vip offer"}
+    await push.remove_vip(user.id, "VICTOR@vip.example")
+    assert await notified() == set()
+
+    # Another user's label or account cannot be chosen; a scope needs its choice; a VIP needs an address.
+    stranger = await services.users.create_user("sam@example.org", "correct horse")
+    await push.set_preference(stranger.id, NotificationPreference(scope=NotifyScope.LABELS,
+                                                                  label_ids=(projects,)))
+    assert (await push.preference(stranger.id)).label_ids == ()
+    with pytest.raises(ValidationError):
+        await push.set_preference(user.id, NotificationPreference(scope=NotifyScope.ACCOUNTS))
+    with pytest.raises(ValidationError):
+        await push.add_vip(user.id, "not an address")
+
+
+async def test_the_choice_migration_runs_twice_keeps_every_message_and_undoes(services: Services) -> None:
+    user = await services.users.create_user("wim@example.org", "correct horse")
+    await services.browser_push.set_preference(user.id, NotificationPreference(scope=NotifyScope.EVERY))
+    async with services.db.connection() as conn:
+        await conn.execute(choice_migration.BACKWARDS_SQL)
+        assert await conn.fetchval("SELECT every_message FROM notification_preference") is True
+        assert await conn.fetchval("SELECT to_regclass('vip_sender')") is None
+        await conn.execute(choice_migration.FORWARDS_SQL)
+        await conn.execute(choice_migration.FORWARDS_SQL)
+    assert (await services.browser_push.preference(user.id)).scope is NotifyScope.EVERY
+
+
+async def test_the_notifications_page_chooses_labels_and_keeps_a_vip_list(client: httpx.AsyncClient,
+                                                                           services: Services) -> None:
+    await sign_up_admin(client)
+    user = await services.users.by_email("admin@example.org")
+    projects = await services.labels.create(user.id, "Projects")
+    page = await client.get("/settings/notifications")
+    assert "Projects" in page.text and "No VIP senders yet." in page.text
+    token = await csrf_token(client, "/settings/notifications")
+
+    empty = await client.post("/settings/notifications", data={"notify": "labels", "show": "content",
+                                                                 "_csrf_token": token})
+    assert empty.status_code == 400 and "Choose at least one label" in empty.text
+    assert (await services.browser_push.preference(user.id)).scope is NotifyScope.GENERAL
+
+    saved = await client.post("/settings/notifications", data={"notify": "labels", "show": "hidden",
+                                                                 "labels": [str(projects)], "_csrf_token": token})
+    assert saved.status_code == 200
+    assert await services.browser_push.preference(user.id) == NotificationPreference(
+        scope=NotifyScope.LABELS, show_content=False, label_ids=(projects,))
+
+    bad = await client.post("/settings/notifications/vip", data={"address": "victor", "_csrf_token": token})
+    assert bad.status_code == 400 and "Enter an email address" in bad.text
+    added = await client.post("/settings/notifications/vip", data={"address": "Victor@VIP.example",
+                                                                     "_csrf_token": token})
+    assert added.status_code == 200 and "victor@vip.example" in added.text
+    assert (await services.browser_push.preference(user.id)).vip_senders == ("victor@vip.example",)
+    removed = await client.post("/settings/notifications/vip/remove", data={"address": "victor@vip.example",
+                                                                              "_csrf_token": token})
+    assert removed.status_code == 200 and "No VIP senders yet." in removed.text
+    assert (await services.browser_push.preference(user.id)).vip_senders == ()
