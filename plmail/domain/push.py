@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from enum import StrEnum
 from typing import Final
 
@@ -110,6 +110,18 @@ class NotificationPreference:
     label_ids: tuple[int, ...] = ()
     account_ids: tuple[int, ...] = ()
     vip_senders: tuple[str, ...] = ()
+    quiet_from: time | None = None  # quiet hours, in the user's time zone; both set or neither
+    quiet_to: time | None = None
+
+    def quiet_at(self, local: time) -> bool:
+        """Whether `local` (the user's wall-clock time) is in the quiet hours: from inclusive, to exclusive, and
+        across midnight when `to` is earlier than `from` (22:00–07:00)."""
+        if self.quiet_from is None or self.quiet_to is None or self.quiet_from == self.quiet_to:
+            return False
+        local = local.replace(tzinfo=None)
+        if self.quiet_from < self.quiet_to:
+            return self.quiet_from <= local < self.quiet_to
+        return local >= self.quiet_from or local < self.quiet_to
 
 
 @dataclass(frozen=True, slots=True)

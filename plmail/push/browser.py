@@ -15,11 +15,12 @@ import hashlib
 import hmac
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from email.utils import parseaddr
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel.support import NullTranslations, Translations
 
@@ -142,9 +143,18 @@ class BrowserPushService:
         await self.repo.remove_vip(user_id, address.strip().lower())
 
     async def notices(self, user_id: int, after_id: int, up_to_id: int, preference: NotificationPreference, *,
-                      limit: int = MAX_NOTICES_PER_ROUND) -> list[NewMailNotice]:
+                      limit: int = MAX_NOTICES_PER_ROUND, now: datetime | None = None) -> list[NewMailNotice]:
         """The new messages (after `after_id`, up to `up_to_id`) the user's choice lets notify, decided per
-        message: the newest per conversation, newest first."""
+        message: the newest per conversation, newest first. None in the quiet hours: what arrives then is not
+        announced later either (the mail is in the inbox; a burst at 7:00 would wake no one kindly)."""
+        if preference.quiet_from is not None:
+            zone = await self.repo.time_zone(user_id)
+            try:
+                tz: tzinfo = ZoneInfo(zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                tz = UTC
+            if preference.quiet_at((now or datetime.now(UTC)).astimezone(tz).time()):
+                return []
         return await self.repo.new_mail(user_id, after_id, up_to_id, scope=preference.scope, limit=limit)
 
     # -- what a notification carries -------------------------------------------------------------------------------

@@ -288,4 +288,6 @@ PUSH_RUNTIME = (
     N_("Your VIP list is full; remove a sender first."),
     N_("VIP sender added."),
     N_("VIP sender removed."),
+    N_("Enter the quiet hours as two times, such as 22:00 and 07:00."),
+    N_("Quiet hours need a start and an end that differ."),
 )

@@ -8,6 +8,7 @@ import secrets
 import time
 from datetime import UTC, datetime
 
+import asyncpg
 import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -15,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from plmail.db.migrations import plmail_2026_12_07t09_00_00_000000 as browser_migration
 from plmail.db.migrations import plmail_2026_12_07t09_30_00_000000 as choice_migration
+from plmail.db.migrations import plmail_2026_12_07t09_40_00_000000 as quiet_migration
 from plmail.domain.enums import LabelRole, ProviderKind
 from plmail.domain.errors import AuthenticationError, ValidationError
 from plmail.domain.push import NotificationPreference, NotifyScope
@@ -221,3 +223,64 @@ async def test_the_notifications_page_chooses_labels_and_keeps_a_vip_list(client
                                                                               "_csrf_token": token})
     assert removed.status_code == 200 and "No VIP senders yet." in removed.text
     assert (await services.browser_push.preference(user.id)).vip_senders == ()
+
+
+async def test_quiet_hours_across_midnight_hold_browser_notifications_in_the_users_time_zone(
+        services: Services, client: httpx.AsyncClient) -> None:
+    """Issue 33: no browser notification in the quiet hours (22:00–07:00 Berlin time, across midnight)."""
+    await sign_up_admin(client)  # Europe/Berlin
+    user = await services.users.by_email("admin@example.org")
+    account = await account_rows(services).create(user_id=user.id, provider_kind=ProviderKind.LOCAL, name="Home",
+                                                  email="admin@example.org")
+    inbox = (await services.labels.role_ids(user.id))[LabelRole.INBOX]
+    await _deliver(services, account, (inbox,), "late news", "Alice <alice@example.org>")
+    newest = await services.browser_push.repo.newest_message_id(user.id)
+    token = await csrf_token(client, "/settings/notifications")
+    saved = await client.post("/settings/notifications", data={
+        "notify": "primary", "show": "content", "quiet": "on", "quiet_from": "22:00", "quiet_to": "07:00",
+        "_csrf_token": token})
+    assert saved.status_code == 200 and 'value="22:00"' in saved.text
+    preference = await services.browser_push.preference(user.id)
+
+    async def notified(utc: str) -> bool:
+        at = datetime.fromisoformat(utc).replace(tzinfo=UTC)
+        return bool(await services.browser_push.notices(user.id, 0, newest, preference, now=at))
+
+    # Berlin is UTC+1 in January: 20:59 UTC is 21:59 there, 21:00 UTC is 22:00, 05:59 UTC is 06:59, 06:00 is 7:00.
+    assert await notified("2027-01-15T20:59:00")
+    assert not await notified("2027-01-15T21:00:00")
+    assert not await notified("2027-01-15T23:30:00")  # past midnight in Berlin
+    assert not await notified("2027-01-16T05:59:00")
+    assert await notified("2027-01-16T06:00:00")
+    assert await notified("2027-07-16T05:00:00")  # summer time (UTC+2): 07:00 in Berlin
+
+    same = await client.post("/settings/notifications", data={
+        "notify": "primary", "show": "content", "quiet": "on", "quiet_from": "07:00", "quiet_to": "07:00",
+        "_csrf_token": token})
+    nonsense = await client.post("/settings/notifications", data={
+        "notify": "primary", "show": "content", "quiet": "on", "quiet_from": "late", "quiet_to": "07:00",
+        "_csrf_token": token})
+    assert same.status_code == 400 and nonsense.status_code == 400
+    assert (await services.browser_push.preference(user.id)).quiet_from == preference.quiet_from
+    off = await client.post("/settings/notifications", data={
+        "notify": "primary", "show": "content", "quiet_from": "22:00", "quiet_to": "07:00", "_csrf_token": token})
+    assert off.status_code == 200
+    assert (await services.browser_push.preference(user.id)).quiet_from is None
+    assert await notified("2027-01-15T23:30:00") is False  # the preference read before still says quiet
+    assert await services.browser_push.notices(user.id, 0, newest, await services.browser_push.preference(user.id),
+                                               now=datetime(2027, 1, 15, 23, 30, tzinfo=UTC))
+
+
+async def test_the_quiet_hours_migration_runs_twice_and_undoes(services: Services) -> None:
+    async with services.db.connection() as conn:
+        await conn.execute(quiet_migration.FORWARDS_SQL)
+        await conn.execute(quiet_migration.BACKWARDS_SQL)
+        assert await conn.fetchval("""SELECT count(*) FROM information_schema.columns
+                                        WHERE table_name = 'notification_preference'
+                                          AND column_name = 'quiet_from'""") == 0
+        await conn.execute(quiet_migration.FORWARDS_SQL)
+        await conn.execute(quiet_migration.FORWARDS_SQL)
+        user = await services.users.create_user("quinn@example.org", "correct horse")
+        with pytest.raises(asyncpg.CheckViolationError):  # a start without an end
+            await conn.execute("INSERT INTO notification_preference (user_id, quiet_from) VALUES ($1, '22:00')",
+                               user.id)

@@ -5,6 +5,7 @@ and Mark read buttons post to from the service worker."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import time
 from typing import Any
 
 from litestar import Controller, Request, get, post
@@ -26,6 +27,9 @@ class PreferenceForm:
     show: str = "content"
     labels: list[int] = field(default_factory=list)
     accounts: list[int] = field(default_factory=list)
+    quiet: str = ""
+    quiet_from: str = ""
+    quiet_to: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,19 @@ class NotificationAction:
     token: str = ""
     action: str = ""
     key: str = ""
+
+
+def _quiet_hours(data: PreferenceForm) -> tuple[time | None, time | None]:
+    if not data.quiet:
+        return None, None
+    try:
+        start, end = time.fromisoformat(data.quiet_from), time.fromisoformat(data.quiet_to)
+    except ValueError:
+        raise ValidationError("Enter the quiet hours as two times, such as 22:00 and 07:00.",
+                              field="quiet_from") from None
+    if start == end:
+        raise ValidationError("Quiet hours need a start and an end that differ.", field="quiet_to")
+    return start.replace(second=0, microsecond=0), end.replace(second=0, microsecond=0)
 
 
 def _session_id(request: Request[Any, Any, Any]) -> int:
@@ -87,12 +104,14 @@ class NotificationsController(Controller):
             raise ValidationError("Choose one of the offered options.")
         user = signed_in_user(request)
         scope = scopes[data.notify]
-        # The boxes of the scope not chosen are left as they were on the page, and mean nothing: kept empty.
-        preference = NotificationPreference(
-            scope=scope, show_content=data.show == "content",
-            label_ids=tuple(data.labels) if scope is NotifyScope.LABELS else (),
-            account_ids=tuple(data.accounts) if scope is NotifyScope.ACCOUNTS else ())
         try:
+            quiet_from, quiet_to = _quiet_hours(data)
+            # The boxes of the scope not chosen are left as they were on the page, and mean nothing: kept empty.
+            preference = NotificationPreference(
+                scope=scope, show_content=data.show == "content",
+                label_ids=tuple(data.labels) if scope is NotifyScope.LABELS else (),
+                account_ids=tuple(data.accounts) if scope is NotifyScope.ACCOUNTS else (),
+                quiet_from=quiet_from, quiet_to=quiet_to)
             await services_from(request).browser_push.set_preference(user.id, preference)
         except ValidationError as exc:
             return await self._page(request, status_code=400, error=translate(str(exc), user.locale))
