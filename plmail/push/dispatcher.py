@@ -173,21 +173,33 @@ class PushDispatcher:
                              *(self._state_change(s, states) for s in verified))
 
     async def _new_mail(self, user_id: int, browsers: list[PushSubscriptionRow]) -> None:
-        """A browser is told of each new message once (the newest per conversation), not of state changes."""
+        """A browser is told of each new message once (the newest per conversation), not of state changes. A
+        push service answering 429 or 5xx holds the browser back (Retry-After, else 2, 4, 8 … s) and the
+        notices not delivered are announced again after it, as the JMAP path keeps its states pending."""
         assert self.browser is not None
         newest = await self.browser_repo.newest_message_id(user_id)
         preference = await self.browser_repo.preference(user_id)
         locale = await self.browser_repo.locale(user_id)
+        now = datetime.now(UTC)
         for subscription in browsers:
             before = subscription.notified_message_id
             if before is not None and before >= newest:
                 continue
+            if subscription.failures and subscription.next_push_at > now:  # backing off: come back then
+                self._look_again(user_id, subscription.next_push_at)
+                continue
             notices = await self.browser.notices(user_id, before or 0, newest, preference)
             if not await self.browser_repo.claim_notified(subscription.id, before, newest):
                 continue  # another process took this round
+            announced = before or 0
             for notice in reversed(notices):  # oldest first, so the newest ends on top
-                await self._deliver(subscription, self.browser.payload(subscription, notice, preference, locale),
-                                    restore_states=None, verification=False, urgency="high")
+                payload = self.browser.payload(subscription, notice, preference, locale)
+                if not await self._deliver(subscription, payload, restore_states=None, verification=False,
+                                           urgency="high"):
+                    # This notice and the newer ones wait for the back-off to end (a gone browser is deleted).
+                    await self.browser_repo.rewind_notified(subscription.id, newest, announced)
+                    break
+                announced = notice.message_id
 
     async def contact(self) -> str:
         """VAPID's `sub` (RFC 8292 §2.1): who runs this server, for the push service to reach: the first
@@ -216,13 +228,15 @@ class PushDispatcher:
         await self._deliver(subscription, state_change(changed), restore_states=before, verification=False)
 
     async def _deliver(self, subscription: PushSubscriptionRow, payload: dict[str, Any], *,
-                       restore_states: PushedStates | None, verification: bool, urgency: str = "normal") -> None:
+                       restore_states: PushedStates | None, verification: bool, urgency: str = "normal") -> bool:
+        """True when the push service took the message."""
         async with self._sends:
             result = await self.sender.send(subscription, payload, contact=await self.contact(), urgency=urgency)
         if result.outcome is PushOutcome.DELIVERED:
             if subscription.failures:
                 await self.repo.delivered(subscription.id)
-        elif result.outcome is PushOutcome.GONE:
+            return True
+        if result.outcome is PushOutcome.GONE:
             log.info("push subscription %s removed: its push service answered %s", subscription.id, result.status)
             await self.repo.destroy(subscription.id)
         else:
@@ -231,3 +245,4 @@ class PushDispatcher:
                                            verification=verification)
             if at is not None:
                 self._look_again(subscription.user_id, at)
+        return False

@@ -319,6 +319,13 @@ class BrowserPushRepository:
                          key=lambda n: n.message_id, reverse=True)
         return notices[:limit]
 
+    async def rewind_notified(self, subscription_id: int, claimed: int, announced: int) -> None:
+        """After a delivery the push service refused for now: the messages after `announced` are new to this
+        browser again (unless another round has moved on since)."""
+        await self.db.execute(
+            """UPDATE push_subscription SET notified_message_id = $3
+                WHERE id = $1 AND notified_message_id = $2""", subscription_id, claimed, announced)
+
     async def claim_notified(self, subscription_id: int, before: int | None, newest: int) -> bool:
         """Moves the subscription's newest announced message on, if no other process has: each message is
         announced once."""

@@ -27,6 +27,7 @@ from plmail.push.addresses import check_push_url
 from plmail.push.dispatcher import PushDispatcher
 from plmail.push.sender import WebPushSender
 from plmail.services import Services
+from plmail.users.service import Browser as UserBrowser
 from tests.conftest import browser, running_lifespan
 from tests.integration.imap_sync.conftest import ImapSetup, imap
 from tests.integration.jmap.conftest import JmapBox, make_box
@@ -413,3 +414,29 @@ async def test_the_migration_runs_twice_and_undoing_it_leaves_revoking_and_disab
     async with services.db.connection() as conn:
         await conn.execute(push_migration.FORWARDS_SQL)
     assert await services.db.fetchval("SELECT count(*) FROM push_subscription") == 0
+
+
+async def test_a_browser_notification_refused_with_429_is_sent_again_after_retry_after(
+        pushing: JmapBox, push_service: PushService) -> None:
+    """Issue 33: a browser's push service answering 429 gets the new-mail notification again once Retry-After
+    has passed, once, instead of losing it."""
+    box, device = pushing, push_service.device()
+    services = box.services
+    await services.users.sign_in(box.user.email, "correct horse", UserBrowser("127.0.0.1", "test"))
+    session_id = await services.db.fetchval("SELECT max(id) FROM web_session WHERE user_id = $1", box.user.id)
+    await services.browser_push.subscribe(box.user.id, session_id, endpoint=device.url, **device.keys)
+    device.answer(429, **{"Retry-After": "1"})
+    await box.ingest(make_message(message_id="throttled-browser@x", subject="Board meeting moved"))
+
+    async def refused() -> bool:
+        return any(a.status == 429 for a in device.attempts)
+
+    await until(refused)
+    refused_at = next(a.at for a in device.attempts if a.status == 429)
+    notification = await device.next(10)
+    assert notification.at - refused_at >= 0.9  # Retry-After honoured
+    assert notification.message["@type"] == "NewMail" and notification.message["body"] == "Board meeting moved"
+    await box.ingest(make_message(message_id="next-browser@x", subject="Lunch"))
+    assert (await device.next(10)).message["body"] == "Lunch"
+    assert [r.message["body"] for r in device.received] == ["Board meeting moved", "Lunch"]  # each once
+    assert [a.status for a in device.attempts] == [429, 201, 201]
