@@ -112,6 +112,7 @@ class NotificationPreference:
     vip_senders: tuple[str, ...] = ()
     quiet_from: time | None = None  # quiet hours, in the user's time zone; both set or neither
     quiet_to: time | None = None
+    reminders: bool = True  # calendar reminders (an event's VALARM, else 10 minutes before it starts)
 
     def quiet_at(self, local: time) -> bool:
         """Whether `local` (the user's wall-clock time) is in the quiet hours: from inclusive, to exclusive, and

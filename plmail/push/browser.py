@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from babel.dates import format_time
 from babel.support import NullTranslations, Translations
 
+from plmail.calendar.reminders import DueReminder
 from plmail.db.database import Database
 from plmail.domain.errors import AuthenticationError, ConflictError, ValidationError
 from plmail.domain.push import (
@@ -56,6 +58,8 @@ def NC_(context: str, text: str) -> tuple[str, str]:
 
 # What a notification says besides the mail's own sender and subject, in the user's language.
 NEW_MAIL = N_("New mail")
+REMINDER = N_("{title} at {time}")
+NO_TITLE = N_("(no title)")
 ARCHIVE = NC_("verb", "Archive")
 MARK_READ = N_("Mark read")
 
@@ -147,15 +151,22 @@ class BrowserPushService:
         """The new messages (after `after_id`, up to `up_to_id`) the user's choice lets notify, decided per
         message: the newest per conversation, newest first. None in the quiet hours: what arrives then is not
         announced later either (the mail is in the inbox; a burst at 7:00 would wake no one kindly)."""
-        if preference.quiet_from is not None:
-            zone = await self.repo.time_zone(user_id)
-            try:
-                tz: tzinfo = ZoneInfo(zone)
-            except (ZoneInfoNotFoundError, ValueError):
-                tz = UTC
-            if preference.quiet_at((now or datetime.now(UTC)).astimezone(tz).time()):
-                return []
+        if await self.quiet(user_id, preference, now):
+            return []
         return await self.repo.new_mail(user_id, after_id, up_to_id, scope=preference.scope, limit=limit)
+
+    async def quiet(self, user_id: int, preference: NotificationPreference, now: datetime | None = None) -> bool:
+        """Whether `now` is in the user's quiet hours, in the user's time zone."""
+        if preference.quiet_from is None:
+            return False
+        local = (now or datetime.now(UTC)).astimezone(await self.zone(user_id))
+        return preference.quiet_at(local.time())
+
+    async def zone(self, user_id: int) -> tzinfo:
+        try:
+            return ZoneInfo(await self.repo.time_zone(user_id))
+        except (ZoneInfoNotFoundError, ValueError):
+            return UTC
 
     # -- what a notification carries -------------------------------------------------------------------------------
     def token(self, subscription_id: int, thread_id: int, *, now: float | None = None) -> str:
@@ -179,6 +190,18 @@ class BrowserPushService:
             "token": self.token(subscription.id, notice.thread_id),
             "actions": [{"action": "archive", "title": _text_in(ARCHIVE, locale)},
                         {"action": "read", "title": _text(MARK_READ, locale)}],
+        }
+
+    def reminder_payload(self, reminder: DueReminder, zone: tzinfo, locale: str) -> dict[str, Any]:
+        """"<title> at <time>" in the user's language and time zone; the location, if any, below it."""
+        when = format_time(reminder.starts_at.astimezone(zone), format="short", locale=locale)
+        title = reminder.title or _text(NO_TITLE, locale)
+        return {
+            "@type": "Reminder",
+            "title": _text(REMINDER, locale).format(title=title, time=when),
+            "body": reminder.location or "",
+            "tag": f"event-{reminder.event_id}-{int(reminder.starts_at.timestamp())}",
+            "url": f"/calendar/event/{reminder.event_id}",
         }
 
     # -- the actions -----------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from plmail.calendar.reminders import CalendarReminders
 from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
 from plmail.domain.enums import JmapObjectType
@@ -63,6 +64,7 @@ class PushDispatcher:
     def __init__(self, db: Database, feed: ChangeFeed, changes: ChangeLog, sender: WebPushSender,
                  browser: BrowserPushService | None = None) -> None:
         self.repo = PushSubscriptionRepository(db)
+        self.reminders = CalendarReminders(db)
         self.browser = browser
         self.browser_repo = BrowserPushRepository(db)
         self.accounts = AppPasswordRepository(db)
@@ -200,6 +202,29 @@ class PushDispatcher:
                     await self.browser_repo.rewind_notified(subscription.id, newest, announced)
                     break
                 announced = notice.message_id
+
+    async def remind(self, now: datetime | None = None) -> int:
+        """Calendar reminders to the browsers (run each minute by a cron job): each occurrence whose reminder
+        time has come, once (recorded before it is sent), unless the user turned reminders off or it is their
+        quiet hours. Returns how many occurrences were reminded of."""
+        if self.browser is None:
+            return 0
+        now = now or datetime.now(UTC)
+        await self.reminders.prune(now)
+        sent = 0
+        for reminder in await self.reminders.due(await self.browser_repo.users_with_browsers(), now):
+            if not await self.reminders.claim(reminder):
+                continue  # another worker reminded of it
+            preference = await self.browser_repo.preference(reminder.user_id)
+            if not preference.reminders or await self.browser.quiet(reminder.user_id, preference, now):
+                continue
+            payload = self.browser.reminder_payload(reminder, await self.browser.zone(reminder.user_id),
+                                                    await self.browser_repo.locale(reminder.user_id))
+            browsers = [s for s in await self.repo.live_for_users([reminder.user_id]) if s.browser]
+            await asyncio.gather(*(self._deliver(s, payload, restore_states=None, verification=False,
+                                                 urgency="high") for s in browsers))
+            sent += 1
+        return sent
 
     async def contact(self) -> str:
         """VAPID's `sub` (RFC 8292 §2.1): who runs this server, for the push service to reach: the first

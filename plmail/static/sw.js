@@ -160,6 +160,13 @@ self.addEventListener("message", function (event) {
 self.addEventListener("push", function (event) {
   var data = {};
   try { data = event.data ? event.data.json() : {}; } catch (err) { data = {}; }
+  if (data["@type"] === "Reminder") {  // a calendar reminder: "<title> at <time>", opening the event
+    event.waitUntil(self.registration.showNotification(data.title || "plmail", {
+      body: data.body || "", tag: data.tag, icon: "/static/icons/plmail-192.png",
+      badge: "/static/icons/plmail-maskable-192.png", data: {url: data.url}
+    }));
+    return;
+  }
   if (data["@type"] !== "NewMail") return;
   event.waitUntil(self.registration.showNotification(data.title || "plmail", {
     body: data.body || "",

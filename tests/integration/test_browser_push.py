@@ -211,7 +211,11 @@ async def test_the_notifications_page_chooses_labels_and_keeps_a_vip_list(client
                                                                  "labels": [str(projects)], "_csrf_token": token})
     assert saved.status_code == 200
     assert await services.browser_push.preference(user.id) == NotificationPreference(
-        scope=NotifyScope.LABELS, show_content=False, label_ids=(projects,))
+        scope=NotifyScope.LABELS, show_content=False, label_ids=(projects,), reminders=False)  # its box unticked
+    again = await client.post("/settings/notifications", data={"notify": "labels", "show": "hidden",
+                                                                 "labels": [str(projects)], "reminders": "on",
+                                                                 "_csrf_token": token})
+    assert again.status_code == 200 and (await services.browser_push.preference(user.id)).reminders
 
     bad = await client.post("/settings/notifications/vip", data={"address": "victor", "_csrf_token": token})
     assert bad.status_code == 400 and "Enter an email address" in bad.text

@@ -192,6 +192,11 @@ class BrowserPushRepository:
     async def locale(self, user_id: int) -> str:
         return str(await self.db.fetchval("SELECT locale FROM app_user WHERE id = $1", user_id) or "en")
 
+    async def users_with_browsers(self) -> list[int]:
+        rows = await self.db.fetch(
+            f"SELECT DISTINCT p.user_id FROM push_subscription p WHERE p.web_session_id IS NOT NULL AND {_LIVE}")
+        return [int(r["user_id"]) for r in rows]
+
     async def time_zone(self, user_id: int) -> str:
         return str(await self.db.fetchval("SELECT time_zone FROM app_user WHERE id = $1", user_id) or "UTC")
 
@@ -240,7 +245,7 @@ class BrowserPushRepository:
 
     async def preference(self, user_id: int) -> NotificationPreference:
         row = await self.db.fetchrow(
-            """SELECT p.scope, p.show_content, p.quiet_from, p.quiet_to,
+            """SELECT p.scope, p.show_content, p.quiet_from, p.quiet_to, p.reminders,
                       ARRAY(SELECT label_id FROM notification_label WHERE user_id = $1 ORDER BY label_id) AS labels,
                       ARRAY(SELECT account_id FROM notification_account WHERE user_id = $1 ORDER BY account_id)
                         AS accounts,
@@ -252,21 +257,24 @@ class BrowserPushRepository:
             scope=NotifyScope(row["scope"] or NotifyScope.GENERAL),
             show_content=row["show_content"] if row["show_content"] is not None else True,
             label_ids=tuple(row["labels"]), account_ids=tuple(row["accounts"]), vip_senders=tuple(row["vips"]),
-            quiet_from=row["quiet_from"], quiet_to=row["quiet_to"])
+            quiet_from=row["quiet_from"], quiet_to=row["quiet_to"],
+            reminders=row["reminders"] if row["reminders"] is not None else True)
 
     async def set_preference(self, user_id: int, preference: NotificationPreference) -> None:
         """The scope and what a notification shows, and the chosen labels and accounts (only the user's own are
         kept); the VIP senders are kept apart (`add_vip`, `remove_vip`)."""
         async with self.db.transaction():
             await self.db.execute(
-                """INSERT INTO notification_preference (user_id, scope, show_content, quiet_from, quiet_to)
-                   VALUES ($1, $2, $3, $4, $5)
+                """INSERT INTO notification_preference (user_id, scope, show_content, quiet_from, quiet_to,
+                                                        reminders)
+                   VALUES ($1, $2, $3, $4, $5, $6)
                    ON CONFLICT (user_id) DO UPDATE SET scope = EXCLUDED.scope,
                                                        show_content = EXCLUDED.show_content,
                                                        quiet_from = EXCLUDED.quiet_from,
-                                                       quiet_to = EXCLUDED.quiet_to""",
+                                                       quiet_to = EXCLUDED.quiet_to,
+                                                       reminders = EXCLUDED.reminders""",
                 user_id, preference.scope.value, preference.show_content, preference.quiet_from,
-                preference.quiet_to)
+                preference.quiet_to, preference.reminders)
             await self.db.execute("DELETE FROM notification_label WHERE user_id = $1", user_id)
             await self.db.execute(
                 """INSERT INTO notification_label (user_id, label_id)

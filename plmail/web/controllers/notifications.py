@@ -28,6 +28,7 @@ class PreferenceForm:
     labels: list[int] = field(default_factory=list)
     accounts: list[int] = field(default_factory=list)
     quiet: str = ""
+    reminders: str = ""
     quiet_from: str = ""
     quiet_to: str = ""
 
@@ -111,7 +112,7 @@ class NotificationsController(Controller):
                 scope=scope, show_content=data.show == "content",
                 label_ids=tuple(data.labels) if scope is NotifyScope.LABELS else (),
                 account_ids=tuple(data.accounts) if scope is NotifyScope.ACCOUNTS else (),
-                quiet_from=quiet_from, quiet_to=quiet_to)
+                quiet_from=quiet_from, quiet_to=quiet_to, reminders=bool(data.reminders))
             await services_from(request).browser_push.set_preference(user.id, preference)
         except ValidationError as exc:
             return await self._page(request, status_code=400, error=translate(str(exc), user.locale))
