@@ -81,6 +81,8 @@ CLASSIFY_BACKLOG = JobSpec("classify_backlog", QueueName.ENRICH, cron="*/15 * * 
 PROBE_QUEUE = JobSpec("probe_queue", QueueName.INGEST, also_on=frozenset(QueueName), timeout=30, retries=1)
 PRUNE_LOGIN_THROTTLE = JobSpec("prune_login_throttle", QueueName.ENRICH, cron="17 * * * *")
 PRUNE_QUEUE_PROBES = JobSpec("prune_queue_probes", QueueName.ENRICH, cron="23 3 * * *")
+# Calendar reminders to browsers (issue 33): each minute, the occurrences whose reminder time has come.
+REMIND_EVENTS = JobSpec("remind_events", QueueName.ENRICH, cron="* * * * *")
 PRUNE_APPLIED_ACTIONS = JobSpec("prune_applied_actions", QueueName.ENRICH, cron="29 3 * * *")
 SWEEP_BLOBS = JobSpec("sweep_blobs", QueueName.ENRICH, cron="53 3 * * *", timeout=1800)
 ABSORB_LEGACY_BLOBS = JobSpec("absorb_legacy_blobs", QueueName.ENRICH, cron="*/10 * * * *", timeout=600)

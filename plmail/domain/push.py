@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from enum import StrEnum
 from typing import Final
 
@@ -86,13 +86,43 @@ BROWSER_SUBSCRIPTION_LIFETIME: Final = timedelta(days=60)
 MAX_NOTICES_PER_ROUND: Final = 5
 
 
+class NotifyScope(StrEnum):
+    """Which new mail notifies (issue 33); mail from a VIP sender notifies whatever the scope."""
+
+    GENERAL = "primary"  # new mail in the inbox's General tab (the default)
+    EVERY = "all"  # every new message in the inbox, in every tab
+    LABELS = "labels"  # new mail in one of the chosen labels, in the inbox or not
+    ACCOUNTS = "accounts"  # new mail in the inbox of one of the chosen accounts
+    VIP = "vip"  # only mail from VIP senders
+
+
+# A VIP list is a short list of people; a few hundred is already more than anyone reads notifications from.
+MAX_VIP_SENDERS: Final = 500
+
+
 @dataclass(frozen=True, slots=True)
 class NotificationPreference:
-    """What notifies (new mail in General, or every new message) and what a notification shows (sender and
-    subject, or only "New mail", for lock screens)."""
+    """What notifies (the scope, its chosen labels or accounts, and the VIP senders, who always do) and what a
+    notification shows (sender and subject, or only "New mail", for lock screens)."""
 
-    every_message: bool = False
+    scope: NotifyScope = NotifyScope.GENERAL
     show_content: bool = True
+    label_ids: tuple[int, ...] = ()
+    account_ids: tuple[int, ...] = ()
+    vip_senders: tuple[str, ...] = ()
+    quiet_from: time | None = None  # quiet hours, in the user's time zone; both set or neither
+    quiet_to: time | None = None
+    reminders: bool = True  # calendar reminders (an event's VALARM, else 10 minutes before it starts)
+
+    def quiet_at(self, local: time) -> bool:
+        """Whether `local` (the user's wall-clock time) is in the quiet hours: from inclusive, to exclusive, and
+        across midnight when `to` is earlier than `from` (22:00–07:00)."""
+        if self.quiet_from is None or self.quiet_to is None or self.quiet_from == self.quiet_to:
+            return False
+        local = local.replace(tzinfo=None)
+        if self.quiet_from < self.quiet_to:
+            return self.quiet_from <= local < self.quiet_to
+        return local >= self.quiet_from or local < self.quiet_to
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,7 @@ def default_catalog() -> JobCatalog:
         (jobs.PRUNE_LOGIN_THROTTLE, housekeeping.prune_login_throttle),
         (jobs.PRUNE_QUEUE_PROBES, housekeeping.prune_queue_probes),
         (jobs.PRUNE_APPLIED_ACTIONS, housekeeping.prune_applied_actions),
+        (jobs.REMIND_EVENTS, calendar.remind_events),
         (jobs.SWEEP_BLOBS, housekeeping.sweep_blobs),
         (jobs.ABSORB_LEGACY_BLOBS, housekeeping.absorb_legacy_blobs),
         (jobs.PRUNE_JMAP, jmap.prune_jmap),

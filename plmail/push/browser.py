@@ -15,19 +15,26 @@ import hashlib
 import hmac
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
+from email.utils import parseaddr
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from babel.dates import format_time
 from babel.support import NullTranslations, Translations
 
+from plmail.calendar.reminders import DueReminder
 from plmail.db.database import Database
 from plmail.domain.errors import AuthenticationError, ConflictError, ValidationError
 from plmail.domain.push import (
     BROWSER_SUBSCRIPTION_LIFETIME,
+    MAX_NOTICES_PER_ROUND,
+    MAX_VIP_SENDERS,
     NewMailNotice,
     NotificationPreference,
+    NotifyScope,
     PushSubscriptionRow,
 )
 from plmail.mail.idempotency import AppliedActions
@@ -51,6 +58,8 @@ def NC_(context: str, text: str) -> tuple[str, str]:
 
 # What a notification says besides the mail's own sender and subject, in the user's language.
 NEW_MAIL = N_("New mail")
+REMINDER = N_("{title} at {time}")
+NO_TITLE = N_("(no title)")
 ARCHIVE = NC_("verb", "Archive")
 MARK_READ = N_("Mark read")
 
@@ -117,7 +126,47 @@ class BrowserPushService:
         return await self.repo.preference(user_id)
 
     async def set_preference(self, user_id: int, preference: NotificationPreference) -> None:
+        if preference.scope is NotifyScope.LABELS and not preference.label_ids:
+            raise ValidationError("Choose at least one label to be notified of.", field="labels")
+        if preference.scope is NotifyScope.ACCOUNTS and not preference.account_ids:
+            raise ValidationError("Choose at least one account to be notified of.", field="accounts")
         await self.repo.set_preference(user_id, preference)
+
+    async def add_vip(self, user_id: int, address: str) -> str:
+        """Mail from a VIP sender notifies whatever else is chosen. Returns the address as kept."""
+        _, parsed = parseaddr(address.strip())
+        kept = parsed.strip().lower()
+        local, at, domain = kept.partition("@")
+        if not (local and at and domain) or len(kept) > 320 or any(c.isspace() for c in kept):
+            raise ValidationError("Enter an email address such as anna@example.org.", field="address")
+        if not await self.repo.add_vip(user_id, kept, limit=MAX_VIP_SENDERS):
+            raise ConflictError("Your VIP list is full; remove a sender first.", reason="overQuota")
+        return kept
+
+    async def remove_vip(self, user_id: int, address: str) -> None:
+        await self.repo.remove_vip(user_id, address.strip().lower())
+
+    async def notices(self, user_id: int, after_id: int, up_to_id: int, preference: NotificationPreference, *,
+                      limit: int = MAX_NOTICES_PER_ROUND, now: datetime | None = None) -> list[NewMailNotice]:
+        """The new messages (after `after_id`, up to `up_to_id`) the user's choice lets notify, decided per
+        message: the newest per conversation, newest first. None in the quiet hours: what arrives then is not
+        announced later either (the mail is in the inbox; a burst at 7:00 would wake no one kindly)."""
+        if await self.quiet(user_id, preference, now):
+            return []
+        return await self.repo.new_mail(user_id, after_id, up_to_id, scope=preference.scope, limit=limit)
+
+    async def quiet(self, user_id: int, preference: NotificationPreference, now: datetime | None = None) -> bool:
+        """Whether `now` is in the user's quiet hours, in the user's time zone."""
+        if preference.quiet_from is None:
+            return False
+        local = (now or datetime.now(UTC)).astimezone(await self.zone(user_id))
+        return preference.quiet_at(local.time())
+
+    async def zone(self, user_id: int) -> tzinfo:
+        try:
+            return ZoneInfo(await self.repo.time_zone(user_id))
+        except (ZoneInfoNotFoundError, ValueError):
+            return UTC
 
     # -- what a notification carries -------------------------------------------------------------------------------
     def token(self, subscription_id: int, thread_id: int, *, now: float | None = None) -> str:
@@ -141,6 +190,18 @@ class BrowserPushService:
             "token": self.token(subscription.id, notice.thread_id),
             "actions": [{"action": "archive", "title": _text_in(ARCHIVE, locale)},
                         {"action": "read", "title": _text(MARK_READ, locale)}],
+        }
+
+    def reminder_payload(self, reminder: DueReminder, zone: tzinfo, locale: str) -> dict[str, Any]:
+        """"<title> at <time>" in the user's language and time zone; the location, if any, below it."""
+        when = format_time(reminder.starts_at.astimezone(zone), format="short", locale=locale)
+        title = reminder.title or _text(NO_TITLE, locale)
+        return {
+            "@type": "Reminder",
+            "title": _text(REMINDER, locale).format(title=title, time=when),
+            "body": reminder.location or "",
+            "tag": f"event-{reminder.event_id}-{int(reminder.starts_at.timestamp())}",
+            "url": f"/calendar/event/{reminder.event_id}",
         }
 
     # -- the actions -----------------------------------------------------------------------------------------------

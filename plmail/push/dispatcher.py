@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from plmail.calendar.reminders import CalendarReminders
 from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.push import (
-    MAX_NOTICES_PER_ROUND,
     PUSH_INTERVAL,
     PUSHABLE_TYPES,
     PushedStates,
@@ -64,6 +64,7 @@ class PushDispatcher:
     def __init__(self, db: Database, feed: ChangeFeed, changes: ChangeLog, sender: WebPushSender,
                  browser: BrowserPushService | None = None) -> None:
         self.repo = PushSubscriptionRepository(db)
+        self.reminders = CalendarReminders(db)
         self.browser = browser
         self.browser_repo = BrowserPushRepository(db)
         self.accounts = AppPasswordRepository(db)
@@ -174,23 +175,56 @@ class PushDispatcher:
                              *(self._state_change(s, states) for s in verified))
 
     async def _new_mail(self, user_id: int, browsers: list[PushSubscriptionRow]) -> None:
-        """A browser is told of each new message once (the newest per conversation), not of state changes."""
+        """A browser is told of each new message once (the newest per conversation), not of state changes. A
+        push service answering 429 or 5xx holds the browser back (Retry-After, else 2, 4, 8 … s) and the
+        notices not delivered are announced again after it, as the JMAP path keeps its states pending."""
         assert self.browser is not None
         newest = await self.browser_repo.newest_message_id(user_id)
         preference = await self.browser_repo.preference(user_id)
         locale = await self.browser_repo.locale(user_id)
+        now = datetime.now(UTC)
         for subscription in browsers:
             before = subscription.notified_message_id
             if before is not None and before >= newest:
                 continue
-            notices = await self.browser_repo.new_mail(user_id, before or 0, newest,
-                                                       every_message=preference.every_message,
-                                                       limit=MAX_NOTICES_PER_ROUND)
+            if subscription.failures and subscription.next_push_at > now:  # backing off: come back then
+                self._look_again(user_id, subscription.next_push_at)
+                continue
+            notices = await self.browser.notices(user_id, before or 0, newest, preference)
             if not await self.browser_repo.claim_notified(subscription.id, before, newest):
                 continue  # another process took this round
+            announced = before or 0
             for notice in reversed(notices):  # oldest first, so the newest ends on top
-                await self._deliver(subscription, self.browser.payload(subscription, notice, preference, locale),
-                                    restore_states=None, verification=False, urgency="high")
+                payload = self.browser.payload(subscription, notice, preference, locale)
+                if not await self._deliver(subscription, payload, restore_states=None, verification=False,
+                                           urgency="high"):
+                    # This notice and the newer ones wait for the back-off to end (a gone browser is deleted).
+                    await self.browser_repo.rewind_notified(subscription.id, newest, announced)
+                    break
+                announced = notice.message_id
+
+    async def remind(self, now: datetime | None = None) -> int:
+        """Calendar reminders to the browsers (run each minute by a cron job): each occurrence whose reminder
+        time has come, once (recorded before it is sent), unless the user turned reminders off or it is their
+        quiet hours. Returns how many occurrences were reminded of."""
+        if self.browser is None:
+            return 0
+        now = now or datetime.now(UTC)
+        await self.reminders.prune(now)
+        sent = 0
+        for reminder in await self.reminders.due(await self.browser_repo.users_with_browsers(), now):
+            if not await self.reminders.claim(reminder):
+                continue  # another worker reminded of it
+            preference = await self.browser_repo.preference(reminder.user_id)
+            if not preference.reminders or await self.browser.quiet(reminder.user_id, preference, now):
+                continue
+            payload = self.browser.reminder_payload(reminder, await self.browser.zone(reminder.user_id),
+                                                    await self.browser_repo.locale(reminder.user_id))
+            browsers = [s for s in await self.repo.live_for_users([reminder.user_id]) if s.browser]
+            await asyncio.gather(*(self._deliver(s, payload, restore_states=None, verification=False,
+                                                 urgency="high") for s in browsers))
+            sent += 1
+        return sent
 
     async def contact(self) -> str:
         """VAPID's `sub` (RFC 8292 §2.1): who runs this server, for the push service to reach: the first
@@ -219,13 +253,15 @@ class PushDispatcher:
         await self._deliver(subscription, state_change(changed), restore_states=before, verification=False)
 
     async def _deliver(self, subscription: PushSubscriptionRow, payload: dict[str, Any], *,
-                       restore_states: PushedStates | None, verification: bool, urgency: str = "normal") -> None:
+                       restore_states: PushedStates | None, verification: bool, urgency: str = "normal") -> bool:
+        """True when the push service took the message."""
         async with self._sends:
             result = await self.sender.send(subscription, payload, contact=await self.contact(), urgency=urgency)
         if result.outcome is PushOutcome.DELIVERED:
             if subscription.failures:
                 await self.repo.delivered(subscription.id)
-        elif result.outcome is PushOutcome.GONE:
+            return True
+        if result.outcome is PushOutcome.GONE:
             log.info("push subscription %s removed: its push service answered %s", subscription.id, result.status)
             await self.repo.destroy(subscription.id)
         else:
@@ -234,3 +270,4 @@ class PushDispatcher:
                                            verification=verification)
             if at is not None:
                 self._look_again(subscription.user_id, at)
+        return False

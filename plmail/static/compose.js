@@ -131,6 +131,19 @@
       remove.closest("li").remove();
       self.saveNow();
     });
+    // Offline, the service worker keeps a send for later and answers with X-Plmail-Queued: the composer stays,
+    // says the message goes once plmail is back online, and sends nothing more itself.
+    this.shell.addEventListener("htmx:beforeSwap", function (e) {  // fired on the swap's target, the shell
+      var xhr = e.detail.xhr;
+      if (!xhr || xhr.getResponseHeader("X-Plmail-Queued") !== "send") return;
+      e.detail.shouldSwap = false;
+      clearTimeout(self.timer);
+      self.timer = null;
+      self.done = true;
+      var note = self.form.querySelector("[data-offline-send]");
+      if (note) note.hidden = false;
+      self.form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
+    });
     // A send or discard waits for the save in flight: it names the draft that save produces.
     this.form.addEventListener("htmx:confirm", function (e) {
       if (e.detail.verb !== "post") return;  // the address suggestions are GETs

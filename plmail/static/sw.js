@@ -73,6 +73,11 @@ self.addEventListener("fetch", function (event) {
     event.respondWith(fetch(request).catch(function () { return queueAction(kept); }));
     return;
   }
+  if (request.method === "POST" && (url.pathname === "/compose" || url.pathname === "/compose/")) {
+    var send = request.clone();
+    event.respondWith(fetch(request).catch(function (error) { return queueSend(send, error); }));
+    return;
+  }
   if (request.method !== "GET") return;
   if (url.pathname.indexOf("/static/") === 0) {
     event.respondWith(staticFile(request));
@@ -160,6 +165,13 @@ self.addEventListener("message", function (event) {
 self.addEventListener("push", function (event) {
   var data = {};
   try { data = event.data ? event.data.json() : {}; } catch (err) { data = {}; }
+  if (data["@type"] === "Reminder") {  // a calendar reminder: "<title> at <time>", opening the event
+    event.waitUntil(self.registration.showNotification(data.title || "plmail", {
+      body: data.body || "", tag: data.tag, icon: "/static/icons/plmail-192.png",
+      badge: "/static/icons/plmail-maskable-192.png", data: {url: data.url}
+    }));
+    return;
+  }
   if (data["@type"] !== "NewMail") return;
   event.waitUntil(self.registration.showNotification(data.title || "plmail", {
     body: data.body || "",
@@ -222,8 +234,51 @@ function queueAction(request) {
   });
 }
 
+// A message sent from the composer while offline is kept whole (its form, attachments and all) with an
+// idempotency key, and posted again on reconnect: the server sends it once, and answers 409 to a replay.
+function queueSend(request, error) {
+  var navigate = request.mode === "navigate";
+  return request.formData().then(function (form) {
+    var sending = (form.get("action") === "send" || !!form.get("schedule")) && !form.get("autosave");
+    if (!sending) throw error;  // only a send waits; a save or a discard fails as it would without a worker
+    var key = self.crypto.randomUUID();
+    var at = Date.now();
+    var kept = new Response(form, {headers: {"X-Queued-Send": key, "X-Csrf": form.get("_csrf_token") || ""}});
+    return caches.open(QUEUE).then(function (cache) {
+      return cache.put("/offline/queue/" + at + "-" + key, kept);
+    }).then(function () {
+      if (self.registration.sync) self.registration.sync.register("plmail-queue").catch(function () {});
+      if (navigate) return Response.redirect(new URL("/?queued=send", self.location.origin).href, 303);
+      // The composer (compose.js) sees this header and says the message goes when plmail is back online.
+      return new Response("", {status: 202, headers: {"X-Plmail-Queued": "send"}});
+    });
+  });
+}
+
+function replaySend(kept) {
+  var key = kept.headers.get("X-Queued-Send");
+  var csrf = kept.headers.get("X-Csrf") || "";
+  return kept.formData().then(function (form) {
+    return fetch("/compose", {method: "POST", body: form, credentials: "same-origin", redirect: "manual",
+                              headers: {"Idempotency-Key": key, "x-csrftoken": csrf}});
+  });
+}
+
 function replay(cache, request) {
-  return cache.match(request).then(function (kept) { return kept.json(); }).then(function (entry) {
+  return cache.match(request).then(function (kept) {
+    if (kept.headers.get("X-Queued-Send")) return replaySend(kept);
+    return kept.json().then(replayAction);
+  }).then(function (response) {
+    // Applied now (a redirect), applied before (409), or refused for good (signed out, gone): done with it.
+    var settled = response.type === "opaqueredirect" || response.ok || (response.status >= 400 &&
+      response.status < 500 && response.status !== 429);
+    if (!settled) throw new Error("the server answered " + response.status);
+    return cache.delete(request);
+  });
+}
+
+function replayAction(entry) {
+  return Promise.resolve(entry).then(function (entry) {
     var body = new URLSearchParams();
     body.append("action", entry.action);
     entry.threadIds.forEach(function (id) { body.append("thread_ids", id); });
@@ -231,12 +286,6 @@ function replay(cache, request) {
     body.append("_csrf_token", entry.csrf);
     return fetch("/actions", {method: "POST", body: body, credentials: "same-origin", redirect: "manual",
                               headers: {"Idempotency-Key": entry.key, "x-csrftoken": entry.csrf}});
-  }).then(function (response) {
-    // Applied now (a redirect), applied before (409), or refused for good (signed out, gone): done with it.
-    var settled = response.type === "opaqueredirect" || response.ok || (response.status >= 400 &&
-      response.status < 500 && response.status !== 429);
-    if (!settled) throw new Error("the server answered " + response.status);
-    return cache.delete(request);
   });
 }
 

@@ -282,4 +282,12 @@ SENDER_AUTH_RUNTIME = (
 PUSH_RUNTIME = (
     N_("Notification settings saved."),
     N_("The browser gave no usable push endpoint."),
+    N_("Choose at least one label to be notified of."),
+    N_("Choose at least one account to be notified of."),
+    N_("Enter an email address such as anna@example.org."),
+    N_("Your VIP list is full; remove a sender first."),
+    N_("VIP sender added."),
+    N_("VIP sender removed."),
+    N_("Enter the quiet hours as two times, such as 22:00 and 07:00."),
+    N_("Quiet hours need a start and an end that differ."),
 )

@@ -421,3 +421,48 @@ async def test_the_composer_script_swaps_signatures_splits_pasted_lists_takes_dr
     content_id = image["Content-ID"].strip("<>")
     assert f'src="cid:{content_id}"' in html and "/cid/" not in html  # the part, not the draft's URL
     assert image.get_payload(decode=True) == PNG
+
+
+async def test_a_message_sent_offline_is_queued_and_sent_once_on_reconnect(mailer: Mailer, browser: Browser) -> None:
+    """Issue 33: Send pressed while offline is kept by the service worker with an idempotency key, the composer
+    says it goes once plmail is back online, and the reconnect sends it exactly once."""
+    page = await signed_in(browser, mailer)
+    try:
+        await page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=15000)
+        await page.goto(mailer.url + "/compose")
+        await page.locator("input[name=to]").fill("bea@example.net")
+        await page.locator("input[name=subject]").fill("Written on the train")
+        await page.locator("trix-editor").click()
+        await page.keyboard.type("Sent from the tunnel.")
+        await expect(page.locator("[data-save-status]")).to_have_text("Saved")
+
+        await page.context.set_offline(True)
+        await page.get_by_role("button", name="Send", exact=True).click()
+        await expect(page.locator("[data-offline-send]")).to_be_visible()
+        await expect(page.locator("[data-offline-send]")).to_contain_text("will be sent as soon as")
+        user = await mailer.out.services.users.by_email("owner@example.org")
+        applied = "SELECT count(*) FROM applied_action WHERE user_id = $1"
+        assert await mailer.out.services.db.fetchval(applied, user.id) == 0  # nothing reached the server
+
+        await page.context.set_offline(False)  # the page's "online" event asks the worker to replay
+        [received] = mailer.out.smtp.wait_for(1, timeout=20)
+        assert received.message["Subject"] == "Written on the train"
+        assert await mailer.out.services.db.fetchval(applied, user.id) == 1
+        left = "async () => (await (await caches.open('plmail-queue-v1')).keys()).length"
+        await page.wait_for_function(f"({left})().then(n => n === 0)", timeout=10000)
+        # The same key again (a replay whose answer was lost) is refused: nothing more is sent.
+        [key] = [r["idempotency_key"] for r in await mailer.out.services.db.fetch(
+            "SELECT idempotency_key FROM applied_action WHERE user_id = $1", user.id)]
+        status = await page.evaluate(
+            """async (key) => {
+                 const csrf = JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"];
+                 const body = new FormData();
+                 for (const [k, v] of Object.entries({action: "send", to: "bea@example.net", subject: "Again",
+                                                      text: "x", _csrf_token: csrf})) body.append(k, v);
+                 const answer = await fetch("/compose", {method: "POST", body,
+                                                         headers: {"Idempotency-Key": key, "x-csrftoken": csrf}});
+                 return answer.status; }""", key)
+        assert status == 409
+        assert len(mailer.out.smtp.received) == 1
+    finally:
+        await page.context.close()

@@ -113,6 +113,12 @@ async def test_turning_on_notifications_brings_new_mail_to_this_device(
         # The browser subscribed with this server's VAPID key (RFC 8292 §3.2: the applicationServerKey).
         key = bytes(json.loads(await page.evaluate("() => sessionStorage.getItem('serverKey') || '[]'")))
         assert key == push_service_key(imap.services.vapid.public_key)
+        # A VIP sender added on the page is listed (lower-cased), and the device stays on.
+        await page.get_by_label("Email address").fill("Victor@VIP.example")
+        await page.get_by_role("button", name="Add VIP sender").click()
+        await expect(page.locator("[data-vip-list]")).to_contain_text("victor@vip.example")
+        await expect(page.locator("[data-push-device] [role=status]")).to_have_text(
+            "Notifications are on for this device.")
         for width in (390, 1366):
             await page.set_viewport_size({"width": width, "height": 900})
             await page.screenshot(path=OUTPUT / f"settings-notifications-{width}.png", full_page=True)

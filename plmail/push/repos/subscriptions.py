@@ -16,6 +16,7 @@ from plmail.domain.push import (
     NewMailNotice,
     NewPushSubscription,
     NotificationPreference,
+    NotifyScope,
     PushedStates,
     PushSubscriptionRow,
 )
@@ -191,6 +192,14 @@ class BrowserPushRepository:
     async def locale(self, user_id: int) -> str:
         return str(await self.db.fetchval("SELECT locale FROM app_user WHERE id = $1", user_id) or "en")
 
+    async def users_with_browsers(self) -> list[int]:
+        rows = await self.db.fetch(
+            f"SELECT DISTINCT p.user_id FROM push_subscription p WHERE p.web_session_id IS NOT NULL AND {_LIVE}")
+        return [int(r["user_id"]) for r in rows]
+
+    async def time_zone(self, user_id: int) -> str:
+        return str(await self.db.fetchval("SELECT time_zone FROM app_user WHERE id = $1", user_id) or "UTC")
+
     async def newest_message_id(self, user_id: int) -> int:
         value = await self.db.fetchval(
             "SELECT max(m.id) FROM message m JOIN account a ON a.id = m.account_id WHERE a.user_id = $1", user_id)
@@ -236,36 +245,94 @@ class BrowserPushRepository:
 
     async def preference(self, user_id: int) -> NotificationPreference:
         row = await self.db.fetchrow(
-            "SELECT every_message, show_content FROM notification_preference WHERE user_id = $1", user_id)
-        if row is None:
-            return NotificationPreference()
-        return NotificationPreference(every_message=row["every_message"], show_content=row["show_content"])
+            """SELECT p.scope, p.show_content, p.quiet_from, p.quiet_to, p.reminders,
+                      ARRAY(SELECT label_id FROM notification_label WHERE user_id = $1 ORDER BY label_id) AS labels,
+                      ARRAY(SELECT account_id FROM notification_account WHERE user_id = $1 ORDER BY account_id)
+                        AS accounts,
+                      ARRAY(SELECT address FROM vip_sender WHERE user_id = $1 ORDER BY address) AS vips
+                 FROM (SELECT $1::integer AS user_id) u
+                 LEFT JOIN notification_preference p ON p.user_id = u.user_id""", user_id)
+        assert row is not None
+        return NotificationPreference(
+            scope=NotifyScope(row["scope"] or NotifyScope.GENERAL),
+            show_content=row["show_content"] if row["show_content"] is not None else True,
+            label_ids=tuple(row["labels"]), account_ids=tuple(row["accounts"]), vip_senders=tuple(row["vips"]),
+            quiet_from=row["quiet_from"], quiet_to=row["quiet_to"],
+            reminders=row["reminders"] if row["reminders"] is not None else True)
 
     async def set_preference(self, user_id: int, preference: NotificationPreference) -> None:
-        await self.db.execute(
-            """INSERT INTO notification_preference (user_id, every_message, show_content) VALUES ($1, $2, $3)
-               ON CONFLICT (user_id) DO UPDATE SET every_message = EXCLUDED.every_message,
-                                                   show_content = EXCLUDED.show_content""",
-            user_id, preference.every_message, preference.show_content)
+        """The scope and what a notification shows, and the chosen labels and accounts (only the user's own are
+        kept); the VIP senders are kept apart (`add_vip`, `remove_vip`)."""
+        async with self.db.transaction():
+            await self.db.execute(
+                """INSERT INTO notification_preference (user_id, scope, show_content, quiet_from, quiet_to,
+                                                        reminders)
+                   VALUES ($1, $2, $3, $4, $5, $6)
+                   ON CONFLICT (user_id) DO UPDATE SET scope = EXCLUDED.scope,
+                                                       show_content = EXCLUDED.show_content,
+                                                       quiet_from = EXCLUDED.quiet_from,
+                                                       quiet_to = EXCLUDED.quiet_to,
+                                                       reminders = EXCLUDED.reminders""",
+                user_id, preference.scope.value, preference.show_content, preference.quiet_from,
+                preference.quiet_to, preference.reminders)
+            await self.db.execute("DELETE FROM notification_label WHERE user_id = $1", user_id)
+            await self.db.execute(
+                """INSERT INTO notification_label (user_id, label_id)
+                   SELECT $1, id FROM label WHERE user_id = $1 AND id = ANY($2::integer[])""",
+                user_id, list(preference.label_ids))
+            await self.db.execute("DELETE FROM notification_account WHERE user_id = $1", user_id)
+            await self.db.execute(
+                """INSERT INTO notification_account (user_id, account_id)
+                   SELECT $1, id FROM account WHERE user_id = $1 AND id = ANY($2::integer[])""",
+                user_id, list(preference.account_ids))
 
-    async def new_mail(self, user_id: int, after_id: int, up_to_id: int, *, every_message: bool, limit: int
+    async def add_vip(self, user_id: int, address: str, *, limit: int) -> bool:
+        """False when the list is full (the address is not added)."""
+        status = await self.db.execute(
+            """INSERT INTO vip_sender (user_id, address)
+               SELECT $1, $2 WHERE (SELECT count(*) FROM vip_sender WHERE user_id = $1) < $3
+               ON CONFLICT DO NOTHING""", user_id, address, limit)
+        return status.endswith(" 1") or await self.db.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM vip_sender WHERE user_id = $1 AND address = $2)", user_id, address)
+
+    async def remove_vip(self, user_id: int, address: str) -> None:
+        await self.db.execute("DELETE FROM vip_sender WHERE user_id = $1 AND address = $2", user_id, address)
+
+    async def new_mail(self, user_id: int, after_id: int, up_to_id: int, *, scope: NotifyScope, limit: int
                        ) -> list[NewMailNotice]:
-        """Unread messages in the inbox that arrived after `after_id` (up to `up_to_id`), in General unless
-        `every_message`; the newest per conversation, newest conversations first."""
+        """Unread messages that arrived after `after_id` (up to `up_to_id`) and that the user's choice lets
+        notify: in the inbox's General tab, anywhere in the inbox, in the inbox of a chosen account, or in a
+        chosen label (in the inbox or not); a VIP sender's mail in the inbox always. The newest per
+        conversation, newest conversations first."""
         rows = await self.db.fetch(
             f"""SELECT DISTINCT ON (m.thread_id) m.id, m.thread_id, coalesce(nullif(m.from_name, ''),
                        m.from_address, '') AS sender, coalesce(m.subject, '') AS subject
                   FROM message m JOIN account a ON a.id = m.account_id
                   JOIN message_thread t ON t.id = m.thread_id
                  WHERE a.user_id = $1 AND m.id > $2 AND m.id <= $3 AND m.seen_at IS NULL
-                   AND EXISTS (SELECT 1 FROM thread_label tl JOIN label l ON l.id = tl.label_id
-                                WHERE tl.thread_id = m.thread_id AND l.user_id = $1 AND l.role = 'inbox')
-                   AND ($4 OR {thread_tab("t")} = 'primary')
+                   AND ((EXISTS (SELECT 1 FROM thread_label tl JOIN label l ON l.id = tl.label_id
+                                  WHERE tl.thread_id = m.thread_id AND l.user_id = $1 AND l.role = 'inbox')
+                         AND ($4 = 'all'
+                              OR ($4 = 'primary' AND {thread_tab("t")} = 'primary')
+                              OR ($4 = 'accounts' AND m.account_id IN (SELECT account_id FROM notification_account
+                                                                        WHERE user_id = $1))
+                              OR lower(m.from_address) IN (SELECT address FROM vip_sender WHERE user_id = $1)))
+                        OR ($4 = 'labels' AND EXISTS (
+                              SELECT 1 FROM thread_label tl
+                                JOIN notification_label n ON n.label_id = tl.label_id AND n.user_id = $1
+                               WHERE tl.thread_id = m.thread_id)))
                  ORDER BY m.thread_id, m.id DESC""",
-            user_id, after_id, up_to_id, every_message)
+            user_id, after_id, up_to_id, scope.value)
         notices = sorted((NewMailNotice(r["id"], r["thread_id"], r["sender"], r["subject"]) for r in rows),
                          key=lambda n: n.message_id, reverse=True)
         return notices[:limit]
+
+    async def rewind_notified(self, subscription_id: int, claimed: int, announced: int) -> None:
+        """After a delivery the push service refused for now: the messages after `announced` are new to this
+        browser again (unless another round has moved on since)."""
+        await self.db.execute(
+            """UPDATE push_subscription SET notified_message_id = $3
+                WHERE id = $1 AND notified_message_id = $2""", subscription_id, claimed, announced)
 
     async def claim_notified(self, subscription_id: int, before: int | None, newest: int) -> bool:
         """Moves the subscription's newest announced message on, if no other process has: each message is

@@ -9,6 +9,7 @@ the pages answer with full pages; with htmx and compose.js the answers are fragm
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -228,18 +229,26 @@ class ComposeController(Controller):
             form = parse_form(posted, ComposeForm)
             if form.action == "discard":
                 return await self._discard(request, user, form)
-            files = await _uploads(posted, "attachments")
-            images = await _uploads(posted, "inline_images")
-            written = _written(form, files, images)
-            if form.action != "send" and not form.schedule:
-                saved = await services.composer.save(user.id, written)
-                form = replace(form, draft_id=saved.draft.message_id, keep_part=[])
-                if form.autosave:
-                    return await self._saved(request, saved.draft, saved.inline_ids, saved.composition)
-                return await self._composer(request, form, draft=saved.draft, notice="Saved",
-                                            fragment=_is_htmx(request))
-            send_at = _send_time(form, user.time_zone)
-            submission = await services.composer.send(user.id, written, send_at=send_at)
+            # A send the service worker kept while offline comes with an Idempotency-Key: a replay of one already
+            # sent is refused before anything is read, so the message goes once whatever the replays.
+            key = request.headers.get("Idempotency-Key") if form.action == "send" or form.schedule else None
+            async with AsyncExitStack() as once:
+                if key is not None and not await once.enter_async_context(
+                        services.applied_actions.once(user.id, key)):
+                    return Response(translate("This message was sent already.", user.locale), status_code=409,
+                                    media_type="text/plain")
+                files = await _uploads(posted, "attachments")
+                images = await _uploads(posted, "inline_images")
+                written = _written(form, files, images)
+                if form.action != "send" and not form.schedule:
+                    saved = await services.composer.save(user.id, written)
+                    form = replace(form, draft_id=saved.draft.message_id, keep_part=[])
+                    if form.autosave:
+                        return await self._saved(request, saved.draft, saved.inline_ids, saved.composition)
+                    return await self._composer(request, form, draft=saved.draft, notice="Saved",
+                                                fragment=_is_htmx(request))
+                send_at = _send_time(form, user.time_zone)
+                submission = await services.composer.send(user.id, written, send_at=send_at)
         except PlmailError as exc:
             if exc.retryable:  # the database or a service is down: the error page, not a refusal
                 raise

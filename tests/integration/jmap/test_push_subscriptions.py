@@ -15,19 +15,23 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from babel.dates import format_time
 
 from plmail.app import create_app
 from plmail.config import Settings
 from plmail.db.migrations import plmail_2026_12_06t18_00_00_000000 as push_migration
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import ValidationError
+from plmail.domain.push import NotificationPreference, NotifyScope
 from plmail.mail.change_feed import ChangeFeed
 from plmail.providers.imap.watch import IdleSupervisor
 from plmail.push.addresses import check_push_url
 from plmail.push.dispatcher import PushDispatcher
 from plmail.push.sender import WebPushSender
 from plmail.services import Services
+from plmail.users.service import Browser as UserBrowser
 from tests.conftest import browser, running_lifespan
+from tests.integration.calendar.conftest import calendar_mail
 from tests.integration.imap_sync.conftest import ImapSetup, imap
 from tests.integration.jmap.conftest import JmapBox, make_box
 from tests.support.dovecot import dovecot, dovecot_user
@@ -413,3 +417,84 @@ async def test_the_migration_runs_twice_and_undoing_it_leaves_revoking_and_disab
     async with services.db.connection() as conn:
         await conn.execute(push_migration.FORWARDS_SQL)
     assert await services.db.fetchval("SELECT count(*) FROM push_subscription") == 0
+
+
+async def browser_on(box: JmapBox, device: Device) -> None:
+    """Notifications turned on in a signed-in browser whose push service is `device`."""
+    services = box.services
+    await services.users.sign_in(box.user.email, "correct horse", UserBrowser("127.0.0.1", "test"))
+    session_id = await services.db.fetchval("SELECT max(id) FROM web_session WHERE user_id = $1", box.user.id)
+    await services.browser_push.subscribe(box.user.id, session_id, endpoint=device.url, **device.keys)
+
+
+async def test_a_browser_notification_refused_with_429_is_sent_again_after_retry_after(
+        pushing: JmapBox, push_service: PushService) -> None:
+    """Issue 33: a browser's push service answering 429 gets the new-mail notification again once Retry-After
+    has passed, once, instead of losing it."""
+    box, device = pushing, push_service.device()
+    await browser_on(box, device)
+    device.answer(429, **{"Retry-After": "1"})
+    await box.ingest(make_message(message_id="throttled-browser@x", subject="Board meeting moved"))
+
+    async def refused() -> bool:
+        return any(a.status == 429 for a in device.attempts)
+
+    await until(refused)
+    refused_at = next(a.at for a in device.attempts if a.status == 429)
+    notification = await device.next(10)
+    assert notification.at - refused_at >= 0.9  # Retry-After honoured
+    assert notification.message["@type"] == "NewMail" and notification.message["body"] == "Board meeting moved"
+    await box.ingest(make_message(message_id="next-browser@x", subject="Lunch"))
+    assert (await device.next(10)).message["body"] == "Lunch"
+    assert [r.message["body"] for r in device.received] == ["Board meeting moved", "Lunch"]  # each once
+    assert [a.status for a in device.attempts] == [429, 201, 201]
+
+
+def invitation(uid: str, title: str, start: datetime, alarm: str | None = None) -> bytes:
+    stamp = "%Y%m%dT%H%M%SZ"
+    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//plmail tests//EN", "METHOD:REQUEST", "BEGIN:VEVENT",
+             f"UID:{uid}", "SEQUENCE:0", f"DTSTAMP:{start.strftime(stamp)}", f"DTSTART:{start.strftime(stamp)}",
+             f"DTEND:{(start + timedelta(hours=1)).strftime(stamp)}", f"SUMMARY:{title}", "LOCATION:Room 4",
+             "ORGANIZER;CN=Boss:mailto:boss@example.com",
+             "ATTENDEE;PARTSTAT=NEEDS-ACTION;ROLE=REQ-PARTICIPANT:mailto:reader@example.org"]
+    if alarm:  # RFC 5545 §3.6.6: a display alarm, its trigger relative to the start
+        lines += ["BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Reminder", f"TRIGGER:{alarm}", "END:VALARM",
+                  "BEGIN:VALARM", "ACTION:AUDIO", "TRIGGER:-PT1M", "END:VALARM"]  # not a display alarm
+    lines += ["END:VEVENT", "END:VCALENDAR"]
+    return calendar_mail("\r\n".join(lines), subject=title, date=start - timedelta(days=1), message_id=f"{uid}")
+
+
+async def test_calendar_reminders_reach_the_browser_once_per_occurrence(pushing: JmapBox,
+                                                                         push_service: PushService) -> None:
+    """Issue 33: an event's VALARM (DISPLAY, relative trigger), else 10 minutes before its start, sends the
+    browser "<title> at <time>" once."""
+    box, device = pushing, push_service.device()
+    services = box.services
+    await browser_on(box, device)
+    # Only VIP mail notifies (and there are no VIPs), so what reaches the device is reminders alone.
+    await services.browser_push.set_preference(box.user.id, NotificationPreference(scope=NotifyScope.VIP))
+    now = datetime.now(UTC).replace(microsecond=0)
+    standup, review, lunch = now + timedelta(minutes=30), now + timedelta(minutes=30), now + timedelta(minutes=5)
+    result = await box.ingest(invitation("standup@x", "Standup", standup, alarm="-PT45M"),
+                              invitation("review@x", "Review", review),
+                              invitation("lunch@x", "Lunch", lunch, alarm="-PT2M"),
+                              invitation("started@x", "Started", now - timedelta(minutes=1)))
+    await services.calendar.extraction.run(box.user.id, [m.id for m in result.messages])
+
+    def at(when: datetime) -> str:
+        return format_time(when, format="short", locale="en")
+
+    # Standup's alarm rang 15 minutes ago; Review (no alarm) is 20 minutes early; Lunch's alarm rings in 3 minutes.
+    assert await services.push_dispatcher.remind(now) == 1
+    first = (await device.next()).message
+    assert (first["@type"], first["title"], first["body"]) == ("Reminder", f"Standup at {at(standup)}", "Room 4")
+    assert first["url"].startswith("/calendar/event/")
+    assert await services.push_dispatcher.remind(now + timedelta(seconds=30)) == 0  # never twice
+
+    assert await services.push_dispatcher.remind(now + timedelta(minutes=3)) == 1
+    assert (await device.next()).message["title"] == f"Lunch at {at(lunch)}"
+    assert await services.push_dispatcher.remind(now + timedelta(minutes=19)) == 0
+    assert await services.push_dispatcher.remind(now + timedelta(minutes=20)) == 1  # the default 10 minutes
+    assert (await device.next()).message["title"] == f"Review at {at(review)}"
+    assert await services.push_dispatcher.remind(now + timedelta(minutes=21)) == 0
+    assert [r.message["title"].split(" at ")[0] for r in device.received] == ["Standup", "Lunch", "Review"]
