@@ -201,6 +201,7 @@ async def test_reply_reply_all_and_forward_from_a_thread_by_keyboard(mailer: Mai
     await page.keyboard.press("f")  # f: forward, with the original's attachment
     composer = page.locator(".composer-shell.inline")
     await expect(composer.locator("[data-files] li", has_text="agenda.pdf")).to_be_visible()
+    await expect(composer.locator("input[name=to]")).to_be_focused()  # the cursor waits in the empty To
     await choose_completion(page, "to", "Cl", keyboard=True)
     await composer.locator("[data-send]").click()
     await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)

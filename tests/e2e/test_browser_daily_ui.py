@@ -274,7 +274,9 @@ async def test_plmail_can_be_added_to_a_home_screen(world: World) -> None:
     for icon in manifest["icons"]:
         answer = httpx.get(world.base + icon["src"])
         assert answer.status_code == 200 and answer.headers["content-type"] == icon["type"]
-    assert await page.evaluate("'serviceWorker' in navigator && navigator.serviceWorker.controller") is None
+    # Installable (issue 33): a service worker at the root scope, so the whole app works from the home screen.
+    scope = await page.evaluate("navigator.serviceWorker.ready.then(function (r) { return r.scope; })")
+    assert scope == world.base + "/"
     await page.context.close()
 
 

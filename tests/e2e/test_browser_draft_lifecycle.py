@@ -55,7 +55,8 @@ class World:
 
     async def page(self, asked: list[str] | None = None, **context: Any) -> Page:
         """A signed-in page whose questions (confirm) are answered yes, and noted in `asked`."""
-        made = await self.browser.new_context(storage_state=self.state, **context)
+        # These tests hold requests back with page.route, which a service worker's fetches would slip past.
+        made = await self.browser.new_context(storage_state=self.state, service_workers="block", **context)
         page = await made.new_page()
 
         async def answer(dialog: Any) -> None:
