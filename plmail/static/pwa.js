@@ -20,10 +20,21 @@
     registration.active.postMessage({type: "replay-queue"});
     if (location.pathname === "/") registration.active.postMessage({type: "refresh-offline-copies"});
   }).catch(function () { /* no service worker (private window, http on a remote host): the app works online */ });
-  window.addEventListener("online", function () {
+  function askReplay() {
     ready.then(function (registration) {
       if (registration.active) registration.active.postMessage({type: "replay-queue"});
     });
+  }
+  window.addEventListener("online", askReplay);
+  // A replay that met no server (the network not quite back, or one already failing when "online" came) leaves
+  // actions queued: ask again, waiting longer each time, while this page is open and the browser is online.
+  var retryWait = 1000;
+  navigator.serviceWorker.addEventListener("message", function (event) {
+    var data = event.data || {};
+    if (data.type !== "queue-replayed") return;
+    if (!data.left) { retryWait = 1000; return; }
+    setTimeout(function () { if (navigator.onLine) askReplay(); }, retryWait);
+    retryWait = Math.min(retryWait * 2, 60000);
   });
 
   // An action the service worker kept for later (it redirected here with ?queued=…) says so.
