@@ -734,6 +734,11 @@
     var shell = e.detail.elt && e.detail.elt.querySelector && e.detail.elt.querySelector(".composer-shell.inline");
     if (!shell || !shell.plmailComposer) return;
     var c = shell.plmailComposer;
+    var active = document.activeElement;
+    if (active && shell.contains(active) && typing(active)) {  // already writing in one of its fields: stay there
+      typeKept(/^(INPUT|TEXTAREA)$/.test(active.tagName) ? active : null, null);
+      return;
+    }
     if (!c.form.elements.to.value) {
       c.form.elements.to.focus();
       typeKept(c.form.elements.to, null);
