@@ -63,15 +63,13 @@ from plmail.mail.unsubscribe import UnsubscribeService
 from plmail.mail.vacation import VacationService
 from plmail.ops.metrics import MetricsService
 from plmail.post_ingest import post_ingest_steps
+from plmail.providers.catalog import PLUGINS
 from plmail.providers.network import GuardedOneClick
 from plmail.providers.plugins import (
-    PLUGINS,
     OfferedServices,
     PluginHost,
-    PluginSurfaces,
     ProviderPlugin,
     load_plugins,
-    plugin_surfaces,
 )
 from plmail.push.browser import BrowserPushService
 from plmail.push.dispatcher import PushDispatcher
@@ -307,11 +305,6 @@ async def migrate_database(dsn: str) -> int:
     finally:
         await close_engine()
     return len(report.applied)
-
-
-def provider_surfaces(plugins: Sequence[str | ProviderPlugin] = PLUGINS) -> PluginSurfaces:
-    """The subcommands and doctor checks the installed provider plugins bring, before any service is built."""
-    return plugin_surfaces(load_plugins(plugins))
 
 
 def services_from(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:

@@ -320,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     account_commands = add_account_commands(sub)
     add_sending_commands(sub)
-    from plmail.services import provider_surfaces
+    from plmail.surfaces import provider_surfaces
 
     for add_commands in provider_surfaces().command_adders:  # each provider plugin's own subcommands
         add_commands(sub, ServicesCommandHost(account_commands))

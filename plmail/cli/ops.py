@@ -50,8 +50,8 @@ def cmd_restore(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
     from plmail.cli.runtime import database
     from plmail.ops.doctor import run_doctor
-    from plmail.services import provider_surfaces
+    from plmail.surfaces import provider_surfaces
 
-    report = run_doctor(settings, lambda: database(settings, own=False), provider_surfaces().server_checks)
+    report = run_doctor(settings, lambda: database(settings, own=False), provider_surfaces().server_checks())
     print("\n".join(report.lines()))
     return 0 if report.ok else 1

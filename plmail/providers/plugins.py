@@ -6,9 +6,8 @@ and adds them to `host.providers`, where the services that drive providers find 
 provider kind. What the web pages and the command line need of a provider beyond those roles (the
 IMAP account form, the OAuth sign-in) is offered with `host.offer(...)` and looked up by its class.
 
-Surfaces that exist before any service is built are module-level names a plugin may define: `add_commands(sub,
-host)` adds its `plmail` subcommands, and `SERVER_CHECKS` maps its provider kinds to `plmail doctor`'s checks of an
-account's servers. `plugin_surfaces` collects them, so the command line and doctor never import a provider.
+What a plugin brings before any service is built (its `plmail` subcommands, `plmail doctor`'s checks of an
+account's servers) lives in its package's light `surfaces` module, read by `plmail/surfaces.py`.
 
 The composition root (`plmail/services.py`) installs the plugins named in `PLUGINS` in order.
 """
@@ -16,7 +15,7 @@ The composition root (`plmail/services.py`) installs the plugins named in `PLUGI
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Protocol, TypeVar
@@ -25,25 +24,12 @@ from plmail.accounts.importing import MailImporter
 from plmail.accounts.sync import AccountSyncService
 from plmail.config import Settings
 from plmail.db.database import Database
-from plmail.db.repos.account_admin import AccountRecord
 from plmail.domain.account_services import ServiceRole
-from plmail.domain.commands import CommandAdder
-from plmail.domain.doctor import Finding
-from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import ConfigurationError
 from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
-from plmail.keys import CredentialBox, InstallationKeys
+from plmail.keys import InstallationKeys
 from plmail.mail.pipeline import PostIngestPipeline
-
-# The installed providers, in order; a new provider is one folder under plmail/providers/ and one line here.
-PLUGINS: tuple[str, ...] = (
-    "plmail.providers.local.plugin",
-    "plmail.providers.imap.plugin",
-    "plmail.providers.gmail.plugin",
-    "plmail.providers.graph.plugin",
-    "plmail.providers.jmap.plugin",
-)
 
 T = TypeVar("T")
 
@@ -110,27 +96,3 @@ def load_plugins(names: Sequence[str | ModuleType | ProviderPlugin]) -> list[Pro
             raise ConfigurationError(f"{name!r} is no provider plugin: it has no install().")
         plugins.append(plugin)
     return plugins
-
-
-# A plugin's check of one account's servers for `plmail doctor`: sign in with the account's settings, say what happened.
-ServerCheck = Callable[[Database, CredentialBox, AccountRecord], Awaitable[Finding]]
-
-
-@dataclass(frozen=True, slots=True)
-class PluginSurfaces:
-    """What the installed plugins bring beside their roles: subcommands and doctor checks."""
-
-    command_adders: tuple[CommandAdder, ...]
-    server_checks: Mapping[ProviderKind, tuple[ServerCheck, ...]]
-
-
-def plugin_surfaces(plugins: Sequence[ProviderPlugin]) -> PluginSurfaces:
-    adders: list[CommandAdder] = []
-    checks: dict[ProviderKind, tuple[ServerCheck, ...]] = {}
-    for plugin in plugins:
-        add = getattr(plugin, "add_commands", None)
-        if add is not None:
-            adders.append(add)
-        for kind, found in getattr(plugin, "SERVER_CHECKS", {}).items():
-            checks[kind] = (*checks.get(kind, ()), *found)
-    return PluginSurfaces(tuple(adders), checks)

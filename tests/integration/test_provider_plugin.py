@@ -14,7 +14,7 @@ from plmail.config import Settings
 from plmail.domain.enums import LabelRole, ProviderKind, QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
-from plmail.providers.plugins import PLUGINS
+from plmail.providers.catalog import PLUGINS
 from plmail.services import Services, open_services
 from tests.support.dummy_provider import plugin as dummy
 from tests.support.mail import make_message

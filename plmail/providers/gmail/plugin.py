@@ -16,7 +16,6 @@ from plmail.domain.ports import Enqueuer
 from plmail.domain.registry import ProviderRegistry
 from plmail.mail.pipeline import PostIngestPipeline
 from plmail.providers.gmail.client import GmailApi
-from plmail.providers.gmail.commands import add_commands
 from plmail.providers.gmail.destroyer import GmailDestroyer
 from plmail.providers.gmail.importer import GmailBackfillState, GmailHistoryImporter, GmailImportProbe
 from plmail.providers.gmail.ingest import GmailMessageIngest
@@ -37,8 +36,6 @@ from plmail.providers.gmail.sending import GmailDraftStore, GmailIdentitySource,
 from plmail.providers.gmail.syncer import GMAIL_FETCH_BATCH, GmailAccountSyncer
 from plmail.providers.oauth_accounts import OAuthServices, shared_oauth
 from plmail.providers.plugins import PluginHost
-
-__all__ = ["GmailServices", "add_commands", "install"]  # add_commands: `plmail gmail …`, found by plugin_surfaces
 
 
 @dataclass(slots=True)

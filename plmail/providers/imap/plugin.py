@@ -7,13 +7,10 @@ from __future__ import annotations
 from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.account_services import MAIL_SERVER_ACCOUNTS
-from plmail.domain.enums import ProviderKind
 from plmail.mail.labels import LabelResolver
 from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.autoconfig import AUTOCONFIG_URLS, MailDiscovery
-from plmail.providers.imap.commands import add_commands
 from plmail.providers.imap.destroyer import ImapDestroyer
-from plmail.providers.imap.doctor import reach_imap
 from plmail.providers.imap.drafts import ImapDraftStore, ImapIdentitySource
 from plmail.providers.imap.folders import MailboxSyncer
 from plmail.providers.imap.importer import ImapHistoryImporter, ImapImportProbe
@@ -25,12 +22,7 @@ from plmail.providers.imap.session import ImapConnector
 from plmail.providers.imap.smtp import SmtpTransport
 from plmail.providers.imap.syncer import ImapAccountSyncer
 from plmail.providers.imap.watch import IdleSupervisor
-from plmail.providers.plugins import PluginHost, ServerCheck
-
-__all__ = ["SERVER_CHECKS", "add_commands", "install"]  # add_commands: `plmail account add-imap`
-
-# `plmail doctor` signs in to each IMAP account's server; sending's SMTP check would join this tuple.
-SERVER_CHECKS: dict[ProviderKind, tuple[ServerCheck, ...]] = {ProviderKind.IMAP: (reach_imap,)}
+from plmail.providers.plugins import PluginHost
 
 
 def install(host: PluginHost) -> None:
