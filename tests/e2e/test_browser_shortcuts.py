@@ -104,6 +104,7 @@ async def test_shortcut_s_stars_and_unstars(world: World) -> None:
     await page.keyboard.press("j")
     await page.keyboard.press("s")
     await expect(row.locator(".star")).to_have_count(1)
+    await page.wait_for_load_state("domcontentloaded")  # s posted the list's form: its keys work once the page is up
     await page.keyboard.press("j")
     await page.keyboard.press("s")
     await expect(row.locator(".star")).to_have_count(0)
