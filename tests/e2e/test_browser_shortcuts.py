@@ -128,6 +128,7 @@ async def test_shortcuts_shift_i_and_shift_u_mark_read_and_unread(world: World) 
     await page.keyboard.press("j")
     await page.keyboard.press("Shift+I")
     await expect(row).not_to_have_class(re.compile(r"\bunread\b"))
+    await page.wait_for_load_state("domcontentloaded")  # I posted the list's form: its keys work once the page is up
     await page.keyboard.press("j")
     await page.keyboard.press("Shift+U")
     await expect(row).to_have_class(re.compile(r"\bunread\b"))
