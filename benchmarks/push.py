@@ -97,15 +97,7 @@ async def arrival(http: httpx.AsyncClient, token: str, device: Device, account: 
 
 async def run(url: str, token: str, account: str, mail: DovecotUser, count: int) -> list[float]:
     async with PushService() as push, httpx.AsyncClient(base_url=url, timeout=30) as http:
-        session = (await http.get("/jmap/session", headers={"Authorization": f"Bearer {token}"})).json()
-        push.vapid_key = session["capabilities"][VAPID]["applicationServerKey"]
-        device = push.device()
-        created = await jmap(http, token, "PushSubscription/set", {"create": {"p": {
-            "deviceClientId": "bench-phone", "url": device.url, "keys": device.keys, "types": ["Email"]}}})
-        subscription = dict(created["created"])["p"]["id"]  # type: ignore[call-overload]
-        verification = (await device.next(30)).message
-        await jmap(http, token, "PushSubscription/set",
-                   {"update": {subscription: {"verificationCode": verification["verificationCode"]}}})
+        device = await subscribe(http, token, push)
         state = str(dict(await jmap(http, token, "Email/get", {"accountId": account, "ids": []},
                                     using=[CORE, MAIL]))["state"])
         # Warm-up: the first sync has found the inbox and IDLE watches it once this one is pushed.
