@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -11,6 +12,7 @@ from babel.dates import format_date, format_skeleton, format_time
 from litestar import Request
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
+from markupsafe import Markup, escape
 
 from plmail.domain.enums import Locale
 from plmail.domain.models import User
@@ -181,6 +183,21 @@ def fold_quotes(text: str) -> list[tuple[str, str]]:
     return [(kind, "\n".join(block)) for kind, block in runs if "".join(block).strip() or kind == "text"]
 
 
+_ICON_NAME = re.compile(r"[a-z0-9-]+")
+
+
+def icon(name: str, label: str | None = None, css: str = "") -> Markup:
+    """A Lucide icon from the vendored sprite. Decorative (aria-hidden) unless `label` names it, for an icon that
+    stands alone; a button that shows only an icon still needs its own aria-label."""
+    if not _ICON_NAME.fullmatch(name):
+        raise ValueError(f"not an icon name: {name!r}")
+    role = f'role="img" aria-label="{escape(label)}"' if label else 'aria-hidden="true"'
+    classes = f"icon {escape(css)}".strip()
+    # Safe: the name is checked above and the label and classes are escaped.
+    return Markup(f'<svg class="{classes}" {role} focusable="false">'  # noqa: S704
+                  f'<use href="/static/icons/lucide.svg#{name}"></use></svg>')
+
+
 def configure_jinja(engine: JinjaTemplateEngine) -> None:
     environment = engine.engine
     environment.add_extension("jinja2.ext.i18n")
@@ -188,6 +205,7 @@ def configure_jinja(engine: JinjaTemplateEngine) -> None:
     environment.install_gettext_callables(  # type: ignore[attr-defined]
         _gettext, _ngettext, newstyle=False, pgettext=_pgettext, npgettext=_npgettext)
     environment.globals["category_tabs"] = CATEGORY_TABS
+    environment.globals["icon"] = icon
     environment.filters["localtime"] = localtime
     environment.filters["fulltime"] = fulltime
     environment.filters["clocktime"] = clocktime
