@@ -214,6 +214,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     drafts = DraftService(db, pipeline, blobs, identities, providers, queues)
     outbox = OutboxService(db, blobs, identities, drafts, operations, providers, queues,
                            sends_per_hour=settings.sends_per_hour)
+    calendar.send_invitations_with(db, identities, drafts, outbox)
     queue_overview = QueueOverviewService(db, queues)
     destroyer = MailDestroyer(db, providers, queues)
     replies = ReplyService(db, downloads, identities)

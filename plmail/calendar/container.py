@@ -19,6 +19,7 @@ from plmail.calendar.extraction import (
 from plmail.calendar.feeds import CalendarFeeds
 from plmail.calendar.ics_files import IcsImporter
 from plmail.calendar.invites import InviteReader
+from plmail.calendar.organiser import GuestInvitations
 from plmail.calendar.proposals.backfill import ProposalBackfill
 from plmail.calendar.proposals.service import ProposalService
 from plmail.calendar.proposals.step import ProposeEventsStep, ProposeOnRelease
@@ -42,7 +43,7 @@ from plmail.db.repos.accounts import AccountRepository
 from plmail.db.repos.identities import IdentityRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.ports import Enqueuer
-from plmail.mail.public import BlobStore, RawMessageResolver
+from plmail.mail.public import BlobStore, DraftService, IdentityService, OutboxService, RawMessageResolver
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,12 @@ class CalendarServices:
             objects=CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts),
             upcoming=UpcomingEvents(events, links),
         )
+
+    def send_invitations_with(self, db: Database, identities: IdentityService, drafts: DraftService,
+                              outbox: OutboxService) -> None:
+        """Let the editor invite guests: the mail services are built after the calendar (its post-ingest steps
+        come first), so they are handed in once they exist."""
+        self.editor.invitations = GuestInvitations(UserRepository(db), identities, drafts, outbox)
 
     def step(self, queues: Enqueuer) -> ExtractEventsStep:
         """The post-ingest step that queues this extraction for new mail."""

@@ -14,6 +14,15 @@ from enum import StrEnum
 from typing import Any
 
 from plmail.calendar.jscalendar import JsonObject, format_duration, local_datetime
+from plmail.calendar.organiser import (
+    GuestInvitations,
+    Method,
+    SentInvitation,
+    address_of,
+    check_guests,
+    guest,
+    organised_by,
+)
 from plmail.calendar.recurrence import jscalendar_to_rrule, rrule_to_jscalendar
 from plmail.calendar.repos.events import CalendarEventRepository
 from plmail.calendar.repos.objects import CalendarRepository
@@ -35,6 +44,7 @@ from plmail.calendar.writer import (
 from plmail.db.database import Database
 from plmail.domain.calendar import EventValues, StoredEvent
 from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.messages import Address
 
 MAX_DESCRIPTION = 10_000
 KEEP_CUSTOM = "custom"
@@ -67,6 +77,20 @@ class EventForm:
     repeat: str = NO_REPEAT  # a REPEAT_PRESETS key, or KEEP_CUSTOM for the rule the event has
     location: str = ""
     description: str = ""
+    guests: tuple[Address, ...] | None = None  # None leaves the guests as they are (a drag on the grid)
+    organiser_identity_id: int | None = None  # the identity that invites; None: the user's primary address
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """A saved event and the invitations its change sent (or could not send) to its guests."""
+
+    event_id: int
+    invitations: tuple[SentInvitation, ...] = ()
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return tuple(sent.problem for sent in self.invitations if sent.problem)
 
 
 def _rule(preset: str, start: datetime | date, time_zone: str | None) -> JsonObject | None:
@@ -124,13 +148,14 @@ def _clean(form: EventForm) -> EventForm:
 class CalendarEditor:
     def __init__(
         self, db: Database, calendars: CalendarRepository, events: CalendarEventRepository,
-        writer: CalendarEventWriter, suppressor: EventSuppressor,
+        writer: CalendarEventWriter, suppressor: EventSuppressor, invitations: GuestInvitations | None = None,
     ) -> None:
         self.db = db
         self.calendars = calendars
         self.events = events
         self.writer = writer
         self.suppressor = suppressor
+        self.invitations = invitations
 
     async def _calendar(self, user_id: int, calendar_id: int | None, default: int | None = None) -> int:
         if calendar_id is None:
@@ -143,28 +168,82 @@ class CalendarEditor:
         return owned.id
 
     async def create(self, user_id: int, form: EventForm, *, user_zone: str) -> int:
+        return (await self.create_event(user_id, form, user_zone=user_zone)).event_id
+
+    async def create_event(self, user_id: int, form: EventForm, *, user_zone: str) -> Saved:
+        """Save a new event; with guests, the user organises it and each guest is sent a REQUEST."""
         form = _clean(form)
         if form.repeat == KEEP_CUSTOM:
             raise ValidationError("Choose how the event repeats.", field="repeat")
         calendar_id = await self._calendar(user_id, form.calendar_id)
         time_zone = None if form.all_day else user_zone
         rule = _rule(form.repeat, form.start, time_zone)
+        organizer, attendees = await self._people(user_id, form, None, ())
         draft = EventDraft(
             uid=f"{uuid.uuid4()}@plmail", start=form.start, end=form.end, title=form.title,
             location=form.location or None, description=form.description or None, time_zone=time_zone,
-            source=EventSource.MANUAL, recurrence_rules=(rule,) if rule else (),
+            source=EventSource.MANUAL, recurrence_rules=(rule,) if rule else (), organizer=organizer,
+            attendees=tuple(attendees),
         )
         # Occurrences are materialised around the event's own start, never around the clock.
         created = await self.writer.create(calendar_id, user_id, draft, user_zone=user_zone,
                                            reference=stored_instant(form.start, user_zone))
         if created is None:  # a UUID collision, or the calendar vanished under us
             raise ValidationError("The event could not be saved; try again.")
-        return created
+        if not attendees or self.invitations is None:
+            return Saved(created)
+        event = await self._owned(user_id, created)
+        sent = await self.invitations.send(user_id, event, Method.REQUEST, attendees, kind="new",
+                                           user_zone=user_zone)
+        return Saved(created, (sent,) if sent else ())
+
+    async def _people(self, user_id: int, form: EventForm, organizer: dict[str, Any] | None,
+                      attendees: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+                      ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The organiser and guests the form leaves the event with. Guests make the user its organiser (with the
+        identity chosen); a guest already there keeps their answer; an invitation someone else sent keeps its
+        people, which are theirs to change."""
+        current = [dict(a) for a in attendees if isinstance(a, dict)]
+        if form.guests is None:
+            return organizer, current
+        if self.invitations is None:
+            raise ValidationError("Guests cannot be invited here.", field="guests")
+        own = await self.invitations.own_addresses(user_id)
+        if organizer and not organised_by(organizer, own):
+            if {address_of(a) for a in current} != {g.address.lower() for g in form.guests} and form.guests:
+                raise ValidationError("Only the organiser can change who is invited.", field="guests")
+            return organizer, current
+        if not form.guests and not current:
+            return organizer, current
+        if organizer and form.organiser_identity_id is None:
+            email = address_of(organizer)
+            identity = next((i for i in await self.invitations.identities.for_user(user_id)
+                             if i.email.lower() == email), None)
+        else:
+            identity = None
+        if identity is None:
+            identity = await self.invitations.organiser_identity(user_id, form.organiser_identity_id)
+        by_address = {address_of(a): a for a in current}
+        guests = check_guests(form.guests, identity.email)
+        kept = [{**by_address[g.address.lower()], **({"name": g.name} if g.name else {})}
+                if g.address.lower() in by_address else guest(g) for g in guests]
+        return {"name": identity.name, "email": identity.email}, kept
 
     async def update(
         self, user_id: int, event_id: int, form: EventForm, *, user_zone: str, scope: Scope = Scope.SERIES,
         occurrence: datetime | None = None,
     ) -> StoredEvent:
+        saved = await self.update_event(user_id, event_id, form, user_zone=user_zone, scope=scope,
+                                        occurrence=occurrence)
+        return await self._owned(user_id, saved.event_id)
+
+    async def update_event(
+        self, user_id: int, event_id: int, form: EventForm, *, user_zone: str, scope: Scope = Scope.SERIES,
+        occurrence: datetime | None = None,
+    ) -> Saved:
+        """Save a change. An event the user organises goes to its guests again with a higher SEQUENCE when its
+        time, title, place or repetition changed (RFC 5546 §2.1.4), to new guests alone when only they were
+        added, and a removed guest is sent a CANCEL."""
         form = _clean(form)
         async with self.db.transaction():  # an edit that is not marked as one could be overwritten
             event = await self._owned(user_id, event_id)
@@ -176,9 +255,36 @@ class CalendarEditor:
                 if calendar_id != event.calendar_id:
                     await self.events.move(user_id, event_id, calendar_id)
                     values = replace(values, calendar_id=calendar_id)
+            organizer, attendees = await self._people(user_id, form, event.values.organizer, event.values.attendees)
+            before = {address_of(a): a for a in event.values.attendees if isinstance(a, dict) and address_of(a)}
+            organising = self.invitations is not None and organizer is not None and organised_by(
+                organizer, await self.invitations.own_addresses(user_id))
+            significant = _significant(event.values, values)
+            if organising and (before or attendees) and significant:
+                values = replace(values, sequence=event.sequence + 1)
+                # a guest's earlier answer was to the old time: they are asked again
+                attendees = [{**a, "partstat": "needs-action"} if a.get("partstat") != "needs-action" else a
+                             for a in attendees]
+            values = replace(values, organizer=organizer, attendees=attendees)
             await self.writer.store(event_id, values, user_zone=user_zone, reference=values.starts_at)
             await self.writer.mark_user_edited(user_id, event_id)
-        return await self._owned(user_id, event_id)
+        if not organising or self.invitations is None:
+            return Saved(event_id)
+        stored = await self._owned(user_id, event_id)
+        now_invited = {address_of(a) for a in attendees}
+        removed = [a for key, a in before.items() if key not in now_invited]
+        added = [a for a in attendees if address_of(a) not in before]
+        sent: list[SentInvitation | None] = []
+        if removed:
+            sent.append(await self.invitations.send(user_id, stored, Method.CANCEL, removed, kind="cancelled",
+                                                    user_zone=user_zone))
+        if significant:
+            sent.append(await self.invitations.send(user_id, stored, Method.REQUEST, attendees, kind="changed",
+                                                    user_zone=user_zone))
+        elif added:
+            sent.append(await self.invitations.send(user_id, stored, Method.REQUEST, added, kind="new",
+                                                    user_zone=user_zone))
+        return Saved(event_id, tuple(s for s in sent if s is not None))
 
     async def delete(
         self, user_id: int, event_id: int, *, user_zone: str, scope: Scope = Scope.SERIES,
@@ -199,8 +305,22 @@ class CalendarEditor:
                 await self.writer.store(event_id, values, user_zone=user_zone, reference=values.starts_at)
                 await self.writer.mark_user_edited(user_id, event_id)
             return False
+        await self._cancel_for_guests(user_id, event, user_zone)
         await self.suppressor.not_an_event(user_id, event_id)
         return True
+
+    async def _cancel_for_guests(self, user_id: int, event: StoredEvent, user_zone: str) -> None:
+        """A deleted event the user organised is cancelled for its guests (RFC 5546 §3.2.5), at a higher SEQUENCE;
+        a refused send is logged by the sender and never keeps the event."""
+        if self.invitations is None or not event.values.attendees:
+            return
+        if not organised_by(event.values.organizer, await self.invitations.own_addresses(user_id)):
+            return
+        cancelled = StoredEvent(event.id, replace(event.values, sequence=event.sequence + 1),
+                                event.is_user_edited, event.created_at, event.updated_at)
+        guests = [a for a in event.values.attendees if isinstance(a, dict) and address_of(a)]
+        await self.invitations.send(user_id, cancelled, Method.CANCEL, guests, kind="cancelled",
+                                    user_zone=user_zone)
 
     async def _owned(self, user_id: int, event_id: int) -> StoredEvent:
         event = await self.events.owned(user_id, event_id)
@@ -252,6 +372,13 @@ class CalendarEditor:
             starts_at=stored_instant(start, user_zone), ends_at=stored_instant(end, user_zone),
             recurrence=recurrence, raw_rrule=raw_rrule, source=values.source,
         )
+
+
+def _significant(before: EventValues, after: EventValues) -> bool:
+    """A change guests must hear of again: its time, title, place or repetition (RFC 5546 §2.1.4)."""
+    return (before.starts_at, before.ends_at, before.is_all_day, before.title, before.location, before.recurrence,
+            before.raw_rrule) != (after.starts_at, after.ends_at, after.is_all_day, after.title, after.location,
+                                  after.recurrence, after.raw_rrule)
 
 
 def _recurs(values: EventValues) -> bool:

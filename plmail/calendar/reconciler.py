@@ -84,6 +84,12 @@ def _not_mail_owned(event: StoredEvent) -> bool:
     return not (isinstance(source, EventSource) and source.may_be_rewritten_by_mail())
 
 
+def _organised_by(event: StoredEvent, addresses: frozenset[str]) -> bool:
+    organizer = event.values.organizer
+    email = str(organizer.get("email") or "").lower() if isinstance(organizer, dict) else ""
+    return bool(email) and email in {a.lower() for a in addresses}
+
+
 # Rules 6 and 5, in order: the first that holds files the claim without applying it.
 _GUARDS: tuple[tuple[Outcome, Callable[[StoredEvent], bool]], ...] = (
     (Outcome.NOT_MAIL_OWNED, _not_mail_owned),
@@ -167,6 +173,10 @@ class EventReconciler:
         return _outcome(claim, best, tuple(event.id for event in copies))
 
     async def _verdict(self, facts: MessageFacts, claim: ExtractedEvent, event: StoredEvent) -> Outcome:
+        if claim.method is ItipMethod.REPLY and _organised_by(event, facts.addresses):
+            # A guest's answer to the user's own invitation is the organiser's to record (RFC 5546 §3.2.3) and
+            # changes only that guest's participation, never the event the user made: rules 5 and 6 stay out.
+            return Outcome.APPLIED if await self._supersedes(facts, claim, event) else Outcome.STALE
         for outcome, holds in _GUARDS:
             if holds(event):
                 return outcome

@@ -7,6 +7,7 @@ from __future__ import annotations
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.bounds import bound_message
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
+from plmail.mail.compose import parse_address_list
 from plmail.mail.drafts import DraftService
 from plmail.mail.headers import has_header, header, header_values, names_a_meeting
 from plmail.mail.identities import IdentityService
@@ -31,6 +32,7 @@ __all__ = [
     "header",
     "header_values",
     "names_a_meeting",
+    "parse_address_list",
     "parse_mime",
     "parse_state",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from email.utils import formataddr
 from typing import Any, Protocol
 
 from plmail.calendar.display import all_day_dates, reader_zone
@@ -16,6 +17,8 @@ from plmail.calendar.editor import KEEP_CUSTOM, NO_REPEAT, REPEAT_PRESETS, Event
 from plmail.domain.calendar import EventValues
 from plmail.domain.errors import ValidationError
 from plmail.domain.models import User
+from plmail.domain.outgoing import Identity
+from plmail.mail.public import parse_address_list
 
 REPEAT_LABELS = (("none", "Does not repeat"), ("daily", "Every day"), ("weekdays", "Every weekday (Mon–Fri)"),
                  ("weekly", "Every week"), ("monthly", "Every month"), ("yearly", "Every year"))
@@ -51,6 +54,8 @@ class EventEditorForm:
     description: str = ""
     scope: str = "series"
     occurrence: str = ""
+    guests: str = ""  # "Ann <ann@x>, bob@y": who the event's invitation goes to
+    organiser_identity_id: str = ""
 
 
 def _moment(day: str, clock: str, combined: str, *, all_day: bool, user: User) -> datetime | date:
@@ -74,8 +79,10 @@ def event_form(data: EventEditorForm, user: User, *, creating: bool) -> EventFor
         end += timedelta(days=1)
     repeat = data.repeat.strip() or (NO_REPEAT if creating else KEEP_CUSTOM)
     calendar_id = int(data.calendar_id) if data.calendar_id.strip().isdigit() else None
+    identity = int(data.organiser_identity_id) if data.organiser_identity_id.strip().isdigit() else None
     return EventForm(title=data.title, start=start, end=end, all_day=all_day, calendar_id=calendar_id,
-                     repeat=repeat, location=data.location, description=data.description)
+                     repeat=repeat, location=data.location, description=data.description,
+                     guests=parse_address_list(data.guests, "guests"), organiser_identity_id=identity)
 
 
 def occurrence_of(value: str) -> datetime | None:
@@ -104,6 +111,7 @@ def editor_view(
     starts_at: datetime | None = None, ends_at: datetime | None = None, title: str | None = None,
     location: str | None = None, occurrence: datetime | None = None, day: date | None = None,
     hour: int | None = None, span: tuple[int, int] | None = None, posted: EventEditorForm | None = None,
+    identities: Sequence[Identity] = (),
 ) -> dict[str, Any]:
     """What the editor shows: an event (or one of its occurrences), a new event on ``day``, or what was
     posted when it was refused, so nothing typed is lost."""
@@ -115,6 +123,13 @@ def editor_view(
                   "calendar_id": values.calendar_id, "repeat": repeat_of(values),
                   **_inputs(begin, finish, values.is_all_day, user)}
         custom = custom_rule_text(values) if fields["repeat"] == KEEP_CUSTOM else None
+        organizer = str((values.organizer or {}).get("email") or "").lower()
+        fields["guests"] = ", ".join(
+            formataddr((str(a.get("name") or ""), str(a["email"]))) for a in values.attendees
+            if isinstance(a, dict) and a.get("email") and str(a["email"]).lower() != organizer)
+        # an invitation someone else sent lists their guests, which are theirs to change
+        fields["guests_editable"] = not organizer or organizer in {i.email.lower() for i in identities}
+        fields["organiser_identity_id"] = next((i.id for i in identities if i.email.lower() == organizer), None)
     else:
         where = reader_zone(user.time_zone)
         chosen = day or datetime.now(where).date()
@@ -126,6 +141,7 @@ def editor_view(
             finish = begin + timedelta(hours=1)
         fields = {"title": "", "location": "", "description": "", "all_day": False,
                   "calendar_id": next((c.id for c in calendars if c.is_default), None), "repeat": NO_REPEAT,
+                  "guests": "", "guests_editable": True, "organiser_identity_id": None,
                   **_inputs(begin, finish, False, user)}
         custom = None
     if posted is not None:
@@ -139,8 +155,14 @@ def editor_view(
             fields["repeat"] = posted.repeat
         if posted.calendar_id.isdigit():
             fields["calendar_id"] = int(posted.calendar_id)
+        if fields.get("guests_editable", True):
+            fields["guests"] = posted.guests
+        if posted.organiser_identity_id.isdigit():
+            fields["organiser_identity_id"] = int(posted.organiser_identity_id)
     repeats = [(key, t(label)) for key, label in REPEAT_LABELS if key in REPEAT_PRESETS]
     if custom is not None or fields["repeat"] == KEEP_CUSTOM:
         repeats.append((KEEP_CUSTOM, t("Keep this custom rule") + (f" ({custom})" if custom else "")))
+    senders = [i for i in identities if i.verified]
     return {**fields, "repeats": repeats, "calendars": [{"id": c.id, "name": c.name} for c in calendars],
+            "identities": [{"id": i.id, "label": formataddr((i.name, i.email))} for i in senders],
             "occurrence": occurrence.isoformat() if occurrence is not None else ""}

@@ -27,7 +27,7 @@ from plmail.calendar.display import (
     reader_zone,
     span_label,
 )
-from plmail.calendar.editor import EventForm, Scope, repeat_of
+from plmail.calendar.editor import EventForm, Saved, Scope, repeat_of
 from plmail.calendar.ics_files import MAX_IMPORT_BYTES, calendar_ics, event_ics
 from plmail.calendar.invites import EventCard
 from plmail.calendar.rsvp import answer_of
@@ -49,7 +49,7 @@ from plmail.web.calendar_views import (
     _window_view,
 )
 from plmail.web.controllers.forms import URLENCODED
-from plmail.web.i18n import translate
+from plmail.web.i18n import translate, translate_plural
 from plmail.web.pages import render, signed_in_user
 from plmail.web.proposal_cards import proposal_view
 
@@ -266,8 +266,10 @@ class CalendarController(Controller):
             chosen = None
         first, last = _clock_minute(start), _clock_minute(end)
         span = (first, last) if first is not None and last is not None and first < last else None
+        identities = await services_from(request).identities.for_user(user.id)
         form = editor_view(user, calendars, _translator(user), day=chosen,
-                           hour=hour if hour is not None and 0 <= hour <= 23 else None, span=span)
+                           hour=hour if hour is not None and 0 <= hour <= 23 else None, span=span,
+                           identities=identities)
         return await render(request, "calendar/new.html", form=form)
 
     @post("/new")
@@ -277,28 +279,39 @@ class CalendarController(Controller):
         user = signed_in_user(request)
         calendar = services_from(request).calendar
         try:
-            event_id = await calendar.editor.create(user.id, event_form(data, user, creating=True),
-                                                    user_zone=user.time_zone)
+            saved = await calendar.editor.create_event(user.id, event_form(data, user, creating=True),
+                                                       user_zone=user.time_zone)
         except ValidationError as error:
             calendars = await calendar.browser.provision(user.id)
-            form = editor_view(user, calendars, _translator(user), posted=data)
+            identities = await services_from(request).identities.for_user(user.id)
+            form = editor_view(user, calendars, _translator(user), posted=data, identities=identities)
             return await render(request, "calendar/new.html", status_code=400, form=form,
                                 error=translate(str(error), user.locale))
-        return Redirect(f"/calendar/event/{event_id}", status_code=303)
+        return Redirect(f"/calendar/event/{saved.event_id}{_invitations_told(saved, '?')}", status_code=303)
 
     @get("/event/{event_id:int}")
     async def event(
-        self, request: Request[Any, Any, Any], event_id: FromPath[int], occurrence: FromQuery[str] = ""
+        self, request: Request[Any, Any, Any], event_id: FromPath[int], occurrence: FromQuery[str] = "",
+        invited: FromQuery[int | None] = None, refused: FromQuery[int | None] = None,
     ) -> Template:
         try:
             chosen = occurrence_of(occurrence)
         except ValidationError:
             chosen = None
-        return await self._event_page(request, event_id, occurrence=chosen)
+        user = signed_in_user(request)
+        notice = None
+        if refused:
+            notice = translate("The event is saved, but its invitations could not be sent: the Outbox says why.",
+                               user.locale)
+        elif invited:
+            notice = translate_plural("The invitation is on its way to {n} guest.",
+                                      "The invitation is on its way to {n} guests.", invited, user.locale)
+        return await self._event_page(request, event_id, occurrence=chosen, notice=notice)
 
     async def _event_page(
         self, request: Request[Any, Any, Any], event_id: int, *, occurrence: datetime | None = None,
         error: str | None = None, status_code: int = 200, posted: EventEditorForm | None = None,
+        notice: str | None = None,
     ) -> Template:
         user = signed_in_user(request)
         calendar = services_from(request).calendar
@@ -309,14 +322,15 @@ class CalendarController(Controller):
         view = _detail_view(detail, user, occurrence)
         chosen = view.pop("chosen")
         calendars = await calendar.browser.provision(user.id)
+        identities = await services_from(request).identities.for_user(user.id)
         form = editor_view(
             user, calendars, _translator(user), values=detail.event.values,
             starts_at=chosen.starts_at if chosen else None, ends_at=chosen.ends_at if chosen else None,
             title=chosen.title if chosen else None, location=chosen.location if chosen else None,
-            occurrence=chosen.recurrence_id if chosen else None, posted=posted,
+            occurrence=chosen.recurrence_id if chosen else None, posted=posted, identities=identities,
         )
         return await render(request, "calendar/event.html", status_code=status_code, event=view, form=form,
-                            error=error)
+                            error=error, notice=notice)
 
     @post("/event/{event_id:int}")
     async def edit(
@@ -330,8 +344,8 @@ class CalendarController(Controller):
         try:
             occurrence = occurrence_of(data.occurrence)
             scope = Scope.OCCURRENCE if data.scope == Scope.OCCURRENCE.value and occurrence else Scope.SERIES
-            await calendar.editor.update(user.id, event_id, event_form(data, user, creating=False),
-                                         user_zone=user.time_zone, scope=scope, occurrence=occurrence)
+            saved = await calendar.editor.update_event(user.id, event_id, event_form(data, user, creating=False),
+                                                       user_zone=user.time_zone, scope=scope, occurrence=occurrence)
         except ValidationError as error:
             return await self._event_page(request, event_id, error=translate(str(error), user.locale),
                                           status_code=400, posted=data)
@@ -340,7 +354,7 @@ class CalendarController(Controller):
         target = f"/calendar/event/{event_id}"
         if scope is Scope.OCCURRENCE and occurrence is not None:
             target += "?occurrence=" + quote(occurrence.isoformat())
-        return Redirect(target, status_code=303)
+        return Redirect(target + _invitations_told(saved, "&" if "?" in target else "?"), status_code=303)
 
     @post("/event/{event_id:int}/delete")
     async def delete(
@@ -528,3 +542,11 @@ class CalendarController(Controller):
             view = proposal_view(proposal, user, state="accepted" if accept else "declined", event_id=event_id)
             return await render(request, "partials/proposal_card.html", bare=True, proposal=view)
         return Redirect(safe_next(data.next), status_code=303)
+
+
+def _invitations_told(saved: Saved, joiner: str) -> str:
+    """What the event page says about the invitations a save sent: how many guests, or that sending failed."""
+    if saved.problems:
+        return f"{joiner}refused={len(saved.problems)}"
+    count = sum(len(sent.recipients) for sent in saved.invitations if sent.submission_id is not None)
+    return f"{joiner}invited={count}" if count else ""
