@@ -173,3 +173,24 @@ def test_a_weekday_that_agrees_lets_a_year_less_date_lie_further_ahead() -> None
 )
 def test_numeric_dates_still_refused(language: Locale, text: str, sent: datetime) -> None:
     assert read(text, language, sent) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # A zone named by its place or region is not the user's: read in the user's zone it would be hours off.
+        (EN, "Friday at 12PM Singapore time?"),
+        (EN, "Friday at 5pm New York time?"),
+        (EN, "Wednesday at 7 PM Eastern."),
+        (EN, "Can we talk next Tuesday around 3pm pacific?"),
+        (DE, "Freitag um 14 Uhr New Yorker Zeit?"),
+        (DE, "Freitag um 14 Uhr Londoner Zeit?"),
+    ],
+)
+def test_a_time_in_a_zone_named_by_its_place_is_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+def test_a_place_after_the_time_is_no_zone() -> None:
+    assert starts("Shall we meet Friday at 5pm at Central Station?", EN, MONDAY) == ["2026-08-07 17:00"]
+    assert starts("Treffen wir uns Freitag um 17 Uhr am Hauptbahnhof?", DE, MONDAY) == ["2026-08-07 17:00"]
