@@ -41,7 +41,7 @@ _NAMES_A_DAY = re.compile(
     r"june?|juni|july?|juli|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|okt(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
     r"dez(?:ember)?|today|tomorrow|tonight|heute|morgen|übermorgen|tammi|helmi|maalis|huhti|touko|kesä|heinä|elo|"
     r"syys|loka|marras|joulu)\b(?![\s.]*uhr\b)|(?<=\d)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\b|"
-    r"(?<!\bum\s)(?<!\bat\s)\d{1,2}[./]\s?\d{1,2}|\bam\s+\d{1,2}\.(?!\d)|"
+    r"(?<![\d.])(?<!\bum\s)(?<!\bat\s)\d{1,2}[./]\s?\d{1,2}|\bam\s+\d{1,2}\.(?!\d)|"
     r"\d{4}-\d{2}-\d{2}|\d{1,2}(?:st|nd|rd|th|te)\b",
     re.IGNORECASE,
 )
@@ -106,6 +106,10 @@ WRONG_GOLD: dict[tuple[str, str, str], str] = {
     ("ctparse", "10:40 - 11:50 am Dienstag 3.12.", "2017-11-28T08:15"): "3.12.2017 is a Sunday",
     ("ctparse", "Friday 28/06 around 15:20", "2017-07-20T15:24"): "28/06/2017 is a Wednesday",
     ("ctparse", "Mitwoch 3 Januari 2017 15:55", "2017-11-03T14:08"): "3 January 2017 is a Tuesday; gold is 2018",
+    ("ctparse", "Mon, Nov 13 1:30 PM - 3:35 PM", "2018-03-07T00:00"): "13 Nov 2018 is a Tuesday",
+    ("ctparse", "Montag, 13. November von 13:30 bis 15:35", "2018-03-07T00:00"): "13 Nov 2018 is a Tuesday",
+    ("ctparse", "Mon, Nov 13 11:30 PM - 3:35 AM", "2018-03-07T00:00"): "13 Nov 2018 is a Tuesday",
+    ("ctparse", "am 31. ca 17 Uhr", "2017-11-15T18:32"): "gold is 30 Nov; November has no 31st",
 }  # fmt: skip
 
 
