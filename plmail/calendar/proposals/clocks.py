@@ -171,17 +171,24 @@ _ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
     "cst": (-360, "America/Chicago"), "cdt": (-300, "America/Chicago"),
     "mst": (-420, "America/Denver"), "mdt": (-360, "America/Denver"),
     "pst": (-480, "America/Los_Angeles"), "pdt": (-420, "America/Los_Angeles"),
+    "akst": (-540, "America/Anchorage"), "akdt": (-480, "America/Anchorage"), "hst": (-600, "Pacific/Honolulu"),
+    "bst": (60, "Europe/London"), "wet": (0, "Europe/Lisbon"), "west": (60, "Europe/Lisbon"),
+    "eet": (120, "Europe/Helsinki"), "eest": (180, "Europe/Helsinki"), "msk": (180, "Europe/Moscow"),
+    "hkt": (480, "Asia/Hong_Kong"), "sgt": (480, "Asia/Singapore"), "awst": (480, "Australia/Perth"),
+    "jst": (540, "Asia/Tokyo"), "kst": (540, "Asia/Seoul"), "acst": (570, "Australia/Darwin"),
+    "aest": (600, "Australia/Sydney"), "aedt": (660, "Australia/Sydney"),
+    "nzst": (720, "Pacific/Auckland"), "nzdt": (780, "Pacific/Auckland"),
 }  # fmt: skip
 _REGION_ZONES = {"et": "America/New_York", "ct": "America/Chicago", "mt": "America/Denver", "pt": "America/Los_Angeles"}
 # Names that are also words ("ist", "est", "et", "art", "west") count only in capitals or after am/pm.
-_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt"})
+_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt", "west", "wet"})
 _ZONE_AFTER = re.compile(
     r"\s*\(?(?P<name>[A-Za-z]{2,4})(?:\s*(?P<sign>[+-])\s*(?P<off>\d{1,2})(?::?(?P<offm>\d{2}))?)?\)?(?![\w])"
 )
-# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour.
+# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour. IST is
+# India's, Ireland's or Israel's, AST Atlantic or Arabia; the others are also words ("art", "eat", "cat").
 _UNKNOWN_ZONE = re.compile(
-    r"\s*\(?(?:IST|JST|KST|BST|AEST|AEDT|ACST|AWST|HKT|SGT|MSK|EET|EEST|WET|WEST|NZST|NZDT|AST|ADT|HST|AKST|AKDT"
-    r"|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
+    r"\s*\(?(?:IST|AST|ADT|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
     # "12PM Singapore time", "14 Uhr New Yorker Zeit", "7 PM Eastern", "3pm pacific": a zone by its name.
     r"|\s*\(?(?:(?:[A-Z][a-zäöü]+\s+){1,3}(?:[Tt]ime|Zeit)\b|(?:Eastern|Pacific|Central|Mountain)\b(?!\s+[A-Z]))",
 )

@@ -194,3 +194,37 @@ def test_a_time_in_a_zone_named_by_its_place_is_refused(language: Locale, text: 
 def test_a_place_after_the_time_is_no_zone() -> None:
     assert starts("Shall we meet Friday at 5pm at Central Station?", EN, MONDAY) == ["2026-08-07 17:00"]
     assert starts("Treffen wir uns Freitag um 17 Uhr am Hauptbahnhof?", DE, MONDAY) == ["2026-08-07 17:00"]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A zone abbreviation with one meaning is converted, where its region keeps that time on the day.
+        (EN, "Call on Friday at 3pm BST?", "2026-08-07 16:00"),  # London in summer, UTC+1
+        (DE, "Telefonat Freitag um 15 Uhr BST?", "2026-08-07 16:00"),
+        (EN, "Call on Friday at 10am JST?", "2026-08-07 03:00"),  # Tokyo, UTC+9
+        (DE, "Freitag um 9 Uhr MSK?", "2026-08-07 08:00"),  # Moscow, UTC+3
+        (EN, "Call on Friday at 3pm AEST?", "2026-08-07 07:00"),  # Sydney in its winter, UTC+10
+    ],
+)
+def test_zones_with_one_meaning_are_converted(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Call on Monday 7 December at 3pm BST?"),  # London is on GMT in December: which one was meant?
+        (EN, "Call on Friday at 3pm AEDT?"),  # Sydney is on AEST in August
+        (DE, "Freitag um 15 Uhr IST?"),  # India's, Ireland's or Israel's
+    ],
+)
+def test_zones_that_disagree_with_their_region_or_have_many_meanings_are_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+def test_a_slash_date_with_its_full_year_and_a_day_over_12_is_day_first_in_english_too() -> None:
+    assert read("Dinner on 14/12/2026 6:00PM?", EN, MONDAY) == [("2026-12-14 18:00", "2026-12-14 19:00")]
+    assert read("Dinner on 14/12 at 6:00PM?", EN, MONDAY) == []  # without its year, still refused
+    assert read("Dinner on 14/12/26 6:00PM?", EN, MONDAY) == []  # a two-digit year, still refused
+    assert read("Dinner on 12/11/2026 6:00PM?", EN, MONDAY) == [("2026-12-11 18:00", "2026-12-11 19:00")]  # M/D/Y
