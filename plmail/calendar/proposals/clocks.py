@@ -41,6 +41,7 @@ class ClockMention:
     adjacent_any_day: bool = False  # a bare "noon" or "1430" is a time only right after a day of any kind
     uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
     minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
+    next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ def _clock(tag: str) -> str:
         rf"(?P<{tag}h>\d{{1,2}})(?:(?P<{tag}sep>[:.])(?P<{tag}m>\d{{2}})(?::(?P<{tag}s>\d{{2}}))?)?"
         rf"(?:(?P<{tag}suf>\s?uhr|\s?o'?clock|\s?h(?![{LETTER}]))(?:\s?(?P<{tag}m2>\d{{2}})(?![\d.:]))?)?"
         rf"(?:\s?(?P<{tag}mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}])|(?P<{tag}mer1>[ap])(?![{LETTER}\d]))?"
+        # A timetable's "07:35+1": the day after the date written; "14 Uhr +1 Gast" is a guest.
+        rf"(?P<{tag}next>\+1(?![\d{LETTER}])|\s\+1(?!\s*[\d{LETTER}]))?"
     )
 
 
@@ -414,7 +417,8 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         refused = (window or zone.unknown or _deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
-                           adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written)
+                           adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
+                           next_day=m["anext"] is not None)
 
 
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -504,7 +508,8 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
         zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
-                           adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written)
+                           adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
+                           next_day=m["anext"] is not None)
 
 
 def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:

@@ -228,3 +228,19 @@ def test_a_slash_date_with_its_full_year_and_a_day_over_12_is_day_first_in_engli
     assert read("Dinner on 14/12 at 6:00PM?", EN, MONDAY) == []  # without its year, still refused
     assert read("Dinner on 14/12/26 6:00PM?", EN, MONDAY) == []  # a two-digit year, still refused
     assert read("Dinner on 12/11/2026 6:00PM?", EN, MONDAY) == [("2026-12-11 18:00", "2026-12-11 19:00")]  # M/D/Y
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # A timetable's "+1" puts the time on the day after the date written.
+        (EN, "Flight Thu, Aug 27 07:35+1 - 09:55+1", "2026-08-28 07:35", "2026-08-28 09:55"),
+        (DE, "Flug Do., 27. Aug. 07:35+1 - 09:55+1", "2026-08-28 07:35", "2026-08-28 09:55"),
+        (EN, "Flight Mon, Aug 24 3:40 AM+1 - 8:50 AM+1", "2026-08-25 03:40", "2026-08-25 08:50"),
+        (DE, "Ankunft am 27.08. um 07:35 +1.", "2026-08-28 07:35", "2026-08-28 08:35"),
+        (DE, "Flug am 27.08. 23:10 - 06:05+1", "2026-08-27 23:10", "2026-08-28 06:05"),  # only the end is the next day
+        (DE, "Am 27.08. um 14 Uhr +1 Gast", "2026-08-27 14:00", "2026-08-27 15:00"),  # a guest, not a day
+    ],
+)
+def test_a_timetables_plus_one_is_the_next_day(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
