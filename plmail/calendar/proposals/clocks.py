@@ -193,7 +193,7 @@ _ZONE_AFTER = re.compile(
 _UNKNOWN_ZONE = re.compile(
     r"\s*\(?(?:IST|AST|ADT|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
     # "12PM Singapore time", "14 Uhr New Yorker Zeit", "7 PM Eastern", "3pm pacific": a zone by its name.
-    r"|\s*\(?(?:(?:[A-Z][a-zäöü]+\s+){1,3}(?:[Tt]ime|Zeit)\b|(?:Eastern|Pacific|Central|Mountain)\b(?!\s+[A-Z]))",
+    r"|\s*\(?(?:(?:[A-Z][a-zäöü]+\s+){1,3}(?:[Tt]ime|Zeit)\b|(?:Eastern|Pacific|Central|Mountain)\b(?!\s+(?-i:[A-Z])))",
 )
 _UNKNOWN_ZONE_ANY_CASE = re.compile(_UNKNOWN_ZONE.pattern, re.IGNORECASE)
 # An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",

@@ -183,6 +183,8 @@ def test_numeric_dates_still_refused(language: Locale, text: str, sent: datetime
         (EN, "Friday at 5pm New York time?"),
         (EN, "Wednesday at 7 PM Eastern."),
         (EN, "Can we talk next Tuesday around 3pm pacific?"),
+        (EN, "Skype next Tuesday around 3pm pacific for us?"),
+        (EN, "Friday at 5pm central time for us?"),
         (DE, "Freitag um 14 Uhr New Yorker Zeit?"),
         (DE, "Freitag um 14 Uhr Londoner Zeit?"),
     ],
@@ -193,6 +195,7 @@ def test_a_time_in_a_zone_named_by_its_place_is_refused(language: Locale, text: 
 
 def test_a_place_after_the_time_is_no_zone() -> None:
     assert starts("Shall we meet Friday at 5pm at Central Station?", EN, MONDAY) == ["2026-08-07 17:00"]
+    assert starts("Friday at 5pm Central Station?", EN, MONDAY) == ["2026-08-07 17:00"]
     assert starts("Treffen wir uns Freitag um 17 Uhr am Hauptbahnhof?", DE, MONDAY) == ["2026-08-07 17:00"]
 
 
