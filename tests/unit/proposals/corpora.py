@@ -110,6 +110,12 @@ WRONG_GOLD: dict[tuple[str, str, str], str] = {
     ("ctparse", "Montag, 13. November von 13:30 bis 15:35", "2018-03-07T00:00"): "13 Nov 2018 is a Tuesday",
     ("ctparse", "Mon, Nov 13 11:30 PM - 3:35 AM", "2018-03-07T00:00"): "13 Nov 2018 is a Tuesday",
     ("ctparse", "am 31. ca 17 Uhr", "2017-11-15T18:32"): "gold is 30 Nov; November has no 31st",
+    ("ctparse", "22.10.", "2017-10-10T17:20"): "gold is 20.10.; the text says 22.10.",
+    ("ctparse", "15.09. 14:21 Uhr", "2017-09-07T10:19"): "gold drops the time the text writes",
+    ("ctparse", "13:00 Uhr 28.11.2017", "2017-11-26T19:22"): "gold drops the time the text writes",
+    ("ctparse", "29.10.2017 21.00", "2017-10-10T16:05"): "gold drops the time the text writes",
+    ("ctparse", "20.11.2017 morgens 10 Uhr", "2017-10-26T07:42"): "gold ends at 10:00; the text writes no 'bis'",
+    ("ctparse", "24.10.17 12 Uhr", "2017-10-17T07:04"): "gold ends at 12:00; the text writes no 'bis'",
 }  # fmt: skip
 
 
