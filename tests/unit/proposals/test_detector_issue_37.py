@@ -231,6 +231,7 @@ def test_a_slash_date_with_its_full_year_and_a_day_over_12_is_day_first_in_engli
     assert read("Dinner on 14/12 at 6:00PM?", EN, MONDAY) == []  # without its year, still refused
     assert read("Dinner on 14/12/26 6:00PM?", EN, MONDAY) == []  # a two-digit year, still refused
     assert read("Dinner on 12/11/2026 6:00PM?", EN, MONDAY) == [("2026-12-11 18:00", "2026-12-11 19:00")]  # M/D/Y
+    assert read("Essen am 14/12/2026 um 18 Uhr?", DE, MONDAY) == [("2026-12-14 18:00", "2026-12-14 19:00")]
 
 
 @pytest.mark.parametrize(
