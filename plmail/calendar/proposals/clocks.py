@@ -178,7 +178,7 @@ _ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
     "bst": (60, "Europe/London"), "wet": (0, "Europe/Lisbon"), "west": (60, "Europe/Lisbon"),
     "eet": (120, "Europe/Helsinki"), "eest": (180, "Europe/Helsinki"), "msk": (180, "Europe/Moscow"),
     "hkt": (480, "Asia/Hong_Kong"), "sgt": (480, "Asia/Singapore"), "awst": (480, "Australia/Perth"),
-    "jst": (540, "Asia/Tokyo"), "kst": (540, "Asia/Seoul"), "acst": (570, "Australia/Darwin"),
+    "jst": (540, "Asia/Tokyo"), "kst": (540, "Asia/Seoul"), "acst": (570, "Australia/Adelaide"),
     "aest": (600, "Australia/Sydney"), "aedt": (660, "Australia/Sydney"),
     "nzst": (720, "Pacific/Auckland"), "nzdt": (780, "Pacific/Auckland"),
 }  # fmt: skip

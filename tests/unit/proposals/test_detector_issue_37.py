@@ -219,6 +219,7 @@ def test_zones_with_one_meaning_are_converted(language: Locale, text: str, start
     [
         (EN, "Call on Monday 7 December at 3pm BST?"),  # London is on GMT in December: which one was meant?
         (EN, "Call on Friday at 3pm AEDT?"),  # Sydney is on AEST in August
+        (EN, "Call on Monday 11 January at 3pm ACST?"),  # Adelaide is on ACDT in January
         (DE, "Freitag um 15 Uhr IST?"),  # India's, Ireland's or Israel's
     ],
 )
