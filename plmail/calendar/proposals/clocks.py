@@ -41,6 +41,7 @@ class ClockMention:
     adjacent_any_day: bool = False  # a bare "noon" or "1430" is a time only right after a day of any kind
     uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
     minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
+    next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ def _clock(tag: str) -> str:
         rf"(?P<{tag}h>\d{{1,2}})(?:(?P<{tag}sep>[:.])(?P<{tag}m>\d{{2}})(?::(?P<{tag}s>\d{{2}}))?)?"
         rf"(?:(?P<{tag}suf>\s?uhr|\s?o'?clock|\s?h(?![{LETTER}]))(?:\s?(?P<{tag}m2>\d{{2}})(?![\d.:]))?)?"
         rf"(?:\s?(?P<{tag}mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}])|(?P<{tag}mer1>[ap])(?![{LETTER}\d]))?"
+        # A timetable's "07:35+1": the day after the date written; "14 Uhr +1 Gast" is a guest.
+        rf"(?P<{tag}next>\+1(?![\d{LETTER}])|\s\+1(?!\s*[\d{LETTER}]))?"
     )
 
 
@@ -171,17 +174,26 @@ _ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
     "cst": (-360, "America/Chicago"), "cdt": (-300, "America/Chicago"),
     "mst": (-420, "America/Denver"), "mdt": (-360, "America/Denver"),
     "pst": (-480, "America/Los_Angeles"), "pdt": (-420, "America/Los_Angeles"),
+    "akst": (-540, "America/Anchorage"), "akdt": (-480, "America/Anchorage"), "hst": (-600, "Pacific/Honolulu"),
+    "bst": (60, "Europe/London"), "wet": (0, "Europe/Lisbon"), "west": (60, "Europe/Lisbon"),
+    "eet": (120, "Europe/Helsinki"), "eest": (180, "Europe/Helsinki"), "msk": (180, "Europe/Moscow"),
+    "hkt": (480, "Asia/Hong_Kong"), "sgt": (480, "Asia/Singapore"), "awst": (480, "Australia/Perth"),
+    "jst": (540, "Asia/Tokyo"), "kst": (540, "Asia/Seoul"), "acst": (570, "Australia/Adelaide"),
+    "aest": (600, "Australia/Sydney"), "aedt": (660, "Australia/Sydney"),
+    "nzst": (720, "Pacific/Auckland"), "nzdt": (780, "Pacific/Auckland"),
 }  # fmt: skip
 _REGION_ZONES = {"et": "America/New_York", "ct": "America/Chicago", "mt": "America/Denver", "pt": "America/Los_Angeles"}
 # Names that are also words ("ist", "est", "et", "art", "west") count only in capitals or after am/pm.
-_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt"})
+_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt", "west", "wet"})
 _ZONE_AFTER = re.compile(
     r"\s*\(?(?P<name>[A-Za-z]{2,4})(?:\s*(?P<sign>[+-])\s*(?P<off>\d{1,2})(?::?(?P<offm>\d{2}))?)?\)?(?![\w])"
 )
-# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour.
+# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour. IST is
+# India's, Ireland's or Israel's, AST Atlantic or Arabia; the others are also words ("art", "eat", "cat").
 _UNKNOWN_ZONE = re.compile(
-    r"\s*\(?(?:IST|JST|KST|BST|AEST|AEDT|ACST|AWST|HKT|SGT|MSK|EET|EEST|WET|WEST|NZST|NZDT|AST|ADT|HST|AKST|AKDT"
-    r"|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b",
+    r"\s*\(?(?:IST|AST|ADT|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
+    # "12PM Singapore time", "14 Uhr New Yorker Zeit", "7 PM Eastern", "3pm pacific": a zone by its name.
+    r"|\s*\(?(?:(?:[A-Z][a-zäöü]+\s+){1,3}(?:[Tt]ime|Zeit)\b|(?:Eastern|Pacific|Central|Mountain)\b(?!\s+(?-i:[A-Z])))",
 )
 _UNKNOWN_ZONE_ANY_CASE = re.compile(_UNKNOWN_ZONE.pattern, re.IGNORECASE)
 # An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",
@@ -405,7 +417,8 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         refused = (window or zone.unknown or _deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
-                           adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written)
+                           adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
+                           next_day=m["anext"] is not None)
 
 
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -495,7 +508,8 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
         zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
-                           adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written)
+                           adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
+                           next_day=m["anext"] is not None)
 
 
 def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:

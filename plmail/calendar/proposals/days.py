@@ -346,8 +346,10 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
                        or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None)
         clock = (int(m["H"]), int(m["M"])) if m["H"] else None
         resolved = _resolve(m["y"], month, day, reference, weekday, past_tense)
-        if resolved is None and language is Locale.EN and weekday is not None and first > 12:
-            # "Thursday 15/06": no 15th month, and the weekday written with it agrees with 15 June.
+        full_year = m["y"] is not None and len(m["y"]) == 4
+        if resolved is None and language is Locale.EN and (weekday is not None or full_year) and first > 12:
+            # "Thursday 15/06": no 15th month, and the weekday written with it agrees with 15 June; "14/12/2026"
+            # with its full year can only be D/M/Y. A year-less or two-digit-year "15/06" stays refused.
             resolved = _resolve(m["y"], second, first, reference, weekday, past_tense)
         add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context, clock=clock))
     for m in _DOTTED_BARE.finditer(sentence):

@@ -389,6 +389,8 @@ class DeterministicDateDetector:
         hour = resolve_hour(clock, part, german=german)
         if hour is None:
             return None
+        if clock.next_day:
+            when += timedelta(days=1)
         if clock.zone is not None:
             written = datetime.combine(when, time(hour, clock.minute), clock.zone)
             if clock.zone_region is not None:

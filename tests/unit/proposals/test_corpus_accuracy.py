@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from plmail.calendar.proposals import DateShapeGate, DetectionRequest, DeterministicDateDetector
-from tests.unit.proposals.corpora import CORPUS_ROOT, Case, Score, all_cases, evaluate
+from tests.unit.proposals.corpora import CORPUS_ROOT, WRONG_GOLD, Case, Score, all_cases, evaluate, wrong_gold
 
 TARGET_PRECISION = 0.95
 
@@ -62,3 +62,12 @@ def test_precision_stays_at_the_issue_23_target(corpus: str, cases: dict[str, li
     score = evaluate(DeterministicDateDetector(), group)
     print("\n" + _line(corpus, score))
     assert score.precision >= ISSUE_23_PRECISION
+
+
+def test_every_case_left_out_for_its_gold_is_in_its_corpus_and_says_why() -> None:
+    """A listed case that no longer matches (a corpus update, a typo) would silently stop being left out."""
+    listed = {key for group in all_cases(keep_wrong_gold=True).values() for case in group
+              if wrong_gold(case) is not None
+              for key in [(case.corpus, case.text, case.reference.strftime("%Y-%m-%dT%H:%M"))]}  # fmt: skip
+    assert listed == set(WRONG_GOLD)
+    assert all(reason.strip() for reason in WRONG_GOLD.values())

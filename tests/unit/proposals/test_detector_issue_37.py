@@ -173,3 +173,79 @@ def test_a_weekday_that_agrees_lets_a_year_less_date_lie_further_ahead() -> None
 )
 def test_numeric_dates_still_refused(language: Locale, text: str, sent: datetime) -> None:
     assert read(text, language, sent) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # A zone named by its place or region is not the user's: read in the user's zone it would be hours off.
+        (EN, "Friday at 12PM Singapore time?"),
+        (EN, "Friday at 5pm New York time?"),
+        (EN, "Wednesday at 7 PM Eastern."),
+        (EN, "Can we talk next Tuesday around 3pm pacific?"),
+        (EN, "Skype next Tuesday around 3pm pacific for us?"),
+        (EN, "Friday at 5pm central time for us?"),
+        (DE, "Freitag um 14 Uhr New Yorker Zeit?"),
+        (DE, "Freitag um 14 Uhr Londoner Zeit?"),
+    ],
+)
+def test_a_time_in_a_zone_named_by_its_place_is_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+def test_a_place_after_the_time_is_no_zone() -> None:
+    assert starts("Shall we meet Friday at 5pm at Central Station?", EN, MONDAY) == ["2026-08-07 17:00"]
+    assert starts("Friday at 5pm Central Station?", EN, MONDAY) == ["2026-08-07 17:00"]
+    assert starts("Treffen wir uns Freitag um 17 Uhr am Hauptbahnhof?", DE, MONDAY) == ["2026-08-07 17:00"]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A zone abbreviation with one meaning is converted, where its region keeps that time on the day.
+        (EN, "Call on Friday at 3pm BST?", "2026-08-07 16:00"),  # London in summer, UTC+1
+        (DE, "Telefonat Freitag um 15 Uhr BST?", "2026-08-07 16:00"),
+        (EN, "Call on Friday at 10am JST?", "2026-08-07 03:00"),  # Tokyo, UTC+9
+        (DE, "Freitag um 9 Uhr MSK?", "2026-08-07 08:00"),  # Moscow, UTC+3
+        (EN, "Call on Friday at 3pm AEST?", "2026-08-07 07:00"),  # Sydney in its winter, UTC+10
+    ],
+)
+def test_zones_with_one_meaning_are_converted(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Call on Monday 7 December at 3pm BST?"),  # London is on GMT in December: which one was meant?
+        (EN, "Call on Friday at 3pm AEDT?"),  # Sydney is on AEST in August
+        (EN, "Call on Monday 11 January at 3pm ACST?"),  # Adelaide is on ACDT in January
+        (DE, "Freitag um 15 Uhr IST?"),  # India's, Ireland's or Israel's
+    ],
+)
+def test_zones_that_disagree_with_their_region_or_have_many_meanings_are_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+def test_a_slash_date_with_its_full_year_and_a_day_over_12_is_day_first_in_english_too() -> None:
+    assert read("Dinner on 14/12/2026 6:00PM?", EN, MONDAY) == [("2026-12-14 18:00", "2026-12-14 19:00")]
+    assert read("Dinner on 14/12 at 6:00PM?", EN, MONDAY) == []  # without its year, still refused
+    assert read("Dinner on 14/12/26 6:00PM?", EN, MONDAY) == []  # a two-digit year, still refused
+    assert read("Dinner on 12/11/2026 6:00PM?", EN, MONDAY) == [("2026-12-11 18:00", "2026-12-11 19:00")]  # M/D/Y
+    assert read("Essen am 14/12/2026 um 18 Uhr?", DE, MONDAY) == [("2026-12-14 18:00", "2026-12-14 19:00")]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # A timetable's "+1" puts the time on the day after the date written.
+        (EN, "Flight Thu, Aug 27 07:35+1 - 09:55+1", "2026-08-28 07:35", "2026-08-28 09:55"),
+        (DE, "Flug Do., 27. Aug. 07:35+1 - 09:55+1", "2026-08-28 07:35", "2026-08-28 09:55"),
+        (EN, "Flight Mon, Aug 24 3:40 AM+1 - 8:50 AM+1", "2026-08-25 03:40", "2026-08-25 08:50"),
+        (DE, "Ankunft am 27.08. um 07:35 +1.", "2026-08-28 07:35", "2026-08-28 08:35"),
+        (DE, "Flug am 27.08. 23:10 - 06:05+1", "2026-08-27 23:10", "2026-08-28 06:05"),  # only the end is the next day
+        (DE, "Am 27.08. um 14 Uhr +1 Gast", "2026-08-27 14:00", "2026-08-27 15:00"),  # a guest, not a day
+    ],
+)
+def test_a_timetables_plus_one_is_the_next_day(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
