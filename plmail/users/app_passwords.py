@@ -73,6 +73,12 @@ class AppPasswordService:
         if not await self.repo.revoke(user_id, password_id):
             raise NotFoundError("No such app password.")
 
+    async def belongs_to(self, user_id: int, token: str) -> bool:
+        """Whether `token` is one of this user's live app passwords (the phone set-up hands it to a device)."""
+        secret = _secret_of(token.strip())
+        match = await self.repo.match(_hash(secret)) if secret else None
+        return match is not None and match.user_id == user_id
+
     async def still_valid(self, principal: Principal) -> bool:
         """Whether a connection opened with this principal may go on (push streams, the WebSocket): the app
         password was not revoked and its owner not disabled since."""

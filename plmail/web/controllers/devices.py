@@ -8,10 +8,11 @@ from typing import Annotated, Any
 from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
-from litestar.response import Template
+from litestar.response import Response, Template
 
 from plmail.domain.errors import AuthenticationError, NotFoundError, ValidationError
 from plmail.services import services_from
+from plmail.users.phone_setup import PROFILE_TYPE, android_setup, apple_profile
 from plmail.web.auth import reauthenticate, reauthentication_error
 from plmail.web.controllers.forms import URLENCODED
 from plmail.web.i18n import translate
@@ -22,6 +23,12 @@ from plmail.web.pages import render, signed_in_user
 class DeviceForm:
     name: str = ""
     password: str = ""
+
+
+@dataclass(frozen=True)
+class ProfileForm:
+    secret: str = ""  # the app password just shown, which the profile carries to the phone
+    device: str = ""
 
 
 class DevicesController(Controller):
@@ -49,7 +56,22 @@ class DevicesController(Controller):
             created = await services_from(request).app_passwords.create(user.id, data.name)
         except ValidationError as exc:
             return await self._page(request, status_code=400, error=translate(str(exc), user.locale))
-        return await self._page(request, created=created)
+        user_email = user.email
+        phone = android_setup(str(request.base_url), user_email, created.token)
+        return await self._page(request, created=created, phone=phone)
+
+    @post("/apple-profile", status_code=200)
+    async def apple_profile(self, request: Request[Any, Any, Any], data: Annotated[ProfileForm, URLENCODED]
+                            ) -> Response[bytes]:
+        """The configuration profile for an app password just created: the phone installs its calendar and
+        contacts accounts from it. Only the user's own live app password is put in one."""
+        user = signed_in_user(request)
+        if not await services_from(request).app_passwords.belongs_to(user.id, data.secret):
+            raise NotFoundException()
+        profile = apple_profile(str(request.base_url), email=user.email, user_id=user.id, secret=data.secret.strip(),
+                                device=" ".join(data.device.split())[:100] or "Phone")
+        return Response(profile, media_type=PROFILE_TYPE, headers={
+            "Content-Disposition": 'attachment; filename="plmail.mobileconfig"', "Cache-Control": "no-store"})
 
     @post("/{password_id:int}/revoke")
     async def revoke(self, request: Request[Any, Any, Any], password_id: FromPath[int]) -> Template:
