@@ -194,9 +194,13 @@ async def test_calendars_made_renamed_and_removed(box: JmapBox) -> None:
     listed = {c["id"]: c for c in (await call(box, "Calendar/get", {"ids": [work, club]}))["list"]}
     assert (listed[work]["name"], listed[work]["color"], listed[work]["sortOrder"]) == ("Work", "#4e9a06", 5)
 
-    renamed = await call(box, "Calendar/set", {"update": {work: {"name": "Office", "color": "#cc0000",
-                                                                 "isVisible": False, "description": "9 to 5"}}})
+    renamed = await call(box, "Calendar/set", {"ifInState": made["newState"], "update": {work: {
+        "name": "Office", "color": "#cc0000", "isVisible": False, "description": "9 to 5"}}})
     assert renamed["updated"] == {work: None}
+    since_made = await call(box, "Calendar/changes", {"sinceState": made["newState"]})
+    assert (since_made["created"], since_made["updated"], since_made["destroyed"]) == ([], [work], [])
+    refused = await call(box, "Calendar/set", {"update": {work: {"name": " ", "sortOrder": -1, "isDefault": True}}})
+    assert sorted(refused["notUpdated"][work]["properties"]) == ["isDefault", "name", "sortOrder"]
     office = (await call(box, "Calendar/get", {"ids": [work]}))["list"][0]
     assert (office["name"], office["color"], office["isVisible"], office["description"]) == (
         "Office", "#cc0000", False, "9 to 5")
