@@ -88,6 +88,7 @@ class CalendarServices:
         proposal_rows = ProposalRepository(db)
         proposals = ProposalService(db, proposal_rows, events, suppressor, writer, resolver, links=links)
         accounts = AccountRepository(db)
+        editor = CalendarEditor(db, calendars, events, writer, suppressor)
         return cls(
             resolver=resolver, writer=writer,
             suppressor=suppressor, reconciler=reconciler, extraction=extraction,
@@ -96,10 +97,10 @@ class CalendarServices:
             browser=CalendarBrowser(calendars, events, links, accounts),
             proposals=proposals, proposal_backfill=ProposalBackfill(sources, proposal_rows, proposals),
             extractors=extractors, kitinerary=engine,
-            editor=CalendarEditor(db, calendars, events, writer, suppressor),
+            editor=editor,
             importer=IcsImporter(db, calendars, events, writer),
             feeds=CalendarFeeds(CalendarFeedRepository(db), calendars, events, UserRepository(db)),
-            objects=CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts),
+            objects=CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts, editor),
             upcoming=UpcomingEvents(events, links),
         )
 

@@ -42,7 +42,7 @@ from plmail.calendar.writer import (
     stored_instant,
 )
 from plmail.db.database import Database
-from plmail.domain.calendar import EventValues, StoredEvent
+from plmail.domain.calendar import EventStatus, EventValues, StoredEvent
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.domain.messages import Address
 
@@ -79,6 +79,11 @@ class EventForm:
     description: str = ""
     guests: tuple[Address, ...] | None = None  # None leaves the guests as they are (a drag on the grid)
     organiser_identity_id: int | None = None  # the identity that invites; None: the user's primary address
+    # What a JSCalendar client (JMAP) says beyond the web form; None keeps the editor's own choice.
+    time_zone: str | None = None  # the zone a timed event is kept in; None: the user's (or the event's own)
+    recurrence: JsonObject | None = None  # recurrenceRules/recurrenceOverrides/excluded, in place of ``repeat``
+    status: EventStatus | None = None
+    uid: str | None = None  # a new event's UID as the client made it; None: one is made here
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,27 +175,38 @@ class CalendarEditor:
     async def create(self, user_id: int, form: EventForm, *, user_zone: str) -> int:
         return (await self.create_event(user_id, form, user_zone=user_zone)).event_id
 
-    async def create_event(self, user_id: int, form: EventForm, *, user_zone: str) -> Saved:
-        """Save a new event; with guests, the user organises it and each guest is sent a REQUEST."""
+    async def create_event(self, user_id: int, form: EventForm, *, user_zone: str, send: bool = True) -> Saved:
+        """Save a new event; with guests, the user organises it and each guest is sent a REQUEST (unless
+        ``send`` is False: JMAP's sendSchedulingMessages)."""
         form = _clean(form)
-        if form.repeat == KEEP_CUSTOM:
+        if form.repeat == KEEP_CUSTOM and form.recurrence is None:
             raise ValidationError("Choose how the event repeats.", field="repeat")
         calendar_id = await self._calendar(user_id, form.calendar_id)
-        time_zone = None if form.all_day else user_zone
-        rule = _rule(form.repeat, form.start, time_zone)
+        time_zone = None if form.all_day else form.time_zone or user_zone
+        recurrence = form.recurrence if form.recurrence is not None else {}
+        if form.recurrence is None:
+            rule = _rule(form.repeat, form.start, time_zone)
+            recurrence = {RULES: [rule]} if rule else {}
         organizer, attendees = await self._people(user_id, form, None, ())
+        rules, overrides, excluded = (recurrence.get(key) for key in (RULES, OVERRIDES, EXCLUDED))
         draft = EventDraft(
-            uid=f"{uuid.uuid4()}@plmail", start=form.start, end=form.end, title=form.title,
+            uid=form.uid or f"{uuid.uuid4()}@plmail", start=form.start, end=form.end, title=form.title,
             location=form.location or None, description=form.description or None, time_zone=time_zone,
-            source=EventSource.MANUAL, recurrence_rules=(rule,) if rule else (), organizer=organizer,
+            status=form.status or EventStatus.CONFIRMED, source=EventSource.MANUAL,
+            recurrence_rules=tuple(r for r in rules if isinstance(r, dict)) if isinstance(rules, list) else (),
+            recurrence_overrides={k: v for k, v in overrides.items() if isinstance(v, dict)}
+            if isinstance(overrides, dict) else {},
+            excluded=tuple(str(k) for k in excluded) if isinstance(excluded, list) else (), organizer=organizer,
             attendees=tuple(attendees),
         )
         # Occurrences are materialised around the event's own start, never around the clock.
         created = await self.writer.create(calendar_id, user_id, draft, user_zone=user_zone,
                                            reference=stored_instant(form.start, user_zone))
-        if created is None:  # a UUID collision, or the calendar vanished under us
+        if created is None:  # a UID collision, or the calendar vanished under us
+            if form.uid:
+                raise ValidationError("The calendar already has an event with this UID.", field="uid")
             raise ValidationError("The event could not be saved; try again.")
-        if not attendees or self.invitations is None:
+        if not attendees or self.invitations is None or not send:
             return Saved(created)
         event = await self._owned(user_id, created)
         sent = await self.invitations.send(user_id, event, Method.REQUEST, attendees, kind="new",
@@ -239,7 +255,7 @@ class CalendarEditor:
 
     async def update_event(
         self, user_id: int, event_id: int, form: EventForm, *, user_zone: str, scope: Scope = Scope.SERIES,
-        occurrence: datetime | None = None,
+        occurrence: datetime | None = None, send: bool = True,
     ) -> Saved:
         """Save a change. An event the user organises goes to its guests again with a higher SEQUENCE when its
         time, title, place or repetition changed (RFC 5546 §2.1.4), to new guests alone when only they were
@@ -268,7 +284,7 @@ class CalendarEditor:
             values = replace(values, organizer=organizer, attendees=attendees)
             await self.writer.store(event_id, values, user_zone=user_zone, reference=values.starts_at)
             await self.writer.mark_user_edited(user_id, event_id)
-        if not organising or self.invitations is None:
+        if not organising or self.invitations is None or not send:
             return Saved(event_id)
         stored = await self._owned(user_id, event_id)
         now_invited = {address_of(a) for a in attendees}
@@ -288,9 +304,9 @@ class CalendarEditor:
 
     async def delete(
         self, user_id: int, event_id: int, *, user_zone: str, scope: Scope = Scope.SERIES,
-        occurrence: datetime | None = None,
+        occurrence: datetime | None = None, send: bool = True,
     ) -> bool:
-        """True when the whole event went, False when one occurrence did."""
+        """True when the whole event went, False when one occurrence did. ``send`` False: guests are not told."""
         event = await self._owned(user_id, event_id)
         if scope is Scope.OCCURRENCE and occurrence is not None and _recurs(event.values):
             async with self.db.transaction():
@@ -305,7 +321,8 @@ class CalendarEditor:
                 await self.writer.store(event_id, values, user_zone=user_zone, reference=values.starts_at)
                 await self.writer.mark_user_edited(user_id, event_id)
             return False
-        await self._cancel_for_guests(user_id, event, user_zone)
+        if send:
+            await self._cancel_for_guests(user_id, event, user_zone)
         await self.suppressor.not_an_event(user_id, event_id)
         return True
 
@@ -352,15 +369,17 @@ class CalendarEditor:
 
     def _series(self, values: EventValues, form: EventForm, user_zone: str) -> EventValues:
         was_all_day = values.is_all_day
-        floating = values.is_floating and not form.all_day
-        time_zone = None if form.all_day or floating else (
+        floating = values.is_floating and not form.all_day and form.time_zone is None
+        time_zone = None if form.all_day or floating else form.time_zone or (
             values.time_zone if values.time_zone and not was_all_day else user_zone)
         shaped = replace(values, is_all_day=form.all_day, is_floating=floating, time_zone=time_zone)
         start, end = _in_frame(shaped, form.start, user_zone), _in_frame(shaped, form.end, user_zone)
         old_start, _ = frame_times(values, user_zone)
         recurrence = shift_recurrence(values, old_start, start) if was_all_day == form.all_day else {}
         raw_rrule = values.raw_rrule
-        if form.repeat != KEEP_CUSTOM:
+        if form.recurrence is not None:  # the client states the whole recurrence, keyed to its new start
+            recurrence, raw_rrule = dict(form.recurrence), None
+        elif form.repeat != KEEP_CUSTOM:
             rule = _rule(form.repeat, start, time_zone)
             if [rule] != recurrence.get(RULES) and (rule or recurrence.get(RULES)):
                 # A new rule makes other instances: changes keyed to the old ones would name instances it
@@ -371,6 +390,7 @@ class CalendarEditor:
             shaped, title=form.title, location=form.location or None, description=form.description or None,
             starts_at=stored_instant(start, user_zone), ends_at=stored_instant(end, user_zone),
             recurrence=recurrence, raw_rrule=raw_rrule, source=values.source,
+            status=form.status.value if form.status is not None else values.status,
         )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from plmail.calendar.organiser import MAX_GUESTS
 from plmail.domain.enums import Category
 from plmail.mail.downloads import MAX_CONCURRENT_UPLOADS
 from plmail.mail.email_query import COLLATIONS, SORT_PROPERTIES
@@ -83,7 +84,7 @@ def latest_release() -> str:
 def calendar_account_capability() -> dict[str, Any]:
     """Only the primary account carries the calendars: a person keeps one diary, not one per mailbox."""
     return {"maxCalendarsPerEvent": 1, "minDateTime": "1900-01-01T00:00:00Z", "maxDateTime": "2200-01-01T00:00:00Z",
-            "maxExpandedQueryDuration": "P0D", "maxParticipantsPerEvent": None, "mayCreateCalendar": False}
+            "maxExpandedQueryDuration": "P0D", "maxParticipantsPerEvent": MAX_GUESTS + 1, "mayCreateCalendar": True}
 
 
 def account_capabilities(*, unified: bool = False) -> dict[str, Any]:

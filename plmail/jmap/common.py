@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import copy
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -176,3 +177,23 @@ def query_response(account_id: int | str, state: str, page: Page, *, changes: bo
     if page.limit is not None:
         response["limit"] = page.limit
     return response
+
+
+def apply_patch(current: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """An object with a PatchObject applied (RFC 8620 §5.3): each key a JSON Pointer (RFC 6901, its leading "/"
+    implied) whose parents exist; null removes. Raises SetError invalidPatch for a path that names nothing."""
+    result: dict[str, Any] = copy.deepcopy(dict(current))
+    for pointer, value in patch.items():
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")]
+        if not pointer or any(not p for p in parts):
+            raise SetError("invalidPatch", f"'{pointer}' is not a path into the object.")
+        target: Any = result
+        for part in parts[:-1]:
+            target = target.get(part) if isinstance(target, dict) else None
+            if not isinstance(target, dict):
+                raise SetError("invalidPatch", f"'{pointer}' goes through something that is not there.")
+        if value is None:
+            target.pop(parts[-1], None)
+        else:
+            target[parts[-1]] = copy.deepcopy(value)
+    return result

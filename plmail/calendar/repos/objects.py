@@ -15,7 +15,10 @@ import asyncpg
 from plmail.db.database import Database
 
 TARGET_SETTING = "calendar.target_id"
-_COLUMNS = "id, user_id, account_id, name, color, time_zone, is_default"
+_COLUMNS = ("id, user_id, account_id, name, color, time_zone, is_default, description, sort_order, is_visible, "
+            "is_subscribed")
+# What a person may change of a calendar (JMAP Calendar/set), as the columns that keep it.
+EDITABLE = ("name", "color", "description", "sort_order", "is_visible", "is_subscribed", "time_zone")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +30,16 @@ class CalendarRow:
     color: str
     time_zone: str | None
     is_default: bool
+    description: str | None = None
+    sort_order: int | None = None  # None: the default calendar first, the others after
+    is_visible: bool = True
+    is_subscribed: bool = True
 
 
 def _calendar(row: asyncpg.Record) -> CalendarRow:
     return CalendarRow(
-        row["id"], row["user_id"], row["account_id"], row["name"], row["color"], row["time_zone"], row["is_default"]
+        row["id"], row["user_id"], row["account_id"], row["name"], row["color"], row["time_zone"], row["is_default"],
+        row["description"], row["sort_order"], row["is_visible"], row["is_subscribed"],
     )
 
 
@@ -78,6 +86,35 @@ class CalendarRepository:
             "SELECT id FROM calendar WHERE account_id = $1 AND user_id = $2", account_id, user_id
         )
         return int(found) if found is not None else None
+
+    async def create(self, user_id: int, name: str, changes: dict[str, object]) -> CalendarRow:
+        """A calendar of the user's own (not the default, not an account's)."""
+        values = {key: value for key, value in changes.items() if key in EDITABLE and key != "name"}
+        columns = ["name", *values]
+        row = await self.db.fetchrow(
+            f"""INSERT INTO calendar (user_id, account_id, is_default, created_at, updated_at, {", ".join(columns)})
+                VALUES ($1, NULL, false, now(), now(), {", ".join(f"${i}" for i in range(2, len(columns) + 2))})
+                RETURNING {_COLUMNS}""",
+            user_id, name, *values.values(),
+        )
+        return _calendar(row)
+
+    async def change(self, user_id: int, calendar_id: int, changes: dict[str, object]) -> CalendarRow | None:
+        """Sets the given EDITABLE columns of one of the user's calendars; None when it is not theirs."""
+        values = {key: value for key, value in changes.items() if key in EDITABLE}
+        assigned = "".join(f", {key} = ${i}" for i, key in enumerate(values, start=3))
+        row = await self.db.fetchrow(
+            f"""UPDATE calendar SET updated_at = now(){assigned} WHERE id = $1 AND user_id = $2
+                RETURNING {_COLUMNS}""",
+            calendar_id, user_id, *values.values(),
+        )
+        return _calendar(row) if row else None
+
+    async def event_ids(self, user_id: int, calendar_id: int) -> list[int]:
+        rows = await self.db.fetch(
+            "SELECT id FROM calendar_event WHERE calendar_id = $1 AND user_id = $2 ORDER BY id", calendar_id, user_id
+        )
+        return [int(r["id"]) for r in rows]
 
     async def delete(self, user_id: int, calendar_id: int) -> bool:
         status = await self.db.execute(

@@ -1,24 +1,44 @@
 """Calendar/get, Calendar/changes, CalendarEvent/get, /query, /changes and /set (JMAP for Calendars, with
 JSCalendar events, RFC 8984), on the user's primary account: a person has one diary, not one per mailbox.
 
-CalendarEvent/set answers invitations: `participants/<id>/participationStatus` for the user's own participant
-records the answer and, with sendSchedulingMessages, sends the organiser an iTIP REPLY (calendar/rsvp.py);
-every other change is refused, as the calendars are read-only here.
+CalendarEvent/set creates, updates (a PatchObject applied to the event as /get shows it) and destroys events
+through the calendar's editor, so an event changed here is the person's (mail no longer rewrites it) and its
+guests hear of it (iTIP REQUEST/CANCEL) when sendSchedulingMessages is true. A patch of nothing but
+`participants/<id>/participationStatus` answers an invitation (calendar/rsvp.py). Calendar/set creates, renames,
+recolours, orders, shows/hides and destroys calendars (onDestroyRemoveEvents); the default one stays.
+
+Not kept, so refused with invalidProperties rather than dropped: excludedRecurrenceRules, more than one location
+or calendar, alerts, links, virtualLocations, keywords and the other RFC 8984 properties the calendar does not
+store; expanded recurrences in /query; shareWith; a floating event made over JMAP is kept in the user's zone.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from plmail.calendar.calendar_objects import CALENDAR, CALENDAR_EVENT, ParticipationReply, calendar_object, event_object
-from plmail.domain.errors import PlmailError
+from plmail.calendar.calendar_objects import (
+    CALENDAR,
+    CALENDAR_EVENT,
+    FORM_PROPERTIES,
+    InvalidEventProperties,
+    ParticipationReply,
+    calendar_object,
+    event_form,
+    event_object,
+    owner_address,
+)
+from plmail.calendar.editor import EventForm
+from plmail.domain.errors import ForbiddenError, NotFoundError, PlmailError, TooLargeError, ValidationError
 from plmail.jmap.args import Args
 from plmail.jmap.capabilities import CALENDARS, LIMITS
 from plmail.jmap.common import (
     CHANGES_ARGUMENTS,
     GET_ARGUMENTS,
     SET_ARGUMENTS,
+    apply_patch,
     get_ids,
     max_changes,
     page_of,
@@ -39,7 +59,6 @@ EVENT_PROPERTIES = ("id", "@type", "calendarIds", "isDraft", "uid", "sequence", 
                     "participants")
 QUERY_ARGUMENTS = ("accountId", "filter", "sort", "position", "anchor", "anchorOffset", "limit", "calculateTotal",
                    "expandRecurrences", "timeZone")
-_READ_ONLY = "Calendars are read-only over JMAP for now; change events in the web app."
 
 
 def _calendar_account(call: Call, args: Args) -> str:
@@ -186,8 +205,92 @@ def participation_replies(event_id: int, patch: dict[str, Any]) -> list[Particip
     return replies or None
 
 
+MAX_EVENT_JSON = 100_000  # octets of one event as a client wrote it: a diary entry, not a file store
+
+
+def _invalid(error: InvalidEventProperties) -> dict[str, Any]:
+    return SetError("invalidProperties", str(error), properties=list(error.properties)).as_json()
+
+
+def _refused(error: PlmailError) -> dict[str, Any]:
+    """A SetError for one object; the editor's form fields are named as the JSCalendar properties they came from."""
+    if isinstance(error, InvalidEventProperties):
+        return _invalid(error)
+    if type(error) is ValidationError:
+        field = FORM_PROPERTIES.get(error.field or "", error.field)
+        return SetError("invalidProperties", str(error), properties=[field] if field else []).as_json()
+    return refusal(error)
+
+
+class _EventWrites:
+    """One CalendarEvent/set: each create, update and destroy through the calendar's editor, one at a time, so
+    one refused object never costs the others."""
+
+    def __init__(self, call: Call, user_zone: str, send: bool, calendar_ids: set[int]) -> None:
+        self.call = call
+        self.user_id = call.ctx.principal.user_id
+        self.user_zone = user_zone
+        self.send = send
+        self.calendar_ids = calendar_ids
+        self.editor = call.ctx.services.calendar.editor
+        self.objects = call.ctx.services.calendar.objects
+
+    def _sized(self, obj: dict[str, Any]) -> None:
+        if len(json.dumps(obj)) > MAX_EVENT_JSON:
+            raise TooLargeError("The event is too large.", max_size=MAX_EVENT_JSON)
+
+    def _check_calendar(self, form: EventForm) -> None:
+        if form.calendar_id is not None and form.calendar_id not in self.calendar_ids:
+            raise ForbiddenError("That calendar is not one of yours.")
+
+    async def _organiser(self, obj: dict[str, Any], form: EventForm) -> EventForm:
+        """The identity the client's owner participant names, when it is one of the user's (they organise)."""
+        owner = owner_address(obj)
+        if owner is None or not form.guests:
+            return form
+        identities = await self.call.ctx.services.identities.for_user(self.user_id)
+        chosen = next((i for i in identities if i.email.lower() == owner.lower()), None)
+        if chosen is None:
+            raise InvalidEventProperties("Guests are invited from one of your own addresses.", ["participants"])
+        return replace(form, organiser_identity_id=chosen.id)
+
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self._sized(obj)
+        form = await self._organiser(obj, event_form(obj, user_zone=self.user_zone))
+        self._check_calendar(form)
+        saved = await self.editor.create_event(self.user_id, form, user_zone=self.user_zone, send=self.send)
+        stored = await self.objects.events_of(self.user_id, [saved.event_id], limit=1)
+        made = event_object(stored[0], user_zone=self.user_zone)
+        # the server-set properties, and what the client left to the server (RFC 8620 §5.3)
+        return {key: made[key] for key in ("id", "uid", "sequence", "created", "updated", "utcStart", "utcEnd")
+                if key not in obj or key in ("id", "created", "updated", "utcStart", "utcEnd")}
+
+    async def update(self, event_id: int, patch: dict[str, Any]) -> None:
+        self._sized(patch)
+        found = await self.objects.events_of(self.user_id, [event_id], limit=1)
+        if not found:
+            raise NotFoundError("No such event.")
+        current = event_object(found[0], user_zone=self.user_zone)
+        replies = participation_replies(event_id, patch)
+        if replies is not None:  # an answer to an invitation: rsvp records only the user's own
+            for reply in replies:
+                await self.call.ctx.services.rsvp.answer_participant(
+                    self.user_id, reply.event_id, reply.participant_id, reply.participation_status, send=self.send)
+            return
+        patched = apply_patch(current, patch)
+        form = await self._organiser(patched, event_form(patched, user_zone=self.user_zone, current=current))
+        self._check_calendar(form)
+        await self.editor.update_event(self.user_id, event_id, form, user_zone=self.user_zone, send=self.send)
+
+    async def destroy(self, event_id: int) -> None:
+        await self.editor.delete(self.user_id, event_id, user_zone=self.user_zone, send=self.send)
+
+
 @table.method("CalendarEvent/set", CALENDARS)
 async def event_set(call: Call) -> dict[str, Any]:
+    """Create, update and destroy events through the calendar's editor: an edited event becomes the person's
+    (mail no longer rewrites it); with guests and sendSchedulingMessages, they are sent iTIP REQUESTs and
+    CANCELs. A patch of one's own participationStatus alone answers an invitation (calendar/rsvp.py)."""
     args = call.args(*SET_ARGUMENTS, "sendSchedulingMessages")
     account = _calendar_account(call, args)
     user_id = call.ctx.principal.user_id
@@ -197,26 +300,100 @@ async def event_set(call: Call) -> dict[str, Any]:
     if expected is not None and expected != state:
         raise MethodError("stateMismatch", "The state has changed since you last read it.")
     request = set_request(args)
+    calendars = {c.id for c in await objects.calendars_of(user_id)}
+    writes = _EventWrites(call, await _user_zone(call), args.boolean("sendSchedulingMessages"), calendars)
+    created: dict[str, Any] = {}
+    not_created: dict[str, Any] = {}
+    for key, obj in request.create.items():
+        try:
+            created[key] = await writes.create(obj)
+            call.ctx.created_ids[key] = created[key]["id"]
+        except SetError as error:
+            not_created[key] = error.as_json()
+        except PlmailError as error:
+            not_created[key] = _refused(error)
     updated: dict[str, Any] = {}
     not_updated: dict[str, Any] = {}
     for event_id, patch in request.update.items():
         numeric = split_ids([event_id])[0]
-        replies = participation_replies(numeric[0], patch) if numeric else None
-        if replies is None:
-            not_updated[event_id] = SetError("forbidden", _READ_ONLY).as_json()
-            continue
         try:
-            for reply in replies:
-                await call.ctx.services.rsvp.answer_participant(
-                    user_id, reply.event_id, reply.participant_id, reply.participation_status,
-                    send=args.boolean("sendSchedulingMessages"))
+            if not numeric:
+                raise NotFoundError("No such event.")
+            await writes.update(numeric[0], patch)
             updated[event_id] = None
+        except SetError as error:
+            not_updated[event_id] = error.as_json()
         except PlmailError as error:
-            not_updated[event_id] = refusal(error)
-    read_only = SetError("forbidden", _READ_ONLY).as_json()
-    return set_response(account, state, await objects.state(user_id, CALENDAR_EVENT), created={}, updated=updated,
-                        destroyed=[], not_created={key: read_only for key in request.create},
-                        not_updated=not_updated, not_destroyed={key: read_only for key in request.destroy})
+            not_updated[event_id] = _refused(error)
+    destroyed: list[str] = []
+    not_destroyed: dict[str, Any] = {}
+    for event_id in request.destroy:
+        numeric = split_ids([event_id])[0]
+        try:
+            if not numeric:
+                raise NotFoundError("No such event.")
+            await writes.destroy(numeric[0])
+            destroyed.append(event_id)
+        except PlmailError as error:
+            not_destroyed[event_id] = _refused(error)
+    return set_response(account, state, await objects.state(user_id, CALENDAR_EVENT), created=created,
+                        updated=updated, destroyed=destroyed, not_created=not_created, not_updated=not_updated,
+                        not_destroyed=not_destroyed)
+
+
+@table.method("Calendar/set", CALENDARS)
+async def calendar_set(call: Call) -> dict[str, Any]:
+    """Create, rename, recolour, order, show/hide and destroy the user's calendars. Destroying one with events
+    needs onDestroyRemoveEvents (else calendarHasEvent); the default calendar, and an account's, stay."""
+    args = call.args(*SET_ARGUMENTS, "onDestroyRemoveEvents", "onSuccessSetIsDefault")
+    account = _calendar_account(call, args)
+    if args.raw("onSuccessSetIsDefault") is not None:
+        raise invalid_arguments("The default calendar cannot be changed.")
+    user_id = call.ctx.principal.user_id
+    objects = call.ctx.services.calendar.objects
+    await objects.calendars_of(user_id)
+    state = await objects.state(user_id, CALENDAR)
+    expected = args.string("ifInState")
+    if expected is not None and expected != state:
+        raise MethodError("stateMismatch", "The state has changed since you last read it.")
+    request = set_request(args)
+    created: dict[str, Any] = {}
+    not_created: dict[str, Any] = {}
+    for key, obj in request.create.items():
+        try:
+            row = await objects.create_calendar(user_id, obj)
+            made = calendar_object(row)
+            created[key] = {name: made[name] for name in made if name not in obj}
+            call.ctx.created_ids[key] = made["id"]
+        except PlmailError as error:
+            not_created[key] = _refused(error)
+    updated: dict[str, Any] = {}
+    not_updated: dict[str, Any] = {}
+    for calendar_id, patch in request.update.items():
+        numeric = split_ids([calendar_id])[0]
+        try:
+            if not numeric:
+                raise NotFoundError("No such calendar.")
+            await objects.change_calendar(user_id, numeric[0], patch)
+            updated[calendar_id] = None
+        except PlmailError as error:
+            not_updated[calendar_id] = _refused(error)
+    destroyed: list[str] = []
+    not_destroyed: dict[str, Any] = {}
+    user_zone = await _user_zone(call)
+    for calendar_id in request.destroy:
+        numeric = split_ids([calendar_id])[0]
+        try:
+            if not numeric:
+                raise NotFoundError("No such calendar.")
+            await objects.destroy_calendar(user_id, numeric[0], remove_events=args.boolean("onDestroyRemoveEvents"),
+                                           user_zone=user_zone, send=True)
+            destroyed.append(calendar_id)
+        except PlmailError as error:
+            not_destroyed[calendar_id] = _refused(error)
+    return set_response(account, state, await objects.state(user_id, CALENDAR), created=created, updated=updated,
+                        destroyed=destroyed, not_created=not_created, not_updated=not_updated,
+                        not_destroyed=not_destroyed)
 
 
 __all__ = ["participation_replies", "table"]

@@ -1,5 +1,6 @@
 """JMAP for Calendars over the ASGI app: the session names the primary account, Calendar/get, CalendarEvent/get
-as JSCalendar (RFC 8984), /query by range, /changes after a write and a delete, and /set refusing for now."""
+as JSCalendar (RFC 8984), /query by range, /changes after a write and a delete, and /set answering an
+invitation (the other writes: test_calendar_writes.py)."""
 
 from __future__ import annotations
 
@@ -96,11 +97,15 @@ async def test_set_answers_for_the_user_only_and_only_the_primary_account_has_ca
         event_id: {f"participants/{me}/participationStatus": "accepted"}}}, using=USING)
     assert done["updated"] == {event_id: None}  # sendSchedulingMessages false: recorded, nothing sent
     assert await box.services.db.fetchval("SELECT count(*) FROM submission") == 0
+    # An invitation is the person's to rename (it becomes user-edited); an event without a start is no event.
     title = await box.call("CalendarEvent/set", {"accountId": box.primary, "update": {event_id: {"title": "Mine"}},
                                                  "create": {"n1": {"title": "New"}}}, using=USING)
-    assert title["notUpdated"][event_id]["type"] == "forbidden" and title["notCreated"]["n1"]["type"] == "forbidden"
+    assert title["updated"] == {event_id: None}
+    assert title["notCreated"]["n1"]["type"] == "invalidProperties" and "start" in title["notCreated"]["n1"][
+        "properties"]
     after = (await box.call("CalendarEvent/get", {"accountId": box.primary, "ids": [event_id]}, using=USING))["list"][0]
-    assert after["title"] == "Answer me" and after["participants"][me]["participationStatus"] == "accepted"
+    assert after["title"] == "Mine" and after["participants"][me]["participationStatus"] == "accepted"
+    assert after["participants"][someone]["email"] == "boss@example.com"  # the organiser's people stay theirs
 
     second = await account_rows(box.services).create(user_id=box.user.id, provider_kind=ProviderKind.LOCAL,
                                                      name="Second", email="second@example.org")
