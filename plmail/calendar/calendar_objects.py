@@ -31,6 +31,11 @@ MAX_QUERY = 5_000
 _COLORS = {"blue": "#3465a4", "teal": "#2aa198", "green": "#4e9a06", "red": "#cc0000", "orange": "#f57900"}
 
 
+def calendar_color(name: str) -> str:
+    """A calendar's colour as #rrggbb: the named ones the pages use, or the value stored."""
+    return _COLORS.get(name, name)
+
+
 def utc_text(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -39,7 +44,7 @@ def calendar_object(row: CalendarRow) -> dict[str, Any]:
     """A Calendar: the user's own, read-only over JMAP for now (events come from mail and the web)."""
     return {
         "id": str(row.id), "name": row.name or DEFAULT_NAME, "description": None,
-        "color": _COLORS.get(row.color, row.color), "sortOrder": 0 if row.is_default else 1,
+        "color": calendar_color(row.color), "sortOrder": 0 if row.is_default else 1,
         "isSubscribed": True, "isVisible": True, "isDefault": row.is_default, "includeInAvailability": "all",
         "timeZone": row.time_zone, "shareWith": None,
         "myRights": {"mayReadFreeBusy": True, "mayReadItems": True, "mayWriteAll": False, "mayWriteOwn": False,

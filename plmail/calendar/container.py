@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from plmail.calendar.backfill import EventBackfill
 from plmail.calendar.browse import CalendarBrowser
 from plmail.calendar.calendar_objects import CalendarObjects
+from plmail.calendar.dav import CalendarDavStore
 from plmail.calendar.editor import CalendarEditor
 from plmail.calendar.extraction import (
     EngineStatus,
@@ -24,6 +25,7 @@ from plmail.calendar.proposals.service import ProposalService
 from plmail.calendar.proposals.step import ProposeEventsStep, ProposeOnRelease
 from plmail.calendar.reconciler import EventReconciler
 from plmail.calendar.repos.changes import CalendarChangeRepository
+from plmail.calendar.repos.dav import CalendarDavRepository
 from plmail.calendar.repos.events import CalendarEventRepository
 from plmail.calendar.repos.feeds import CalendarFeedRepository
 from plmail.calendar.repos.links import EventSourceLinkRepository
@@ -64,6 +66,7 @@ class CalendarServices:
     feeds: CalendarFeeds
     objects: CalendarObjects
     upcoming: UpcomingEvents
+    dav: CalendarDavStore
 
     @classmethod
     def build(
@@ -87,6 +90,9 @@ class CalendarServices:
         proposal_rows = ProposalRepository(db)
         proposals = ProposalService(db, proposal_rows, events, suppressor, writer, resolver, links=links)
         accounts = AccountRepository(db)
+        editor = CalendarEditor(db, calendars, events, writer, suppressor)
+        objects = CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts)
+        users = UserRepository(db)
         return cls(
             resolver=resolver, writer=writer,
             suppressor=suppressor, reconciler=reconciler, extraction=extraction,
@@ -95,11 +101,12 @@ class CalendarServices:
             browser=CalendarBrowser(calendars, events, links, accounts),
             proposals=proposals, proposal_backfill=ProposalBackfill(sources, proposal_rows, proposals),
             extractors=extractors, kitinerary=engine,
-            editor=CalendarEditor(db, calendars, events, writer, suppressor),
+            editor=editor,
             importer=IcsImporter(db, calendars, events, writer),
-            feeds=CalendarFeeds(CalendarFeedRepository(db), calendars, events, UserRepository(db)),
-            objects=CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts),
+            feeds=CalendarFeeds(CalendarFeedRepository(db), calendars, events, users),
+            objects=objects,
             upcoming=UpcomingEvents(events, links),
+            dav=CalendarDavStore(db, objects, events, links, CalendarDavRepository(db), writer, editor, users),
         )
 
     def step(self, queues: Enqueuer) -> ExtractEventsStep:

@@ -1,0 +1,113 @@
+"""WebDAV's XML: a parser that resolves no entity and reaches no network, names in Clark notation, and the
+multistatus body (RFC 4918 §13) every PROPFIND and REPORT answers with."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from lxml import etree  # type: ignore[import-untyped]
+
+DAV = "DAV:"
+CALDAV = "urn:ietf:params:xml:ns:caldav"
+CARDDAV = "urn:ietf:params:xml:ns:carddav"
+CALENDARSERVER = "http://calendarserver.org/ns/"
+APPLE_ICAL = "http://apple.com/ns/ical/"
+NSMAP = {"d": DAV, "cal": CALDAV, "card": CARDDAV, "cs": CALENDARSERVER, "ical": APPLE_ICAL}
+
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+                          remove_blank_text=True)
+
+
+class XmlError(ValueError):
+    """A request body that is not the XML it should be: 400."""
+
+
+def name(namespace: str, local: str) -> str:
+    return f"{{{namespace}}}{local}"
+
+
+def parse(body: bytes) -> etree._Element | None:
+    """The request's root element, None for an empty body; XmlError for anything else that is not XML."""
+    if not body.strip():
+        return None
+    try:
+        root = etree.fromstring(body, _PARSER)
+    except etree.XMLSyntaxError as error:
+        raise XmlError(f"The request body is not XML: {error}") from None
+    if root.getroottree().docinfo.doctype:
+        raise XmlError("A DOCTYPE is not accepted.")
+    return root
+
+
+def element(tag: str, text: str | None = None, *children: etree._Element) -> etree._Element:
+    node = etree.Element(tag, nsmap=NSMAP)
+    if text is not None:
+        node.text = text
+    for child in children:
+        node.append(child)
+    return node
+
+
+def href(path: str) -> etree._Element:
+    return element(name(DAV, "href"), path)
+
+
+@dataclass(slots=True)
+class Response:
+    """One ``DAV:response``: a resource's properties by status, or a status for the whole resource."""
+
+    path: str
+    found: list[etree._Element] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # property names, 404
+    forbidden: list[str] = field(default_factory=list)  # property names, 403
+    status: int | None = None  # a bare status instead of propstats (404 for a gone object in sync-collection)
+
+
+_REASONS = {200: "OK", 403: "Forbidden", 404: "Not Found", 507: "Insufficient Storage"}
+
+
+def status_line(code: int) -> str:
+    return f"HTTP/1.1 {code} {_REASONS.get(code, '')}".rstrip()
+
+
+def multistatus(responses: Iterable[Response], *, sync_token: str | None = None) -> bytes:
+    root = element(name(DAV, "multistatus"))
+    for response in responses:
+        node = element(name(DAV, "response"), None, href(response.path))
+        if response.status is not None:
+            node.append(element(name(DAV, "status"), status_line(response.status)))
+        else:
+            for code, props in ((200, response.found), (404, [element(tag) for tag in response.missing]),
+                                (403, [element(tag) for tag in response.forbidden])):
+                if props or (code == 200 and not response.missing and not response.forbidden):
+                    node.append(element(name(DAV, "propstat"), None, element(name(DAV, "prop"), None, *props),
+                                        element(name(DAV, "status"), status_line(code))))
+        root.append(node)
+    if sync_token is not None:
+        root.append(element(name(DAV, "sync-token"), sync_token))
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
+
+
+def error_body(condition: str, namespace: str, message: str) -> bytes:
+    """A precondition's body (RFC 4918 §16): the named element, and the reason for a person reading logs."""
+    root = element(name(DAV, "error"), None, element(name(namespace, condition)))
+    root.append(element(name("http://plmail.org/ns/", "message"), message))
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
+
+
+def requested_props(root: etree._Element | None) -> tuple[str, Sequence[str]]:
+    """What a PROPFIND (or a REPORT's ``prop``) asks: ``("allprop", ())``, ``("propname", ())`` or
+    ``("prop", names)``. An empty body is allprop (RFC 4918 §9.1)."""
+    if root is None:
+        return "allprop", ()
+    for child in root:
+        if child.tag == name(DAV, "prop"):
+            return "prop", [str(p.tag) for p in child if isinstance(p.tag, str)]
+        if child.tag == name(DAV, "propname"):
+            return "propname", ()
+        if child.tag == name(DAV, "allprop"):
+            return "allprop", ()
+    if root.tag == name(DAV, "prop"):
+        return "prop", [str(p.tag) for p in root if isinstance(p.tag, str)]
+    return "allprop", ()
