@@ -179,3 +179,30 @@ async def test_extracted_events_carry_provenance_and_a_phone_edit_is_not_rewritt
                   start - timedelta(days=2))
     [event] = await services.calendar.objects.events_of(owner.user.id, None, limit=5)
     assert event.is_user_edited and event.values.title == "Review (my notes)"
+
+
+async def test_an_event_put_over_caldav_is_a_jmap_change_at_once(http: httpx.AsyncClient, owner: DavUser,
+                                                                 services: Services) -> None:
+    """Two-way across the fronts: the phone's event is in JMAP's CalendarEvent/changes and /get right away."""
+    jmap = {"Authorization": f"Bearer {owner.password}"}
+    using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:calendars"]
+    account = f"u{owner.user.id}"
+
+    async def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
+        response = await http.post("/jmap/api", headers=jmap, json={
+            "using": using, "methodCalls": [[name, {"accountId": account, **arguments}, "c0"]]})
+        assert response.status_code == 200, response.text
+        result_name, result, _ = response.json()["methodResponses"][0]
+        assert result_name == name, result
+        return dict(result)
+
+    state = (await call("CalendarEvent/get", {"ids": []}))["state"]
+    path = await calendar_path(services, owner) + "phone.ics"
+    assert (await http.put(path, content=EVENT.format(uid="phone@x", title="From the phone"),
+                           auth=owner.auth)).status_code == 201
+    changes = await call("CalendarEvent/changes", {"sinceState": state})
+    created = changes["created"]
+    assert isinstance(created, list) and len(created) == 1
+    got = await call("CalendarEvent/get", {"ids": created})
+    events = got["list"]
+    assert isinstance(events, list) and events[0]["title"] == "From the phone" and events[0]["uid"] == "phone@x"
