@@ -60,8 +60,9 @@ def etag_of(event: StoredEvent) -> str:
 
 
 def visible(event: StoredEvent) -> bool:
-    """The seed: an untrusted source's event is never pushed outward, and a phone's calendar is outward."""
-    return is_trusted_source(event.values.source)
+    """The seed: an untrusted source's event is never pushed outward, and a phone's calendar is outward. An
+    invitation the user declined is not on the calendar pages either (CalendarEventRepository.between)."""
+    return is_trusted_source(event.values.source) and event.values.my_participation != "declined"
 
 
 def valid_href(href: str) -> bool:

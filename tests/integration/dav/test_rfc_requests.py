@@ -18,6 +18,7 @@ from plmail.mail.ingest import parse_message
 from plmail.services import Services
 from tests.integration.calendar.conftest import invite
 from tests.integration.dav.conftest import DavUser
+from tests.support.mail import make_message
 from tests.support.repos import account_rows
 
 D = "{DAV:}"
@@ -133,13 +134,18 @@ async def test_preconditions_name_what_was_refused(http: httpx.AsyncClient, owne
     assert report.status_code == 403 and b"valid-sync-token" in report.content
 
 
-async def test_untrusted_events_and_proposals_stay_off_the_phone(http: httpx.AsyncClient, owner: DavUser,
+async def test_untrusted_and_declined_events_stay_off_the_phone(http: httpx.AsyncClient, owner: DavUser,
                                                                  services: Services) -> None:
     calendar = await services.calendar.objects.calendars_of(owner.user.id)
     guess = await services.calendar.writer.create(
         calendar[0].id, owner.user.id,
         EventDraft(uid="guess@x", start=datetime(2026, 12, 20, 9, tzinfo=UTC), title="Model's guess",
                    source=EventSource.LLM),
+        user_zone="Europe/Berlin", reference=datetime(2026, 12, 1, tzinfo=UTC))
+    declined = await services.calendar.writer.create(
+        calendar[0].id, owner.user.id,
+        EventDraft(uid="declined@x", start=datetime(2026, 12, 22, 9, tzinfo=UTC), title="Said no",
+                   source=EventSource.ICS, my_participation="declined"),
         user_zone="Europe/Berlin", reference=datetime(2026, 12, 1, tzinfo=UTC))
     mine = await services.calendar.editor.create(owner.user.id, EventForm(
         title="Mine", start=date(2026, 12, 21), end=date(2026, 12, 22), all_day=True), user_zone="Europe/Berlin")
@@ -148,6 +154,7 @@ async def test_untrusted_events_and_proposals_stay_off_the_phone(http: httpx.Asy
                                   content=b'<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>')
     assert list(listed(response)) == [f"{collection}{mine}.ics"]
     assert (await http.get(f"{collection}{guess}.ics", auth=owner.auth)).status_code == 404
+    assert (await http.get(f"{collection}{declined}.ics", auth=owner.auth)).status_code == 404
 
 
 async def test_extracted_events_carry_provenance_and_a_phone_edit_is_not_rewritten_by_mail(
@@ -206,3 +213,30 @@ async def test_an_event_put_over_caldav_is_a_jmap_change_at_once(http: httpx.Asy
     got = await call("CalendarEvent/get", {"ids": created})
     events = got["list"]
     assert isinstance(events, list) and events[0]["title"] == "From the phone" and events[0]["uid"] == "phone@x"
+
+
+async def test_a_proposal_appears_on_the_phone_only_once_accepted(http: httpx.AsyncClient, owner: DavUser,
+                                                                  services: Services) -> None:
+    """The seed: a proposal is not an event until the person accepts it."""
+    account_id = await account_rows(services).create(user_id=owner.user.id, provider_kind=ProviderKind.LOCAL,
+                                                     name="Archive", email=owner.email)
+    roles = await services.labels.role_ids(owner.user.id)
+    raw = make_message(subject="Meeting", sender="Anna <anna@example.org>", to=(owner.email,),
+                       date=datetime(2022, 3, 1, 8, tzinfo=UTC),
+                       body="Hi,\n\nCan we meet on March 10, 2022 at 3pm?\n\nAnna\n")
+    result = await services.pipeline.ingest([parse_message(raw, account_id=account_id,
+                                                           received_at=datetime(2022, 3, 1, 8, tzinfo=UTC),
+                                                           label_ids=(roles[LabelRole.INBOX],))])
+    await services.calendar.proposals.run(owner.user.id, [m.id for m in result.messages])
+    [proposal] = await services.db.fetch("SELECT id FROM event_proposal WHERE user_id = $1", owner.user.id)
+    collection = await calendar_path(services, owner)
+    body = b'<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>'
+    before = await http.request("PROPFIND", collection, auth=owner.auth, headers={"Depth": "1"}, content=body)
+    assert listed(before) == {}
+
+    await services.calendar.proposals.accept(owner.user.id, int(proposal["id"]), user_zone="Europe/Berlin")
+    after = listed(await http.request("PROPFIND", collection, auth=owner.auth, headers={"Depth": "1"},
+                                      content=body))
+    assert len(after) == 1
+    got = await http.get(next(iter(after)), auth=owner.auth)
+    assert "X-PLMAIL-SOURCE:accepted_proposal" in got.text
