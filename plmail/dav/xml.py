@@ -40,8 +40,10 @@ def parse(body: bytes) -> etree._Element | None:
     return root
 
 
-def element(tag: str, text: str | None = None, *children: etree._Element) -> etree._Element:
-    node = etree.Element(tag, nsmap=NSMAP)
+def element(tag: str, text: str | None = None, *children: etree._Element, root: bool = False) -> etree._Element:
+    """A node; only a document's root declares the prefixes (a declaration on every node makes lxml reconcile
+    namespaces at each append, which cost seconds for a 5,000-object multistatus)."""
+    node = etree.Element(tag, nsmap=NSMAP) if root else etree.Element(tag)
     if text is not None:
         node.text = text
     for child in children:
@@ -72,26 +74,30 @@ def status_line(code: int) -> str:
 
 
 def multistatus(responses: Iterable[Response], *, sync_token: str | None = None) -> bytes:
-    root = element(name(DAV, "multistatus"))
+    """Built in place under the root (SubElement), which is what keeps a 5,000-object answer cheap."""
+    root = element(name(DAV, "multistatus"), root=True)
+    sub = etree.SubElement
     for response in responses:
-        node = element(name(DAV, "response"), None, href(response.path))
+        node = sub(root, name(DAV, "response"))
+        sub(node, name(DAV, "href")).text = response.path
         if response.status is not None:
-            node.append(element(name(DAV, "status"), status_line(response.status)))
-        else:
-            for code, props in ((200, response.found), (404, [element(tag) for tag in response.missing]),
-                                (403, [element(tag) for tag in response.forbidden])):
-                if props or (code == 200 and not response.missing and not response.forbidden):
-                    node.append(element(name(DAV, "propstat"), None, element(name(DAV, "prop"), None, *props),
-                                        element(name(DAV, "status"), status_line(code))))
-        root.append(node)
+            sub(node, name(DAV, "status")).text = status_line(response.status)
+            continue
+        groups = ((200, response.found), (404, [etree.Element(tag) for tag in response.missing]),
+                  (403, [etree.Element(tag) for tag in response.forbidden]))
+        for code, props in groups:
+            if props or (code == 200 and not response.missing and not response.forbidden):
+                propstat = sub(node, name(DAV, "propstat"))
+                sub(propstat, name(DAV, "prop")).extend(props)
+                sub(propstat, name(DAV, "status")).text = status_line(code)
     if sync_token is not None:
-        root.append(element(name(DAV, "sync-token"), sync_token))
+        sub(root, name(DAV, "sync-token")).text = sync_token
     return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
 
 
 def error_body(condition: str, namespace: str, message: str) -> bytes:
     """A precondition's body (RFC 4918 §16): the named element, and the reason for a person reading logs."""
-    root = element(name(DAV, "error"), None, element(name(namespace, condition)))
+    root = element(name(DAV, "error"), None, element(name(namespace, condition)), root=True)
     root.append(element(name("http://plmail.org/ns/", "message"), message))
     return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
 

@@ -108,6 +108,13 @@ async def test_a_range_query_finds_a_series_by_its_instances_and_expands_them(ba
         return len(found), len(expanded), starts
 
     found, expanded, starts = await blocking(search)
+
+    def by_uid() -> str:
+        # The library's calendar-query with a prop-filter on UID (RFC 4791 §9.7.2, text-match).
+        calendar = _client(base_url, owner).principal().calendars()[0]
+        return str(calendar.event_by_uid("weekly-1@example.org").data)
+
+    assert "SUMMARY:Choir" in await blocking(by_uid)
     assert found == 1  # the series, not the dentist on 10 December
     # RFC 4791 §9.6.5: the instances in the range, in UTC: 5, 12 and 19 January.
     assert expanded == 3 and sorted(starts) == ["2027-01-05 15:00:00+00:00", "2027-01-12 15:00:00+00:00",
