@@ -219,7 +219,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     queue_overview = QueueOverviewService(db, queues)
     destroyer = MailDestroyer(db, providers, queues)
     replies = ReplyService(db, downloads, identities)
-    contacts = ContactService(db)
+    address_books = AddressBookStore(db)
+    contacts = ContactService(db, address_books)
     sending_preferences = SendingPreferencesService(db, identities, outbox)
     users = UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor)
     users.on_disabled.append(outbox.stop_disabled)
@@ -259,7 +260,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         rules=rules,
         propagation=PropagationService(db, providers, destroyer),
         calendar=calendar,
-        address_books=AddressBookStore(db),
+        address_books=address_books,
         app_passwords=AppPasswordService(db, throttle),
         emails=EmailReader(db, downloads),
         email_query=EmailQueryService(db),

@@ -26,6 +26,7 @@ from plmail.domain.dav import (
     PreconditionFailedError,
 )
 from plmail.domain.errors import NotFoundError
+from plmail.domain.outgoing import ContactSuggestion
 
 CARDDAV = "urn:ietf:params:xml:ns:carddav"
 MAX_CARD_BYTES = 256 * 1024
@@ -62,6 +63,20 @@ def _unfolded(text: str) -> list[str]:
         elif raw.strip():
             lines.append(raw)
     return lines
+
+
+def _name_and_emails(text: str) -> tuple[str, list[str]]:
+    """A stored card's FN and EMAIL values (RFC 6350 §6.2.1, §6.4.2), unescaped."""
+    name, emails = "", []
+    for line in _unfolded(text):
+        head, _, value = line.partition(":")
+        key = head.split(";", 1)[0].rsplit(".", 1)[-1].upper()
+        value = value.strip().replace("\\,", ",").replace("\\;", ";").replace("\\\\", "\\")
+        if key == "FN" and not name:
+            name = value
+        elif key == "EMAIL" and "@" in value:
+            emails.append(value.removeprefix("mailto:"))
+    return name, emails
 
 
 def _uid_of(data: bytes) -> str:
@@ -156,6 +171,19 @@ class AddressBookStore:
             raise NotFoundError("No such card.")
         _check(existing, if_match=if_match, if_none_match=False)
         await self.repo.remove(user_id, book.id, href)
+
+    async def suggest(self, user_id: int, typed: str, limit: int) -> list[ContactSuggestion]:
+        """The personal book's addresses for what was typed: an address, or a word of the card's name, starting
+        with it (as the harvested contacts are matched). The gathered book is the harvested contacts already."""
+        wanted = typed.strip().lower()
+        found: list[ContactSuggestion] = []
+        for text in await self.repo.containing(user_id, PERSONAL, wanted, limit=limit * 4):
+            name, emails = _name_and_emails(text)
+            words = [w for w in name.lower().split() if w]
+            for email in emails:
+                if email.lower().startswith(wanted) or any(w.startswith(wanted) for w in words):
+                    found.append(ContactSuggestion(email, name, True))
+        return found[:limit]
 
     async def _book(self, user_id: int, key: str) -> BookRow:
         kind = key.replace("-", "_")

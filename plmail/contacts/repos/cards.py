@@ -143,3 +143,14 @@ class AddressBookRepository:
             user_id, book_id, limit,
         )
         return [Correspondent(str(r["email"]).lower(), str(r["display_name"] or "")) for r in rows]
+
+    async def containing(self, user_id: int, kind: str, text: str, *, limit: int) -> list[str]:
+        """The vCards of a book of the user's that contain ``text`` anywhere (the caller reads their fields)."""
+        pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = await self.db.fetch(
+            """SELECT c.vcard FROM contact_card c JOIN address_book b ON b.id = c.book_id
+                WHERE b.user_id = $1 AND b.kind = $2 AND NOT c.deleted AND lower(c.vcard) LIKE $3
+                ORDER BY c.id LIMIT $4""",
+            user_id, kind, pattern, limit,
+        )
+        return [str(r["vcard"]) for r in rows]

@@ -168,3 +168,20 @@ password = "{owner.password}"
 
     second = await _vdirsyncer(config, "sync")
     assert "Copying" not in second and "Deleting" not in second, second
+
+
+async def test_the_composer_offers_the_cards_the_user_keeps(http: httpx.AsyncClient, owner: DavUser,
+                                                            services: Services) -> None:
+    """The issue: composer autocomplete reads both books (the gathered one is the harvested contacts)."""
+    await _mail(services, owner)
+    book = f"/dav/{owner.user.id}/addressbooks/personal/"
+    card = ("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:g1\r\nFN:Grace Hopper\r\nEMAIL;TYPE=WORK:grace@navy.example\r\n"
+            "EMAIL;TYPE=HOME:amazing.grace@example.net\r\nEND:VCARD\r\n")
+    assert (await http.put(f"{book}g1.vcf", content=card, auth=owner.auth)).status_code == 201
+    by_name = await services.contacts.suggest(owner.user.id, "hop")
+    assert [(s.email, s.name) for s in by_name] == [("grace@navy.example", "Grace Hopper"),
+                                                   ("amazing.grace@example.net", "Grace Hopper")]
+    assert [s.email for s in await services.contacts.suggest(owner.user.id, "amaz")] == ["amazing.grace@example.net"]
+    assert [s.email for s in await services.contacts.suggest(owner.user.id, "ada")] == ["ada@example.net"]
+    assert await services.contacts.suggest(owner.user.id, "hop", exclude=["grace@navy.example"]) == [
+        s for s in by_name if s.email != "grace@navy.example"]
