@@ -42,12 +42,14 @@ from plmail.domain.dav import (
     InvalidSyncTokenError,
     PreconditionFailedError,
 )
-from plmail.domain.errors import NotFoundError
+from plmail.domain.errors import NotFoundError, ValidationError
 
 CALDAV = "urn:ietf:params:xml:ns:caldav"
 SOURCE_PROPERTY = "X-PLMAIL-SOURCE"
 MAX_OBJECT_BYTES = 1024 * 1024  # one event with its overrides; a whole calendar goes through the import page
 MAX_COLLECTION = 20_000
+MAX_CALENDAR_NAME = 100
+_COLOR = re.compile(r"^#[0-9A-Fa-f]{6}([0-9A-Fa-f]{2})?$")
 _DEFAULT_HREF = re.compile(r"^(\d{1,18})\.ics$")
 _HREF = re.compile(r"^[A-Za-z0-9@._~+=:,;!$&'()*-]{1,255}$")
 # Only what mail brought is "extracted": its provenance and the message it came from are written out.
@@ -95,6 +97,19 @@ class CalendarDavStore:
 
     async def calendar(self, user_id: int, key: str) -> DavCollection | None:
         return next((c for c in await self.calendars(user_id) if c.key == key), None)
+
+    async def describe(self, user_id: int, calendar_id: int, *, name: str | None, color: str | None) -> None:
+        """A phone renamed or recoloured the calendar (PROPPATCH): the web shows the same name and colour."""
+        if name is not None:
+            name = name.strip()[:MAX_CALENDAR_NAME]
+            if not name:
+                raise ValidationError("A calendar needs a name.", field="displayname")
+        if color is not None:
+            if not _COLOR.match(color.strip()):
+                raise ValidationError("A colour is #RRGGBB or #RRGGBBAA.", field="calendar-color")
+            color = color.strip()[:7].lower()  # the alpha iOS appends is always opaque
+        if not await self.objects.calendars.describe(user_id, calendar_id, name, color):
+            raise NotFoundError("No such calendar.")
 
     async def listing(self, user_id: int, calendar_id: int) -> list[DavEntry]:
         events = [e for e in await self.events.in_calendar(user_id, calendar_id, limit=MAX_COLLECTION) if visible(e)]

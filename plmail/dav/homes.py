@@ -46,6 +46,9 @@ class CalendarHome:
     async def listing(self, user_id: int, key: str) -> list[DavEntry]:
         return await self.store.listing(user_id, _calendar_id(key))
 
+    async def describe(self, user_id: int, key: str, *, name: str | None, color: str | None) -> None:
+        await self.store.describe(user_id, _calendar_id(key), name=name, color=color)
+
     async def query(self, user_id: int, key: str, start: datetime | None, end: datetime | None) -> list[DavEntry]:
         return await self.store.query(user_id, _calendar_id(key), start, end)
 

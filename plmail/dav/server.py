@@ -348,18 +348,36 @@ class Dav:
         if method == "REPORT":
             return await self.report(kind, store, collection)
         if method == "PROPPATCH":
-            return await self.proppatch(path)
+            return await self.proppatch(kind, store, collection, path)
         if method in ("GET", "HEAD"):
             raise DavError(405, b"Read the objects of a collection with PROPFIND or REPORT.", headers={"Allow": ALLOW})
         raise DavError(403 if method in ("DELETE", "MKCALENDAR", "MKCOL") else 405,
                        b"Collections are kept in plmail.", headers={"Allow": ALLOW})
 
-    async def proppatch(self, path: str) -> None:
-        """Names and colours are kept in plmail: every property is refused, each by name (RFC 4918 §9.2)."""
+    async def proppatch(self, kind: Kind, store: ObjectStore, collection: DavCollection, path: str) -> None:
+        """A phone may rename and recolour a calendar (iOS writes displayname and calendar-color); anything else is
+        refused by name, and then nothing is set (RFC 4918 §9.2: all or none, the others 424)."""
         root = parse(await self.exchange.body())
-        names = [str(p.tag) for p in root.iter() if isinstance(p.tag, str)
-                 and p.getparent() is not None and p.getparent().tag == name(DAV, "prop")] if root is not None else []
-        await self.multistatus([Response(path, forbidden=names)])
+        if root is None or root.tag != name(DAV, "propertyupdate"):
+            raise DavError(400, b"PROPPATCH takes a propertyupdate.")
+        settable = {name(DAV, "displayname"), name(APPLE_ICAL, "calendar-color")} if kind is CALENDARS else set()
+        values: dict[str, str] = {}
+        refused: list[str] = []
+        for action in root:
+            for prop in action.iterfind(f"{name(DAV, 'prop')}/*"):
+                tag = str(prop.tag)
+                if action.tag == name(DAV, "set") and tag in settable:
+                    values[tag] = str(prop.text or "")
+                else:
+                    refused.append(tag)
+        if refused or not values or not isinstance(store, CalendarHome):
+            return await self.multistatus([Response(path, forbidden=refused, failed=list(values))])
+        try:
+            await store.describe(self.user_id, collection.key, name=values.get(name(DAV, "displayname")),
+                                 color=values.get(name(APPLE_ICAL, "calendar-color")))
+        except ValidationError:
+            return await self.multistatus([Response(path, forbidden=list(values))])
+        await self.multistatus([Response(path, found=[element(tag) for tag in values])])
 
     async def report(self, kind: Kind, store: ObjectStore, collection: DavCollection) -> None:
         root = parse(await self.exchange.body())

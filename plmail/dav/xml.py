@@ -63,10 +63,12 @@ class Response:
     found: list[etree._Element] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # property names, 404
     forbidden: list[str] = field(default_factory=list)  # property names, 403
+    failed: list[str] = field(default_factory=list)  # property names, 424: not set because another one was not
     status: int | None = None  # a bare status instead of propstats (404 for a gone object in sync-collection)
 
 
-_REASONS = {200: "OK", 403: "Forbidden", 404: "Not Found", 507: "Insufficient Storage"}
+_REASONS = {200: "OK", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 424: "Failed Dependency",
+            507: "Insufficient Storage"}
 
 
 def status_line(code: int) -> str:
@@ -84,9 +86,10 @@ def multistatus(responses: Iterable[Response], *, sync_token: str | None = None)
             sub(node, name(DAV, "status")).text = status_line(response.status)
             continue
         groups = ((200, response.found), (404, [etree.Element(tag) for tag in response.missing]),
-                  (403, [etree.Element(tag) for tag in response.forbidden]))
+                  (403, [etree.Element(tag) for tag in response.forbidden]),
+                  (424, [etree.Element(tag) for tag in response.failed]))
         for code, props in groups:
-            if props or (code == 200 and not response.missing and not response.forbidden):
+            if props or (code == 200 and not (response.missing or response.forbidden or response.failed)):
                 propstat = sub(node, name(DAV, "propstat"))
                 sub(propstat, name(DAV, "prop")).extend(props)
                 sub(propstat, name(DAV, "status")).text = status_line(code)

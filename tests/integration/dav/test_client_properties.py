@@ -118,3 +118,29 @@ async def test_address_books_say_what_they_hold(http: httpx.AsyncClient, owner: 
     assert _ok(response, f"{D}resourcetype").find(f"{CARD}addressbook") is not None
     data = _ok(response, f"{CARD}supported-address-data")
     assert [(t.get("content-type"), t.get("version")) for t in data] == [("text/vcard", "3.0")]
+
+
+async def test_a_phone_renames_and_recolours_a_calendar_and_plmail_shows_it(http: httpx.AsyncClient, owner: DavUser,
+                                                                           services: Services) -> None:
+    """iOS writes displayname and Apple's calendar-color (as #RRGGBBAA) by PROPPATCH when the person edits the
+    calendar; the change is plmail's too, and a property the server does not keep fails the whole update
+    (RFC 4918 §9.2: 403 for it, 424 for the rest)."""
+    calendar = str((await _collection(http, owner, "calendars")).findtext(f"{D}href"))
+    both = (b'<d:propertyupdate xmlns:d="DAV:" xmlns:a="http://apple.com/ns/ical/"><d:set><d:prop>'
+            b'<d:displayname>Family</d:displayname><a:calendar-color>#FF2968FF</a:calendar-color>'
+            b'</d:prop></d:set></d:propertyupdate>')
+    answer = await http.request("PROPPATCH", calendar, auth=owner.auth, content=both)
+    assert answer.status_code == 207 and "200 OK" in answer.text
+    [row, *_] = await services.calendar.objects.calendars_of(owner.user.id)
+    assert (row.name, row.color) == ("Family", "#ff2968")
+    after = await _collection(http, owner, "calendars")
+    assert _ok(after, f"{D}displayname").text == "Family"
+
+    mixed = (b'<d:propertyupdate xmlns:d="DAV:" xmlns:a="http://apple.com/ns/ical/"><d:set><d:prop>'
+             b'<d:displayname>Work</d:displayname><a:calendar-order>3</a:calendar-order>'
+             b'</d:prop></d:set></d:propertyupdate>')
+    refused = etree.fromstring((await http.request("PROPPATCH", calendar, auth=owner.auth, content=mixed)).content)
+    statuses = {p.find(f"{D}prop")[0].tag: p.findtext(f"{D}status") for p in refused.iter(f"{D}propstat")}
+    assert statuses == {f"{ICAL}calendar-order": "HTTP/1.1 403 Forbidden",
+                        f"{D}displayname": "HTTP/1.1 424 Failed Dependency"}
+    assert (await services.calendar.objects.calendars_of(owner.user.id))[0].name == "Family"
