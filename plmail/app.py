@@ -22,6 +22,7 @@ from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE
 from litestar.template.config import TemplateConfig
 
 from plmail.config import Settings
+from plmail.dav.server import DAV_ROUTES
 from plmail.domain.enums import QueueName
 from plmail.domain.errors import NotFoundError, ValidationError
 from plmail.jmap.routes import JMAP_ROUTES
@@ -177,6 +178,7 @@ def create_app(
             TwoFactorController,
             IdentityConfirmController,
             *JMAP_ROUTES,
+            *DAV_ROUTES,
             CalendarController,
             AdminController,
             AssistantAdminController,

@@ -20,6 +20,7 @@ from plmail.assistant.settings import AssistantSettingsStore
 from plmail.calendar.container import CalendarServices
 from plmail.calendar.rsvp import RsvpService
 from plmail.config import Settings
+from plmail.contacts.books import AddressBookStore
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrate import migrate
@@ -116,6 +117,7 @@ class Services:
     rules: MailRuleEngine
     propagation: PropagationService
     calendar: CalendarServices
+    address_books: AddressBookStore
     app_passwords: AppPasswordService
     emails: EmailReader
     email_query: EmailQueryService
@@ -218,7 +220,8 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     queue_overview = QueueOverviewService(db, queues)
     destroyer = MailDestroyer(db, providers, queues)
     replies = ReplyService(db, downloads, identities)
-    contacts = ContactService(db)
+    address_books = AddressBookStore(db)
+    contacts = ContactService(db, address_books)
     sending_preferences = SendingPreferencesService(db, identities, outbox)
     users = UserService(db, throttle, sessions=sessions, devices=TrustedDevices(db), two_factor=two_factor)
     users.on_disabled.append(outbox.stop_disabled)
@@ -258,6 +261,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         rules=rules,
         propagation=PropagationService(db, providers, destroyer),
         calendar=calendar,
+        address_books=address_books,
         app_passwords=AppPasswordService(db, throttle),
         emails=EmailReader(db, downloads),
         email_query=EmailQueryService(db),

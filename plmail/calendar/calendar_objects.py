@@ -44,6 +44,11 @@ _CSS_COLOR = re.compile(r"#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[a-zA-Z]{3,15}")
 _COLORS = {"blue": "#3465a4", "teal": "#2aa198", "green": "#4e9a06", "red": "#cc0000", "orange": "#f57900"}
 
 
+def calendar_color(name: str) -> str:
+    """A calendar's colour as #rrggbb: the named ones the pages use, or the value stored."""
+    return _COLORS.get(name, name)
+
+
 def utc_text(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -53,7 +58,7 @@ def calendar_object(row: CalendarRow) -> dict[str, Any]:
     removable = not row.is_default and row.account_id is None
     return {
         "id": str(row.id), "name": row.name or DEFAULT_NAME, "description": row.description,
-        "color": _COLORS.get(row.color, row.color),
+        "color": calendar_color(row.color),
         "sortOrder": row.sort_order if row.sort_order is not None else (0 if row.is_default else 1),
         "isSubscribed": row.is_subscribed, "isVisible": row.is_visible, "isDefault": row.is_default,
         "includeInAvailability": "all", "timeZone": row.time_zone, "shareWith": None,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from plmail.calendar.backfill import EventBackfill
 from plmail.calendar.browse import CalendarBrowser
 from plmail.calendar.calendar_objects import CalendarObjects
+from plmail.calendar.dav import CalendarDavStore
 from plmail.calendar.editor import CalendarEditor
 from plmail.calendar.extraction import (
     EngineStatus,
@@ -25,6 +26,7 @@ from plmail.calendar.proposals.service import ProposalService
 from plmail.calendar.proposals.step import ProposeEventsStep, ProposeOnRelease
 from plmail.calendar.reconciler import EventReconciler
 from plmail.calendar.repos.changes import CalendarChangeRepository
+from plmail.calendar.repos.dav import CalendarDavRepository
 from plmail.calendar.repos.events import CalendarEventRepository
 from plmail.calendar.repos.feeds import CalendarFeedRepository
 from plmail.calendar.repos.links import EventSourceLinkRepository
@@ -65,6 +67,7 @@ class CalendarServices:
     feeds: CalendarFeeds
     objects: CalendarObjects
     upcoming: UpcomingEvents
+    dav: CalendarDavStore
 
     @classmethod
     def build(
@@ -89,6 +92,8 @@ class CalendarServices:
         proposals = ProposalService(db, proposal_rows, events, suppressor, writer, resolver, links=links)
         accounts = AccountRepository(db)
         editor = CalendarEditor(db, calendars, events, writer, suppressor)
+        objects = CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts, editor)
+        users = UserRepository(db)
         return cls(
             resolver=resolver, writer=writer,
             suppressor=suppressor, reconciler=reconciler, extraction=extraction,
@@ -99,9 +104,10 @@ class CalendarServices:
             extractors=extractors, kitinerary=engine,
             editor=editor,
             importer=IcsImporter(db, calendars, events, writer),
-            feeds=CalendarFeeds(CalendarFeedRepository(db), calendars, events, UserRepository(db)),
-            objects=CalendarObjects(calendars, events, CalendarChangeRepository(db), accounts, editor),
+            feeds=CalendarFeeds(CalendarFeedRepository(db), calendars, events, users),
+            objects=objects,
             upcoming=UpcomingEvents(events, links),
+            dav=CalendarDavStore(db, objects, events, links, CalendarDavRepository(db), writer, editor, users),
         )
 
     def send_invitations_with(self, db: Database, identities: IdentityService, drafts: DraftService,

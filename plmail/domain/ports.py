@@ -16,7 +16,7 @@ from plmail.domain.enums import ProviderKind, QueueName
 from plmail.domain.ingest import HoldQuestion, PostIngestResult, ProviderRef
 from plmail.domain.jobs import JobSpec
 from plmail.domain.models import Account
-from plmail.domain.outgoing import OutgoingMessage, ProvidedIdentity, SendReceipt
+from plmail.domain.outgoing import ContactSuggestion, OutgoingMessage, ProvidedIdentity, SendReceipt
 from plmail.domain.providers import ImportPage, PendingChange, PropagationOutcome, Tombstone
 
 
@@ -256,3 +256,10 @@ class OneClickUnsubscriber(Protocol):
     https URI, through the outbound-request guard (the URI comes from mail); returns the HTTP status."""
 
     async def post_one_click(self, url: str) -> int: ...
+
+
+class CardSuggestions(Protocol):
+    """Addresses from the user's own address book (the contacts area's cards) for what was typed, so the composer
+    offers the people the user keeps as well as those mail gathered, without mail importing the contacts area."""
+
+    async def suggest(self, user_id: int, typed: str, limit: int) -> list[ContactSuggestion]: ...

@@ -49,6 +49,7 @@ PUBLIC_PATHS: Final = ("^/login", "^/setup", "^/healthz", "^/metrics", "^/static
                        "^/favicon.ico", "^/calendar/feed/", "^/identities/confirm/", "^/provider-push/",
                        "^/sw.js$", "^/manifest.webmanifest$", "^/offline$", "^/push/action$")
 _PUBLIC = re.compile("|".join(PUBLIC_PATHS))
+AUTHENTICATES_ITSELF: Final = "authenticates_itself"  # a route handler's opt: no session asked for
 
 
 def is_public(scope: Scope) -> bool:
@@ -147,6 +148,8 @@ def safe_next(target: str | None) -> str:
 class RequireSignIn(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
     should_bypass_for_scope = staticmethod(is_public)
+    # A mounted app (CalDAV at /dav) sees scope["path"] rewritten below its mount, so it says so by this opt.
+    exclude_opt_key = AUTHENTICATES_ITSELF
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         request: Request[Any, Any, Any] = Request(scope)

@@ -116,6 +116,15 @@ class CalendarRepository:
         )
         return [int(r["id"]) for r in rows]
 
+    async def describe(self, user_id: int, calendar_id: int, name: str | None, color: str | None) -> bool:
+        """A new name and/or colour (None keeps the one there)."""
+        status = await self.db.execute(
+            """UPDATE calendar SET name = coalesce($3, name), color = coalesce($4, color), updated_at = now()
+                WHERE id = $1 AND user_id = $2""",
+            calendar_id, user_id, name, color,
+        )
+        return status.endswith(" 1")
+
     async def delete(self, user_id: int, calendar_id: int) -> bool:
         status = await self.db.execute(
             "DELETE FROM calendar WHERE id = $1 AND user_id = $2 AND NOT is_default", calendar_id, user_id
