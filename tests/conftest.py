@@ -42,6 +42,7 @@ _ALONE = (
     "tests/integration/jmap/test_push_subscriptions.py",
     "tests/integration/jmap_accounts/",
     "tests/integration/providers/test_mail_contract.py",
+    "tests/integration/providers/test_jmap_cyrus_submission.py",
     "tests/integration/ops/test_home_lab.py",
     "tests/integration/ops/test_release.py",
     "tests/integration/ops/test_two_nodes.py",

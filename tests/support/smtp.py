@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, syntax
 
 from tests.support.dovecot import make_tls_files
 from tests.support.net import free_port
@@ -96,6 +96,20 @@ class _Handler:
         return "250 2.0.0 Ok: queued"
 
 
+class _Smtp(SMTP):
+    """aiosmtpd's session, also taking MAIL FROM's AUTH parameter, which a server offering AUTH must accept
+    (RFC 4954 §5) and a relaying client such as Cyrus sends with every message."""
+
+    @syntax("MAIL FROM: <address>", extended=" [SP <mail-parameters>]")
+    async def smtp_MAIL(self, arg: str | None) -> None:
+        await super().smtp_MAIL(re.sub(r"\s+AUTH=\S*", "", arg, flags=re.IGNORECASE) if arg else arg)
+
+
+class _Controller(Controller):
+    def factory(self) -> SMTP:
+        return _Smtp(self.handler, **self.SMTP_kwargs)
+
+
 class SmtpServer:
     def __init__(self, *, implicit_tls: bool = False, username: str = USERNAME, password: str = PASSWORD,
                  size_limit: int = 33_554_432) -> None:
@@ -121,7 +135,7 @@ class SmtpServer:
         if not implicit_tls:
             server["tls_context"] = context
             server["require_starttls"] = True
-        self.controller = Controller(_Handler(self), hostname=HOST, port=self.port, server_hostname="localhost",
+        self.controller = _Controller(_Handler(self), hostname=HOST, port=self.port, server_hostname="localhost",
                                      ssl_context=context if implicit_tls else None, **server)
 
     def _authenticate(self, server: SMTP, session: Session, envelope: Envelope, mechanism: str,

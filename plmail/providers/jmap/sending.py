@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,9 @@ _USING = (CORE, MAIL, SUBMISSION)
 # EmailSubmission/set SetErrors (RFC 8621 §7.5) that sending again cannot cure.
 _PERMANENT = {"invalidEmail", "tooManyRecipients", "noRecipients", "invalidRecipients", "forbiddenMailFrom",
               "forbiddenFrom", "forbiddenToSend", "tooLarge", "invalidProperties", "notFound"}
+# ... unless the server hands on its relay's reply and that is a transient one (a 4xx, RFC 5321 §4.2.1, or a 4.X.X
+# enhanced code, RFC 3463 §3.1): Cyrus reports its relay's "421 4.3.2 try again later" as forbiddenToSend.
+_TRANSIENT_REPLY = re.compile(r"^\s*(?:4\d\d(?:[ -]|$)|4\.\d{1,3}\.\d{1,3}(?:\s|$))")
 
 
 def _addresses(value: Any) -> tuple[Address, ...]:
@@ -118,8 +122,10 @@ class JmapTransport:
         if not (answer.get("created") or {}).get("send"):
             error = (answer.get("notCreated") or {}).get("send") or {}
             kind = str(error.get("type") or "serverFail")
+            description = str(error.get("description") or "")
+            permanent = kind in _PERMANENT and not _TRANSIENT_REPLY.match(description)
             await self.mail.call(upstream, "Email/set", {"destroy": [created["id"]]})  # not left in Drafts
-            raise SendError(f"The JMAP server refused to send it: {kind} {error.get('description') or ''}".strip(),
-                            failure=SendFailure.PERMANENT if kind in _PERMANENT else SendFailure.TEMPORARY,
+            raise SendError(f"The JMAP server refused to send it: {kind} {description}".strip(),
+                            failure=SendFailure.PERMANENT if permanent else SendFailure.TEMPORARY,
                             reason=kind, rejected=tuple(error.get("invalidRecipients") or ()))
         return SendReceipt(provider_files_copy=sent is not None)

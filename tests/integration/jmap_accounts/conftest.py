@@ -12,12 +12,11 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from plmail.config import Settings
+from tests.support.jmap_peer import JmapPeer
 from tests.support.mail import make_message
 from tests.support.pg import PgTestCluster
 from tests.support.serve import ServeProcess
@@ -37,7 +36,7 @@ class UpstreamServer:
 
 
 @dataclass
-class UpstreamUser:
+class UpstreamUser(JmapPeer):
     server: UpstreamServer
     email: str
     token: str
@@ -46,50 +45,13 @@ class UpstreamUser:
     def url(self) -> str:
         return self.server.serve.url
 
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-    def session(self) -> dict[str, Any]:
-        response = httpx.get(f"{self.url}/jmap/session", headers=self.headers(), timeout=30)
-        assert response.status_code == 200, response.text
-        found: dict[str, Any] = response.json()
-        return found
+    @property
+    def session_url(self) -> str:
+        return f"{self.url}/jmap/session"
 
     @property
-    def account_id(self) -> str:
-        return str(self.session()["primaryAccounts"]["urn:ietf:params:jmap:mail"])
-
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        body = {"using": ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail",
-                          "urn:ietf:params:jmap:submission"],
-                "methodCalls": [[name, {"accountId": self.account_id, **arguments}, "0"]]}
-        response = httpx.post(f"{self.url}/jmap/api", json=body, headers=self.headers(), timeout=60)
-        assert response.status_code == 200, response.text
-        [[answered, result, _]] = response.json()["methodResponses"][:1]
-        assert answered == name, result
-        found: dict[str, Any] = result
-        return found
-
-    def mailboxes(self) -> dict[str, dict[str, Any]]:
-        """By role, else by name."""
-        return {(m.get("role") or m["name"]): m for m in self.call("Mailbox/get", {"ids": None})["list"]}
-
-    def emails(self) -> dict[str, dict[str, Any]]:
-        """By subject: mailboxIds and keywords."""
-        ids = self.call("Email/query", {})["ids"]
-        got = self.call("Email/get", {"ids": ids, "properties": ["subject", "mailboxIds", "keywords"]})["list"]
-        return {e["subject"]: e for e in got}
-
-    def deliver(self, raw: bytes, mailbox: str = "inbox") -> str:
-        """New mail at the upstream: uploaded and put in a mailbox with Email/import (RFC 8621 §4.8)."""
-        upload = httpx.post(f"{self.url}/jmap/upload/{self.account_id}/", content=raw,
-                            headers={**self.headers(), "Content-Type": "message/rfc822"}, timeout=30)
-        assert upload.status_code in (200, 201), upload.text
-        target = self.mailboxes()[mailbox]["id"]
-        answer = self.call("Email/import", {"emails": {"new": {"blobId": upload.json()["blobId"],
-                                                               "mailboxIds": {target: True}}}})
-        assert answer.get("created"), answer
-        return str(answer["created"]["new"]["id"])
+    def authorization(self) -> str:
+        return f"Bearer {self.token}"
 
 
 def write_mbox(path: Path, messages: Sequence[bytes]) -> Path:

@@ -1,8 +1,8 @@
 """One contract for every mail provider (issue 31), as Litestar runs one store test over every store: each
 provider comes in as a `ProviderSide` over its real or published-API server (Dovecot for IMAP, the Gmail and
-Graph fakes, a second plmail as the JMAP upstream), and `tests/integration/providers/test_mail_contract.py` runs
-the same sync and propagate assertions over all four. A new provider adds one side class and one entry in
-`SIDES`."""
+Graph fakes, a second plmail and Debian's Cyrus as JMAP upstreams), and
+`tests/integration/providers/test_mail_contract.py` runs the same sync and propagate assertions over all of them. A
+new provider adds one side class and one entry in `SIDES`; a new JMAP upstream only a `JmapPeer` and an entry."""
 
 from __future__ import annotations
 
@@ -24,13 +24,15 @@ from plmail.providers.jmap.accounts import JmapAccountInput, JmapAccountService
 from plmail.services import Services
 from tests.integration.gmail.conftest import connect_account as connect_gmail
 from tests.integration.graph.conftest import connect as connect_graph
-from tests.integration.jmap_accounts.conftest import UpstreamServer, UpstreamUser, make_upstream_user, upstream_server
+from tests.integration.jmap_accounts.conftest import UpstreamServer, make_upstream_user, upstream_server
 from tests.integration.sending.conftest import add_sending_account
+from tests.support.cyrus import CyrusUser, cyrus, cyrus_user
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_user
 from tests.support.fakes import FakeServer, GmailFake, GraphFake
+from tests.support.jmap_peer import JmapPeer
 from tests.support.smtp import SmtpServer, smtp, smtp_server
 
-__all__ = ["dovecot", "dovecot_user", "smtp", "smtp_server", "upstream_server"]
+__all__ = ["cyrus", "cyrus_user", "dovecot", "dovecot_user", "smtp", "smtp_server", "upstream_server"]
 
 Place = str  # "inbox" | "archive" | "trash" | "spam" | "other"
 
@@ -241,13 +243,15 @@ class GraphSide:
 
 @dataclass
 class JmapSide:
-    up: UpstreamUser
+    """Any JMAP upstream, seen through another JMAP client of it."""
+
+    up: JmapPeer
     address: str
     smtp: SmtpServer
     name: str = "jmap"
 
     async def delivered(self, subject: str) -> list[tuple[set[str], bytes]]:
-        """The upstream's EmailSubmission hands it to its own account's SMTP server, the suite's."""
+        """The upstream's EmailSubmission hands it to an SMTP server of its own, the suite's."""
         return await _smtp_arrivals(self.smtp, subject)
 
     def _email(self, subject: str) -> dict[str, Any] | None:
@@ -325,8 +329,20 @@ async def _jmap(request: pytest.FixtureRequest, services: Services) -> Connected
     return Connected(services, user, account_id, JmapSide(up, sender, smtp))
 
 
+async def _jmap_cyrus(request: pytest.FixtureRequest, services: Services) -> Connected:
+    """A Cyrus user signs in with its address and password (HTTP Basic); the server is given by its bare address,
+    as a person types it, so the session is found through Cyrus's /.well-known/jmap redirect. Cyrus relays what
+    it sends to the suite's SMTP server itself (`smtp_backend: host`)."""
+    up: CyrusUser = request.getfixturevalue("cyrus_user")
+    smtp: SmtpServer = request.getfixturevalue("smtp")
+    user = await _new_user(services)
+    account_id = await services.providers.get(JmapAccountService).add(
+        user.id, JmapAccountInput(email=up.email, secret=up.password, server=up.url))
+    return Connected(services, user, account_id, JmapSide(up, up.email, smtp, name="jmap-cyrus"))
+
+
 SIDES: dict[str, Callable[[pytest.FixtureRequest, Services], Any]] = {
-    "imap": _imap, "gmail": _gmail, "graph": _graph, "jmap": _jmap}
+    "imap": _imap, "gmail": _gmail, "graph": _graph, "jmap": _jmap, "jmap-cyrus": _jmap_cyrus}
 
 
 @pytest.fixture(params=sorted(SIDES))
@@ -364,7 +380,7 @@ def _loopback_allowed(settings: Settings, request: pytest.FixtureRequest) -> Set
 
 
 HOSTS: dict[str, Callable[[Settings, pytest.FixtureRequest], Settings]] = {
-    "gmail": _gmail_hosts, "graph": _graph_hosts, "jmap": _loopback_allowed}
+    "gmail": _gmail_hosts, "graph": _graph_hosts, "jmap": _loopback_allowed, "jmap-cyrus": _loopback_allowed}
 
 
 @pytest.fixture
