@@ -19,10 +19,11 @@ from icalendar import Calendar, Event
 
 from plmail.calendar.calendar_objects import CalendarObjects, calendar_color
 from plmail.calendar.drafts import draft_from_claim
-from plmail.calendar.editor import CalendarEditor
+from plmail.calendar.editor import CalendarEditor, significant_change
 from plmail.calendar.extraction import ExtractedEvent, ItipMethod, parse_ics
 from plmail.calendar.ics_files import PRODID, STATUS, event_components
 from plmail.calendar.occurrences import off_the_loop
+from plmail.calendar.organiser import Method, address_of, organised_by
 from plmail.calendar.repos.dav import CalendarDavRepository
 from plmail.calendar.repos.events import CalendarEventRepository
 from plmail.calendar.repos.links import EventSourceLinkRepository
@@ -240,8 +241,34 @@ class CalendarDavStore:
             if stored is None:
                 raise NotFoundError("The event went away while it was written.")
             await self.dav.name(user_id, calendar_id, href, event_id, data, stored.updated_at)
-            written = DavWrite(was_created, etag_of(stored))
+            written, after = DavWrite(was_created, etag_of(stored)), stored
+        await self._schedule(user_id, existing, after, zone_name)
         return written
+
+    async def _schedule(self, user_id: int, before: StoredEvent | None, after: StoredEvent, zone_name: str) -> None:
+        """An event the phone wrote with the user as ORGANIZER goes to its ATTENDEEs as a CalDAV scheduling server
+        sends it (RFC 6638 §3.2): a REQUEST when made or changed in time, place or title, a CANCEL to a guest taken
+        off. The phone keeps the SEQUENCE (RFC 5546 §2.1.4 is the organiser's, and the phone is the organiser's
+        client), so it is sent as written. A refused send is the sender's to report; the event stays saved."""
+        invitations = self.editor.invitations
+        if invitations is None or not (after.values.attendees or (before and before.values.attendees)):
+            return
+        if not organised_by(after.values.organizer, await invitations.own_addresses(user_id)):
+            return
+        guests = [a for a in after.values.attendees if isinstance(a, dict) and address_of(a)
+                  and address_of(a) != address_of(after.values.organizer)]
+        earlier = {address_of(a): a for a in (before.values.attendees if before else []) if isinstance(a, dict)}
+        invited = {address_of(a) for a in guests}
+        removed = [a for key, a in earlier.items() if key and key not in invited
+                   and key != address_of(after.values.organizer)]
+        if removed:
+            await invitations.send(user_id, after, Method.CANCEL, removed, kind="cancelled", user_zone=zone_name)
+        if before is None or significant_change(before.values, after.values):
+            await invitations.send(user_id, after, Method.REQUEST, guests, kind="new" if before is None else "changed",
+                                   user_zone=zone_name)
+        else:
+            added = [a for a in guests if address_of(a) not in earlier]
+            await invitations.send(user_id, after, Method.REQUEST, added, kind="new", user_zone=zone_name)
 
     async def delete(self, user_id: int, calendar_id: int, href: str, *, if_match: str | None) -> None:
         """Deleting is "not an event", as on the web: what mail brought does not come back with the next mail."""

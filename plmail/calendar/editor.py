@@ -275,7 +275,7 @@ class CalendarEditor:
             before = {address_of(a): a for a in event.values.attendees if isinstance(a, dict) and address_of(a)}
             organising = self.invitations is not None and organizer is not None and organised_by(
                 organizer, await self.invitations.own_addresses(user_id))
-            significant = _significant(event.values, values)
+            significant = significant_change(event.values, values)
             if organising and (before or attendees) and significant:
                 values = replace(values, sequence=event.sequence + 1)
                 # a guest's earlier answer was to the old time: they are asked again
@@ -394,7 +394,7 @@ class CalendarEditor:
         )
 
 
-def _significant(before: EventValues, after: EventValues) -> bool:
+def significant_change(before: EventValues, after: EventValues) -> bool:
     """A change guests must hear of again: its time, title, place or repetition (RFC 5546 §2.1.4)."""
     return (before.starts_at, before.ends_at, before.is_all_day, before.title, before.location, before.recurrence,
             before.raw_rrule) != (after.starts_at, after.ends_at, after.is_all_day, after.title, after.location,
