@@ -146,6 +146,7 @@ async def test_quotes_and_signatures_fold_and_show_original_has_headers_source_a
     await expect(body.get_by_text("Head of numbers")).to_be_hidden()
     await body.locator("details.quote summary").click()
     await expect(body.get_by_text("Can you send the numbers?")).to_be_visible()
+    await page.locator("section.message .message-more summary").click()  # the message's own menu (issue 32)
     await page.get_by_role("link", name="Show original").click()
     await expect(page.get_by_role("heading", name="Original message")).to_be_visible()
     facts = page.locator("table.facts")
