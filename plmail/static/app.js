@@ -209,7 +209,7 @@
     u: backToList,
     Escape: function () {
       // Esc leaves a conversation unless something on it is open: a composer, a menu, a dialog (theirs first).
-      if (document.querySelector("[data-composer], details.more-actions[open] :focus, dialog[open]")) return false;
+      if (document.querySelector("[data-composer], details.menu-wrap[open] :focus, dialog[open]")) return false;
       if (document.body.classList.contains("menu-open")) return false;
       return backToList();
     },
@@ -222,13 +222,13 @@
       if (!row) return false;
       var box = row.querySelector("input[name=thread_ids]");
       box.checked = !box.checked;
-      row.classList.toggle("selected", box.checked);
+      showSelection();
       return true;
     },
     I: function () { return act("read"); },
     U: function () { return act("unread"); },
     l: function () { return focusField("select[name=label_id]"); },
-    b: function () { return focusField("select[name=snooze]"); },
+    b: function () { return focusField("[name=snooze]"); },  // the snooze menu's first choice
     z: function () { return undo(); },
     "/": function () {
       var box = document.querySelector("[data-search-box]");
@@ -314,6 +314,10 @@
   }
 
   // -- conversations: collapsed messages and folded quotes ----------------------------------------
+  // What thread.html's frame style hides until "…": quotes and signatures as Gmail, Thunderbird, Proton, Yahoo
+  // and Outlook (its reply header and everything after it) write them.
+  var FOLDED_IN_HTML = "blockquote, .gmail_quote, .gmail_signature, .moz-cite-prefix, .protonmail_quote, " +
+    ".yahoo_quoted, #divRplyFwdMsg, #appendonsend";
   function startConversation() {
     document.querySelectorAll("[data-expand]").forEach(function (row) {
       row.addEventListener("click", function () {
@@ -329,7 +333,7 @@
       function check() {
         var doc = frame.contentDocument;
         if (!doc || !toggle || !toggle.hasAttribute("data-fold-toggle")) return;
-        toggle.hidden = !doc.querySelector("blockquote, .gmail_quote, .gmail_signature, .moz-cite-prefix");
+        toggle.hidden = !doc.querySelector(FOLDED_IN_HTML);
       }
       frame.addEventListener("load", check);
       if (frame.contentDocument && frame.contentDocument.readyState === "complete") check();
@@ -414,17 +418,95 @@
     box.addEventListener("blur", function () { setTimeout(function () { list.innerHTML = ""; }, 150); });
   }
 
-  // -- the list's selection highlight -------------------------------------------------------------
-  function startList() {
-    // On a wide screen every action shows; on a phone the rarer ones fold into "More".
-    if (window.matchMedia("(min-width: 900px)").matches) {
-      document.querySelectorAll("details.more-actions").forEach(function (d) { d.open = true; });
-    }
+  // -- the list's selection: highlight, "3 selected", the select-all box's third state ---------------
+  // The bar of bulk actions shows by CSS alone (mail.css, :has(:checked)); this adds the count to it.
+  function showSelection() {
     var form = listForm();
     if (!form) return;
-    form.addEventListener("change", function (e) {
-      if (e.target.name === "thread_ids") e.target.closest("li.thread").classList.toggle("selected", e.target.checked);
+    var boxes = form.querySelectorAll("input[name=thread_ids]");
+    var n = 0;
+    boxes.forEach(function (box) {
+      box.closest("li.thread").classList.toggle("selected", box.checked);
+      if (box.checked) n++;
     });
+    var count = form.querySelector("[data-selected-count]");
+    if (count) count.textContent = n ? (form.getAttribute("data-selected-text") || "{n}").replace("{n}", n) : "";
+    var page = document.getElementById("select-page");
+    if (page) {
+      page.checked = n > 0 && n === boxes.length;
+      page.indeterminate = n > 0 && n < boxes.length;
+    }
+    form.classList.toggle("has-selection", n > 0);
+  }
+
+  // -- menus (details.menu-wrap): one open at a time, closed by a click elsewhere or Esc --------------
+  function startMenus() {
+    document.addEventListener("toggle", function (e) {
+      var opened = e.target;
+      if (!opened.matches || !opened.matches("details.menu-wrap") || !opened.open) return;
+      document.querySelectorAll("details.menu-wrap[open]").forEach(function (other) {
+        if (other !== opened && !other.contains(opened)) other.open = false;
+      });
+    }, true);
+    document.addEventListener("click", function (e) {
+      document.querySelectorAll("details.menu-wrap[open]").forEach(function (menu) {
+        if (!menu.contains(e.target)) menu.open = false;
+      });
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key !== "Escape") return;
+      var open = document.querySelectorAll("details.menu-wrap[open]");
+      if (!open.length) return;
+      var last = open[open.length - 1];
+      last.open = false;
+      var summary = last.querySelector("summary");
+      if (summary) summary.focus();
+      e.stopPropagation();
+    }, true);
+  }
+
+  // -- a row's own actions: on hover by CSS; on a touch screen a long press shows them ---------------
+  var LONG_PRESS_MS = 500;
+  function startRowActions() {
+    var timer = null, pressed = null, moved = false;
+    function clear() { if (timer) { clearTimeout(timer); timer = null; } }
+    document.addEventListener("touchstart", function (e) {
+      var row = e.target.closest && e.target.closest("li.thread");
+      if (!row || e.target.closest(".row-actions, input, button")) return;
+      moved = false;
+      clear();
+      timer = setTimeout(function () {
+        timer = null;
+        document.querySelectorAll("li.thread.actions-open").forEach(function (r) { r.classList.remove("actions-open"); });
+        row.classList.add("actions-open");
+        pressed = row;
+      }, LONG_PRESS_MS);
+    }, { passive: true });
+    document.addEventListener("touchmove", function () { moved = true; clear(); }, { passive: true });
+    document.addEventListener("touchend", clear, { passive: true });
+    // The click that ends a long press does not open the conversation; a tap elsewhere hides the actions.
+    document.addEventListener("click", function (e) {
+      if (pressed && e.target.closest && e.target.closest("li.thread") === pressed && !e.target.closest(".row-actions, .star-toggle")) {
+        if (!moved && e.target.closest("a")) e.preventDefault();
+        pressed = null;
+        return;
+      }
+      if (!e.target.closest || !e.target.closest(".row-actions")) {
+        document.querySelectorAll("li.thread.actions-open").forEach(function (r) { r.classList.remove("actions-open"); });
+      }
+    }, true);
+    document.addEventListener("contextmenu", function (e) {
+      if (e.target.closest && e.target.closest("li.thread.actions-open")) e.preventDefault();
+    });
+  }
+
+  function startList() {
+    document.addEventListener("change", function (e) {
+      if (e.target.name === "thread_ids" || e.target.id === "select-page") showSelection();
+    });
+    // The live list swaps rows in (htmx): their boxes start unchecked.
+    document.body.addEventListener("htmx:afterSwap", showSelection);
+    showSelection();
   }
 
   document.addEventListener("DOMContentLoaded", function () {
@@ -434,5 +516,7 @@
     startConversation();
     startSearch();
     startList();
+    startMenus();
+    startRowActions();
   });
 })();

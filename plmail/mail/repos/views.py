@@ -40,6 +40,7 @@ class ThreadSummary:
     snoozed_until: datetime | None = None
     label_ids: tuple[int, ...] = ()  # the thread's labels, for the chips on its row
     participants: tuple[tuple[str, bool], ...] = ()  # (name or address, is one of the user's) by first message
+    has_invitation: bool = False  # a message of it carries a calendar part (the row's invitation chip)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,8 @@ SELECT t.id, t.account_id, a.name AS account_name, coalesce(t.subject, '') AS su
        {_TAB} AS category, coalesce(latest.from_name, '') AS sender_name,
        coalesce(latest.from_address, '') AS sender_address, coalesce(latest.preview, '') AS preview, t.binned,
        t.snoozed_until,
+       EXISTS (SELECT 1 FROM message im JOIN message_part ip ON ip.message_id = im.id
+                WHERE im.thread_id = t.id AND ip.is_calendar) AS has_invitation,
        ARRAY(SELECT tl.label_id FROM thread_label tl WHERE tl.thread_id = t.id ORDER BY tl.label_id) AS label_ids,
        -- Who wrote in the conversation, in the order they first did (the list's "me, Carol, Dave"); drafts not.
        -- Dates that tie (clients write whole seconds) fall back on arrival, as the thread's own order does.
@@ -143,7 +146,7 @@ def _summary(r: asyncpg.Record) -> ThreadSummary:
         r["id"], r["account_id"], r["account_name"] or "", r["subject"], r["last_message_at"], r["message_count"],
         r["unread_count"], r["has_attachments"], r["starred"], r["category"], r["sender_name"], r["sender_address"],
         r["preview"], r["binned"], r["snoozed_until"], tuple(r["label_ids"] or ()),
-        tuple((str(name), bool(me)) for name, me in (_loads(r["participants"]) or ())),
+        tuple((str(name), bool(me)) for name, me in (_loads(r["participants"]) or ())), bool(r["has_invitation"]),
     )
 
 

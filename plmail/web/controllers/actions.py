@@ -7,7 +7,7 @@ a phone is one code path. "Delete forever" and "Empty trash" are MailDestroyer's
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -39,7 +39,22 @@ class ActionForm:
     label_id: int | None = None
     snooze: str = ""
     snooze_custom: str = ""
+    snooze_date: str = ""  # the snooze menu's date picker: a date field and a time choice, joined here
+    snooze_time: str = ""
     next: str = "/"
+
+    @property
+    def chosen_action(self) -> str:
+        """A snooze menu item is one button that names only its time (name=snooze value=tomorrow): the action
+        it means is snooze."""
+        return self.action or ("snooze" if self.snooze else "")
+
+    @property
+    def custom_time(self) -> str:
+        """The picked time as `YYYY-MM-DDTHH:MM`: from the date and time fields, else the one-field form."""
+        if self.snooze_date.strip():
+            return f"{self.snooze_date.strip()}T{self.snooze_time.strip() or '08:00'}"
+        return self.snooze_custom
 
 
 def _label(form: ActionForm) -> int:
@@ -50,7 +65,7 @@ def _label(form: ActionForm) -> int:
 
 async def _snooze(ops: ThreadOperations, user_id: int, scope: Scope, form: ActionForm,
                   time_zone: str) -> OperationResult:
-    until = resolve_snooze(form.snooze, form.snooze_custom, datetime.now(UTC), time_zone)
+    until = resolve_snooze(form.snooze, form.custom_time, datetime.now(UTC), time_zone)
     return await ops.snooze(user_id, scope["thread_ids"], until)
 
 
@@ -118,6 +133,7 @@ class ActionController(Controller):
 
     async def _threads(self, request: Request[Any, Any, Any]) -> Redirect:
         data = parse_form(await request.form(), ActionForm)
+        data = replace(data, action=data.chosen_action)
         user = signed_in_user(request)
         services = services_from(request)
         thread_ids = list(data.thread_ids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -189,3 +190,31 @@ async def test_an_action_with_an_idempotency_key_is_applied_once(client: httpx.A
     assert again.status_code == 200
     too_long = await client.post("/actions", data=form, headers={"Idempotency-Key": "x" * 201})
     assert too_long.status_code == 400
+
+
+async def test_the_snooze_menu_posts_a_choice_or_a_picked_date_and_time(client: httpx.AsyncClient,
+                                                                        mailbox: Mailbox) -> None:
+    """Issue 32: a snooze menu item is one button (name=snooze); "Pick date & time" sends a date and a time."""
+    first, second = await _fill(mailbox, 2)
+    await _signed_in(client, mailbox)
+    page = (await client.get(f"/thread/{first}")).text
+    assert 'type="date" name="snooze_date"' in page and 'type="datetime-local"' not in page
+    picked = await post_form(client, "/actions", {"thread_ids": str(first), "snooze": "custom",
+                                                  "snooze_date": "2099-03-04", "snooze_time": "14:30", "next": "/"},
+                             token_from=f"/thread/{first}")
+    assert picked.status_code == 200
+    until = await mailbox.services.db.fetchval("SELECT snoozed_until FROM message_thread WHERE id = $1", first)
+    assert until == datetime(2099, 3, 4, 14, 30, tzinfo=ZoneInfo(mailbox.user.time_zone))
+    preset = await post_form(client, "/actions", {"thread_ids": str(second), "snooze": "tomorrow", "next": "/"},
+                             token_from="/")
+    assert preset.status_code == 200
+    tomorrow = await mailbox.services.db.fetchval("SELECT snoozed_until FROM message_thread WHERE id = $1", second)
+    local = tomorrow.astimezone(ZoneInfo(mailbox.user.time_zone))
+    assert local.date() == (datetime.now(ZoneInfo(mailbox.user.time_zone)) + timedelta(days=1)).date()
+    assert (local.hour, local.minute) == (8, 0)  # snooze.py's morning
+    await mailbox.services.operations.wake(mailbox.user.id, [first])
+    for bad in ({"snooze_date": ""}, {"snooze_date": "2099-13-40"}, {"snooze_date": "2001-01-01"}):
+        refused = await post_form(client, "/actions", {"thread_ids": str(first), "snooze": "custom",
+                                                       "snooze_time": "09:00", "next": "/", **bad}, token_from="/")
+        assert refused.status_code == 400, bad
+    assert await mailbox.services.db.fetchval("SELECT snoozed_until FROM message_thread WHERE id = $1", first) is None
