@@ -285,6 +285,7 @@ def vcard_from_card(card: dict[str, Any], previous: str | None = None) -> str:
         raise CardError(f"Unsupported properties: {', '.join(unknown)}.", unknown[0])
     kept: list[str] = []
     version, prodid = "3.0", "-//plmail//contacts//EN"
+    groups = _groups(previous or "")
     for line in unfold(previous or ""):
         prop = parse_line(line)
         if prop is None:
@@ -313,16 +314,18 @@ def vcard_from_card(card: dict[str, Any], previous: str | None = None) -> str:
         if "@" not in address:
             raise CardError(f"'emails/{key}/address' must be an email address.", f"emails/{key}/address")
         internet = ("INTERNET",) if version == "3.0" else ()  # vCard 3.0's type for an email address (RFC 2426)
-        lines.append(f"EMAIL{_params(entry, f'emails/{key}', version, *internet)}:{escape(address)}")
+        lines.append(f"{groups.get(f'emails/{key}', '')}EMAIL{_params(entry, f'emails/{key}', version, *internet)}:"
+                     f"{escape(address)}")
     for key, entry in _entries(card, "phones", "Phone"):
         number = _text(entry, "number", f"phones/{key}") or ""
         features = entry.get("features") or {}
         if not isinstance(features, dict):
             raise CardError(f"'phones/{key}/features' must be an object.", f"phones/{key}/features")
         wanted = [vcard for vcard, js in _PHONE_FEATURES.items() if features.get(js)]
-        lines.append(f"TEL{_params(entry, f'phones/{key}', version, *wanted)}:{escape(number)}")
+        lines.append(f"{groups.get(f'phones/{key}', '')}TEL{_params(entry, f'phones/{key}', version, *wanted)}:"
+                     f"{escape(number)}")
     for key, entry in _entries(card, "addresses", "Address"):
-        lines.append(_adr_line(entry, f"addresses/{key}", version))
+        lines.append(groups.get(f"addresses/{key}", "") + _adr_line(entry, f"addresses/{key}", version))
     for key, entry in _entries(card, "organizations", "Organization"):
         units = entry.get("units") or []
         if not isinstance(units, list) or not all(isinstance(u, dict) for u in units):
@@ -338,12 +341,32 @@ def vcard_from_card(card: dict[str, Any], previous: str | None = None) -> str:
     for js_name, vname, js_type in (("onlineServices", "IMPP", "OnlineService"), ("links", "URL", "Link")):
         for key, entry in _entries(card, js_name, js_type):
             uri = _text(entry, "uri", f"{js_name}/{key}") or ""
-            lines.append(f"{vname}{_params(entry, f'{js_name}/{key}', version)}:{uri}")
+            group = groups.get(f"{js_name}/{key}", "")
+            lines.append(f"{group}{vname}{_params(entry, f'{js_name}/{key}', version)}:{uri}")
     for key, entry in _entries(card, "anniversaries", "Anniversary"):
         lines.append(_anniversary_line(entry, f"anniversaries/{key}", version))
     lines += kept
     lines.append("END:VCARD")
     return "\r\n".join(_fold(line) for line in lines) + "\r\n"
+
+
+_GROUPED = {"EMAIL": "emails/e", "TEL": "phones/p", "ADR": "addresses/a", "IMPP": "onlineServices/s", "URL": "links/l"}
+
+
+def _groups(previous: str) -> dict[str, str]:
+    """The group prefix ("item1.") each mapped entry had, by its JSContact path: Apple ties a custom label
+    (``item1.X-ABLabel``) to an address that way, and the label must still name the same address after a rewrite.
+    Counted as card_from_vcard counts, so "emails/e2" is the second EMAIL there too."""
+    found: dict[str, str] = {}
+    counters: dict[str, int] = {}
+    for line in unfold(previous):
+        prop = parse_line(line)
+        if prop is None or prop.name not in _GROUPED or (prop.name != "ADR" and not prop.value):
+            continue
+        counters[prop.name] = counters.get(prop.name, 0) + 1
+        if prop.group:
+            found[f"{_GROUPED[prop.name]}{counters[prop.name]}"] = prop.group + "."
+    return found
 
 
 def _name_lines(name: Any) -> list[str]:

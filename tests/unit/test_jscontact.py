@@ -62,3 +62,13 @@ def test_a_card_vcard_cannot_hold_is_refused_naming_the_property(card: dict[str,
     with pytest.raises(CardError) as refused:
         vcard_from_card(card)
     assert refused.value.prop == prop
+
+
+def test_apples_grouped_label_still_names_the_same_address_after_a_rewrite() -> None:
+    phone = ("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:g\r\nFN:G\r\nEMAIL;TYPE=INTERNET:first@example.net\r\n"
+             "item1.EMAIL;TYPE=INTERNET:labelled@example.net\r\nitem1.X-ABLabel:Choir\r\nEND:VCARD\r\n")
+    card = card_from_vcard(phone)
+    card["emails"]["e2"]["address"] = "renamed@example.net"
+    written = vcard_from_card(card, phone)
+    assert "item1.EMAIL;TYPE=INTERNET:renamed@example.net" in written and "item1.X-ABLabel:Choir" in written
+    assert "\r\nEMAIL;TYPE=INTERNET:first@example.net" in written
