@@ -107,7 +107,7 @@ class ContactCards:
         numeric = None if ids is None else [int(i) for i in ids if i.isdigit() and len(i) < 19]
         if numeric == []:
             return []
-        rows = await self.index.live(user_id, numeric, limit=limit if numeric is None else len(numeric))
+        rows = await self.index.live(user_id, numeric, limit=limit if numeric is None else min(len(numeric), limit))
         return [_stored(row) for row in rows]
 
     async def changes(self, user_id: int, since: str, limit: int) -> CardChanges:

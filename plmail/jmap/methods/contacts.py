@@ -15,7 +15,7 @@ from typing import Any
 
 from plmail.contacts.cards import BOOK_IDS, ContactCards, StateUnknownError, StoredCard
 from plmail.jmap.args import Args
-from plmail.jmap.capabilities import CONTACTS
+from plmail.jmap.capabilities import CONTACTS, LIMITS
 from plmail.jmap.common import (
     CHANGES_ARGUMENTS,
     GET_ARGUMENTS,
@@ -140,7 +140,11 @@ async def card_get(call: Call) -> dict[str, Any]:
     await cards.gather(user_id)
     state = await cards.state(user_id)
     ids = get_ids(args)
-    found = {s.id: _card_object(s) for s in await cards.cards(user_id, ids)}
+    limit = LIMITS.max_objects_in_get + 1 if ids is None else len(ids)
+    found = {s.id: _card_object(s) for s in await cards.cards(user_id, ids, limit=limit)}
+    if len(found) > LIMITS.max_objects_in_get:
+        raise MethodError("requestTooLarge", f"More than {LIMITS.max_objects_in_get} cards; ask for ids "
+                                             "(ContactCard/query lists them).")
     wanted = ids if ids is not None else list(found)
     return {"accountId": account, "state": state,
             "list": [{p: found[i][p] for p in props if p in found[i]} for i in wanted if i in found],

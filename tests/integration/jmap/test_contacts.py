@@ -12,7 +12,7 @@ import vobject
 from lxml import etree
 
 from plmail.domain.enums import LabelRole
-from tests.integration.jmap.conftest import CORE, JmapBox
+from tests.integration.jmap.conftest import CORE, JmapBox, make_box
 
 CONTACTS = "urn:ietf:params:jmap:contacts"
 USING = [CORE, CONTACTS]
@@ -292,4 +292,14 @@ async def test_each_bad_card_gets_its_own_set_error_and_the_good_one_is_kept(box
     assert uid["notUpdated"][card_id]["properties"] == ["uid"]
     stale = await error(box, "ContactCard/set", {"ifInState": state, "destroy": [card_id]})
     assert stale["type"] == "stateMismatch"
+    assert [c["name"]["full"] for c in (await call(box, "ContactCard/get", {"ids": None}))["list"]] == ["Good Card"]
+
+    # Another user cannot read, change or remove it by its id.
+    other = await make_box(box.services, box.http, "other@example.org")
+    theirs = await call(other, "ContactCard/get", {"ids": [card_id]})
+    assert theirs["list"] == [] and theirs["notFound"] == [card_id]
+    foreign = await call(other, "ContactCard/set", {"update": {card_id: {"name/full": "Mine"}}, "destroy": [card_id]})
+    assert foreign["notUpdated"][card_id]["type"] == "notFound"
+    assert foreign["notDestroyed"][card_id]["type"] == "notFound"
+    assert (await call(other, "ContactCard/query", {}))["ids"] == []
     assert [c["name"]["full"] for c in (await call(box, "ContactCard/get", {"ids": None}))["list"]] == ["Good Card"]
