@@ -22,10 +22,11 @@ WEBSOCKET: Final = "urn:ietf:params:jmap:websocket"  # RFC 8887
 VACATION: Final = "urn:ietf:params:jmap:vacationresponse"  # RFC 8621 §8
 QUOTA: Final = "urn:ietf:params:jmap:quota"  # RFC 9425
 CALENDARS: Final = "urn:ietf:params:jmap:calendars"  # JMAP for Calendars, JSCalendar (RFC 8984) events
+CONTACTS: Final = "urn:ietf:params:jmap:contacts"  # RFC 9610, JSContact (RFC 9553) cards
 WEBPUSH_VAPID: Final = "urn:ietf:params:jmap:webpush-vapid"  # RFC 9749: the key Web Push subscriptions are for
 
 SUPPORTED: Final = frozenset({CORE, MAIL, SUBMISSION, CATEGORIES, WEBSOCKET, VACATION, QUOTA, CALENDARS,
-                              WEBPUSH_VAPID})
+                              CONTACTS, WEBPUSH_VAPID})
 SORT_OPTIONS: Final = SORT_PROPERTIES
 
 
@@ -68,6 +69,7 @@ def session_capabilities(limits: Limits = LIMITS, *, websocket: str | None = Non
         VACATION: {},
         QUOTA: {},
         CALENDARS: {},
+        CONTACTS: {},
     }
     if websocket is not None:
         capabilities[WEBSOCKET] = {"url": websocket, "supportsPush": True}
@@ -108,4 +110,6 @@ def account_capabilities(*, unified: bool = False) -> dict[str, Any]:
     if unified:
         capabilities[VACATION] = {}
         capabilities[CALENDARS] = calendar_account_capability()
+        # RFC 9610 §1.4.1: a card is in one of the two fixed books, and no other book can be made.
+        capabilities[CONTACTS] = {"maxAddressBooksPerCard": 1, "mayCreateAddressBook": False}
     return capabilities

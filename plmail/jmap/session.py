@@ -14,6 +14,7 @@ from plmail.domain.models import AccountRow, Principal
 from plmail.jmap.capabilities import (
     CALENDARS,
     CATEGORIES,
+    CONTACTS,
     MAIL,
     QUOTA,
     SUBMISSION,
@@ -77,7 +78,7 @@ def build_session(principal: Principal, base_url: str, *, vapid_public_key: str 
             "isReadOnly": False,
             "accountCapabilities": account_capabilities(unified=False),
         }
-    primary = dict.fromkeys((MAIL, SUBMISSION, CATEGORIES, VACATION, QUOTA, CALENDARS), principal.unified_id)
+    primary = dict.fromkeys((MAIL, SUBMISSION, CATEGORIES, VACATION, QUOTA, CALENDARS, CONTACTS), principal.unified_id)
     return {
         "capabilities": session_capabilities(websocket=websocket_url(base), vapid_public_key=vapid_public_key),
         "accounts": accounts,

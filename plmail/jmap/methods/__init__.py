@@ -8,6 +8,7 @@ from plmail.jmap.registry import MethodRegistry
 def build_registry() -> MethodRegistry:
     from plmail.jmap.methods import (
         calendar,
+        contacts,
         copying,
         core,
         email_get,
@@ -25,4 +26,4 @@ def build_registry() -> MethodRegistry:
 
     return MethodRegistry([core.table, mailbox.table, email_get.table, email_query.table, email_set.table,
                            thread.table, misc.table, identity.table, submission.table, calendar.table, copying.table,
-                           vacation.table, quota.table, push_subscription.table])
+                           vacation.table, quota.table, push_subscription.table, contacts.table])
