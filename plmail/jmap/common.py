@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -183,6 +184,9 @@ def apply_patch(current: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[st
     """An object with a PatchObject applied (RFC 8620 §5.3): each key a JSON Pointer (RFC 6901, its leading "/"
     implied) whose parents exist; null removes. Raises SetError invalidPatch for a path that names nothing."""
     result: dict[str, Any] = copy.deepcopy(dict(current))
+    for shorter, longer in itertools.pairwise(sorted(patch)):
+        if longer.startswith(shorter + "/"):  # one path inside another is an invalid patch (§5.3)
+            raise SetError("invalidPatch", f"'{shorter}' and '{longer}' cannot both be patched.")
     for pointer, value in patch.items():
         parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")]
         if not pointer or any(not p for p in parts):

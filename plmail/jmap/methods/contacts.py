@@ -8,8 +8,6 @@ AddressBook/set renames them but neither makes nor removes one (mayCreateAddress
 
 from __future__ import annotations
 
-import copy
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +18,7 @@ from plmail.jmap.common import (
     CHANGES_ARGUMENTS,
     GET_ARGUMENTS,
     SET_ARGUMENTS,
+    apply_patch,
     each_object,
     get_ids,
     max_changes,
@@ -108,7 +107,7 @@ async def book_set(call: Call) -> dict[str, Any]:
     async def update(book_id: str) -> None:
         if book_id not in books:
             raise SetError("notFound", "No such address book.")
-        patched = _apply_patch(books[book_id], request.update[book_id])
+        patched = apply_patch(books[book_id], request.update[book_id])
         changed = [p for p in BOOK_PROPERTIES if patched.get(p) != books[book_id].get(p)]
         if [p for p in changed if p != "name"]:
             raise invalid_properties("Only an address book's name can be changed.",
@@ -326,7 +325,7 @@ async def card_set(call: Call) -> dict[str, Any]:
         if not current:
             raise SetError("notFound", "No such card.")
         before = _card_object(current[0])
-        patched = _apply_patch(before, request.update[card_id])
+        patched = apply_patch(before, request.update[card_id])
         server_set = [p for p in _SERVER_SET if patched.get(p) != before.get(p)]
         if server_set:
             raise invalid_properties("These are set by the server.", *server_set)
@@ -362,30 +361,6 @@ def _one_book(value: Any) -> str:
     if book not in BOOK_IDS.values():
         raise invalid_properties(f"No address book {book!r}.", "addressBookIds")
     return str(book)
-
-
-def _apply_patch(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    """RFC 8620 §5.3 PatchObject: each key a JSON Pointer (without the leading slash) whose value replaces what is
-    there (null removes it); every part but the last must exist, and no path may lie inside another."""
-    result = copy.deepcopy(target)
-    paths = sorted(patch)
-    for shorter, longer in itertools.pairwise(paths):
-        if longer.startswith(shorter + "/"):
-            raise SetError("invalidPatch", f"'{shorter}' and '{longer}' cannot both be patched.")
-    for path, value in patch.items():
-        tokens = [t.replace("~1", "/").replace("~0", "~") for t in path.split("/")]
-        node: Any = result
-        for token in tokens[:-1]:
-            if not isinstance(node, dict) or not isinstance(node.get(token), dict):
-                raise invalid_properties(f"'{path}' does not name a value inside the object.", tokens[0])
-            node = node[token]
-        if not isinstance(node, dict):
-            raise invalid_properties(f"'{path}' does not name a value inside the object.", tokens[0])
-        if value is None:
-            node.pop(tokens[-1], None)
-        else:
-            node[tokens[-1]] = value
-    return result
 
 
 __all__ = ["table"]
