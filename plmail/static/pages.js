@@ -98,5 +98,11 @@
     if (zone && zone.value === "UTC") {
       try { zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch (e) { /* keep UTC */ }
     }
+    // Settings on a phone: the section row scrolls sideways; bring the current section into view.
+    var section = document.querySelector(".settings-nav [aria-current=page]");
+    var row = section && section.closest("ul");
+    if (row && row.scrollWidth > row.clientWidth) {
+      row.scrollLeft = section.offsetLeft - (row.clientWidth - section.offsetWidth) / 2;
+    }
   });
 })();

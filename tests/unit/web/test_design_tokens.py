@@ -27,6 +27,8 @@ TEXT_PAIRS = [
     ("--color-primary", "--color-primary-soft"),
     ("--color-muted", "--color-primary-soft"),
     ("--color-inverse-text", "--color-inverse-bg"),
+    *[(pair, f"{pair}-soft") for pair in ("--color-danger", "--color-success", "--color-warning")],  # callouts
+    *[("--color-text", f"{pair}-soft") for pair in ("--color-danger", "--color-success", "--color-warning")],
 ]
 NON_TEXT_PAIRS = [
     *[(edge, surface) for surface in SURFACES for edge in ("--color-border-strong", "--color-focus", "--color-star")],
@@ -57,16 +59,18 @@ def _block(css: str, selector: str) -> str:
     """The body of the first rule whose selector is exactly `selector` (tokens are in flat rules)."""
     match = re.search(re.escape(selector) + r"\s*\{([^{}]*)\}", css)
     assert match, f"no rule {selector} in plmail.css"
+    assert "--color-" in match.group(1) or "--bg" in match.group(1), f"{selector} holds no tokens"
     return match.group(1)
 
 
 def themes() -> dict[str, dict[str, str]]:
     css = _css()
-    light = _declarations(_block(css, ":root"))
+    light = _declarations(_block(css, ":root, .theme-light"))
     system_dark = _declarations(_block(css, ":root:not([data-theme=light])"))
-    chosen_dark = _declarations(_block(css, ":root[data-theme=dark]"))
+    chosen_dark = _declarations(_block(css, ":root[data-theme=dark], .theme-dark"))
     assert system_dark == chosen_dark, "the system's dark and the chosen dark theme differ"
-    return {"light": light, "dark": {**light, **chosen_dark}}
+    aliases = _declarations(_block(css, ":root, .theme-light, .theme-dark"))
+    return {"light": {**light, **aliases}, "dark": {**light, **chosen_dark, **aliases}}
 
 
 def _channel(value: int) -> float:
