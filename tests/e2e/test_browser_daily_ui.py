@@ -28,6 +28,8 @@ def _main_pages(world: World) -> list[tuple[str, str]]:
         ("calendar-month", "/calendar?view=month"), ("calendar-agenda", "/calendar?view=agenda"),
         ("filters", "/rules"), ("filter-edit", "/rules/new"), ("labels", "/labels"), ("settings", "/settings"),
         ("accounts", "/accounts"), ("admin", "/admin"),
+        # issue 32: settings' sections, the style guide with every component in light and dark
+        ("settings-security", "/settings/security"), ("styleguide", "/_styleguide"),
     ]
 
 
