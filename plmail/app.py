@@ -55,6 +55,7 @@ from plmail.web.controllers.rules import RuleController
 from plmail.web.controllers.sending_settings import SendingSettingsController
 from plmail.web.controllers.sessions import SessionsController
 from plmail.web.controllers.settings import SettingsController
+from plmail.web.controllers.styleguide import StyleguideController
 from plmail.web.controllers.two_factor import TwoFactorController
 from plmail.web.pages import configure_jinja, locale_for
 from plmail.web.proxy import TrustedProxies
@@ -74,7 +75,7 @@ def _error_page(request: Request[Any, Any, Any], status: int, title: str, messag
     return Template(
         template_name="error.html",
         context={"user": request.scope.get("user"), "locale": locale_for(request).value, "title": title,
-                 "message": message},
+                 "message": message, "status": status},
         status_code=status,
     )
 
@@ -183,6 +184,7 @@ def create_app(
             AdminController,
             AssistantAdminController,
             OAuthAdminController,
+            StyleguideController,
             AppShellController,
             NotificationsController,
             notification_action,

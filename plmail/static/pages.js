@@ -89,7 +89,31 @@
     if (event.target.tagName === "IFRAME" && event.target.classList.contains("body")) fit(event.target);
   }, true);
 
+  // A menu (<details class="dropdown">) opens and closes without JavaScript; with it, a click elsewhere or Esc
+  // closes it as a menu should.
+  document.addEventListener("click", function (event) {
+    document.querySelectorAll("details.dropdown[open]").forEach(function (menu) {
+      if (!menu.contains(event.target)) menu.open = false;
+    });
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var menu = event.target.closest && event.target.closest("details.dropdown[open]");
+    if (menu) { menu.open = false; menu.querySelector("summary").focus(); }
+  });
+
+  // A table wider than its column scrolls sideways on its own (plmail.css); a keyboard must reach it to scroll it.
+  function focusableWhenScrolling(root) {
+    (root || document).querySelectorAll("table").forEach(function (table) {
+      if (table.scrollWidth > table.clientWidth + 1) table.setAttribute("tabindex", "0");
+      else if (table.getAttribute("tabindex") === "0") table.removeAttribute("tabindex");
+    });
+  }
+  document.addEventListener("htmx:afterSettle", function (event) { focusableWhenScrolling(event.target); });
+  window.addEventListener("resize", function () { focusableWhenScrolling(); });
+
   document.addEventListener("DOMContentLoaded", function () {
+    focusableWhenScrolling();
     document.querySelectorAll("iframe.body").forEach(function (frame) {
       if (frame.contentDocument && frame.contentDocument.readyState === "complete") fit(frame);
     });
@@ -97,6 +121,12 @@
     var zone = document.getElementById("tz");
     if (zone && zone.value === "UTC") {
       try { zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch (e) { /* keep UTC */ }
+    }
+    // Settings on a phone: the section row scrolls sideways; bring the current section into view.
+    var section = document.querySelector(".settings-nav [aria-current=page]");
+    var row = section && section.closest("ul");
+    if (row && row.scrollWidth > row.clientWidth) {
+      row.scrollLeft = section.offsetLeft - (row.clientWidth - section.offsetWidth) / 2;
     }
   });
 })();

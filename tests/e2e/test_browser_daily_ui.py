@@ -28,6 +28,8 @@ def _main_pages(world: World) -> list[tuple[str, str]]:
         ("calendar-month", "/calendar?view=month"), ("calendar-agenda", "/calendar?view=agenda"),
         ("filters", "/rules"), ("filter-edit", "/rules/new"), ("labels", "/labels"), ("settings", "/settings"),
         ("accounts", "/accounts"), ("admin", "/admin"),
+        # issue 32: settings' sections, the style guide with every component in light and dark
+        ("settings-security", "/settings/security"), ("styleguide", "/_styleguide"),
     ]
 
 
@@ -310,7 +312,7 @@ async def test_filter_editor_lists_matches_reorders_and_shows_live_progress(worl
             assert box is not None and text is not None and abs(box["y"] - text["y"]) < 12
         await page.get_by_role("button", name="Save filter").click()
         await expect(page.get_by_role("heading", name="Filters")).to_be_visible()
-    names = page.locator("ul.rules > li > strong")
+    names = page.locator("ul.rules > li .rule-name")
     await expect(names).to_have_text(["Notes", "Trips"])
     await page.get_by_role("button", name="Move Notes down").click()
     await expect(names).to_have_text(["Trips", "Notes"])

@@ -63,8 +63,9 @@ async def test_wrong_password_is_refused_and_right_one_signs_in(client: httpx.As
     unknown = await sign_in(client, "nobody@example.org", PASSWORD)
     assert unknown.status_code == 401
 
-    ok = await post_form(client, "/login", {"email": "ADMIN@example.org", "password": PASSWORD, "next": "/settings"})
-    assert ok.status_code == 200 and "Change password" in ok.text  # followed next= to the settings page
+    ok = await post_form(client, "/login", {"email": "ADMIN@example.org", "password": PASSWORD,
+                                            "next": "/settings/security"})
+    assert ok.status_code == 200 and "Change password" in ok.text  # followed next= to Settings → Security
 
 
 async def test_sign_in_redirect_target_is_kept_but_never_off_site(client: httpx.AsyncClient) -> None:

@@ -48,11 +48,23 @@ class SortingForm:
 
 
 async def _page(request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
+    """Settings → Account: name, language, time zone, appearance."""
+    return await render(request, "settings.html", status_code=status_code, zones=_ZONES, zone_groups=ZONE_GROUPS,
+                        **context)
+
+
+async def _sorting_page(request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
+    """Settings → Inbox sorting: who sorts new mail, which tabs are on."""
     services = services_from(request)
     user = signed_in_user(request)
-    return await render(request, "settings.html", status_code=status_code, zones=_ZONES, zone_groups=ZONE_GROUPS,
+    return await render(request, "settings_sorting.html", status_code=status_code,
                         sorting=await services.sorting.load(user.id),
                         assistant_available=(await services.assistant_settings.load()).classifying, **context)
+
+
+async def _security_page(request: Request[Any, Any, Any], *, status_code: int = 200, **context: Any) -> Template:
+    """Settings → Security: the password, and the ways to the second factor and the signed-in browsers."""
+    return await render(request, "settings_security.html", status_code=status_code, **context)
 
 
 class SettingsController(Controller):
@@ -61,6 +73,14 @@ class SettingsController(Controller):
     @get("/")
     async def page(self, request: Request[Any, Any, Any]) -> Template:
         return await _page(request)
+
+    @get("/sorting")
+    async def sorting_page(self, request: Request[Any, Any, Any]) -> Template:
+        return await _sorting_page(request)
+
+    @get("/security")
+    async def security_page(self, request: Request[Any, Any, Any]) -> Template:
+        return await _security_page(request)
 
     @post("/sorting")
     async def sorting(self, request: Request[Any, Any, Any]) -> Template:
@@ -72,9 +92,9 @@ class SettingsController(Controller):
         try:
             changed = await services_from(request).sorting.save(user.id, sorting=data.sorting, disabled=disabled)
         except ValidationError as exc:
-            return await _page(request, status_code=400, sorting_error=translate(str(exc), user.locale))
+            return await _sorting_page(request, status_code=400, sorting_error=translate(str(exc), user.locale))
         notice = "Saved. Your mail is being sorted again." if changed else "Saved."
-        return await _page(request, sorting_notice=notice)
+        return await _sorting_page(request, sorting_notice=notice)
 
     @post("/preferences")
     async def preferences(
@@ -113,11 +133,12 @@ class SettingsController(Controller):
             result = await services.users.change_password(user, data.current_password, data.new_password,
                                                           browser_of(request), remember=bool(here and here.remember))
         except AuthenticationError as exc:
-            return await _page(request, status_code=400, password_error=reauthentication_error(exc, user.locale))
+            return await _security_page(request, status_code=400,
+                                        password_error=reauthentication_error(exc, user.locale))
         except ValidationError as exc:
-            return await _page(request, status_code=400, password_error=translate(str(exc), user.locale))
+            return await _security_page(request, status_code=400, password_error=translate(str(exc), user.locale))
         # Every session ended; this browser goes on in a new one.
         notice = "Password changed. Other sessions were signed out."
-        page = await _page(request, password_notice=notice)
+        page = await _security_page(request, password_notice=notice)
         set_sign_in_cookies(page, result)
         return page

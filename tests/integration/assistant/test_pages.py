@@ -161,7 +161,7 @@ async def test_a_user_switches_to_rules_and_off_a_tab_and_mail_is_re_sorted(
     assert await desk.tabs_showing(plain.thread_id) == ["promotions"]
 
     assert (await sign_in(client, desk.user.email, "correct horse")).status_code == 200
-    page = await client.get("/settings")
+    page = await client.get("/settings/sorting")  # Settings → Inbox sorting (issue 32: a section of its own)
     assert 'name="sorting" value="assistant" checked' in page.text
     changed = await post_form(client, "/settings/sorting",
                               {"sorting": "rules", "enabled": ["promotions", "updates", "forums"]},  # type: ignore[dict-item]
