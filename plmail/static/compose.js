@@ -79,10 +79,10 @@
     var words = (name || email.split("@")[0]).replace(/[^\p{L}\p{N}\s]/gu, " ").trim().split(/\s+/);
     var initials = words.length > 1 ? words[0][0] + words[words.length - 1][0] : (words[0] || "?").slice(0, 1);
     span.textContent = initials.toUpperCase();
-    var hash = 0;
+    var hash = 0x811c9dc5;  // FNV-1a: addresses that differ only a little still get hues far apart
     var key = email.toLowerCase();
-    for (var i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) >>> 0;
-    span.style.setProperty("--avatar-hue", String(hash % 360));
+    for (var i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 16777619);
+    span.style.setProperty("--avatar-hue", String((hash >>> 0) % 360));
     return span;
   }
 
@@ -299,7 +299,7 @@
       var hidden = 0;
       toggles.querySelectorAll("[data-show-row]").forEach(function (b) {
         var row = form.querySelector("[data-recipient-row=" + b.dataset.showRow + "]");
-        b.hidden = !row.classList.contains("empty") || row.classList.contains("open");
+        b.hidden = !row.classList.contains("recipients-empty") || row.classList.contains("open");
         if (!b.hidden) hidden += 1;
       });
       toggles.hidden = hidden === 0;
@@ -639,7 +639,7 @@
       box.classList.add("chips");
       var chips = function () { return Array.prototype.slice.call(box.querySelectorAll(".recipient")); };
       var refresh = function () {
-        if (row) row.classList.toggle("empty", !chips().length && !input.value.trim());
+        if (row) row.classList.toggle("recipients-empty", !chips().length && !input.value.trim());
       };
       var addChip = function (text) {
         var parts = splitAddress(text);

@@ -231,3 +231,4 @@ async def test_on_a_phone_the_panel_is_the_whole_screen(mailer: Mailer, browser:
     await expect(page.locator("trix-editor")).to_be_visible()
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
     await shot(page, f"composer-page-390-{scheme}")
+
