@@ -403,7 +403,12 @@
     clearTimeout(this.timer);
     this.timer = setTimeout(function () {
       self.timer = null;
-      if (self.snapshot() !== self.lastSaved && self.worthSaving()) self.save({});
+      if (self.snapshot() === self.lastSaved) {
+        // Back to what the last save kept (a refused change undone): that is saved, whatever the last try said.
+        if (self.status.classList.contains("error")) self.say("saved");
+      } else if (self.worthSaving()) {
+        self.save({});
+      }
     }, AUTOSAVE_DELAY);
   };
 
@@ -667,8 +672,8 @@
         chip.appendChild(remove);
         box.insertBefore(chip, input);
       };
-      var commit = function () {
-        var typed = input.value;
+      var commit = function (pasted) {
+        var typed = input.value + (pasted || "");  // pasted lines: a text field's value would lose the breaks
         if (!typed.trim()) return false;
         splitAddresses(typed).forEach(addChip);
         input.value = "";
@@ -768,8 +773,7 @@
         var text = (e.clipboardData || window.clipboardData).getData("text");
         if (!/[\n\r\t;,]/.test(text)) return;
         e.preventDefault();
-        input.value = input.value + text;
-        commit();
+        commit(text);
       });
     });
   };
