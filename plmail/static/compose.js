@@ -207,6 +207,7 @@
       self.done = true;
       var note = self.form.querySelector("[data-offline-send]");
       if (note) note.hidden = false;
+      if (self.panel) (self.panel.closest(".compose-slot") || self.panel).hidden = false;  // it says so there
       self.form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
     });
     // A send or discard waits for the save in flight: it names the draft that save produces.
@@ -226,7 +227,11 @@
           return;
         }
       }
-      if (sending) self.done = true;
+      if (sending) {
+        self.done = true;
+        // A panel goes at once, as in Gmail; a refusal brings the composer back in it (panelOutcome).
+        if (self.panel) (self.panel.closest(".compose-slot") || self.panel).hidden = true;
+      }
       if (self.busy > 0) {
         e.preventDefault();
         self.queue.then(function () { e.detail.issueRequest(false); });
@@ -954,6 +959,9 @@
     } else if (panel && elt.matches(".composer-shell.closed")) {
       closePanel(panel, elt.textContent.trim());
       return;
+    } else if (panel && elt.matches("[data-composer]")) {  // refused, with the reason: back in view
+      (panel.closest(".compose-slot") || panel).hidden = false;
+      setMinimised(panel, false);
     }
     var done = elt.matches(".composer-shell.sent-state") && !elt.hasAttribute("hx-trigger")
       && elt.closest("[data-panel-toast]");

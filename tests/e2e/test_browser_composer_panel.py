@@ -211,6 +211,9 @@ async def test_a_file_dropped_on_the_panel_is_a_chip_with_progress_and_goes_with
     [received] = mailer.out.smtp.wait_for(1, timeout=10)
     assert [p.get_filename() for p in received.message.walk() if p.get_filename()] == ["plan.txt"]
     assert received.message["Subject"] == "The plan"
+    await page.goto(mailer.url + "/compose")  # the page of its own, for the screenshot beside the panel's
+    await expect(page.locator("trix-editor")).to_be_visible()
+    await shot(page, "composer-page-1366-light")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -227,8 +230,10 @@ async def test_on_a_phone_the_panel_is_the_whole_screen(mailer: Mailer, browser:
     await panel.locator("input[name=to]").press_sequentially("bea@example.net,")
     await panel.locator("input[name=subject]").fill("From my phone")
     await shot(page, f"composer-panel-390-{scheme}")
-    await page.goto(mailer.url + "/compose")  # the page of its own, as the top bar's Compose opens it
-    await expect(page.locator("trix-editor")).to_be_visible()
+    await panel.get_by_role("link", name="Open as a full page").tap()  # pop out: saved, then opened as its page
+    await expect(page).to_have_url(re.compile(r"/compose\?draft=\d+$"))
+    await expect(page.locator("input[name=subject]")).to_have_value("From my phone")
+    await expect(page.locator("[data-recipients=to] .chip-label")).to_have_text(["bea@example.net"])
     assert await page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
     await shot(page, f"composer-page-390-{scheme}")
 
