@@ -100,6 +100,9 @@
   function Composer(shell) {
     this.shell = shell;
     this.panel = shell.closest("[data-compose-window]");
+    // In a panel, the panel (a dialog named by its title) is what a screen reader names; two regions both called
+    // "Write a message" would be landmarks no one can tell apart.
+    if (this.panel) shell.removeAttribute("aria-label");
     this.form = shell.querySelector("form.composer");
     this.format = this.form.querySelector("[data-format]");
     this.plain = this.form.querySelector("[data-plain]");
@@ -519,7 +522,8 @@
       self.pendingBytes += file.size;
       var row = document.createElement("li");
       row.className = "upload chip";
-      row.appendChild(svgIcon("paperclip"));
+      var clip = self.form.querySelector(".attach .icon");  // the page's own paperclip
+      row.appendChild(clip ? clip.cloneNode(true) : svgIcon("paperclip"));
       var name = document.createElement("span");
       name.className = "name";
       name.textContent = file.name;

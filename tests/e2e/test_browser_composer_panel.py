@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, Route, expect
 
-from tests.e2e.daily_ui import OUTPUT
+from tests.e2e.daily_ui import AXE, OUTPUT
 from tests.e2e.test_browser_compose import Mailer, field_value, mailer, signed_in
 from tests.support.dovecot import dovecot, dovecot_user
 from tests.support.smtp import smtp, smtp_server
@@ -30,6 +30,15 @@ PHONE = {"width": 390, "height": 844}
 async def shot(page: Page, name: str) -> None:
     OUTPUT.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=OUTPUT / f"{name}.png")
+
+
+async def axe_finds_nothing_in_the_panels(page: Page) -> None:
+    """axe-core over the docked panels alone (the list under them is not the composer's), any impact."""
+    assert AXE.exists(), f"axe-core is missing at {AXE}: tools/test installs it from the npm registry"
+    await page.evaluate(AXE.read_text())  # through DevTools, which the page's CSP does not govern
+    result = await page.evaluate("axe.run({include: [['[data-compose-dock]']]}, {resultTypes: ['violations']})")
+    found = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}" for v in result["violations"]]
+    assert not found, "\n".join(found)
 
 
 async def open_panel(page: Page) -> Any:
@@ -86,6 +95,7 @@ async def test_two_panels_docked_over_the_inbox_one_minimised_stays_a_draft_the_
         assert abs(box["y"] + box["height"] - DESKTOP["height"]) <= 2  # standing on the window's bottom edge
     assert two["x"] + two["width"] <= one["x"]
     await shot(page, "composer-two-panels-1366-light")
+    await axe_finds_nothing_in_the_panels(page)
 
     await first.get_by_role("button", name="Minimise").click()
     await expect(first.locator("trix-editor")).to_be_hidden()
@@ -154,6 +164,7 @@ async def test_recipients_are_chips_made_by_enter_comma_and_completion_and_remov
     await panel.locator("trix-editor").click()
     await page.keyboard.type("Esc folds me down.")
     await shot(page, "composer-chips-1366-dark")
+    await axe_finds_nothing_in_the_panels(page)
     await page.keyboard.press("Escape")  # Esc minimises, keeping everything
     await expect(panel).to_have_class(re.compile(r"\bminimised\b"))
     await expect(panel.locator("trix-editor")).to_be_hidden()
