@@ -1,8 +1,9 @@
 // The composer's behaviour that htmx cannot give: the rich-text editor (Trix) wired to the form, autosave two
 // seconds after typing stops (and on leaving the page), uploads one file at a time with progress, pasted images
 // kept as inline parts, keyboard selection of address suggestions, the signature swapped with the From, and
-// the composer's keys Ctrl+Enter and Esc (c, r, a and f are keys.js's). Every text it shows comes translated
-// from the page.
+// the composer's keys Ctrl+Enter and Esc (c, r, a and f are keys.js's), recipients as chips, and new mail as
+// panels docked over the list (several at once, each its own draft). Every text it shows comes translated from
+// the page.
 (function () {
   "use strict";
 
@@ -39,8 +40,69 @@
     }).join("");
   }
 
+  // An address as the person reads it: the name, or the address where there is none.
+  function splitAddress(text) {
+    var match = /^\s*(?:"?([^"<]*?)"?\s*)<([^>]*)>\s*$/.exec(text);
+    if (match) return { name: match[1].trim(), email: match[2].trim() };
+    return { name: "", email: text.trim() };
+  }
+
+  // A list of addresses typed or pasted: commas and semicolons part them, except inside quotes or <…>.
+  function splitAddresses(text) {
+    var pieces = [];
+    var current = "";
+    var quoted = false;
+    var angle = false;
+    for (var i = 0; i < text.length; i++) {
+      var ch = text[i];
+      if (ch === '"') quoted = !quoted;
+      else if (ch === "<") angle = true;
+      else if (ch === ">") angle = false;
+      if ((ch === "," || ch === ";" || ch === "\n" || ch === "\r" || ch === "\t") && !quoted && !angle) {
+        pieces.push(current);
+        current = "";
+      } else {
+        current += ch;
+      }
+    }
+    pieces.push(current);
+    return pieces.map(function (p) { return p.trim(); }).filter(Boolean);
+  }
+
+  var ADDRESS = /^[^\s@<>",;]+@[^\s@<>",;]+\.[^\s@<>",;]+$/;
+
+  // Initials on a colour that the address always gets, as the thread's sender avatars.
+  function avatar(name, email) {
+    var span = document.createElement("span");
+    span.className = "avatar";
+    span.setAttribute("aria-hidden", "true");
+    var words = (name || email.split("@")[0]).replace(/[^\p{L}\p{N}\s]/gu, " ").trim().split(/\s+/);
+    var initials = words.length > 1 ? words[0][0] + words[words.length - 1][0] : (words[0] || "?").slice(0, 1);
+    span.textContent = initials.toUpperCase();
+    var hash = 0x811c9dc5;  // FNV-1a: addresses that differ only a little still get hues far apart
+    var key = email.toLowerCase();
+    for (var i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 16777619);
+    span.style.setProperty("--avatar-hue", String((hash >>> 0) % 360));
+    return span;
+  }
+
+  function svgIcon(name) {
+    var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("class", "icon");
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("focusable", "false");
+    var use = document.createElementNS("http://www.w3.org/2000/svg", "use");
+    use.setAttribute("href", "/static/icons/lucide.svg#" + name);
+    svg.appendChild(use);
+    return svg;
+  }
+
   function Composer(shell) {
     this.shell = shell;
+    this.panel = shell.closest("[data-compose-window]");
+    // In a panel, the panel (a dialog named by its title) is what a screen reader names; two regions both called
+    // "Write a message" would be landmarks no one can tell apart.
+    if (this.panel) shell.removeAttribute("aria-label");
     this.form = shell.querySelector("form.composer");
     this.format = this.form.querySelector("[data-format]");
     this.plain = this.form.querySelector("[data-plain]");
@@ -82,6 +144,10 @@
       });
     }
     this.shell.classList.add("enhanced");
+    // The paperclip sits in the bottom bar beside Send; the chips of what is attached stay above it.
+    var attach = this.form.querySelector(".attachments-zone .attach");
+    var sendGroup = this.form.querySelector(".composer-actions .send-group");
+    if (attach && sendGroup) sendGroup.parentNode.insertBefore(attach, sendGroup.nextSibling);
     this.form.querySelectorAll("[data-close]").forEach(function (b) {
       b.hidden = false;
       b.addEventListener("click", function () { self.close(); });
@@ -110,14 +176,16 @@
         self.upload(chosen);
       });
     }
-    var zone = this.shell;
+    var zone = this.panel || this.shell;  // a docked panel takes files dropped anywhere on it
     zone.addEventListener("dragover", function (e) {
       if (e.dataTransfer && Array.prototype.indexOf.call(e.dataTransfer.types, "Files") >= 0) {
         e.preventDefault();
         zone.classList.add("dropping");
       }
     });
-    zone.addEventListener("dragleave", function () { zone.classList.remove("dropping"); });
+    zone.addEventListener("dragleave", function (e) {
+      if (!e.relatedTarget || !zone.contains(e.relatedTarget)) zone.classList.remove("dropping");
+    });
     zone.addEventListener("drop", function (e) {
       zone.classList.remove("dropping");
       if (!e.dataTransfer || !e.dataTransfer.files.length) return;
@@ -142,6 +210,7 @@
       self.done = true;
       var note = self.form.querySelector("[data-offline-send]");
       if (note) note.hidden = false;
+      if (self.panel) (self.panel.closest(".compose-slot") || self.panel).hidden = false;  // it says so there
       self.form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
     });
     // A send or discard waits for the save in flight: it names the draft that save produces.
@@ -161,7 +230,11 @@
           return;
         }
       }
-      if (sending) self.done = true;
+      if (sending) {
+        self.done = true;
+        // A panel goes at once, as in Gmail; a refusal brings the composer back in it (panelOutcome).
+        if (self.panel) (self.panel.closest(".compose-slot") || self.panel).hidden = true;
+      }
       if (self.busy > 0) {
         e.preventDefault();
         self.queue.then(function () { e.detail.issueRequest(false); });
@@ -184,7 +257,70 @@
     this.openedSubject = this.form.elements.subject.value.trim();
     this.answering = this.isAnswer();
     this.address();
-    if (!this.shell.classList.contains("inline") && this.isAnswer() && this.form.elements.to.value) this.focusStart();
+    this.formatting();
+    this.panelParts();
+    if (!this.shell.classList.contains("inline") && this.isAnswer() && this.recipients("to")) this.focusStart();
+  };
+
+  // The addresses a field holds: its chips, then what is typed and not yet a chip.
+  Composer.prototype.recipients = function (name) {
+    var input = this.form.elements[name];
+    if (!input) return "";
+    var box = input.closest("[data-recipients]");
+    var chips = box ? Array.prototype.map.call(box.querySelectorAll(".recipient"), function (c) {
+      return c.dataset.address;
+    }) : [];
+    var typed = input.value.trim();
+    if (typed) chips.push(typed);
+    return chips.join(", ");
+  };
+
+  // Remove formatting: Trix has no action for it; each active style of the selection is taken off.
+  Composer.prototype.formatting = function () {
+    var self = this;
+    var button = this.form.querySelector("[data-remove-formatting]");
+    if (!button) return;
+    button.addEventListener("mousedown", function (e) { e.preventDefault(); });  // the selection stays
+    button.addEventListener("click", function () {
+      self.whenEditor(function (editor) {
+        ["bold", "italic", "strike", "href", "code", "heading1", "quote", "bullet", "number"].forEach(function (name) {
+          if (editor.attributeIsActive(name)) editor.deactivateAttribute(name);
+        });
+        self.editorElement.focus();
+      });
+    });
+  };
+
+  // A docked panel: its title follows the subject; Cc and Bcc wait behind their buttons until wanted.
+  Composer.prototype.panelParts = function () {
+    var panel = this.panel;
+    if (!panel) return;
+    var title = panel.querySelector("[data-compose-title]");
+    var subject = this.form.elements.subject;
+    var retitle = function () { title.textContent = subject.value.trim() || title.dataset.untitled; };
+    subject.addEventListener("input", retitle);
+    retitle();
+    var toggles = this.form.querySelector("[data-copy-toggles]");
+    if (!toggles) return;
+    var form = this.form;
+    var update = function () {
+      var hidden = 0;
+      toggles.querySelectorAll("[data-show-row]").forEach(function (b) {
+        var row = form.querySelector("[data-recipient-row=" + b.dataset.showRow + "]");
+        b.hidden = !row.classList.contains("recipients-empty") || row.classList.contains("open");
+        if (!b.hidden) hidden += 1;
+      });
+      toggles.hidden = hidden === 0;
+    };
+    toggles.addEventListener("click", function (e) {
+      var b = e.target.closest("[data-show-row]");
+      if (!b) return;
+      var row = form.querySelector("[data-recipient-row=" + b.dataset.showRow + "]");
+      row.classList.add("open");
+      update();
+      row.querySelector("input").focus();
+    });
+    update();
   };
 
   Composer.prototype.isAnswer = function () {
@@ -275,7 +411,12 @@
     clearTimeout(this.timer);
     this.timer = setTimeout(function () {
       self.timer = null;
-      if (self.snapshot() !== self.lastSaved && self.worthSaving()) self.save({});
+      if (self.snapshot() === self.lastSaved) {
+        // Back to what the last save kept (a refused change undone): that is saved, whatever the last try said.
+        if (self.status.classList.contains("error")) self.say("saved");
+      } else if (self.worthSaving()) {
+        self.save({});
+      }
     }, AUTOSAVE_DELAY);
   };
 
@@ -380,8 +521,11 @@
       }
       self.pendingBytes += file.size;
       var row = document.createElement("li");
-      row.className = "upload";
+      row.className = "upload chip";
+      var clip = self.form.querySelector(".attach .icon");  // the page's own paperclip
+      row.appendChild(clip ? clip.cloneNode(true) : svgIcon("paperclip"));
       var name = document.createElement("span");
+      name.className = "name";
       name.textContent = file.name;
       var bar = document.createElement("progress");
       bar.max = 1;
@@ -460,14 +604,14 @@
     this.done = true;
     var finish = function () {
       if (!self.shell.isConnected) return;
-      if (self.shell.classList.contains("inline")) {
+      if (self.panel) {
+        closePanel(self.panel, self.form.elements.draft_id.value ? self.shell.dataset.textClosed : "");
+      } else if (self.shell.classList.contains("inline")) {
         var note = document.createElement("p");
         note.className = "muted";
         note.setAttribute("role", "status");
         note.textContent = self.form.elements.draft_id.value ? self.shell.dataset.textClosed : "";
         self.shell.replaceWith(note);
-      } else if (panelOpenedFrom) {
-        window.location.href = panelOpenedFrom;  // the page the Compose panel replaced
       } else {
         var back = document.referrer;
         var here = window.location.origin;
@@ -489,11 +633,75 @@
     navigator.sendBeacon("/compose", this.formData());
   };
 
-  // Address fields: suggestions come from htmx; choosing one with the keys or the mouse is ours.
+  // Address fields: each address a chip (with the person's initials) made by Enter, a comma, Tab, leaving the
+  // field or choosing a suggestion, removed by its x or by Backspace in the empty field. Suggestions come from
+  // htmx; choosing one with the keys or the mouse is ours. The form sends the chips and what is typed after them
+  // as the field's value, so the server reads the same comma-separated list as without JavaScript.
   Composer.prototype.address = function () {
+    var self = this;
+    var texts = this.shell.dataset;
+    this.form.addEventListener("formdata", function (e) {
+      ["to", "cc", "bcc"].forEach(function (name) {
+        if (self.form.elements[name]) e.formData.set(name, self.recipients(name));
+      });
+    });
     this.form.querySelectorAll("[data-address-field]").forEach(function (input) {
+      var box = input.closest("[data-recipients]");
+      var row = input.closest("[data-recipient-row]");
       var list = document.getElementById(input.getAttribute("aria-controls"));
-      if (!list) return;
+      if (!list || !box) return;
+      box.classList.add("chips");
+      var chips = function () { return Array.prototype.slice.call(box.querySelectorAll(".recipient")); };
+      var refresh = function () {
+        if (row) row.classList.toggle("recipients-empty", !chips().length && !input.value.trim());
+      };
+      var addChip = function (text) {
+        var parts = splitAddress(text);
+        if (!parts.email) return;
+        var chip = document.createElement("span");
+        chip.className = "chip recipient";
+        chip.dataset.address = text.trim();
+        chip.title = parts.email;
+        var valid = ADDRESS.test(parts.email);
+        if (!valid) {
+          chip.classList.add("invalid");
+          chip.title = fill(texts.textNotAnAddress, { name: parts.email });
+        }
+        chip.appendChild(avatar(parts.name, parts.email));
+        var label = document.createElement("span");
+        label.className = "chip-label";
+        label.textContent = parts.name || parts.email;
+        chip.appendChild(label);
+        var remove = document.createElement("button");
+        remove.type = "button";
+        remove.className = "chip-remove";
+        remove.tabIndex = -1;
+        remove.setAttribute("aria-label", fill(texts.textRemoveRecipient, { name: parts.name || parts.email }));
+        remove.appendChild(svgIcon("x"));
+        chip.appendChild(remove);
+        box.insertBefore(chip, input);
+      };
+      var commit = function (pasted) {
+        var typed = input.value + (pasted || "");  // pasted lines: a text field's value would lose the breaks
+        if (!typed.trim()) return false;
+        splitAddresses(typed).forEach(addChip);
+        input.value = "";
+        refresh();
+        self.changed();
+        return true;
+      };
+      splitAddresses(input.value).forEach(addChip);  // what the composer opened with
+      input.value = "";
+      refresh();
+      box.addEventListener("click", function (e) {
+        var remove = e.target.closest(".chip-remove");
+        if (remove) {
+          remove.closest(".chip").remove();
+          refresh();
+          self.changed();
+        }
+        input.focus();
+      });
       var options = function () { return Array.prototype.slice.call(list.querySelectorAll("[role=option]")); };
       var active = function () { return list.querySelector("[aria-selected=true]"); };
       var mark = function (option) {
@@ -507,15 +715,21 @@
         input.removeAttribute("aria-activedescendant");
       };
       var choose = function (option) {
-        var before = input.value.replace(/;/g, ",");
-        var cut = before.lastIndexOf(",");
-        var kept = cut >= 0 ? before.slice(0, cut + 1) + " " : "";
-        input.value = kept + option.dataset.value + ", ";
+        input.value = "";
+        addChip(option.dataset.value);
         clear();
+        refresh();
         input.focus();
-        input.dispatchEvent(new Event("change", { bubbles: true }));
+        self.changed();
       };
       list.addEventListener("htmx:afterSwap", function () {
+        var chosen = chips().map(function (c) { return splitAddress(c.dataset.address).email.toLowerCase(); });
+        options().forEach(function (o, i) {
+          var parts = splitAddress(o.dataset.value || "");
+          if (chosen.indexOf(parts.email.toLowerCase()) >= 0) { o.remove(); return; }
+          o.id = list.id + "-" + (i + 1);  // unique while several composers are open
+          o.insertBefore(avatar(parts.name, parts.email), o.firstChild);
+        });
         var found = options();
         input.setAttribute("aria-expanded", found.length ? "true" : "false");
         mark(found[0] || null);
@@ -529,40 +743,56 @@
       });
       input.addEventListener("keydown", function (e) {
         var found = options();
-        if (!found.length) return;
         var index = found.indexOf(active());
-        if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        if (found.length && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
           e.preventDefault();
           var step = e.key === "ArrowDown" ? 1 : -1;
           mark(found[(index + step + found.length) % found.length]);
         } else if ((e.key === "Enter" || e.key === "Tab") && index >= 0) {
           e.preventDefault();
           choose(found[index]);
-        } else if (e.key === "Escape") {
+        } else if (found.length && e.key === "Escape") {
           e.preventDefault();
           e.stopPropagation();
           clear();
+        } else if (e.key === "Enter" || e.key === "," || e.key === ";") {
+          if (e.ctrlKey || e.metaKey) return;  // Ctrl+Enter sends
+          e.preventDefault();  // never the form's implicit submit
+          if (commit()) clear();
+        } else if (e.key === "Tab") {
+          if (commit()) clear();
+        } else if (e.key === "Backspace" && !input.value && input.selectionStart === 0) {
+          var last = chips().pop();
+          if (last) {
+            e.preventDefault();
+            last.remove();
+            refresh();
+            self.changed();
+          }
         }
       });
-      input.addEventListener("blur", function () { setTimeout(clear, 150); });
+      input.addEventListener("input", refresh);
+      input.addEventListener("blur", function () {
+        setTimeout(function () {
+          clear();
+          if (document.activeElement !== input) commit();
+        }, 150);
+      });
       input.addEventListener("paste", function (e) {
         var text = (e.clipboardData || window.clipboardData).getData("text");
-        if (!/[\n\r\t;]/.test(text)) return;
+        if (!/[\n\r\t;,]/.test(text)) return;
         e.preventDefault();
-        var pieces = text.split(/[\n\r\t;,]+/).map(function (p) { return p.trim(); }).filter(Boolean);
-        var start = input.value.replace(/[,\s]*$/, "");
-        input.value = (start ? start + ", " : "") + pieces.join(", ") + ", ";
-        input.dispatchEvent(new Event("input", { bubbles: true }));
+        commit(text);
       });
     });
   };
 
   var composers = [];
-  var panelOpenedFrom = null;  // where the page was when Compose opened the composer in its place
 
-  // New mail in place of the page's content (or a page of its own) fills the screen on a phone.
+  // New mail on a page of its own fills a phone's screen (docked panels and answers leave the page as it is).
   function markComposing() {
-    document.body.classList.toggle("composing", !!document.querySelector("[data-composer]:not(.inline)"));
+    document.body.classList.toggle("composing",
+      !!document.querySelector("[data-composer]:not(.inline):not([data-compose-window] [data-composer])"));
   }
 
   function startComposers(root) {
@@ -586,11 +816,187 @@
     return window.plmailKeys ? window.plmailKeys.typing(target) : false;
   }
 
+  // ---- The dock: new mail as panels over the list, bottom right on a desktop, the whole screen on a phone. ----
+
+  function dock() {
+    var found = document.querySelector("[data-compose-dock]");
+    if (!found) {
+      found = document.createElement("div");
+      found.className = "compose-dock";
+      found.setAttribute("data-compose-dock", "");
+      document.body.appendChild(found);
+    }
+    return found;
+  }
+
+  function toasts() {
+    var found = document.querySelector("[data-compose-toasts]");
+    if (!found) {
+      found = document.createElement("div");
+      found.className = "compose-toasts";
+      found.setAttribute("data-compose-toasts", "");
+      document.body.appendChild(found);
+    }
+    return found;
+  }
+
+  // A short note where the sent message's toast appears ("Draft saved", "Draft discarded"), gone after a while.
+  function note(text) {
+    if (!text) return;
+    var toast = document.createElement("div");
+    toast.className = "toast";
+    toast.setAttribute("role", "status");
+    toast.textContent = text;
+    toasts().appendChild(toast);
+    setTimeout(function () { toast.remove(); }, 6000);
+  }
+
+  function panelComposer(panel) {
+    var shell = panel.querySelector("[data-composer]");
+    return shell && shell.plmailComposer;
+  }
+
+  function closePanel(panel, message) {
+    var slot = panel.closest(".compose-slot") || panel;
+    slot.remove();
+    note(message);
+  }
+
+  function setMinimised(panel, minimised) {
+    panel.classList.toggle("minimised", minimised);
+    var button = panel.querySelector("[data-minimise]");
+    if (button) {
+      button.setAttribute("aria-expanded", minimised ? "false" : "true");
+      var label = minimised ? button.dataset.textRestore : button.dataset.textMinimise;
+      button.setAttribute("aria-label", label);
+      var use = button.querySelector("use");
+      if (use) use.setAttribute("href", "/static/icons/lucide.svg#" + (minimised ? "chevron-up" : "chevron-down"));
+    }
+  }
+
+  // Only so many panels fit beside each other: the older ones fold down to their title bars.
+  function makeRoom(keep) {
+    var panels = Array.prototype.slice.call(dock().querySelectorAll("[data-compose-window]:not(.minimised)"));
+    for (var i = 0; i < panels.length && dock().scrollWidth > window.innerWidth; i++) {
+      if (panels[i] !== keep) setMinimised(panels[i], true);
+    }
+  }
+
+  function openPanel() {
+    if (!window.htmx) return false;
+    var slot = document.createElement("div");
+    slot.className = "compose-slot";
+    dock().appendChild(slot);
+    window.htmx.ajax("GET", "/compose", { target: slot, swap: "innerHTML" }).then(function () {
+      var panel = slot.querySelector("[data-compose-window]");
+      if (!panel) { slot.remove(); return; }
+      makeRoom(panel);
+      var to = panel.querySelector("input[name=to]");
+      if (to) to.focus();
+    });
+    return true;
+  }
+
+  // Compose (the sidebar's button, or c) opens a panel instead of replacing the page's content.
+  window.addEventListener("click", function (e) {
+    var link = e.target.closest && e.target.closest("[data-compose-panel]");
+    if (!link || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    if (!openPanel()) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+  }, true);
+
+  document.addEventListener("click", function (e) {
+    var panel = e.target.closest && e.target.closest("[data-compose-window]");
+    if (!panel) return;
+    var composer = panelComposer(panel);
+    if (e.target.closest("[data-minimise]")) {
+      setMinimised(panel, !panel.classList.contains("minimised"));
+      if (!panel.classList.contains("minimised")) makeRoom(panel);
+    } else if (e.target.closest("[data-close-panel]")) {
+      if (composer) composer.close();
+      else closePanel(panel, "");
+    } else if (e.target.closest("[data-pop-out]")) {
+      e.preventDefault();
+      if (!composer) return;
+      composer.popOut();
+    } else if (e.target.closest("[data-compose-title]") && panel.classList.contains("minimised")) {
+      setMinimised(panel, false);
+      makeRoom(panel);
+    }
+  });
+
+  // The full page, with what was typed: saved first, then opened by its draft.
+  Composer.prototype.popOut = function () {
+    var self = this;
+    clearTimeout(this.timer);
+    this.done = true;
+    var go = function () {
+      var draft = self.form.elements.draft_id.value;
+      window.location.href = draft ? "/compose?draft=" + encodeURIComponent(draft) : "/compose";
+    };
+    if (this.snapshot() !== this.lastSaved && this.worthSaving()) this.save({}).then(go);
+    else this.queue.then(go);
+  };
+
+  // Requests from a panel say so: a discard there closes the panel instead of leaving the page.
+  document.addEventListener("htmx:configRequest", function (e) {
+    var elt = e.detail.elt;
+    if (elt && elt.closest && elt.closest("[data-compose-window]")) e.detail.headers["X-Plmail-Panel"] = "1";
+  });
+
+  // A panel's message sent: its undo toast takes the panel's place at the bottom of the screen; should the send
+  // be undone or fail, the composer comes back in its panel. A discarded panel closes with a note.
+  function panelOutcome(elt) {
+    if (!elt || !elt.matches) return;
+    var panel = elt.closest("[data-compose-window]");
+    if (panel && elt.matches(".composer-shell.sent-state")) {
+      var placeholder = document.createElement("div");
+      placeholder.className = "composer-shell panel-placeholder";
+      panel.insertBefore(placeholder, elt);
+      var slot = document.createElement("div");
+      slot.setAttribute("data-panel-toast", "");
+      slot.plmailPanel = panel;
+      slot.appendChild(elt);
+      toasts().appendChild(slot);
+      (panel.closest(".compose-slot") || panel).hidden = true;
+    } else if (panel && elt.matches(".composer-shell.closed")) {
+      closePanel(panel, elt.textContent.trim());
+      return;
+    } else if (panel && elt.matches("[data-composer]")) {  // refused, with the reason: back in view
+      (panel.closest(".compose-slot") || panel).hidden = false;
+      setMinimised(panel, false);
+    }
+    var done = elt.matches(".composer-shell.sent-state") && !elt.hasAttribute("hx-trigger")
+      && elt.closest("[data-panel-toast]");
+    if (done && !done.plmailFading) {  // sent, scheduled or failed for good: the toast, then its panel, go
+      done.plmailFading = true;
+      setTimeout(function () {
+        if (done.plmailPanel) (done.plmailPanel.closest(".compose-slot") || done.plmailPanel).remove();
+        done.remove();
+      }, 10000);
+    }
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var target = e.detail.target;
+    var slot = target && target.closest && target.closest("[data-panel-toast]");
+    if (!slot || !slot.plmailPanel || !/data-composer/.test(e.detail.serverResponse || "")) return;
+    var panel = slot.plmailPanel;
+    e.detail.target = panel.querySelector(".panel-placeholder");
+    (panel.closest(".compose-slot") || panel).hidden = false;
+    setMinimised(panel, false);
+    setTimeout(function () { slot.remove(); }, 0);  // after the swap: its polling stops with it
+  });
+
   document.addEventListener("keydown", function (e) {
     var inComposer = e.target.closest ? e.target.closest("[data-composer]") : null;
     var composer = inComposer && inComposer.plmailComposer;
+    var panel = e.target.closest ? e.target.closest("[data-compose-window]") : null;
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
-      composer = composer || openComposers()[0];
+      composer = composer || (panel && panelComposer(panel)) || openComposers().filter(function (c) {
+        return !c.panel || !c.panel.classList.contains("minimised");
+      })[0];
       if (composer) {
         e.preventDefault();
         composer.send();
@@ -601,7 +1007,18 @@
       if (e.target.closest && e.target.closest(".trix-dialog")) return;
       var menu = e.target.closest && e.target.closest("details[open]");
       if (menu) { menu.open = false; return; }
-      composer = composer || (!typing(e.target) ? openComposers()[openComposers().length - 1] : null);
+      panel = panel || (composer && composer.panel);
+      if (panel) {  // a docked panel folds down to its title bar; its minimise button keeps the focus
+        e.preventDefault();
+        if (!panel.classList.contains("minimised")) {
+          setMinimised(panel, true);
+          var button = panel.querySelector("[data-minimise]");
+          if (button) button.focus();
+        }
+        return;
+      }
+      composer = composer || (!typing(e.target) ? openComposers().filter(function (c) { return !c.panel; }).pop()
+        : null);
       if (composer) {
         e.preventDefault();
         composer.close();
@@ -621,21 +1038,21 @@
   });
   document.addEventListener("htmx:load", function (e) {
     startComposers(e.detail.elt);
+    panelOutcome(e.detail.elt);
     returnAfterSend(e.detail.elt);
   });
 
-  // After Send in a composer of its own (the /compose page, or the panel in place of a list), the person goes
-  // back where they came from, as in Gmail; the undo toast goes along (kept for the next page in sessionStorage).
+  // After Send in a composer of its own (the /compose page), the person goes back where they came from, as in
+  // Gmail; the undo toast goes along (kept for the next page in sessionStorage).
   var SENT_KEY = "plmail.sent";
 
   function returnAfterSend(elt) {
     if (!elt || !elt.matches || !elt.matches(".composer-shell.sent-state:not([data-inline])")
-        || elt.closest("[data-sent-toast]")) return;
-    if (window.location.pathname !== "/compose" && !panelOpenedFrom) return;
+        || elt.closest("[data-sent-toast]") || elt.closest("[data-panel-toast]")) return;
+    if (window.location.pathname !== "/compose") return;
     var here = window.location.origin;
     var referrer = document.referrer;
-    var back = panelOpenedFrom || (referrer && referrer.indexOf(here) === 0
-      && referrer.indexOf(here + "/compose") !== 0 ? referrer : "/");
+    var back = referrer && referrer.indexOf(here) === 0 && referrer.indexOf(here + "/compose") !== 0 ? referrer : "/";
     try {
       window.sessionStorage.setItem(SENT_KEY, elt.dataset.submissionId);
     } catch (e) {
@@ -665,17 +1082,13 @@
     main.appendChild(slot);
     window.htmx.process(slot);
   }
-  document.addEventListener("htmx:beforeRequest", function (e) {
-    if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("[data-compose-panel]")) {
-      panelOpenedFrom = panelOpenedFrom || window.location.href;
-    }
-  });
   // Back or forward through htmx's history leaves the page without a pagehide: keep what was typed first.
   document.addEventListener("htmx:beforeHistorySave", function () {
     openComposers().forEach(function (c) { c.leaving(); });
   });
+  // A restored page brings copies of the panels it had, without their scripts: the drafts are saved; away.
   document.addEventListener("htmx:historyRestore", function () {
-    panelOpenedFrom = null;
+    document.querySelectorAll("[data-compose-dock], [data-compose-toasts]").forEach(function (d) { d.remove(); });
     markComposing();
   });
   // Settings → Sending: signatures are written in the same editor.
@@ -739,7 +1152,7 @@
       typeKept(/^(INPUT|TEXTAREA)$/.test(active.tagName) ? active : null, null);
       return;
     }
-    if (!c.form.elements.to.value) {
+    if (!c.recipients("to")) {
       c.form.elements.to.focus();
       typeKept(c.form.elements.to, null);
       return;

@@ -9,6 +9,7 @@ the pages answer with full pages; with htmx and compose.js the answers are fragm
 
 from __future__ import annotations
 
+import secrets
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -184,6 +185,8 @@ class ComposeController(Controller):
                                                                                              user.time_zone),
             "min_send_at": (datetime.now(UTC) + timedelta(minutes=2)).astimezone(_zone(user.time_zone))
             .strftime("%Y-%m-%dT%H:%M"),
+            # Several composers open at once (docked panels) each need ids of their own.
+            "instance": secrets.token_hex(4),
         }
         if draft is not None and draft.failure and not error:
             context["error"] = translate("Not sent: {reason}", user.locale, reason=draft.failure)
@@ -280,7 +283,7 @@ class ComposeController(Controller):
         if form.autosave:
             return Response("", status_code=204)
         if _is_htmx(request):
-            if form.inline:
+            if form.inline or request.headers.get("x-plmail-panel") == "1":  # a docked panel closes, the page stays
                 return await render(request, "partials/composer_closed.html", bare=True, notice="Draft discarded")
             return Response("", headers={"HX-Redirect": "/"})
         return Redirect("/")
