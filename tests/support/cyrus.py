@@ -43,6 +43,11 @@ from tests.support.net import free_port
 from tests.support.smtp import SmtpServer
 
 CYRUS_BIN = Path(os.environ.get("PLMAIL_TEST_CYRUS_BIN", "/usr/lib/cyrus/bin"))
+# Debian's cyrus-imapd conflicts with dovecot-imapd (both provide imap-server), which the suite needs too: tools/test
+# installs cyrus-common and cyrus-caldav and unpacks cyrus-imapd's one binary here instead of installing the package.
+UNPACKED_IMAPD = Path(__file__).resolve().parents[2] / ".cache/cyrus-imapd/usr/lib/cyrus/bin/imapd"
+IMAPD = Path(os.environ.get("PLMAIL_TEST_CYRUS_IMAPD", "")) if os.environ.get("PLMAIL_TEST_CYRUS_IMAPD") else (
+    CYRUS_BIN / "imapd" if (CYRUS_BIN / "imapd").exists() else UNPACKED_IMAPD)
 SASLPASSWD = shutil.which("saslpasswd2") or "/usr/sbin/saslpasswd2"
 HOST = "127.0.0.1"
 DOMAIN = "example.org"
@@ -56,11 +61,11 @@ SPECIAL_FOLDERS = {"Archive": "\\Archive", "Drafts": "\\Drafts", "Sent": "\\Sent
 
 def missing() -> str | None:
     """Why Cyrus cannot be started here, or None."""
-    needed = [CYRUS_BIN / "master", CYRUS_BIN / "imapd", CYRUS_BIN / "httpd", Path(SASLPASSWD)]
+    needed = [CYRUS_BIN / "master", IMAPD, CYRUS_BIN / "httpd", Path(SASLPASSWD)]
     absent = [str(p) for p in needed if not p.exists()]
     if absent:
-        return (f"Cyrus IMAP is not installed ({', '.join(absent)} missing): "
-                "apt-get install cyrus-imapd cyrus-caldav sasl2-bin (tools/test does)")
+        return (f"Cyrus IMAP is not installed ({', '.join(absent)} missing): apt-get install cyrus-common "
+                "cyrus-caldav sasl2-bin, and cyrus-imapd's imapd unpacked into .cache (tools/test does both)")
     return None
 
 
@@ -264,7 +269,7 @@ class CyrusServer:
             f'  recover cmd="{bin_}/ctl_cyrusdb {conf} -r"\n'
             "}\n"
             "SERVICES {\n"
-            f'  imap cmd="{bin_}/imapd {conf}" listen="{self.host}:{self.imap_port}" prefork=0\n'
+            f'  imap cmd="{IMAPD} {conf}" listen="{self.host}:{self.imap_port}" prefork=0\n'
             f'  http cmd="{bin_}/httpd {conf}" listen="{self.host}:{self.http_port}" prefork=0\n'
             "}\n"
             "EVENTS {\n"
