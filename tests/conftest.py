@@ -23,6 +23,8 @@ from tests.support.pg import TEMPLATE_DB, PgTestCluster
 
 # tools/test runs most tests two at a time (pytest-xdist); these drive a browser, start `plmail serve` or measure how
 # long something takes, and run afterwards on their own, so a neighbour's load cannot make them miss a deadline.
+# A path names a whole module or folder; path::name (a prefix of the test's name) only the tests that time themselves,
+# so their modules' other tests still run two at a time.
 _ALONE = (
     "tests/e2e/",
     "tests/integration/sending/test_disabled_user.py",
@@ -47,11 +49,14 @@ _ALONE = (
     "tests/integration/ops/test_release.py",
     "tests/integration/ops/test_two_nodes.py",
     "tests/unit/calendar/test_hostile_markup.py",
-    "tests/unit/calendar/test_hostile_recurrence.py",
+    "tests/unit/calendar/test_hostile_recurrence.py::test_the_783_byte_rule_is_cut_short_in_bounded_time",
+    "tests/unit/calendar/test_hostile_recurrence.py::test_a_vtimezone_with_a_transition_a_day_is_not_used_and_costs",
     "tests/unit/calendar/test_ics_robustness.py",
-    "tests/unit/calendar/test_markup_syntaxes.py",
-    "tests/unit/calendar/test_recurrence.py",
-    "tests/unit/fakes/test_model.py",
+    "tests/unit/calendar/test_markup_syntaxes.py::test_a_flood_of_rdfa_items_is_capped_in_bounded_time",
+    "tests/unit/calendar/test_recurrence.py::test_stored_rules_that_never_match_cost_bounded_time",
+    "tests/unit/fakes/test_model.py::test_delays_are_measurable_and_the_order_of_prompts_is_recorded",
+    "tests/unit/fakes/test_model.py::test_a_hanging_host_holds_the_request_until_the_client_gives_up",
+    "tests/unit/fakes/test_model.py::test_a_hanging_request_ends_on_release_and_the_server_stops_promptly",
 )
 
 

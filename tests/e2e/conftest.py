@@ -1,4 +1,8 @@
-"""A `plmail serve` process on the test database and a headless Chromium, for the browser tests."""
+"""A `plmail serve` process on the test database and a headless Chromium, for the browser tests.
+
+One Chromium serves the whole run: each test gets contexts of its own (their own cookies, storage and service
+workers), and the contexts a test opened are closed when it ends, so nothing of one test runs on into the next.
+Launching Chromium costs a second or two on a quiet machine; per test and per module that added up."""
 
 from __future__ import annotations
 
@@ -8,9 +12,38 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, async_playwright
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import SharedChromium
 from tests.support.pg import PgTestCluster
 from tests.support.serve import ServeProcess
+
+
+@pytest.fixture(scope="session")
+async def shared_chromium() -> AsyncIterator[SharedChromium]:
+    async with async_playwright() as playwright:
+        chromium = SharedChromium(playwright)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@pytest.fixture(autouse=True)
+async def _close_the_tests_contexts(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """Close the browser contexts a test opened (its pages' scripts and streams end with it)."""
+    if "shared_chromium" not in request.fixturenames:
+        yield
+        return
+    chromium: SharedChromium = request.getfixturevalue("shared_chromium")
+    before = set(chromium.contexts())
+    yield
+    for context in chromium.contexts():
+        if context not in before:
+            await context.close()
+
+
+@pytest.fixture
+async def browser(shared_chromium: SharedChromium) -> Browser:
+    return await shared_chromium.get()
 
 
 @pytest.fixture
@@ -22,16 +55,6 @@ def serve(tmp_path: Path, database_url: str) -> Iterator[ServeProcess]:
         yield process
     finally:
         process.terminate()
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 @pytest.fixture(scope="module")

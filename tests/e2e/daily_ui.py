@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from plmail.domain.enums import LabelRole, Locale, ProviderKind
 from plmail.mail.ingest import parse_message
 from plmail.services import Services
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import SharedChromium
 from tests.support.mail import make_message
 from tests.support.repos import account_rows
 from tests.support.serve import ServeProcess, open_world_services
@@ -110,7 +110,8 @@ async def seed(services: Services) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str) -> AsyncIterator[World]:
+async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str,
+                shared_chromium: SharedChromium) -> AsyncIterator[World]:
     root = tmp_path_factory.mktemp("daily-ui")
     ui_database = module_database
     services = await open_world_services(root / "data", ui_database)
@@ -119,24 +120,20 @@ async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str) 
         seeded = await seed(services)
         server = ServeProcess(root / "serve", database_url=ui_database).start()
         server.wait_healthy()
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                states: dict[str, Any] = {}
-                for who in ("eve", "dora"):
-                    context = await browser.new_context()
-                    page = await context.new_page()
-                    await page.goto(server.url + "/login")
-                    await page.locator("input[name=email]").fill(f"{who}@example.org")
-                    await page.locator("input[name=password]").fill(PASSWORD)
-                    await page.locator("form button[type=submit]").click()
-                    await expect(page.locator("h1")).to_have_count(1)
-                    states[who] = await context.storage_state()
-                    await context.close()
-                yield World(services, server, browser, seeded["account"], seeded["inbox"], seeded["travel"],
-                            seeded["trains"], seeded["long"], seeded["quoted"], states)
-            finally:
-                await browser.close()
+        browser = await shared_chromium.get()
+        states: dict[str, Any] = {}
+        for who in ("eve", "dora"):
+            context = await browser.new_context()
+            page = await context.new_page()
+            await page.goto(server.url + "/login")
+            await page.locator("input[name=email]").fill(f"{who}@example.org")
+            await page.locator("input[name=password]").fill(PASSWORD)
+            await page.locator("form button[type=submit]").click()
+            await expect(page.locator("h1")).to_have_count(1)
+            states[who] = await context.storage_state()
+            await context.close()
+        yield World(services, server, browser, seeded["account"], seeded["inbox"], seeded["travel"],
+                    seeded["trains"], seeded["long"], seeded["quoted"], states)
     finally:
         if server is not None:
             server.terminate()

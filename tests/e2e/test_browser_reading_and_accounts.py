@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from plmail.domain.models import User
 from plmail.services import Services
 from tests.integration.imap_sync.conftest import message_ids
 from tests.integration.sending.conftest import add_sending_account
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import SharedChromium
 from tests.support.dovecot import DovecotServer, DovecotUser, dovecot
 from tests.support.fakes.provider_site import DnsServer, ProviderSite
 from tests.support.fakes.server import FakeServer
@@ -123,8 +123,8 @@ def _mail(rfc_id: str, subject: str, sender: str, to: str, *, headers: dict[str,
 
 
 @pytest.fixture(scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, dovecot: DovecotServer,
-                smtp_server: SmtpServer) -> AsyncIterator[World]:
+async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, shared_chromium: SharedChromium,
+                dovecot: DovecotServer, smtp_server: SmtpServer) -> AsyncIterator[World]:
     root = tmp_path_factory.mktemp("reading")
     with FakeServer(ProviderSite()) as site, DnsServer() as dns:
         env = {"PLMAIL_AUTOCONFIG_URLS": ProviderSite.autoconfig_urls(site.url),
@@ -163,12 +163,8 @@ async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, 
             # the same data directory, so the same installation key opens the account's password
             server = ServeProcess(root / "data", database_url=module_database, extra_env=env).start()
             server.wait_healthy()
-            async with async_playwright() as playwright:
-                browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                try:
-                    yield World(services, server, browser, user, mail, smtp_server, site, dns, dovecot, account_id)
-                finally:
-                    await browser.close()
+            browser = await shared_chromium.get()
+            yield World(services, server, browser, user, mail, smtp_server, site, dns, dovecot, account_id)
         finally:
             if server is not None:
                 server.terminate()

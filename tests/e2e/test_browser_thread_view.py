@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from plmail.services import Services
 from tests.integration.sending.conftest import Outgoing, add_sending_account
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import SharedChromium
 from tests.support.dovecot import DovecotServer, dovecot
 from tests.support.jobs import run_queued
 from tests.support.mail import CORPUS
@@ -79,8 +79,9 @@ class ThreadWorld:
 
 
 @pytest.fixture(scope="module")
-async def thread_world(tmp_path_factory: pytest.TempPathFactory, module_database: str, dovecot: DovecotServer,
-                       smtp_server: SmtpServer) -> AsyncIterator[ThreadWorld]:
+async def thread_world(tmp_path_factory: pytest.TempPathFactory, module_database: str,
+                       shared_chromium: SharedChromium,
+                       dovecot: DovecotServer, smtp_server: SmtpServer) -> AsyncIterator[ThreadWorld]:
     root = tmp_path_factory.mktemp("thread-view")
     thread_database = module_database
     data = root / "data"
@@ -125,21 +126,17 @@ async def thread_world(tmp_path_factory: pytest.TempPathFactory, module_database
         await services.outbox.set_undo_delay(user.id, 2)
         server = ServeProcess(data, database_url=thread_database).start()  # its key opens the account's passwords
         server.wait_healthy()
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                context = await browser.new_context()
-                page = await context.new_page()
-                await page.goto(server.url + "/login")
-                await page.get_by_label("Email address").fill("owner@example.org")
-                await page.get_by_label("Password").fill(PASSWORD)
-                await page.get_by_role("button", name="Sign in").click()
-                await expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
-                state = await context.storage_state()
-                await context.close()
-                yield ThreadWorld(services, server, browser, out, dict(state))
-            finally:
-                await browser.close()
+        browser = await shared_chromium.get()
+        context = await browser.new_context()
+        page = await context.new_page()
+        await page.goto(server.url + "/login")
+        await page.get_by_label("Email address").fill("owner@example.org")
+        await page.get_by_label("Password").fill(PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
+        state = await context.storage_state()
+        await context.close()
+        yield ThreadWorld(services, server, browser, out, dict(state))
     finally:
         if server is not None:
             server.terminate()

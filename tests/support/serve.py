@@ -55,8 +55,9 @@ class ServeProcess:
         log.close()
         return self
 
-    def wait_healthy(self, timeout: float = 60) -> float:
-        """Seconds until /healthz answered 200."""
+    def wait_healthy(self, timeout: float = 180) -> float:
+        """Seconds until /healthz answered 200. Quiet, that is two or three; on a machine loaded tenfold by others the
+        start alone took over a minute, and a test erring then says nothing about plmail. An exit ends the wait."""
         assert self.proc is not None
         started = time.monotonic()
         while time.monotonic() - started < timeout:
