@@ -185,3 +185,37 @@ async def test_the_composer_offers_the_cards_the_user_keeps(http: httpx.AsyncCli
     assert [s.email for s in await services.contacts.suggest(owner.user.id, "ada")] == ["ada@example.net"]
     assert await services.contacts.suggest(owner.user.id, "hop", exclude=["grace@navy.example"]) == [
         s for s in by_name if s.email != "grace@navy.example"]
+
+
+async def test_merging_two_gathered_cards_sticks(http: httpx.AsyncClient, owner: DavUser, services: Services) -> None:
+    """Issue 34: merging a gathered card is the user's decision and sticks. A phone merges by keeping one card with
+    both addresses and deleting the other; writing to either address again brings neither card back."""
+    await _mail(services, owner)
+    [account] = [a for a in await account_rows(services).for_user(owner.user.id)]
+    roles = await services.labels.role_ids(owner.user.id)
+    at_work = SENT.replace(b"<s1@", b"<w1@").replace(b"Ada Lovelace <ada@example.net>", b"Ada L <ada@work.example>")
+    await services.pipeline.ingest([parse_message(at_work, account_id=account.id, label_ids=(roles[LabelRole.SENT],),
+                                                  received_at=datetime(2026, 12, 1, 11, tzinfo=UTC))])
+    gathered = f"/dav/{owner.user.id}/addressbooks/from-mail/"
+    query = (b'<c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:prop><d:getetag/>'
+             b'<c:address-data/></d:prop></c:addressbook-query>')
+
+    async def cards() -> dict[str, str]:
+        return _hrefs(await http.request("REPORT", gathered, auth=owner.auth, content=query, headers={"Depth": "1"}),
+                      f"{CARD}address-data")
+
+    before = await cards()
+    home_card = next(h for h, text in before.items() if "ada@example.net" in text)
+    work_card = next(h for h, text in before.items() if "ada@work.example" in text)
+    assert home_card != work_card
+    merged = before[home_card].replace("END:VCARD", "EMAIL;TYPE=INTERNET:ada@work.example\r\nEND:VCARD")
+    assert (await http.put(home_card, content=merged, auth=owner.auth)).status_code == 204
+    assert (await http.delete(work_card, auth=owner.auth)).status_code == 204
+
+    await _mail_again(services, owner)
+    await services.pipeline.ingest([parse_message(at_work.replace(b"<w1@", b"<w2@"), account_id=account.id,
+                                                  label_ids=(roles[LabelRole.SENT],),
+                                                  received_at=datetime(2026, 12, 2, 11, tzinfo=UTC))])
+    after = await cards()
+    assert list(after) == [home_card]
+    assert "ada@example.net" in after[home_card] and "ada@work.example" in after[home_card]
