@@ -173,7 +173,7 @@ class AssistantService:
         correspondents = await self.contacts.correspondents(facts.user_id, [message.from_address or ""])
         disabled = {Category(c) for c in facts.disabled_categories if c in Category._value2member_map_}
         return self.categorizer.explain(
-            CategoryFacts(message.from_address, message.headers, message.gmail_label_ids,
+            CategoryFacts(message.from_address, message.headers, message.provider_labels,
                           ai_category.value if ai_category is not None else None),
             correspondents=correspondents, disabled=disabled,
         )

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 
+_NO_LIMIT = 24 * 3600.0  # seconds; asyncpg takes None as "the connection's default", not "none"
+
 
 async def _execute(script: str) -> None:
     # The simple protocol runs a multi-statement script with $$ bodies on the migration's transaction.
@@ -18,7 +20,9 @@ async def _execute(script: str) -> None:
     assert engine is not None
     transaction = engine.current_transaction.get()
     assert transaction is not None, "raw migrations run inside the migration's transaction"
-    await transaction.connection.execute(script)
+    # As long as it takes: the pool's per-statement timeout (engine.py) is for requests, and a migration that moves
+    # the data of a large mailbox runs for minutes (benchmarks/neutral_ref_migration.py).
+    await transaction.connection.execute(script, timeout=_NO_LIMIT)
 
 
 def sql_migration(migration_id: str, description: str, forwards_sql: str, backwards_sql: str

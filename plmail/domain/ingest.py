@@ -2,7 +2,7 @@
 told after the batch is committed.
 
 The pipeline knows no provider: where a message lives at its provider is one opaque `ProviderRef`, built
-by the provider's own code and read only by it (and by storage, which keeps each id in its own column).
+by the provider's own code and read only by it (storage keeps it as the row's container and key).
 """
 
 from __future__ import annotations
@@ -18,22 +18,19 @@ from plmail.domain.messages import ParsedMessage
 
 @dataclass(frozen=True, slots=True)
 class ProviderRef:
-    """Where the provider keeps a message, in the provider's terms; the pipeline never reads the parts."""
+    """Where the provider keeps a message, in the provider's terms: a key within a container of the account.
 
-    mailbox_id: int | None = None  # IMAP: the folder row, with the UID within it
-    imap_uid: int | None = None
-    gmail_id: str | None = None
-    graph_id: str | None = None
+    The pipeline never reads the parts; the provider that made the reference reads it back (each provider package
+    has its own constructor and reader). A provider whose ids are unique in the whole account leaves the container
+    empty; one whose ids mean something only inside a folder names the folder."""
 
-    def identity(self) -> tuple[object, ...] | None:
+    container: str = ""
+    key: str | None = None  # None: the provider gave no id (yet)
+    folder_id: int | None = None  # the account's folder row the message lies in, for providers whose folders are rows
+
+    def identity(self) -> tuple[str, str] | None:
         """The one key two copies of the same provider message share; None when the provider gave no id."""
-        if self.gmail_id is not None:
-            return ("gmail", self.gmail_id)
-        if self.graph_id is not None:
-            return ("graph", self.graph_id)
-        if self.mailbox_id is not None and self.imap_uid is not None:
-            return ("imap", self.mailbox_id, self.imap_uid)
-        return None
+        return None if self.key is None else (self.container, self.key)
 
 
 NO_REF = ProviderRef()
@@ -43,16 +40,16 @@ def ref_json(ref: ProviderRef | None) -> dict[str, Any] | None:
     """A provider reference as a job argument."""
     if ref is None or ref.identity() is None:
         return None
-    return {"mailbox_id": ref.mailbox_id, "imap_uid": ref.imap_uid, "gmail_id": ref.gmail_id,
-            "graph_id": ref.graph_id}
+    return {"container": ref.container, "key": ref.key, "folder_id": ref.folder_id}
 
 
 def ref_from_json(value: Any) -> ProviderRef | None:
     if not isinstance(value, dict):
         return None
-    ref = ProviderRef(mailbox_id=value.get("mailbox_id"), imap_uid=value.get("imap_uid"),
-                      gmail_id=value.get("gmail_id"), graph_id=value.get("graph_id"))
-    return ref if ref.identity() is not None else None
+    key, container, folder = value.get("key"), value.get("container"), value.get("folder_id")
+    if not isinstance(key, str) or not isinstance(container, str):
+        return None
+    return ProviderRef(container, key, folder if isinstance(folder, int) else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,7 @@ class CategoryFacts:
 
     from_address: str | None
     headers: RawHeaders
-    gmail_label_ids: Sequence[str] | None
+    provider_labels: Sequence[str] | None
     ai_category: str | None = None  # the assistant's verdict; None when not asked or the user sorts by rules
 
 
@@ -103,8 +103,8 @@ class MessageCategorizer:
         headers = facts.headers
         # Gmail already filed it; contradicting that inside a Gmail account means a tab that does not
         # match Gmail's own web interface.
-        if facts.gmail_label_ids is not None:
-            for label in facts.gmail_label_ids:
+        if facts.provider_labels is not None:
+            for label in facts.provider_labels:
                 if label in _GMAIL_CATEGORIES:
                     return CategoryVerdict(_GMAIL_CATEGORIES[label], Stage.GMAIL, label)
             return CategoryVerdict(Category.GENERAL, Stage.GMAIL, None)

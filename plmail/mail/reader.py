@@ -177,7 +177,7 @@ class MailReader:
                 result = sanitize_html(message.body_html, message_id=message.id, allow_remote_images=allow)
                 html, blocked = result.html, result.remote_images_blocked
             verdict = self.categorizer.explain(
-                CategoryFacts(message.from_address, message.headers, message.gmail_label_ids),
+                CategoryFacts(message.from_address, message.headers, message.provider_labels),
                 correspondents=correspondents,
                 disabled={Category(c) for c in disabled if c in Category._value2member_map_},
             )

@@ -55,8 +55,7 @@ async def test_search_vector_is_generated_with_a_gin_index_and_finds_address_par
     assert column is not None and column["is_generated"] == "ALWAYS"
     index = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_message_search_vector'")
     assert "USING gin (search_vector)" in index
-    for name, columns in [("uniq_message_gmail_id_account", "(gmail_id, account_id)"),
-                          ("uniq_message_graph_id_account", "(graph_id, account_id)"),
+    for name, columns in [("uniq_message_provider_ref", "(provider_container, provider_key, account_id)"),
                           ("uniq_message_thread_provider_key_account", "(provider_thread_key, account_id)")]:
         definition = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = $1", name)
         assert definition.startswith("CREATE UNIQUE INDEX") and columns in definition, name

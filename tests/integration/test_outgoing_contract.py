@@ -240,7 +240,7 @@ class Outgoing:
 
     async def at_provider(self, message_id: int) -> bool:
         return bool(await self.services.db.fetchval(
-            "SELECT gmail_id IS NOT NULL OR graph_id IS NOT NULL FROM message WHERE id = $1", message_id))
+            "SELECT provider_container = '' AND provider_key IS NOT NULL FROM message WHERE id = $1", message_id))
 
     async def stored(self, rfc_message_id: str) -> list[tuple[int, set[str], list[str]]]:
         """(id, label roles or names, flags) of every stored message with this Message-ID."""
@@ -750,7 +750,7 @@ async def test_a_sent_message_leaves_no_draft_at_the_provider_and_a_refused_dele
         assert [c.status for c in fake.calls if c.method == "DELETE" and "/messages/" in c.path] == [500, 204]
     await services.drafts.sweep()  # nothing is left for the sweep to do
     assert await services.db.fetchval(
-        "SELECT count(*) FROM draft_version WHERE gmail_id IS NOT NULL OR graph_id IS NOT NULL") == 0
+        "SELECT count(*) FROM draft_version WHERE provider_container = '' AND provider_key IS NOT NULL") == 0
     await idle.settle()
     assert all("$draft" not in flags for _, _, flags in await idle.stored(saved.rfc_message_id))
 

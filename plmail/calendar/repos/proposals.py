@@ -26,7 +26,7 @@ class ProposalSource:
     account_id: int
     user_id: int
     rfc_message_id: str | None
-    provider_id: str | None  # gmail_id or graph_id: the message key when there is no Message-ID
+    provider_id: str | None  # an account-wide provider key: the message key when there is no Message-ID
     is_draft: bool
     category: str | None
     held: bool  # waiting for the assistant: not sorted yet
@@ -93,7 +93,7 @@ def _source(row: asyncpg.Record) -> ProposalSource:
     headers = _loads(row["headers"])
     return ProposalSource(
         id=row["id"], account_id=row["account_id"], user_id=row["user_id"], rfc_message_id=row["rfc_message_id"],
-        provider_id=row["gmail_id"] or row["graph_id"], is_draft=row["is_draft"], category=row["category"],
+        provider_id=row["account_key"], is_draft=row["is_draft"], category=row["category"],
         held=row["held"], sent_at=row["sent_at"], received_at=row["received_at"],
         created_at=row["created_at"], subject=row["subject"], body_text=row["body_text"], body_html=row["body_html"],
         headers=headers if isinstance(headers, dict) else {}, to_addresses=_address_list(row["to_addresses"]),
@@ -134,7 +134,8 @@ class ProposalRepository:
         if not message_ids:
             return []
         rows = await self.db.fetch(
-            f"""SELECT m.id, m.account_id, a.user_id, m.rfc_message_id, m.gmail_id, m.graph_id,
+            f"""SELECT m.id, m.account_id, a.user_id, m.rfc_message_id,
+                       CASE WHEN m.provider_container = '' THEN m.provider_key END AS account_key,
                        (m.flags ? '\\Draft' OR m.flags ? '$draft' OR EXISTS (
                            SELECT 1 FROM message_label ml JOIN label l ON l.id = ml.label_id
                             WHERE ml.message_id = m.id AND l.role = 'drafts')) AS is_draft,

@@ -22,7 +22,7 @@ class MessageForModel:
     subject: str
     text: str
     headers: dict[str, Any]
-    gmail_label_ids: list[str] | None
+    provider_labels: list[str] | None
     category: str | None
     ai_categorised_at: datetime | None
     held: bool  # held and not yet released
@@ -56,7 +56,7 @@ class AssistantRepository:
         rows = await self.db.fetch(
             """SELECT m.id, m.account_id, a.user_id, m.thread_id, m.from_address, m.from_name,
                       coalesce(m.subject, '') AS subject, left(coalesce(m.body_text, m.preview, ''), 4000) AS text,
-                      m.headers, m.gmail_label_ids, m.category, m.ai_categorised_at,
+                      m.headers, m.provider_labels, m.category, m.ai_categorised_at,
                       m.category_held_at IS NOT NULL AND m.category_released_at IS NULL AS held
                  FROM message m JOIN account a ON a.id = m.account_id
                 WHERE m.id = ANY($1::bigint[]) ORDER BY m.id""",
@@ -64,7 +64,7 @@ class AssistantRepository:
         )
         return [MessageForModel(r["id"], r["account_id"], r["user_id"], r["thread_id"], r["from_address"],
                                 r["from_name"], r["subject"], r["text"], _loads(r["headers"]) or {},
-                                _loads(r["gmail_label_ids"]), r["category"], r["ai_categorised_at"], r["held"])
+                                _loads(r["provider_labels"]), r["category"], r["ai_categorised_at"], r["held"])
                 for r in rows]
 
     async def record_verdict(self, message_id: int, category: str | None, reason: str | None, error: str | None

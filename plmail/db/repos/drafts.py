@@ -32,8 +32,7 @@ _DRAFT_FLAGS = ["$draft", "\\Draft"]
 
 
 def _ref(row: Any) -> ProviderRef:
-    return ProviderRef(mailbox_id=row["mailbox_id"], imap_uid=row["imap_uid"], gmail_id=row["gmail_id"],
-                       graph_id=row["graph_id"])
+    return ProviderRef(row["provider_container"], row["provider_key"], row["mailbox_id"])
 
 
 class DraftRepository:
@@ -42,7 +41,7 @@ class DraftRepository:
 
     async def get(self, message_id: int) -> WrittenMessage | None:
         row = await self.db.fetchrow(
-            """SELECT m.id, m.account_id, a.user_id, m.thread_id, m.mailbox_id, m.imap_uid, m.gmail_id, m.graph_id,
+            """SELECT m.id, m.account_id, a.user_id, m.thread_id, m.mailbox_id, m.provider_container, m.provider_key,
                       m.raw_path, m.rfc_message_id, m.provider_thread_key,
                       coalesce(array_agg(ml.label_id) FILTER (WHERE ml.label_id IS NOT NULL), '{}') AS labels,
                       ARRAY(SELECT jsonb_array_elements_text(m.flags)) AS flags
@@ -55,8 +54,7 @@ class DraftRepository:
             return None
         return WrittenMessage(
             id=row["id"], account_id=row["account_id"], user_id=row["user_id"], thread_id=row["thread_id"],
-            ref=ProviderRef(mailbox_id=row["mailbox_id"], imap_uid=row["imap_uid"], gmail_id=row["gmail_id"],
-                            graph_id=row["graph_id"]),
+            ref=_ref(row),
             raw_path=row["raw_path"], rfc_message_id=row["rfc_message_id"],
             provider_thread_key=row["provider_thread_key"], labels=frozenset(row["labels"]),
             flags=tuple(row["flags"]),
@@ -83,10 +81,10 @@ class DraftRepository:
         """Record where the provider keeps the message now; False when the row is gone (or, with `only_draft`,
         is no longer a draft: it was sent while its draft was on the way to the provider)."""
         status = await self.db.execute(
-            """UPDATE message SET mailbox_id = $2, imap_uid = $3, gmail_id = $4, graph_id = $5, synced_at = now(),
+            """UPDATE message SET mailbox_id = $2, provider_container = $3, provider_key = $4, synced_at = now(),
                                   updated_at = now()
-                WHERE id = $1 AND (NOT $6 OR flags ?| $7::text[])""",
-            message_id, ref.mailbox_id, ref.imap_uid, ref.gmail_id, ref.graph_id, only_draft, _DRAFT_FLAGS,
+                WHERE id = $1 AND (NOT $5 OR flags ?| $6::text[])""",
+            message_id, ref.folder_id, ref.container, ref.key, only_draft, _DRAFT_FLAGS,
         )
         return status.endswith(" 1")
 
@@ -102,7 +100,7 @@ class DraftRepository:
             """UPDATE message SET flags = (SELECT coalesce(jsonb_agg(f), '[]') FROM jsonb_array_elements_text(flags) f
                                             WHERE f <> ALL($2::text[])),
                                   seen_at = coalesce(seen_at, now()), updated_at = now()
-                WHERE id = $1 RETURNING mailbox_id, imap_uid, gmail_id, graph_id""",
+                WHERE id = $1 RETURNING mailbox_id, provider_container, provider_key""",
             message_id, _DRAFT_FLAGS,
         )
         return _ref(row) if row is not None else None
@@ -131,7 +129,7 @@ class DraftRepository:
         labels = [r["label_id"] for r in await self.db.fetch(
             "SELECT label_id FROM message_label WHERE message_id = $1", message_id)]
         row = await self.db.fetchrow(
-            "DELETE FROM message WHERE id = $1 RETURNING thread_id, mailbox_id, imap_uid, gmail_id, graph_id",
+            "DELETE FROM message WHERE id = $1 RETURNING thread_id, mailbox_id, provider_container, provider_key",
             message_id)
         if row is None:
             return None

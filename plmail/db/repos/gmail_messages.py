@@ -1,7 +1,8 @@
 """Gmail accounts' mail as the Gmail syncer, importer and propagator see it: which ids are stored or noted,
 the notes themselves (gmail_skipped_message), label bindings by Gmail id, relabels and deletions.
 
-Raw SQL because every lookup here is a set of ids checked against the (gmail_id, account_id) unique indexes.
+Raw SQL because every lookup here is a set of ids checked against the unique index of provider references
+(a Gmail message id is its key, in the account-wide container '').
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class StoredGmailMessage:
     id: int
     gmail_id: str
     thread_id: int | None
-    gmail_label_ids: tuple[str, ...] | None
+    provider_labels: tuple[str, ...] | None
     from_address: str | None
     headers: dict[str, Any]
     category: str | None
@@ -92,7 +93,8 @@ class GmailMessageRepository:
             return set()
         rows = await self.db.fetch(
             """SELECT x.g FROM unnest($2::text[]) AS x(g)
-                WHERE EXISTS (SELECT 1 FROM message m WHERE m.gmail_id = x.g AND m.account_id = $1)
+                WHERE EXISTS (SELECT 1 FROM message m WHERE m.provider_container = '' AND m.provider_key = x.g
+                                AND m.account_id = $1)
                    OR EXISTS (SELECT 1 FROM gmail_skipped_message s WHERE s.gmail_id = x.g AND s.account_id = $1)
                    OR EXISTS (SELECT 1 FROM gmail_draft d WHERE d.gmail_message_id = x.g AND d.account_id = $1)""",
             account_id, list(gmail_ids),
@@ -103,15 +105,16 @@ class GmailMessageRepository:
         if not gmail_ids:
             return set()
         rows = await self.db.fetch(
-            "SELECT gmail_id FROM message WHERE gmail_id = ANY($2::text[]) AND account_id = $1",
+            "SELECT provider_key FROM message "
+            "WHERE provider_container = '' AND provider_key = ANY($2::text[]) AND account_id = $1",
             account_id, list(gmail_ids),
         )
-        return {r["gmail_id"] for r in rows}
+        return {r["provider_key"] for r in rows}
 
     async def counts(self, account_id: int) -> tuple[int, int]:
         """(messages stored with a Gmail id, ids noted as skipped)."""
         row = await self.db.fetchrow(
-            """SELECT (SELECT count(*) FROM message WHERE account_id = $1 AND gmail_id IS NOT NULL) AS stored,
+            """SELECT (SELECT count(*) FROM message WHERE account_id = $1 AND provider_key IS NOT NULL) AS stored,
                       (SELECT count(*) FROM gmail_skipped_message WHERE account_id = $1) AS skipped""",
             account_id,
         )
@@ -210,18 +213,20 @@ class GmailMessageRepository:
         if not gmail_ids:
             return []
         rows = await self.db.fetch(
-            """SELECT m.id, m.gmail_id, m.thread_id, m.gmail_label_ids, m.from_address, m.headers, m.category,
+            """SELECT m.id, m.provider_key AS gmail_id, m.thread_id, m.provider_labels, m.from_address, m.headers,
+                      m.category,
                       m.ai_category, m.seen_at IS NOT NULL AS seen, m.starred_at IS NOT NULL AS starred,
                       coalesce((SELECT array_agg(ml.label_id) FROM message_label ml WHERE ml.message_id = m.id),
                                '{}') AS labels,
                       EXISTS (SELECT 1 FROM provider_change pc WHERE pc.message_id = m.id AND pc.done_at IS NULL)
                           AS pending
-                 FROM message m WHERE m.gmail_id = ANY($2::text[]) AND m.account_id = $1 ORDER BY m.id""",
+                 FROM message m WHERE m.provider_container = '' AND m.provider_key = ANY($2::text[])
+                  AND m.account_id = $1 ORDER BY m.id""",
             account_id, list(gmail_ids),
         )
         result: list[StoredGmailMessage] = []
         for r in rows:
-            labels = _json(r["gmail_label_ids"])
+            labels = _json(r["provider_labels"])
             headers = _json(r["headers"])
             result.append(StoredGmailMessage(
                 r["id"], r["gmail_id"], r["thread_id"],
@@ -237,7 +242,7 @@ class GmailMessageRepository:
             return
         await self.db.execute(
             """UPDATE message m
-                  SET gmail_label_ids = x.l::jsonb, category = x.c,
+                  SET provider_labels = x.l::jsonb, category = x.c,
                       seen_at = CASE WHEN x.s THEN coalesce(m.seen_at, now()) ELSE NULL END,
                       starred_at = CASE WHEN x.f THEN coalesce(m.starred_at, now()) ELSE NULL END,
                       updated_at = now()
@@ -271,7 +276,8 @@ class GmailMessageRepository:
                    SELECT m.id, m.thread_id,
                           coalesce((SELECT array_agg(ml.label_id) FROM message_label ml WHERE ml.message_id = m.id),
                                    '{}') AS labels
-                     FROM message m WHERE m.gmail_id = ANY($2::text[]) AND m.account_id = $1
+                     FROM message m WHERE m.provider_container = '' AND m.provider_key = ANY($2::text[])
+                      AND m.account_id = $1
                ), deleted AS (DELETE FROM message m USING gone WHERE m.id = gone.id RETURNING m.id)
                SELECT gone.id, gone.thread_id, gone.labels FROM gone JOIN deleted ON deleted.id = gone.id""",
             account_id, list(gmail_ids),
@@ -311,22 +317,22 @@ class GmailMessageRepository:
         if not message_ids:
             return {}
         rows = await self.db.fetch(
-            "SELECT id, gmail_id FROM message "
-            "WHERE account_id = $1 AND id = ANY($2::bigint[]) AND gmail_id IS NOT NULL",
+            "SELECT id, provider_key FROM message "
+            "WHERE account_id = $1 AND id = ANY($2::bigint[]) AND provider_key IS NOT NULL",
             account_id, list(message_ids),
         )
-        return {r["id"]: r["gmail_id"] for r in rows}
+        return {r["id"]: r["provider_key"] for r in rows}
 
     async def set_gmail_labels(self, message_ids: Sequence[int], add: Sequence[str], remove: Sequence[str]) -> None:
         """Keep the stored Gmail label list in step with what propagation just told Gmail."""
         if not message_ids:
             return
         await self.db.execute(
-            """UPDATE message SET gmail_label_ids = (
+            """UPDATE message SET provider_labels = (
                        SELECT coalesce(jsonb_agg(DISTINCT v), '[]'::jsonb) FROM (
-                           SELECT jsonb_array_elements_text(coalesce(gmail_label_ids, '[]'::jsonb)) AS v
+                           SELECT jsonb_array_elements_text(coalesce(provider_labels, '[]'::jsonb)) AS v
                            UNION SELECT unnest($2::text[])) AS s
                         WHERE v <> ALL($3::text[]))
-                WHERE id = ANY($1::bigint[]) AND gmail_label_ids IS NOT NULL""",
+                WHERE id = ANY($1::bigint[]) AND provider_labels IS NOT NULL""",
             list(message_ids), list(add), list(remove),
         )

@@ -44,7 +44,7 @@ class GmailCopy:
     gmail_thread_key: str | None
     thread_id: int | None
     rfc_message_id: str
-    gmail_label_ids: tuple[str, ...] | None
+    provider_labels: tuple[str, ...] | None
     ai_category: str | None
 
 
@@ -101,24 +101,28 @@ class ImapMessageRepository:
         if not uids:
             return set()
         rows = await self.db.fetch(
-            "SELECT imap_uid FROM message WHERE mailbox_id = $1 AND imap_uid = ANY($2::bigint[])",
-            mailbox_id, list(uids),
+            "SELECT provider_key FROM message WHERE provider_container = $1 AND provider_key = ANY($2::text[])",
+            str(mailbox_id), [str(u) for u in uids],
         )
-        return {r["imap_uid"] for r in rows}
+        return {int(r["provider_key"]) for r in rows}
 
     async def stored_uids_between(self, mailbox_id: int, low: int, high: int) -> set[int]:
         rows = await self.db.fetch(
-            "SELECT imap_uid FROM message WHERE mailbox_id = $1 AND imap_uid BETWEEN $2 AND $3",
-            mailbox_id, low, high,
+            # A UID as a number, for a range: the expression `idx_message_key_number` indexes (foldered rows only).
+            """SELECT provider_key FROM message
+                WHERE provider_container = $1 AND provider_container <> ''
+                  AND plmail_key_number(provider_key) BETWEEN $2 AND $3""",
+            str(mailbox_id), low, high,
         )
-        return {r["imap_uid"] for r in rows}
+        return {int(r["provider_key"]) for r in rows}
 
     async def live_uids(self, mailbox_id: int) -> set[int]:
         rows = await self.db.fetch(
-            "SELECT imap_uid FROM message WHERE mailbox_id = $1 AND imap_uid IS NOT NULL AND vanished_at IS NULL",
-            mailbox_id,
+            "SELECT provider_key FROM message WHERE provider_container = $1 AND provider_key IS NOT NULL "
+            "AND vanished_at IS NULL",
+            str(mailbox_id),
         )
-        return {r["imap_uid"] for r in rows}
+        return {int(r["provider_key"]) for r in rows}
 
     # -- gone from the server ----------------------------------------------------------------------
 
@@ -128,9 +132,9 @@ class ImapMessageRepository:
             return []
         rows = await self.db.fetch(
             """UPDATE message SET vanished_at = now(), updated_at = now()
-                WHERE mailbox_id = $1 AND imap_uid = ANY($2::bigint[]) AND vanished_at IS NULL
+                WHERE provider_container = $1 AND provider_key = ANY($2::text[]) AND vanished_at IS NULL
             RETURNING id, thread_id""",
-            mailbox_id, list(uids),
+            str(mailbox_id), [str(u) for u in uids],
         )
         return [MessageRef(r["id"], r["thread_id"]) for r in rows]
 
@@ -138,7 +142,7 @@ class ImapMessageRepository:
         """UIDVALIDITY changed: every stored UID of the folder is meaningless now. The rows wait, vanished and
         without a UID, for the re-import to match them up again."""
         status = await self.db.execute(
-            """UPDATE message SET vanished_at = coalesce(vanished_at, now()), imap_uid = NULL, updated_at = now()
+            """UPDATE message SET vanished_at = coalesce(vanished_at, now()), provider_key = NULL, updated_at = now()
                 WHERE mailbox_id = $1""",
             mailbox_id,
         )
@@ -196,11 +200,13 @@ class ImapMessageRepository:
         """The known row now lives at (mailbox, uid): it keeps its id, thread and the user's own labels; only the
         location label follows the folder."""
         await self.db.execute(
-            f"""UPDATE message m SET mailbox_id = $2, imap_uid = $3, vanished_at = NULL, flags = x.flags::jsonb,
+            f"""UPDATE message m SET mailbox_id = $2, provider_container = $8, provider_key = $3,
+                       vanished_at = NULL, flags = x.flags::jsonb,
                        synced_at = now(), updated_at = now(), {_FLAG_STATE.replace('$LISTED', '$7')}
                   FROM (SELECT $4::bool AS seen, $5::bool AS starred, $6::text AS flags) x
                  WHERE m.id = $1""",
-            candidate.id, mailbox_id, uid, server.seen, server.starred, json.dumps(list(server.flags)), listed_at,
+            candidate.id, mailbox_id, str(uid), server.seen, server.starred, json.dumps(list(server.flags)), listed_at,
+            str(mailbox_id),
         )
         if label_id is not None and candidate.old_label_id is not None and candidate.old_label_id != label_id:
             await self.db.execute("DELETE FROM message_label WHERE message_id = $1 AND label_id = $2",
@@ -218,20 +224,20 @@ class ImapMessageRepository:
         if not rfc_ids:
             return []
         rows = await self.db.fetch(
-            """SELECT m.id, m.account_id, m.gmail_id, m.provider_thread_key, m.thread_id, m.rfc_message_id,
-                      m.gmail_label_ids, m.ai_category
+            """SELECT m.id, m.account_id, m.provider_key, m.provider_thread_key, m.thread_id, m.rfc_message_id,
+                      m.provider_labels, m.ai_category
                  FROM message m JOIN account a ON a.id = m.account_id
                 WHERE m.rfc_message_id = ANY($2::text[]) AND a.user_id = $1 AND a.provider_kind = 'gmail'
-                  AND m.gmail_id IS NOT NULL
+                  AND m.provider_key IS NOT NULL
                 ORDER BY m.id""",
             user_id, list(rfc_ids),
         )
         copies = []
         for r in rows:
-            labels = json.loads(r["gmail_label_ids"]) if isinstance(r["gmail_label_ids"], str) else r["gmail_label_ids"]
-            copies.append(GmailCopy(r["id"], r["account_id"], r["gmail_id"], r["provider_thread_key"], r["thread_id"],
-                                    r["rfc_message_id"], tuple(labels) if isinstance(labels, list) else None,
-                                    r["ai_category"]))
+            labels = json.loads(r["provider_labels"]) if isinstance(r["provider_labels"], str) else r["provider_labels"]
+            copies.append(GmailCopy(r["id"], r["account_id"], r["provider_key"], r["provider_thread_key"],
+                                    r["thread_id"], r["rfc_message_id"],
+                                    tuple(labels) if isinstance(labels, list) else None, r["ai_category"]))
         return copies
 
     async def take_over(self, account_id: int, mailbox_id: int, label_id: int | None,
@@ -250,12 +256,13 @@ class ImapMessageRepository:
         )
         await self.db.execute(
             """UPDATE message m
-                  SET account_id = $1, mailbox_id = $2, imap_uid = x.uid, flags = x.flags::jsonb, gmail_id = NULL,
-                      gmail_label_ids = NULL, provider_thread_key = NULL, graph_id = NULL, graph_folder_id = NULL,
+                  SET account_id = $1, mailbox_id = $2, provider_container = $6, provider_key = x.uid::text,
+                      flags = x.flags::jsonb, provider_labels = NULL, provider_thread_key = NULL,
                       thread_id = NULL, vanished_at = NULL, synced_at = now(), updated_at = now()
                  FROM unnest($3::bigint[], $4::bigint[], $5::text[]) AS x(i, uid, flags)
                 WHERE m.id = x.i""",
             account_id, mailbox_id, ids, [r[1].uid for r in rows], [json.dumps(list(r[1].flags)) for r in rows],
+            str(mailbox_id),
         )
         await self.db.execute(
             """DELETE FROM message_label ml USING label l
@@ -282,12 +289,12 @@ class ImapMessageRepository:
             f"""UPDATE message m SET flags = x.flags::jsonb, synced_at = now(), updated_at = now(),
                        {_FLAG_STATE.replace('$LISTED', '$6')}
                   FROM unnest($2::bigint[], $3::bool[], $4::bool[], $5::text[]) AS x(uid, seen, starred, flags)
-                 WHERE m.mailbox_id = $1 AND m.imap_uid = x.uid AND m.vanished_at IS NULL
+                 WHERE m.provider_container = $1 AND m.provider_key = x.uid::text AND m.vanished_at IS NULL
                    AND m.flags_touched_at IS NULL
                    AND (m.flags IS DISTINCT FROM x.flags::jsonb OR (m.seen_at IS NOT NULL) <> x.seen
                         OR (m.starred_at IS NOT NULL) <> x.starred)
              RETURNING m.id, m.thread_id""",
-            mailbox_id, [s.uid for s in states], [s.seen for s in states], [s.starred for s in states],
+            str(mailbox_id), [s.uid for s in states], [s.seen for s in states], [s.starred for s in states],
             [json.dumps(list(s.flags)) for s in states], listed_at,
         )
         return [MessageRef(r["id"], r["thread_id"]) for r in rows]

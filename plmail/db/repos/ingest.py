@@ -15,9 +15,9 @@ from plmail.domain.ingest import ProviderRef
 
 # Every column a stored message is written with, and its type for the array it travels in.
 _MESSAGE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
-    ("id", "bigint"), ("account_id", "int"), ("mailbox_id", "int"), ("imap_uid", "bigint"), ("gmail_id", "text"),
-    ("graph_id", "text"), ("rfc_message_id", "text"), ("provider_thread_key", "text"),
-    ("gmail_label_ids", "jsonb"), ("headers", "jsonb"), ("subject", "text"), ("from_address", "text"),
+    ("id", "bigint"), ("account_id", "int"), ("mailbox_id", "int"), ("provider_container", "text"),
+    ("provider_key", "text"), ("rfc_message_id", "text"), ("provider_thread_key", "text"),
+    ("provider_labels", "jsonb"), ("headers", "jsonb"), ("subject", "text"), ("from_address", "text"),
     ("from_name", "text"), ("to_addresses", "jsonb"), ("cc_addresses", "jsonb"), ("bcc_addresses", "jsonb"),
     ("reply_to", "jsonb"), ("sent_at", "timestamptz"), ("received_at", "timestamptz"), ("seen_at", "timestamptz"),
     ("starred_at", "timestamptz"), ("in_reply_to", "jsonb"), ("thread_references", "jsonb"), ("size", "int"),
@@ -41,10 +41,10 @@ _INSERT_MESSAGES = (
 )
 
 
-def ref_columns(ref: ProviderRef) -> tuple[int | None, int | None, str | None, str | None]:
-    """A provider reference as the message row keeps it: each id in the column indexed for it (the third to sixth
-    of MESSAGE_COLUMNS)."""
-    return ref.mailbox_id, ref.imap_uid, ref.gmail_id, ref.graph_id
+def ref_columns(ref: ProviderRef) -> tuple[int | None, str, str | None]:
+    """A provider reference as the message row keeps it (the third to fifth of MESSAGE_COLUMNS): the folder row
+    it lies in, and the container and key the unique index reads."""
+    return ref.folder_id, ref.container, ref.key
 
 
 class IngestRepository:
@@ -76,24 +76,14 @@ class IngestRepository:
 
     async def already_stored(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
         """Which of (our id, provider reference) the account already holds under its provider id."""
-        keys = [(i, r.gmail_id, r.graph_id, r.mailbox_id, r.imap_uid) for i, r in refs]
-        keyed = [k for k in keys if k[1] is not None or k[2] is not None or (k[3] is not None and k[4] is not None)]
+        keyed = [(i, r.container, r.key) for i, r in refs if r.key is not None]
         if not keyed:
             return set()
-        # Only the kinds of id the batch has: a batch is nearly always from one provider.
-        tests = [test for test, present in (
-            ("EXISTS (SELECT 1 FROM message m WHERE m.gmail_id = x.g AND m.account_id = $1)",
-             any(k[1] is not None for k in keyed)),
-            ("EXISTS (SELECT 1 FROM message m WHERE m.graph_id = x.gr AND m.account_id = $1)",
-             any(k[2] is not None for k in keyed)),
-            ("EXISTS (SELECT 1 FROM message m WHERE m.mailbox_id = x.mb AND m.imap_uid = x.u)",
-             any(k[3] is not None and k[4] is not None for k in keyed)),
-        ) if present]
         rows = await self.db.fetch(
-            "SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[]) "
-            f"AS x(i, g, gr, mb, u) WHERE $1::int IS NOT NULL AND ({' OR '.join(tests)})",
-            account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed], [k[3] for k in keyed],
-            [k[4] for k in keyed],
+            """SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(i, c, k)
+                WHERE EXISTS (SELECT 1 FROM message m WHERE m.provider_container = x.c AND m.provider_key = x.k
+                                 AND m.account_id = $1)""",
+            account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed],
         )
         return {r["i"] for r in rows}
 
@@ -108,18 +98,14 @@ class IngestRepository:
         )
     async def tombstoned(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
         """Which of (our id, provider reference) name a message the user destroyed: never stored again."""
-        keys = [(i, r.gmail_id, r.graph_id, r.mailbox_id, r.imap_uid) for i, r in refs]
-        keyed = [k for k in keys if k[1] is not None or k[2] is not None or (k[3] is not None and k[4] is not None)]
+        keyed = [(i, r.container, r.key) for i, r in refs if r.key is not None]
         if not keyed:
             return set()
         rows = await self.db.fetch(
-            """SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-                      AS x(i, g, gr, mb, u)
+            """SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(i, c, k)
                 WHERE EXISTS (SELECT 1 FROM message_tombstone t WHERE t.account_id = $1
-                                 AND (t.gmail_id = x.g OR t.graph_id = x.gr
-                                      OR (t.mailbox_id = x.mb AND t.imap_uid = x.u)))""",
-            account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed], [k[3] for k in keyed],
-            [k[4] for k in keyed],
+                                 AND t.provider_container = x.c AND t.provider_key = x.k)""",
+            account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed],
         )
         return {r["i"] for r in rows}
 
@@ -130,19 +116,19 @@ class IngestRepository:
         if not copies:
             return set()
         rows = await self.db.fetch(
-            """WITH x AS (SELECT * FROM unnest($2::text[], $3::int[], $4::bigint[], $5::text[], $6::text[])
-                            AS x(rfc, mb, u, g, gr)),
+            """WITH x AS (SELECT * FROM unnest($2::text[], $3::int[], $4::text[], $5::text[])
+                            AS x(rfc, mb, c, k)),
                     adopted AS (
                       UPDATE submission s SET awaiting_copy = false, updated_at = now()
                         FROM message m, x
                        WHERE s.account_id = $1 AND s.awaiting_copy AND m.id = s.message_id AND m.rfc_message_id = x.rfc
-                      RETURNING m.id, x.rfc, x.mb, x.u, x.g, x.gr)
-               UPDATE message m SET mailbox_id = a.mb, imap_uid = a.u, gmail_id = a.g, graph_id = a.gr,
+                      RETURNING m.id, x.rfc, x.mb, x.c, x.k)
+               UPDATE message m SET mailbox_id = a.mb, provider_container = a.c, provider_key = a.k,
                                     synced_at = now(), updated_at = now()
                  FROM adopted a WHERE m.id = a.id
                RETURNING a.rfc""",
-            account_id, [c[0] for c in copies], [c[1].mailbox_id for c in copies], [c[1].imap_uid for c in copies],
-            [c[1].gmail_id for c in copies], [c[1].graph_id for c in copies],
+            account_id, [c[0] for c in copies], [c[1].folder_id for c in copies], [c[1].container for c in copies],
+            [c[1].key for c in copies],
         )
         return {r["rfc"] for r in rows}
 

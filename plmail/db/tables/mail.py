@@ -45,13 +45,14 @@ class Message(Table, tablename="message"):
     thread = ForeignKey(
         references=MessageThread, on_delete=OnDelete.set_null, null=True, db_column_name="thread_id", index=True
     )
-    imap_uid = BigInt(null=True, default=None)
+    # Where the provider keeps it, in the provider's terms (domain/ingest.py ProviderRef): a container within the
+    # account ('' where the provider's ids are account-wide) and the key inside it; the provider reads them.
+    provider_container = Text(default="")
+    provider_key = Text(null=True, default=None)
     rfc_message_id = Text(null=True, default=None)
-    gmail_id = Varchar(length=255, null=True, default=None)
-    graph_id = Varchar(length=512, null=True, default=None)
-    graph_folder_id = Varchar(length=512, null=True, default=None)  # the Graph folder it was last seen in
     provider_thread_key = Varchar(length=255, null=True, default=None)
-    gmail_label_ids = JSONB(null=True, default=None)
+    # Labels the source filed it under (Gmail's API, a Takeout mbox's X-Gmail-Labels); the categoriser reads them.
+    provider_labels = JSONB(null=True, default=None)
     headers = JSONB(default="{}")  # raw and unnormalised; read through the lower-casing helper
     subject = Text(null=True, default=None)
     from_address = Text(null=True, default=None)
@@ -152,10 +153,8 @@ class MessageTombstone(Table, tablename="message_tombstone"):
     id = BigSerial(primary_key=True)
     account = ForeignKey(references=Account, on_delete=OnDelete.cascade, null=False, db_column_name="account_id",
                          index=True)
-    mailbox_id = BigInt(null=True, default=None)
-    imap_uid = BigInt(null=True, default=None)
-    gmail_id = Varchar(length=255, null=True, default=None)
-    graph_id = Varchar(length=512, null=True, default=None)
+    provider_container = Text(default="")
+    provider_key = Text(null=True, default=None)
     rfc_message_id = Text(null=True, default=None)
     attempts = Integer(default=0)
     last_error = Text(default="")

@@ -35,14 +35,14 @@ class CategoryRepository:
 
     async def signals_after(self, account_id: int, last_id: int, limit: int) -> list[CategorySignals]:
         rows = await self.db.fetch(
-            """SELECT id, thread_id, from_address, headers, gmail_label_ids, category, ai_category FROM message
+            """SELECT id, thread_id, from_address, headers, provider_labels, category, ai_category FROM message
                 WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3""",
             account_id, last_id, limit,
         )
         return [
             CategorySignals(
                 r["id"], r["thread_id"], r["from_address"], json.loads(r["headers"]),
-                json.loads(r["gmail_label_ids"]) if r["gmail_label_ids"] is not None else None,
+                json.loads(r["provider_labels"]) if r["provider_labels"] is not None else None,
                 r["category"], r["ai_category"],
             )
             for r in rows

@@ -26,11 +26,10 @@ class DraftVersion:
 def _version(r: Any) -> DraftVersion:
     return DraftVersion(
         message_id=r["message_id"], lineage=r["lineage"], account_id=r["account_id"], state=r["state"],
-        ref=ProviderRef(mailbox_id=r["mailbox_id"], imap_uid=r["imap_uid"], gmail_id=r["gmail_id"],
-                        graph_id=r["graph_id"]))
+        ref=ProviderRef(r["provider_container"], r["provider_key"]))
 
 
-_COLUMNS = "message_id, lineage, account_id, state, mailbox_id, imap_uid, gmail_id, graph_id"
+_COLUMNS = "message_id, lineage, account_id, state, provider_container, provider_key"
 
 
 class DraftVersionRepository:
@@ -74,18 +73,17 @@ class DraftVersionRepository:
     async def retire(self, message_id: int, account_id: int, state: str, ref: ProviderRef | None) -> None:
         """The version is no longer a draft; `ref`, its provider copy, is deleted there by the push job."""
         await self.db.execute(
-            """INSERT INTO draft_version (message_id, lineage, account_id, state, mailbox_id, imap_uid, gmail_id,
-                                          graph_id)
-               VALUES ($1, $1, $2, $3, $4, $5, $6, $7)
-               ON CONFLICT (message_id) DO UPDATE SET state = $3, mailbox_id = $4, imap_uid = $5, gmail_id = $6,
-                                                      graph_id = $7, updated_at = now()""",
+            """INSERT INTO draft_version (message_id, lineage, account_id, state, provider_container, provider_key)
+               VALUES ($1, $1, $2, $3, $4, $5)
+               ON CONFLICT (message_id) DO UPDATE SET state = $3, provider_container = $4, provider_key = $5,
+                                                      updated_at = now()""",
             message_id, account_id, state, *_ref_values(ref))
 
     async def remember_copy(self, message_id: int, ref: ProviderRef) -> None:
         """A copy the provider stored for a version that was retired meanwhile: it goes too."""
         await self.db.execute(
-            """UPDATE draft_version SET mailbox_id = $2, imap_uid = $3, gmail_id = $4, graph_id = $5,
-                                        updated_at = now() WHERE message_id = $1""",
+            """UPDATE draft_version SET provider_container = $2, provider_key = $3, updated_at = now()
+                WHERE message_id = $1""",
             message_id, *_ref_values(ref))
 
     async def state_of(self, message_id: int) -> str | None:
@@ -96,7 +94,7 @@ class DraftVersionRepository:
         rows = await self.db.fetch(
             f"""SELECT {_COLUMNS} FROM draft_version
                  WHERE lineage = $1 AND account_id = $2 AND state = ANY($3::text[])
-                   AND (imap_uid IS NOT NULL OR gmail_id IS NOT NULL OR graph_id IS NOT NULL)
+                   AND provider_key IS NOT NULL
                  ORDER BY message_id""", lineage, account_id, list(RETIRED_STATES))
         return [_version(r) for r in rows]
 
@@ -106,7 +104,7 @@ class DraftVersionRepository:
 
     async def removed(self, message_id: int) -> None:
         await self.db.execute(
-            """UPDATE draft_version SET mailbox_id = NULL, imap_uid = NULL, gmail_id = NULL, graph_id = NULL,
+            """UPDATE draft_version SET provider_container = '', provider_key = NULL,
                                         last_error = '', updated_at = now() WHERE message_id = $1""", message_id)
 
     async def failed(self, message_id: int, error: str) -> None:
@@ -122,16 +120,15 @@ class DraftVersionRepository:
             """SELECT DISTINCT v.account_id, v.lineage FROM draft_version v
                  JOIN account a ON a.id = v.account_id AND a.provider_kind <> 'local'
                 WHERE (v.state = ANY($1::text[])
-                       AND (v.imap_uid IS NOT NULL OR v.gmail_id IS NOT NULL OR v.graph_id IS NOT NULL))
+                       AND v.provider_key IS NOT NULL)
                    OR (v.state = ANY($2::text[]) AND v.updated_at < now() - interval '1 minute'
                        AND v.updated_at > now() - interval '1 day'
-                       AND EXISTS (SELECT 1 FROM message m WHERE m.id = v.message_id AND m.imap_uid IS NULL
-                                   AND m.gmail_id IS NULL AND m.graph_id IS NULL))
+                       AND EXISTS (SELECT 1 FROM message m WHERE m.id = v.message_id AND m.provider_key IS NULL))
                 LIMIT $3""", list(RETIRED_STATES), list(LIVE_STATES), limit)
         return [(int(r["account_id"]), int(r["lineage"])) for r in rows]
 
 
-def _ref_values(ref: ProviderRef | None) -> tuple[int | None, int | None, str | None, str | None]:
+def _ref_values(ref: ProviderRef | None) -> tuple[str, str | None]:
     if ref is None:
-        return None, None, None, None
-    return ref.mailbox_id, ref.imap_uid, ref.gmail_id, ref.graph_id
+        return "", None
+    return ref.container, ref.key

@@ -33,8 +33,8 @@ class TombstoneRepository:
 
     async def doomed(self, user_id: int, message_ids: Sequence[int]) -> list[Doomed]:
         rows = await self.db.fetch(
-            """SELECT m.id, m.account_id, a.provider_kind, m.thread_id, m.mailbox_id, m.imap_uid, m.gmail_id,
-                      m.graph_id, m.rfc_message_id, (m.flags ? '$draft' OR m.flags ? '\\Draft') AS is_draft,
+            """SELECT m.id, m.account_id, a.provider_kind, m.thread_id, m.mailbox_id, m.provider_container,
+                      m.provider_key, m.rfc_message_id, (m.flags ? '$draft' OR m.flags ? '\\Draft') AS is_draft,
                       coalesce((SELECT array_agg(ml.label_id ORDER BY ml.label_id) FROM message_label ml
                                  WHERE ml.message_id = m.id), '{}') AS labels
                  FROM message m JOIN account a ON a.id = m.account_id
@@ -42,7 +42,7 @@ class TombstoneRepository:
             user_id, list(message_ids),
         )
         return [Doomed(r["id"], r["account_id"], ProviderKind(r["provider_kind"]), r["thread_id"], tuple(r["labels"]),
-                       ProviderRef(r["mailbox_id"], r["imap_uid"], r["gmail_id"], r["graph_id"]), r["rfc_message_id"],
+                       ProviderRef(r["provider_container"], r["provider_key"], r["mailbox_id"]), r["rfc_message_id"],
                        r["is_draft"]) for r in rows]
 
     async def of_threads(self, user_id: int, thread_ids: Sequence[int]) -> list[int]:
@@ -71,12 +71,10 @@ class TombstoneRepository:
         buried = [d for d in doomed if d.id in remote]
         if buried:
             await self.db.execute(
-                """INSERT INTO message_tombstone (account_id, mailbox_id, imap_uid, gmail_id, graph_id, rfc_message_id,
+                """INSERT INTO message_tombstone (account_id, provider_container, provider_key, rfc_message_id,
                                                   attempts, last_error, created_at)
-                   SELECT * , 0, '', now() FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::text[], $5::text[],
-                                                       $6::text[])""",
-                [d.account_id for d in buried], [d.ref.mailbox_id for d in buried], [d.ref.imap_uid for d in buried],
-                [d.ref.gmail_id for d in buried], [d.ref.graph_id for d in buried],
+                   SELECT * , 0, '', now() FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])""",
+                [d.account_id for d in buried], [d.ref.container for d in buried], [d.ref.key for d in buried],
                 [d.rfc_message_id for d in buried],
             )
         await self.db.execute("UPDATE submission SET message_id = NULL, draft_ref = NULL "
@@ -87,12 +85,12 @@ class TombstoneRepository:
 
     async def pending(self, account_id: int, limit: int) -> list[Tombstone]:
         rows = await self.db.fetch(
-            """SELECT id, account_id, mailbox_id, imap_uid, gmail_id, graph_id, rfc_message_id, attempts
+            """SELECT id, account_id, provider_container, provider_key, rfc_message_id, attempts
                  FROM message_tombstone WHERE account_id = $1 AND done_at IS NULL ORDER BY id LIMIT $2""",
             account_id, limit,
         )
-        return [Tombstone(r["id"], r["account_id"], ProviderRef(r["mailbox_id"], r["imap_uid"], r["gmail_id"],
-                                                                 r["graph_id"]), r["rfc_message_id"], r["attempts"])
+        return [Tombstone(r["id"], r["account_id"], ProviderRef(r["provider_container"], r["provider_key"]),
+                          r["rfc_message_id"], r["attempts"])
                 for r in rows]
 
     async def mark_done(self, tombstone_ids: Sequence[int]) -> None:

@@ -61,7 +61,7 @@ class MessageView:
     body_html: str | None  # raw: only ever re-sanitised, never rendered
     body_html_safe: str | None
     headers: dict[str, Any]
-    gmail_label_ids: list[str] | None
+    provider_labels: list[str] | None
     category: str | None
     attachments: tuple[AttachmentView, ...]
     parse_note: str | None = None  # what was not read of a hostile message
@@ -391,7 +391,7 @@ class MailViewRepository:
                 sent_at=r["sent_at"], received_at=r["received_at"], unread=r["seen_at"] is None,
                 starred=r["starred_at"] is not None, body_text=r["body_text"], body_html=r["body_html"],
                 body_html_safe=r["body_html_safe"], headers=_loads(r["headers"]) or {},
-                gmail_label_ids=_loads(r["gmail_label_ids"]), category=r["category"],
+                provider_labels=_loads(r["provider_labels"]), category=r["category"],
                 attachments=tuple(by_message.get(r["id"], ())), parse_note=r["parse_note"],
                 is_draft=flags_say_draft(_loads(r["flags"]) or ()),
                 bcc=tuple(_loads(r["bcc_addresses"]) or ()), rfc_message_id=r["rfc_message_id"],

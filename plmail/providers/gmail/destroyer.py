@@ -49,11 +49,11 @@ class GmailDestroyer:
         try:
             session = await self.api.session(record.account)
             for tombstone in doomed:
-                if tombstone.ref.gmail_id is None:
+                if tombstone.ref.key is None:
                     done.append(tombstone.id)
                     continue
                 try:
-                    await session.delete_message(tombstone.ref.gmail_id)
+                    await session.delete_message(tombstone.ref.key)
                 except GmailNotFound:
                     pass  # deleted at Gmail already
                 except GmailApiError as exc:

@@ -146,7 +146,7 @@ class GmailMessageIngest:
         stored, refused_refs = await self.pipeline.ingest_isolating_failures(batch)
         refused = {ref.removeprefix("gmail:") for ref in refused_refs}
         failed |= refused
-        kept = [g for m in batch if (g := m.ref.gmail_id) and g not in refused]
+        kept = [g for m in batch if (g := m.ref.key) and g not in refused]
         async with self.db.transaction():
             await self.repo.note_skipped(record.id, notes)
             await self.repo.forget_skipped(record.id, kept)
@@ -159,7 +159,7 @@ class GmailMessageIngest:
         assert fetched.raw is not None
         gmail_labels = fetched.label_ids
         return parse_message(
-            fetched.raw, account_id=record.id, ref=ProviderRef(gmail_id=fetched.id),
+            fetched.raw, account_id=record.id, ref=ProviderRef(key=fetched.id),
             provider_thread_key=fetched.thread_id, provider_labels=gmail_labels, received_at=fetched.internal_date,
             seen="UNREAD" not in gmail_labels, starred="STARRED" in gmail_labels, is_draft="DRAFT" in gmail_labels,
             label_ids=labels.labels_for(gmail_labels), source_ref=source_ref(fetched.id),
@@ -204,7 +204,7 @@ class GmailMessageIngest:
             rfc_id = message.parsed.message_id
             holder = holders.get(rfc_id) if rfc_id in candidates else None
             if holder is not None and any(s.id == holder for s in candidates[rfc_id or ""]):
-                notes.append(claim_note(message.ref.gmail_id or "", holder, message.parsed,
+                notes.append(claim_note(message.ref.key or "", holder, message.parsed,
                                         thread_key=message.provider_thread_key or "",
                                         gmail_labels=message.provider_labels or ()))
             else:
@@ -260,7 +260,7 @@ class GmailMessageIngest:
             if not target:
                 target = {labels.archive}
             gained, lost = target - message.labels, message.labels - target
-            if (tuple(sorted(gmail_labels)) == tuple(sorted(message.gmail_label_ids or ())) and not gained
+            if (tuple(sorted(gmail_labels)) == tuple(sorted(message.provider_labels or ())) and not gained
                     and not lost and category == message.category and seen == message.seen
                     and starred == message.starred):
                 continue

@@ -155,14 +155,14 @@ class GmailDraftStore:
         try:
             session = await writes.api.session(account)
             thread_id = await writes.messages.provider_thread_of(account.id, _referenced(raw))
-            previous = await writes.draft_id(session, account, replaces.gmail_id) if (
-                replaces is not None and replaces.gmail_id) else None
+            previous = await writes.draft_id(session, account, replaces.key) if (
+                replaces is not None and replaces.key) else None
             saved = await self._save(session, account, raw, previous, thread_id)
         except (GmailApiError, GmailQuotaDeferred, OAuthError) as exc:
             await writes.refused_write(account, exc, "saving a draft")
             return None
         await writes.drafts.remember(account.id, saved.id, saved.message.id)
-        return ProviderRef(gmail_id=saved.message.id)
+        return ProviderRef(key=saved.message.id)
 
     async def _save(self, session: GmailSession, account: Account, raw: bytes, previous: str | None,
                     thread_id: str | None) -> GmailDraft:
@@ -179,12 +179,12 @@ class GmailDraftStore:
             return await session.create_draft(raw, thread_id=None)  # the thread is gone at Gmail
 
     async def discard_draft(self, account: Account, ref: ProviderRef) -> None:
-        if not ref.gmail_id:
+        if not ref.key:
             return
         writes = self.writes
         try:
             session = await writes.api.session(account)
-            draft_id = await writes.draft_id(session, account, ref.gmail_id)
+            draft_id = await writes.draft_id(session, account, ref.key)
             if draft_id is None:
                 return  # not a draft at Gmail (any more)
             with contextlib.suppress(GmailNotFound):  # gone already
@@ -198,8 +198,8 @@ class GmailDraftStore:
                         receipt: SendReceipt) -> ProviderRef | None:
         if receipt.sent_elsewhere:
             return await self._insert_sent(account, copy)
-        sent = receipt.ref.gmail_id if receipt.ref is not None else None
-        if draft is not None and draft.gmail_id and draft.gmail_id != sent:
+        sent = receipt.ref.key if receipt.ref is not None else None
+        if draft is not None and draft.key and draft.key != sent:
             await self.discard_draft(account, draft)
         return None  # the sent message's id was recorded when it went
 
@@ -216,7 +216,7 @@ class GmailDraftStore:
             if _needs_consent(exc):
                 await writes.needs_consent(account, exc)
             raise
-        return ProviderRef(gmail_id=inserted.id)
+        return ProviderRef(key=inserted.id)
 
 
 class GmailTransport:
@@ -243,4 +243,4 @@ class GmailTransport:
                 sent = await session.send(message.copy, thread_id=None)
         except (GmailApiError, GmailQuotaDeferred, OAuthError) as exc:
             raise await self.writes.send_error(account, exc) from exc
-        return SendReceipt(ref=ProviderRef(gmail_id=sent.id))
+        return SendReceipt(ref=ProviderRef(key=sent.id))

@@ -92,12 +92,12 @@ def ingested(account_id: int, message: RemoteMessage, *, label_ids: tuple[int, .
     received_at = message.received_at or received_fallback
     if raw is not None:
         return parse_message(
-            raw, account_id=account_id, received_at=received_at, ref=ProviderRef(graph_id=message.id),
+            raw, account_id=account_id, received_at=received_at, ref=ProviderRef(key=message.id),
             provider_thread_key=message.conversation_id, seen=message.is_read, starred=message.flagged,
             is_draft=message.is_draft, label_ids=label_ids, source_ref=source_ref(message.id),
         )
     return IngestedMessage(
         account_id=account_id, parsed=parsed_from_json(message), raw=None, received_at=received_at,
-        ref=ProviderRef(graph_id=message.id), provider_thread_key=message.conversation_id, seen=message.is_read,
+        ref=ProviderRef(key=message.id), provider_thread_key=message.conversation_id, seen=message.is_read,
         starred=message.flagged, is_draft=message.is_draft, label_ids=label_ids, source_ref=source_ref(message.id),
     )

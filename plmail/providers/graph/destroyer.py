@@ -36,12 +36,12 @@ class GraphDestroyer:
         failed: dict[int, str] = {}
         try:
             for tombstone in doomed:
-                if tombstone.ref.graph_id is None:
+                if tombstone.ref.key is None:
                     done.append(tombstone.id)
                     continue
                 try:
                     await self.client.request(record.account, "POST",
-                                              f"me/messages/{quote(tombstone.ref.graph_id, safe='')}/permanentDelete")
+                                              f"me/messages/{quote(tombstone.ref.key, safe='')}/permanentDelete")
                 except GraphNotFound:
                     pass  # gone at Microsoft already
                 except GraphError as exc:

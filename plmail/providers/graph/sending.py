@@ -96,16 +96,16 @@ class GraphDraftStore:
                 raise
             log.warning("Graph account %s: saving a draft failed: %s", account.id, exc)
             return None
-        if replaces is not None and replaces.graph_id:
+        if replaces is not None and replaces.key:
             await self.discard_draft(account, replaces)
-        return ProviderRef(graph_id=created)
+        return ProviderRef(key=created)
 
     async def discard_draft(self, account: Account, ref: ProviderRef) -> None:
-        if not ref.graph_id:
+        if not ref.key:
             return
         try:
             with contextlib.suppress(GraphNotFound):  # gone already
-                await self.client.delete_message(account, ref.graph_id)
+                await self.client.delete_message(account, ref.key)
         except (GraphError, OAuthError) as exc:
             if exc.retryable:
                 raise
@@ -130,7 +130,7 @@ class GraphDraftStore:
         if message_id:  # there already: filed by the client that sent it, or by a try whose answer was lost
             found = [m for m in await self.client.sent_items_with(account, message_id) if not m.is_draft]
             if found:
-                return ProviderRef(graph_id=found[0].id)
+                return ProviderRef(key=found[0].id)
         created = await self.client.create_in_folder(account, "sentitems", item.message)
         try:
             for attachment in item.attachments:
@@ -145,7 +145,7 @@ class GraphDraftStore:
             except (GraphError, OAuthError) as exc:
                 log.warning("Graph account %s: removing a half-filed copy failed: %s", account.id, exc)
             raise
-        return ProviderRef(graph_id=created)
+        return ProviderRef(key=created)
 
 
 class GraphTransport:
@@ -164,10 +164,10 @@ class GraphTransport:
             if not await self.may_send(account):
                 raise SendError(CONSENT_TO_SEND, failure=SendFailure.PERMANENT, reason="forbiddenToSend")
             await self._wait_for_throttle(account)
-            if draft is not None and draft.graph_id:
+            if draft is not None and draft.key:
                 try:
-                    await self.client.send_draft(account, draft.graph_id)
-                    return SendReceipt(ref=ProviderRef(graph_id=draft.graph_id), provider_files_copy=True)
+                    await self.client.send_draft(account, draft.key)
+                    return SendReceipt(ref=ProviderRef(key=draft.key), provider_files_copy=True)
                 except GraphNotFound:
                     log.info("Graph account %s: the draft is gone at Microsoft; sending the message as MIME",
                              account.id)

@@ -198,7 +198,7 @@ class GraphIngest:
         chosen: dict[str, GmailCopy] = {}
         # The user's Gmail rows with these Message-IDs, oldest first (the query the IMAP sibling claims with).
         for copy in await ImapMessageRepository(self.db).gmail_copies(facts.user_id, sorted(mine)):
-            if copy.rfc_message_id not in chosen and may_be_claimed(copy.gmail_label_ids):
+            if copy.rfc_message_id not in chosen and may_be_claimed(copy.provider_labels):
                 chosen[copy.rfc_message_id] = copy
         if not chosen:
             return set()
@@ -212,7 +212,7 @@ class GraphIngest:
                 copies = [(rfc, c) for rfc, c in chosen.items() if c.account_id == gmail_account]
                 await gmail.note_skipped(gmail_account, [
                     claim_note(c.gmail_id, record.id, mine[rfc][1].parsed, thread_key=c.gmail_thread_key,
-                               gmail_labels=c.gmail_label_ids) for rfc, c in copies])
+                               gmail_labels=c.provider_labels) for rfc, c in copies])
                 left = [t for t in taken if t.account_id == gmail_account]
                 await settle_deleted(self.db, gmail_account, {t.id: t.thread_id for t in left},
                                      {label for t in left for label in t.labels})
@@ -260,11 +260,11 @@ class GraphIngest:
                 raw = await self._mime(record, message) if message.is_meeting else None
                 batch.append(ingested(record.id, message, label_ids=labels, raw=raw))
             count, refused_refs = await self.pipeline.ingest_isolating_failures(batch)
-            by_ref = {m.source_ref: m.ref.graph_id for m in batch}
+            by_ref = {m.source_ref: m.ref.key for m in batch}
             refused = {g for ref in refused_refs if (g := by_ref.get(ref)) is not None}
             stored += count
             failed |= refused
-            placed = [g for m in batch if (g := m.ref.graph_id) is not None and g not in refused]
+            placed = [g for m in batch if (g := m.ref.key) is not None and g not in refused]
             await self.repo.place(record.id, placed, [folder.id] * len(placed))
         return stored, failed
 

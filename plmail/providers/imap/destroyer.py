@@ -12,6 +12,7 @@ from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.providers import PropagationOutcome, Tombstone
 from plmail.mail.propagation import PropagationError
 from plmail.providers.imap.errors import ImapError
+from plmail.providers.imap.refs import imap_place
 from plmail.providers.imap.repos.mailboxes import MailboxRepository
 from plmail.providers.imap.session import ImapConnector
 
@@ -38,24 +39,26 @@ class ImapDestroyer:
             return PropagationOutcome()  # waits until the account can be reached again
         done: list[int] = []
         failed: dict[int, str] = {}
-        by_folder: dict[int, list[Tombstone]] = {}
+        by_folder: dict[int, list[tuple[Tombstone, int]]] = {}
         for tombstone in doomed:
-            if tombstone.ref.mailbox_id is None or tombstone.ref.imap_uid is None:
+            place = imap_place(tombstone.ref)
+            if place is None:
                 done.append(tombstone.id)  # never reached the server
             else:
-                by_folder.setdefault(tombstone.ref.mailbox_id, []).append(tombstone)
+                by_folder.setdefault(place[0], []).append((tombstone, place[1]))
         # Never while the account syncs: the folder being read must not change under the syncer.
         async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=_SYNC_WAIT_SECONDS) as lock:
             if not lock.taken:
                 raise PropagationError("The account is syncing; the deletions are made after it.")
             try:
                 async with self.connector.session(record) as client:
-                    for mailbox_id, tombstones in sorted(by_folder.items()):
+                    for mailbox_id, placed in sorted(by_folder.items()):
+                        tombstones = [t for t, _ in placed]
                         row = await self.mailboxes.get(mailbox_id)
                         if row is None:
                             done.extend(t.id for t in tombstones)  # the folder is gone, and the mail with it
                             continue
-                        uids = sorted({t.ref.imap_uid for t in tombstones if t.ref.imap_uid is not None})
+                        uids = sorted({uid for _, uid in placed})
                         try:
                             await client.select(row.full_path)
                             await client.store_flags(uids, add=["\\Deleted"])

@@ -21,6 +21,7 @@ from plmail.domain.models import Account
 from plmail.domain.outgoing import ProvidedIdentity, SendReceipt
 from plmail.providers.imap.client import ImapClient
 from plmail.providers.imap.errors import ImapError
+from plmail.providers.imap.refs import imap_place, imap_ref
 from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from plmail.providers.imap.session import ImapConnector
 
@@ -73,7 +74,7 @@ class ImapDraftStore:
         uid = result.uid
         if uid is None:
             uid = await self._find(client, folder, raw)
-        return ProviderRef(mailbox_id=folder.id, imap_uid=uid)
+        return imap_ref(folder.id, uid)
 
     async def _find(self, client: ImapClient, folder: MailboxRow, raw: bytes) -> int | None:
         """Without UIDPLUS: the newest message of the folder carrying this Message-ID."""
@@ -86,19 +87,21 @@ class ImapDraftStore:
         return max(found) if found else None
 
     async def _remove(self, client: ImapClient, ref: ProviderRef) -> None:
-        if ref.mailbox_id is None or ref.imap_uid is None:
+        place = imap_place(ref)
+        if place is None:
             return
-        folder = await self.mailboxes.get(ref.mailbox_id)
+        mailbox_id, uid = place
+        folder = await self.mailboxes.get(mailbox_id)
         if folder is None:
             return
         try:
             await client.select(folder.full_path)
-            await client.store_flags([ref.imap_uid], add=["\\Deleted"])
-            await client.expunge([ref.imap_uid])
+            await client.store_flags([uid], add=["\\Deleted"])
+            await client.expunge([uid])
         except ImapError as exc:
             if exc.retryable:
                 raise
-            log.warning("could not remove message %s from %r: %s", ref.imap_uid, folder.full_path, exc)
+            log.warning("could not remove message %s from %r: %s", uid, folder.full_path, exc)
 
 
 class ImapIdentitySource:

@@ -20,7 +20,7 @@ from plmail.db.repos.gmail_messages import GmailMessageRepository
 from plmail.db.repos.imap_messages import AdoptionCandidate, GmailCopy, ImapMessageRepository, ServerFlags
 from plmail.db.repos.ingest import IngestRepository
 from plmail.db.repos.threads import ThreadRepository
-from plmail.domain.ingest import IngestedMessage, ProviderRef
+from plmail.domain.ingest import IngestedMessage
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import parse_message
 from plmail.mail.pipeline import PostIngestPipeline, Rehomed
@@ -28,6 +28,7 @@ from plmail.mail.rows import PreparedAhead
 from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.imap.models import FetchedMessage
+from plmail.providers.imap.refs import imap_ref
 from plmail.providers.imap.repos.mailboxes import MailboxRow
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class FolderIngest:
     def _parse(self, account_id: int, folder: MailboxRow, message: FetchedMessage) -> IngestedMessage:
         flags = tuple(sorted(message.flags))
         return parse_message(
-            message.raw, account_id=account_id, ref=ProviderRef(mailbox_id=folder.id, imap_uid=message.uid),
+            message.raw, account_id=account_id, ref=imap_ref(folder.id, message.uid),
             received_at=message.internaldate, flags=flags, seen="\\Seen" in message.flags,
             starred="\\Flagged" in message.flags, is_draft="\\Draft" in message.flags,
             label_ids=(folder.label_id,) if folder.label_id is not None else (),
@@ -188,7 +189,7 @@ class FolderIngest:
                 if ingested.parsed.message_id and named_addresses(ingested.parsed) & facts.addresses}
         chosen: dict[str, GmailCopy] = {}
         for copy in await self.messages.gmail_copies(facts.user_id, sorted(k for k in mine if k)):
-            if copy.rfc_message_id not in chosen and may_be_claimed(copy.gmail_label_ids):
+            if copy.rfc_message_id not in chosen and may_be_claimed(copy.provider_labels):
                 chosen[copy.rfc_message_id] = copy
         if not chosen:
             return set()
@@ -203,7 +204,7 @@ class FolderIngest:
                 copies = [(rfc, c) for rfc, c in chosen.items() if c.account_id == gmail_account]
                 await gmail.note_skipped(gmail_account, [
                     claim_note(c.gmail_id, account_id, mine[rfc][1].parsed, thread_key=c.gmail_thread_key,
-                               gmail_labels=c.gmail_label_ids) for rfc, c in copies])
+                               gmail_labels=c.provider_labels) for rfc, c in copies])
                 left = [t for t in taken if t.account_id == gmail_account]
                 await settle_deleted(self.db, gmail_account, {t.id: t.thread_id for t in left},
                                      {label for t in left for label in t.labels})

@@ -118,32 +118,33 @@ class GmailSetup:
             f"SELECT count(*) FROM message WHERE account_id = $1 AND ({where})", self.account_id, *args))
 
     async def gmail_ids(self) -> set[str]:
-        rows = await self.services.db.fetch("SELECT gmail_id FROM message WHERE account_id = $1", self.account_id)
+        rows = await self.services.db.fetch("SELECT provider_key AS gmail_id FROM message WHERE account_id = $1",
+                                            self.account_id)
         return {r["gmail_id"] for r in rows}
 
     async def labels_of(self, gmail_id: str) -> set[str]:
         rows = await self.services.db.fetch(
             """SELECT coalesce(l.role, l.name) AS n FROM message m JOIN message_label ml ON ml.message_id = m.id
-                 JOIN label l ON l.id = ml.label_id WHERE m.account_id = $1 AND m.gmail_id = $2""",
+                 JOIN label l ON l.id = ml.label_id WHERE m.account_id = $1 AND m.provider_key = $2""",
             self.account_id, gmail_id)
         return {r["n"] for r in rows}
 
     async def message_id(self, gmail_id: str) -> int:
         value = await self.services.db.fetchval(
-            "SELECT id FROM message WHERE account_id = $1 AND gmail_id = $2", self.account_id, gmail_id)
+            "SELECT id FROM message WHERE account_id = $1 AND provider_key = $2", self.account_id, gmail_id)
         assert value is not None, f"{gmail_id} is not stored"
         return int(value)
 
     async def thread_of(self, gmail_id: str) -> int:
         value = await self.services.db.fetchval(
-            "SELECT thread_id FROM message WHERE account_id = $1 AND gmail_id = $2", self.account_id, gmail_id)
+            "SELECT thread_id FROM message WHERE account_id = $1 AND provider_key = $2", self.account_id, gmail_id)
         assert value is not None
         return int(value)
 
     async def thread_category(self, gmail_id: str) -> str | None:
         value = await self.services.db.fetchval(
             "SELECT t.category FROM message m JOIN message_thread t ON t.id = m.thread_id "
-            "WHERE m.account_id = $1 AND m.gmail_id = $2", self.account_id, gmail_id)
+            "WHERE m.account_id = $1 AND m.provider_key = $2", self.account_id, gmail_id)
         return str(value) if value is not None else None
 
     async def propagate(self) -> int:

@@ -36,7 +36,7 @@ async def test_a_withdrawn_grant_and_a_spent_quota_cost_only_their_own_account(g
     assert alice is not None and alice.status is AccountStatus.RECONNECT
     await gmail.sync_service.run(bob_id)
     assert await gmail.services.db.fetchval(
-        "SELECT count(*) FROM message WHERE account_id = $1 AND gmail_id = $2", bob_id, late) == 1
+        "SELECT count(*) FROM message WHERE account_id = $1 AND provider_key = $2", bob_id, late) == 1
     bob_record = await account_admin(gmail.services).for_job(bob_id)
     assert bob_record is not None and bob_record.status is AccountStatus.OK
     assert await account_admin(gmail.services).syncable_ids() == [bob_id]

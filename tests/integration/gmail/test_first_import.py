@@ -75,7 +75,7 @@ async def test_a_3000_message_mailbox_imports_completely_inbox_first(gmail: Gmai
     assert phases == ["inbox", "all"]
     # the inbox was in before anything else: every inbox message got an earlier row id than any other
     rows = await gmail.services.db.fetch(
-        "SELECT id, gmail_label_ids ? 'INBOX' AS inbox FROM message WHERE account_id = $1", gmail.account_id)
+        "SELECT id, provider_labels ? 'INBOX' AS inbox FROM message WHERE account_id = $1", gmail.account_id)
     assert max(r["id"] for r in rows if r["inbox"]) < min(r["id"] for r in rows if not r["inbox"])
 
     # Gmail's threads are the threads, and Gmail's tabs their categories
@@ -99,7 +99,7 @@ async def test_a_3000_message_mailbox_imports_completely_inbox_first(gmail: Gmai
     assert await gmail.labels_of(archived.id) == {LabelRole.ARCHIVE.value}
     unread = {m.id for m in gmail.mailbox.messages.values() if "UNREAD" in m.label_ids}
     assert unread == {r["gmail_id"] for r in await gmail.services.db.fetch(
-        "SELECT gmail_id FROM message WHERE account_id = $1 AND seen_at IS NULL", gmail.account_id)}
+        "SELECT provider_key AS gmail_id FROM message WHERE account_id = $1 AND seen_at IS NULL", gmail.account_id)}
 
     progress = await gmail.importer.progress(gmail.account_id)
     assert progress is not None and not progress.importing and progress.done == progress.total == 3000

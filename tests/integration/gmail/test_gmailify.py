@@ -47,7 +47,8 @@ async def test_the_sibling_claims_a_message_gmail_stored_first(gmail: GmailSetup
     dovecot_user.deliver([fetched, sent_as])
     await _sync_imap(gmail, imap_id)
 
-    rows = await db.fetch("SELECT id, account_id, gmail_id, mailbox_id, thread_id, starred_at FROM message "
+    rows = await db.fetch("SELECT id, account_id, CASE WHEN provider_container = '' THEN provider_key END AS gmail_id, "
+                          "mailbox_id, thread_id, starred_at FROM message "
                           "WHERE rfc_message_id = 'claim-1@work.example'")
     assert len(rows) == 1  # stored once, by the account named in its headers
     claimed = rows[0]

@@ -48,7 +48,7 @@ async def test_history_deltas_apply_adds_deletions_and_label_changes(gmail: Gmai
     assert await gmail.labels_of(ids[3]) == {LabelRole.INBOX.value, "Apollo"}
     assert await gmail.labels_of(ids[5]) == {LabelRole.INBOX.value, LabelRole.TRASH.value}
     flags = {r["gmail_id"]: (r["seen"], r["starred"]) for r in await gmail.services.db.fetch(
-        "SELECT gmail_id, seen_at IS NOT NULL AS seen, starred_at IS NOT NULL AS starred FROM message "
+        "SELECT provider_key AS gmail_id, seen_at IS NOT NULL AS seen, starred_at IS NOT NULL AS starred FROM message "
         "WHERE account_id = $1", gmail.account_id)}
     assert flags[ids[3]] == (True, False) and flags[ids[4]] == (False, True) and flags[ids[6]] == (False, False)
     # the deletion reached JMAP clients as a destroyed Email
@@ -72,7 +72,8 @@ async def test_relabel_moves_a_thread_between_tabs_without_running_the_pipeline(
 
     await gmail.sync()
     assert await gmail.thread_category(ids[0]) == "promotions"
-    row = await gmail.services.db.fetchrow("SELECT category, gmail_label_ids FROM message WHERE id = $1", message_id)
+    row = await gmail.services.db.fetchrow(
+        "SELECT category, provider_labels AS gmail_label_ids FROM message WHERE id = $1", message_id)
     assert row is not None and row["category"] == "promotions" and "CATEGORY_PROMOTIONS" in row["gmail_label_ids"]
     changes = await gmail.services.db.fetch(
         "SELECT object_type, entity_id, change_type FROM jmap_change_log WHERE sequence > $1 AND account_id = $2",
@@ -168,6 +169,6 @@ async def test_a_gmail_original_is_stored_at_ingest(gmail: GmailSetup) -> None:
     await gmail.sync()
     await gmail.import_all()
     raw_path = await gmail.services.db.fetchval(
-        "SELECT raw_path FROM message WHERE account_id = $1 AND gmail_id = $2", gmail.account_id, gmail_id)
+        "SELECT raw_path FROM message WHERE account_id = $1 AND provider_key = $2", gmail.account_id, gmail_id)
     assert raw_path is not None
     assert await gmail.services.blobs.get(raw_path) == raw

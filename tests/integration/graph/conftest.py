@@ -175,15 +175,16 @@ class GraphSetup:
                                                 sorted(server.keys() - stored.keys()))
         assert stored == server
         graph_ids = {r["graph_id"] for r in await self.services.db.fetch(
-            "SELECT graph_id FROM message WHERE account_id = $1", self.account_id)}
+            "SELECT provider_key AS graph_id FROM message WHERE account_id = $1", self.account_id)}
         with self.fake.lock:
             assert graph_ids == {m.id for m in self.mailbox.messages.values()
                                  if self.mailbox.folders[m.folder_id].well_known != "outbox"}
 
     async def row(self, rfc: str) -> dict[str, Any]:
         row = await self.services.db.fetchrow(
-            "SELECT id, graph_id, graph_folder_id, thread_id, raw_path FROM message "
-            "WHERE account_id = $1 AND rfc_message_id = $2", self.account_id, rfc)
+            "SELECT m.id, m.provider_key AS graph_id, g.folder_id AS graph_folder_id, m.thread_id, m.raw_path "
+            "FROM message m LEFT JOIN graph_message g ON g.message_id = m.id "
+            "WHERE m.account_id = $1 AND m.rfc_message_id = $2", self.account_id, rfc)
         assert row is not None, f"{rfc} is not stored"
         return dict(row)
 

@@ -23,11 +23,11 @@ async def test_the_graph_sibling_claims_a_message_gmail_stored_first(graph: Grap
     own = rfc822("Gmail's own", to="owner@gmail.example", message_id="<own-g1@gmail.example>")
     # What Gmail's sync stored first: the fetched message under its Gmail id, in the Inbox.
     await services.pipeline.ingest([
-        parse_message(fetched, account_id=gmail_account, ref=ProviderRef(gmail_id="g-claim-1"),
+        parse_message(fetched, account_id=gmail_account, ref=ProviderRef(key="g-claim-1"),
                       provider_labels=("INBOX",), label_ids=(roles[LabelRole.INBOX],)),
-        parse_message(own, account_id=gmail_account, ref=ProviderRef(gmail_id="g-own-1"), provider_labels=("INBOX",),
+        parse_message(own, account_id=gmail_account, ref=ProviderRef(key="g-own-1"), provider_labels=("INBOX",),
                       label_ids=(roles[LabelRole.INBOX],))])
-    row_id = await db.fetchval("SELECT id FROM message WHERE gmail_id = 'g-claim-1'")
+    row_id = await db.fetchval("SELECT id FROM message WHERE provider_key = 'g-claim-1'")
     keep = await LabelManager(db).create(graph.user.id, "Keep")  # the user filed it by hand meanwhile
     await services.operations.add_label(graph.user.id, keep, message_ids=[row_id])
     await services.operations.set_starred(graph.user.id, True, message_ids=[row_id])
@@ -35,8 +35,11 @@ async def test_the_graph_sibling_claims_a_message_gmail_stored_first(graph: Grap
     graph.mailbox.add_message(fetched, "inbox")
     await graph.sync_all()
 
-    rows = await db.fetch("SELECT id, account_id, gmail_id, graph_id, graph_folder_id, starred_at FROM message "
-                          "WHERE rfc_message_id = 'claim-g1@work.example'")
+    rows = await db.fetch(
+        "SELECT m.id, m.account_id, CASE WHEN m.provider_key = 'g-claim-1' THEN m.provider_key END AS gmail_id, "
+        "m.provider_key AS graph_id, "
+        "g.folder_id AS graph_folder_id, m.starred_at FROM message m LEFT JOIN graph_message g ON g.message_id = m.id "
+        "WHERE m.rfc_message_id = 'claim-g1@work.example'")
     assert len(rows) == 1  # stored once, by the account named in its headers
     claimed = rows[0]
     assert (claimed["id"], claimed["account_id"], claimed["gmail_id"]) == (row_id, graph.account_id, None)

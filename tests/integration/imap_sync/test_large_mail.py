@@ -44,7 +44,8 @@ async def test_large_mail_goes_in_batches_bounded_by_bytes(imap: ImapSetup) -> N
         assert await setup.stored_ids() == imap.server_ids(["INBOX"])
         assert await setup.count() == 11
         sizes = await imap.services.db.fetch(
-            "SELECT m.imap_uid, p.size FROM message m JOIN message_part p ON p.message_id = m.id "
-            "WHERE m.account_id = $1 AND p.filename = 'scan.pdf' ORDER BY m.imap_uid", account_id)
+            "SELECT m.provider_key::bigint AS imap_uid, p.size "
+            "FROM message m JOIN message_part p ON p.message_id = m.id "
+            "WHERE m.account_id = $1 AND p.filename = 'scan.pdf' ORDER BY 1", account_id)
         assert [r["imap_uid"] for r in sizes] == [4, 5, 6, 7, 8, 9, 10]
         assert all(r["size"] > 8 * MB for r in sizes)  # the attachments are kept whole

@@ -29,7 +29,8 @@ def _where(imap: ImapSetup, rfc: str) -> set[str]:
 
 async def _server_flags(imap: ImapSetup, rfc: str) -> set[str]:
     row = await imap.services.db.fetchrow(
-        "SELECT mb.full_path, m.imap_uid FROM message m JOIN mailbox mb ON mb.id = m.mailbox_id "
+        "SELECT mb.full_path, m.provider_key::bigint AS imap_uid "
+        "FROM message m JOIN mailbox mb ON mb.id = m.mailbox_id "
         "WHERE m.account_id = $1 AND m.rfc_message_id = $2", imap.account_id, rfc)
     assert row is not None
     return imap.mail.peer().flags(row["imap_uid"], row["full_path"])
@@ -37,7 +38,8 @@ async def _server_flags(imap: ImapSetup, rfc: str) -> set[str]:
 
 async def _uid_matches_server(imap: ImapSetup, rfc: str) -> None:
     row = await imap.services.db.fetchrow(
-        "SELECT mb.full_path, m.imap_uid FROM message m JOIN mailbox mb ON mb.id = m.mailbox_id "
+        "SELECT mb.full_path, m.provider_key::bigint AS imap_uid "
+        "FROM message m JOIN mailbox mb ON mb.id = m.mailbox_id "
         "WHERE m.account_id = $1 AND m.rfc_message_id = $2", imap.account_id, rfc)
     assert row is not None and row["imap_uid"] is not None
     assert f"<{rfc}>".encode() in imap.mail.peer().raw(row["imap_uid"], row["full_path"])

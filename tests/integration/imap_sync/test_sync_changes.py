@@ -142,7 +142,7 @@ async def test_a_renumbered_folder_is_imported_again_without_duplicates(imap: Im
     assert {k: v for k, v in after.items() if k in before} == before  # the same rows, matched by content
     assert set(after) == set(before) | {"seq-111@plmail.test"}
     assert await imap.count() == 41
-    assert await imap.count("vanished_at IS NOT NULL OR imap_uid IS NULL") == 0
+    assert await imap.count("vanished_at IS NOT NULL OR provider_key IS NULL") == 0
     assert await imap.stored_ids() == imap.server_ids(["INBOX", "Projects"])
 
 

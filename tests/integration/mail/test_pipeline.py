@@ -153,17 +153,17 @@ async def test_merges_in_one_batch_carry_star_snooze_pinned_category_and_leave_t
 async def test_provider_conversation_in_one_batch_and_duplicates_in_the_batch(mailbox: Mailbox) -> None:
     raws = [make_message(message_id=f"g{i}@x", subject=f"Subject {i}") for i in range(3)]
     batch = [
-        mailbox.message(raws[0], ref=ProviderRef(gmail_id="m1"), provider_thread_key="T1"),
-        mailbox.message(raws[1], ref=ProviderRef(gmail_id="m2"), provider_thread_key="T1"),
+        mailbox.message(raws[0], ref=ProviderRef(key="m1"), provider_thread_key="T1"),
+        mailbox.message(raws[1], ref=ProviderRef(key="m2"), provider_thread_key="T1"),
         # the same message twice in one batch
-        mailbox.message(raws[1], ref=ProviderRef(gmail_id="m2"), provider_thread_key="T1"),
-        mailbox.message(raws[2], ref=ProviderRef(gmail_id="m3"), provider_thread_key="T2"),
+        mailbox.message(raws[1], ref=ProviderRef(key="m2"), provider_thread_key="T1"),
+        mailbox.message(raws[2], ref=ProviderRef(key="m3"), provider_thread_key="T2"),
     ]
     result = await mailbox.services.pipeline.ingest(batch)
     assert (result.stored, result.duplicates) == (3, 1)
     assert await mailbox.threads_by_message_id() == {frozenset({"g0@x", "g1@x"}), frozenset({"g2@x"})}
     again = await mailbox.services.pipeline.ingest(
-        [mailbox.message(raws[0], ref=ProviderRef(gmail_id="m1"), provider_thread_key="T1")])
+        [mailbox.message(raws[0], ref=ProviderRef(key="m1"), provider_thread_key="T1")])
     assert (again.stored, again.duplicates) == (0, 1)  # an overlapping retry is stopped by the unique index
     threads = await mailbox.services.db.fetch("SELECT provider_thread_key, threading_method FROM message_thread")
     assert sorted((r["provider_thread_key"], r["threading_method"]) for r in threads) == [

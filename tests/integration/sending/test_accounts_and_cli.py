@@ -84,7 +84,7 @@ async def test_a_server_that_files_its_own_sent_copy_gets_no_second_one(outgoing
     outgoing.mail.append([received.data], "Sent", ["\\Seen"])  # what Gmail's or Outlook's SMTP does itself
     await outgoing.sync()
     rows = await outgoing.services.db.fetch(
-        "SELECT id, mailbox_id, imap_uid FROM message WHERE account_id = $1 AND rfc_message_id = $2",
+        "SELECT id, mailbox_id, provider_key AS imap_uid FROM message WHERE account_id = $1 AND rfc_message_id = $2",
         outgoing.account_id, rfc_id)
     sent_folder = await outgoing.services.db.fetchval(
         "SELECT id FROM mailbox WHERE account_id = $1 AND full_path = 'Sent'", outgoing.account_id)

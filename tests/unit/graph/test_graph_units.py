@@ -70,7 +70,7 @@ def test_graph_json_becomes_the_pipelines_message() -> None:
     assert message.is_meeting and message.flagged and message.is_read and message.categories == ("Receipts",)
     result = ingested(5, message, label_ids=(1, 2))
     parsed = result.parsed
-    assert result.raw is None and result.ref.graph_id == "AAMk=1" and result.provider_thread_key == "AAQk=9"
+    assert result.raw is None and result.ref.key == "AAMk=1" and result.provider_thread_key == "AAQk=9"
     assert result.received_at == datetime(2026, 3, 2, 9, tzinfo=UTC) and result.seen and result.starred
     assert parsed.message_id == "abc@example.org" and parsed.from_address == "ann@example.org"
     assert parsed.to[0].name == "" and parsed.body_html == "<p>Let us <b>plan</b>.</p>"

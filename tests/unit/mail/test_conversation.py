@@ -19,7 +19,7 @@ def _message(mid: str, *, sent: datetime | None, received: datetime | None = Non
     values: dict[str, Any] = {
         "id": next(_ids), "thread_id": 1, "account_id": 1, "subject": mid, "from_name": "", "from_address": "",
         "to": (), "cc": (), "sent_at": sent, "received_at": received or sent, "unread": False, "starred": False,
-        "body_text": "", "body_html": None, "body_html_safe": None, "headers": {}, "gmail_label_ids": None,
+        "body_text": "", "body_html": None, "body_html_safe": None, "headers": {}, "provider_labels": None,
         "category": None, "attachments": (), "rfc_message_id": mid,
         "in_reply_to": (in_reply_to,) if in_reply_to else (), "references": references,
     }

@@ -1,6 +1,9 @@
 """Messages as the Graph syncer, importer and propagator see them: by Graph id, where each was last seen,
 the labels that stand for folders and categories, and what a move or a removal does to the rows.
 
+A Graph message's immutable id is its provider key (in the account-wide container ''); the folder it was last
+seen in is Graph's own, kept in `graph_message` beside the core row.
+
 Every query is scoped to one account: jobs carry an account id and act for its owner.
 """
 
@@ -65,20 +68,21 @@ class GraphMessageRepository:
         if not graph_ids:
             return {}
         rows = await self.db.fetch(
-            """SELECT id, graph_id, thread_id, graph_folder_id FROM message
-                WHERE account_id = $1 AND graph_id = ANY($2::text[])""",
+            """SELECT m.id, m.provider_key, m.thread_id, g.folder_id
+                 FROM message m LEFT JOIN graph_message g ON g.message_id = m.id
+                WHERE m.account_id = $1 AND m.provider_container = '' AND m.provider_key = ANY($2::text[])""",
             account_id, list(graph_ids),
         )
-        return {r["graph_id"]: KnownMessage(r["id"], r["graph_id"], r["thread_id"], r["graph_folder_id"])
+        return {r["provider_key"]: KnownMessage(r["id"], r["provider_key"], r["thread_id"], r["folder_id"])
                 for r in rows}
 
     async def stored_count(self, account_id: int) -> int:
         return int(await self.db.fetchval(
-            "SELECT count(*) FROM message WHERE account_id = $1 AND graph_id IS NOT NULL", account_id))
+            "SELECT count(*) FROM message WHERE account_id = $1 AND provider_key IS NOT NULL", account_id))
 
     async def graph_id_of(self, account_id: int, message_id: int) -> str | None:
         value = await self.db.fetchval(
-            "SELECT graph_id FROM message WHERE account_id = $1 AND id = $2", account_id, message_id)
+            "SELECT provider_key FROM message WHERE account_id = $1 AND id = $2", account_id, message_id)
         return str(value) if value is not None else None
 
     async def in_folders(self, account_id: int, folder_ids: Sequence[str]) -> dict[str, str]:
@@ -86,11 +90,11 @@ class GraphMessageRepository:
         if not folder_ids:
             return {}
         rows = await self.db.fetch(
-            """SELECT graph_id, graph_folder_id FROM message
-                WHERE account_id = $1 AND graph_folder_id = ANY($2::text[]) AND graph_id IS NOT NULL""",
+            """SELECT m.provider_key, g.folder_id FROM graph_message g JOIN message m ON m.id = g.message_id
+                WHERE m.account_id = $1 AND g.folder_id = ANY($2::text[]) AND m.provider_key IS NOT NULL""",
             account_id, list(folder_ids),
         )
-        return {r["graph_id"]: r["graph_folder_id"] for r in rows}
+        return {r["provider_key"]: r["folder_id"] for r in rows}
 
     async def seen(self, account_id: int, message_ids: Sequence[int]) -> None:
         """Listed by Graph just now (synced_at tells a round's members from what it no longer holds)."""
@@ -103,19 +107,24 @@ class GraphMessageRepository:
     async def unlisted(self, account_id: int, folder_id: str, since: datetime) -> dict[str, str]:
         """graph id -> folder id of messages recorded in the folder that no listing has named since `since`."""
         rows = await self.db.fetch(
-            """SELECT graph_id FROM message WHERE account_id = $1 AND graph_folder_id = $2 AND graph_id IS NOT NULL
-                  AND (synced_at IS NULL OR synced_at < $3)""",
+            """SELECT m.provider_key FROM graph_message g JOIN message m ON m.id = g.message_id
+                WHERE m.account_id = $1 AND g.folder_id = $2 AND m.provider_key IS NOT NULL
+                  AND (m.synced_at IS NULL OR m.synced_at < $3)""",
             account_id, folder_id, since,
         )
-        return {r["graph_id"]: folder_id for r in rows}
+        return {r["provider_key"]: folder_id for r in rows}
 
     async def place(self, account_id: int, graph_ids: Sequence[str], folder_ids: Sequence[str]) -> None:
         """Record the folder of freshly stored messages (the pipeline knows no Graph folders)."""
         if graph_ids:
             await self.db.execute(
-                """UPDATE message m SET graph_folder_id = x.f, synced_at = now()
-                     FROM unnest($2::text[], $3::text[]) AS x(g, f)
-                    WHERE m.account_id = $1 AND m.graph_id = x.g""",
+                """WITH x AS (SELECT DISTINCT ON (m.id) m.id, x.f
+                                FROM unnest($2::text[], $3::text[]) AS x(g, f)
+                                JOIN message m ON m.provider_container = '' AND m.provider_key = x.g
+                                              AND m.account_id = $1),
+                        placed AS (INSERT INTO graph_message (message_id, folder_id) SELECT id, f FROM x
+                                   ON CONFLICT (message_id) DO UPDATE SET folder_id = EXCLUDED.folder_id)
+                   UPDATE message m SET synced_at = now() FROM x WHERE m.id = x.id""",
                 account_id, list(graph_ids), list(folder_ids),
             )
 
@@ -168,10 +177,16 @@ class GraphMessageRepository:
         if not moves:
             return [], []
         rows = await self.db.fetch(
-            f"""UPDATE message m SET graph_folder_id = x.f, updated_at = now()
-                  FROM unnest($2::bigint[], $3::text[]) AS x(id, f)
-                 WHERE m.account_id = $1 AND m.id = x.id AND m.graph_folder_id IS DISTINCT FROM x.f
-                   AND NOT {_PENDING.format(kind='labels').replace('$LISTED', '$4')}
+            f"""WITH free AS (
+                     SELECT DISTINCT ON (m.id) m.id, x.f
+                       FROM unnest($2::bigint[], $3::text[]) AS x(id, f) JOIN message m ON m.id = x.id
+                       LEFT JOIN graph_message g ON g.message_id = m.id
+                      WHERE m.account_id = $1 AND g.folder_id IS DISTINCT FROM x.f
+                        AND NOT {_PENDING.format(kind='labels').replace('$LISTED', '$4')}),
+                   placed AS (INSERT INTO graph_message (message_id, folder_id) SELECT id, f FROM free
+                              ON CONFLICT (message_id) DO UPDATE SET folder_id = EXCLUDED.folder_id
+                              RETURNING message_id)
+               UPDATE message m SET updated_at = now() FROM placed p WHERE m.id = p.message_id
              RETURNING m.id""",
             account_id, [m[0] for m in moves], [m[1] for m in moves], listed_at,
         )
@@ -268,12 +283,13 @@ class GraphMessageRepository:
         if not held or not rfc_ids:
             return []
         rows = await self.db.fetch(
-            """SELECT id, graph_id, rfc_message_id, thread_id FROM message
-                WHERE account_id = $1 AND graph_id = ANY($2::text[]) AND rfc_message_id = ANY($3::text[])
+            """SELECT id, provider_key, rfc_message_id, thread_id FROM message
+                WHERE account_id = $1 AND provider_container = '' AND provider_key = ANY($2::text[])
+                  AND rfc_message_id = ANY($3::text[])
                 ORDER BY id""",
             account_id, list(held), list(rfc_ids),
         )
-        return [(r["id"], r["graph_id"], r["rfc_message_id"], r["thread_id"]) for r in rows]
+        return [(r["id"], r["provider_key"], r["rfc_message_id"], r["thread_id"]) for r in rows]
 
     async def take_over(self, account_id: int, folder_id: str, label_id: int | None,
                         rows: Sequence[tuple[int, str, str | None]]) -> list[TakenOver]:
@@ -290,12 +306,15 @@ class GraphMessageRepository:
                  FROM message m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE""", ids)
         await self.db.execute(
             """UPDATE message m
-                  SET account_id = $1, graph_id = x.g, graph_folder_id = $2, provider_thread_key = x.c,
-                      gmail_id = NULL, gmail_label_ids = NULL, mailbox_id = NULL, imap_uid = NULL, thread_id = NULL,
+                  SET account_id = $1, provider_container = '', provider_key = x.g, provider_thread_key = x.c,
+                      provider_labels = NULL, mailbox_id = NULL, thread_id = NULL,
                       vanished_at = NULL, synced_at = now(), updated_at = now()
-                 FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x(i, g, c)
+                 FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(i, g, c)
                 WHERE m.id = x.i""",
-            account_id, folder_id, ids, [r[1] for r in rows], [r[2] for r in rows])
+            account_id, ids, [r[1] for r in rows], [r[2] for r in rows])
+        await self.db.execute(
+            """INSERT INTO graph_message (message_id, folder_id) SELECT i, $2 FROM unnest($1::bigint[]) AS x(i)
+               ON CONFLICT (message_id) DO UPDATE SET folder_id = EXCLUDED.folder_id""", ids, folder_id)
         await self.db.execute(
             """DELETE FROM message_label ml USING label l
                 WHERE ml.label_id = l.id AND l.role IS NOT NULL AND ml.message_id = ANY($1::bigint[])""", ids)
@@ -307,7 +326,7 @@ class GraphMessageRepository:
 
     async def repoint(self, message_id: int, graph_id: str) -> None:
         await self.db.execute(
-            "UPDATE message SET graph_id = $2, updated_at = now() WHERE id = $1", message_id, graph_id)
+            "UPDATE message SET provider_key = $2, updated_at = now() WHERE id = $1", message_id, graph_id)
 
     async def delete_removed(self, account_id: int, removals: dict[str, str]) -> list[DeletedMessage]:
         """Delete the messages still recorded in the folder they were removed from (parts, labels and links go
@@ -319,8 +338,10 @@ class GraphMessageRepository:
                    SELECT m.id, m.thread_id,
                           coalesce((SELECT array_agg(ml.label_id) FROM message_label ml WHERE ml.message_id = m.id),
                                    '{}') AS labels
-                     FROM message m JOIN unnest($2::text[], $3::text[]) AS x(g, f) ON m.graph_id = x.g
-                    WHERE m.account_id = $1 AND (m.graph_folder_id IS NULL OR m.graph_folder_id = x.f))
+                     FROM message m JOIN unnest($2::text[], $3::text[]) AS x(g, f)
+                          ON m.provider_container = '' AND m.provider_key = x.g
+                     LEFT JOIN graph_message gm ON gm.message_id = m.id
+                    WHERE m.account_id = $1 AND (gm.folder_id IS NULL OR gm.folder_id = x.f))
                DELETE FROM message m USING doomed d WHERE m.id = d.id
                RETURNING d.id, d.thread_id, d.labels""",
             account_id, list(removals), [removals[g] for g in removals],
@@ -350,21 +371,24 @@ class GraphMessageRepository:
 
     async def placed(self, account_id: int, message_ids: Sequence[int]) -> dict[int, PlacedMessage]:
         rows = await self.db.fetch(
-            """SELECT m.id, m.graph_id, m.graph_folder_id, m.thread_id,
+            """SELECT m.id, m.provider_key, g.folder_id, m.thread_id,
                       coalesce(array_agg(ml.label_id) FILTER (WHERE ml.label_id IS NOT NULL), '{}') AS labels
                  FROM message m LEFT JOIN message_label ml ON ml.message_id = m.id
+                 LEFT JOIN graph_message g ON g.message_id = m.id
                 WHERE m.account_id = $1 AND m.id = ANY($2::bigint[])
-                GROUP BY m.id""",
+                GROUP BY m.id, g.folder_id""",
             account_id, list(message_ids),
         )
-        return {r["id"]: PlacedMessage(r["id"], r["graph_id"], r["graph_folder_id"], r["thread_id"],
+        return {r["id"]: PlacedMessage(r["id"], r["provider_key"], r["folder_id"], r["thread_id"],
                                        frozenset(r["labels"])) for r in rows}
 
     async def moved(self, message_id: int, graph_id: str, folder_id: str) -> None:
         """The message's id and folder after a move, so the next delta recognises it instead of storing it twice."""
         await self.db.execute(
-            "UPDATE message SET graph_id = $2, graph_folder_id = $3, synced_at = now(), updated_at = now() "
-            "WHERE id = $1",
+            """WITH placed AS (INSERT INTO graph_message (message_id, folder_id)
+                               SELECT id, $3 FROM message WHERE id = $1
+                               ON CONFLICT (message_id) DO UPDATE SET folder_id = EXCLUDED.folder_id)
+               UPDATE message SET provider_key = $2, synced_at = now(), updated_at = now() WHERE id = $1""",
             message_id, graph_id, folder_id,
         )
 

@@ -30,20 +30,25 @@ class FolderLabel:
     path: str
 
 
+def _uid(key: str | None) -> int | None:
+    return int(key) if key is not None and key.isdigit() else None
+
+
 class ImapPropagationRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def placed(self, account_id: int, message_ids: Sequence[int]) -> dict[int, PlacedMessage]:
         rows = await self.db.fetch(
-            """SELECT m.id, m.mailbox_id, m.imap_uid,
+            """SELECT m.id, m.mailbox_id, m.provider_key,
                       coalesce(array_agg(ml.label_id) FILTER (WHERE ml.label_id IS NOT NULL), '{}') AS labels
                  FROM message m LEFT JOIN message_label ml ON ml.message_id = m.id
                 WHERE m.account_id = $1 AND m.id = ANY($2::bigint[])
                 GROUP BY m.id""",
             account_id, list(message_ids),
         )
-        return {r["id"]: PlacedMessage(r["id"], r["mailbox_id"], r["imap_uid"], frozenset(r["labels"])) for r in rows}
+        return {r["id"]: PlacedMessage(r["id"], r["mailbox_id"], _uid(r["provider_key"]), frozenset(r["labels"]))
+                for r in rows}
 
     async def folder_labels(self, account_id: int) -> list[FolderLabel]:
         rows = await self.db.fetch(
@@ -59,10 +64,10 @@ class ImapPropagationRepository:
         """The message's new folder and UID (from COPYUID), so the next sync knows it and does not fetch it
         again. Without a UID it waits vanished until that sync re-points it by its content."""
         await self.db.execute(
-            """UPDATE message SET mailbox_id = $2, imap_uid = $3,
-                                  vanished_at = CASE WHEN $3::bigint IS NULL THEN now() END, updated_at = now()
+            """UPDATE message SET mailbox_id = $2, provider_container = $3, provider_key = $4,
+                                  vanished_at = CASE WHEN $4::text IS NULL THEN now() END, updated_at = now()
                 WHERE id = $1""",
-            message_id, mailbox_id, uid,
+            message_id, mailbox_id, str(mailbox_id), str(uid) if uid is not None else None,
         )
 
     async def flags_confirmed(self, message_ids: Sequence[int]) -> None:
