@@ -1,5 +1,6 @@
-"""JMAP accounts as a provider: the syncer, first import, import-state probe, propagator, transport and identity
-source, built around one JMAP client; the account service is offered to the pages and the command line."""
+"""JMAP accounts as a provider: the syncer, first import, import-state probe, propagator, transport, identity
+source, draft store and destroyer, built around one JMAP client; the account service is offered to the pages
+and the command line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from plmail.mail.labels import LabelResolver
 from plmail.providers.jmap.accounts import JmapAccountForm, JmapAccountService
 from plmail.providers.jmap.client import JmapClient
 from plmail.providers.jmap.connection import JmapConnector
+from plmail.providers.jmap.drafts import JmapDestroyer, JmapDraftStore
 from plmail.providers.jmap.propagator import JmapPropagator
 from plmail.providers.jmap.push import EventSourceWatcher
 from plmail.providers.jmap.sending import JmapIdentitySource, JmapTransport
@@ -28,6 +30,8 @@ def install(host: PluginHost) -> None:
     identities = JmapIdentitySource(mail)
     host.providers.identity_sources.add(identities)
     host.providers.transports.add(JmapTransport(mail, identities))
+    host.providers.draft_stores.add(JmapDraftStore(mail))
+    host.providers.destroyers.add(JmapDestroyer(mail))
     host.providers.closers.append(client.close)
     # the upstream pushes its changes (EventSource) instead of waiting for the poll
     host.providers.watchers.append(EventSourceWatcher(host.db, connector, host.sync.request))

@@ -18,7 +18,7 @@ from typing import Any
 from plmail.db.database import Database
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.enums import LabelRole
-from plmail.domain.ingest import IngestedMessage, PostIngestResult
+from plmail.domain.ingest import IngestedMessage, PostIngestResult, ProviderRef
 from plmail.domain.models import Account
 from plmail.domain.providers import ImportPage
 from plmail.mail.ingest import parse_message
@@ -198,7 +198,7 @@ class JmapMail:
                 raw, account_id=account_id, received_at=_stamp(email.get("receivedAt")),
                 provider_thread_key=str(email.get("threadId") or "") or None, seen=words.get("$seen", False),
                 starred=words.get("$flagged", False), is_draft=draft, flags=("\\Draft",) if draft else (),
-                label_ids=label_ids, source_ref=f"jmap:{email['id']}")
+                label_ids=label_ids, source_ref=f"jmap:{email['id']}", ref=ProviderRef(key=str(email["id"])))
         except Exception as exc:
             log.warning("Email %s of account %s could not be read: %s", email["id"], account_id, exc)
             return None

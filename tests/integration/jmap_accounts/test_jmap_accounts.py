@@ -6,6 +6,7 @@ up by `Email/changes`, and what the user does here sent upstream with `Email/set
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import time
 from collections.abc import Callable
@@ -50,6 +51,28 @@ async def _labels_of(services: Services, message_id: int) -> set[str]:
         "SELECT l.name FROM message_label ml JOIN label l ON l.id = ml.label_id WHERE ml.message_id = $1",
         message_id)
     return {r["name"] for r in rows}
+
+
+def _upstream_sends_through(server: UpstreamServer, up: UpstreamUser, mail: DovecotUser, smtp: SmtpServer) -> str:
+    """The upstream sends through an IMAP account of its own, whose SMTP server is the suite's; its address."""
+    sender = f"{mail.name}@example.org"
+    imap = mail.imap()
+    server.cli(
+        "account", "add-imap", "--user", up.email, "--host", imap.host, "--port", str(imap.port), "--tls", "none",
+        "--username", mail.name, "--email", sender, "--password-stdin", "--smtp-host", smtp.host,
+        "--smtp-port", str(smtp.port), "--smtp-tls", "starttls", "--smtp-username", smtp.username,
+        "--smtp-password-stdin", "--ca-file", str(smtp.ca_file), stdin=f"{mail.password}\n{smtp.password}\n")
+    return sender
+
+
+def _in(up: UpstreamUser, role: str) -> dict[str, dict[str, Any]]:
+    """The upstream's Emails in the mailbox of this role, by subject (each subject at most once)."""
+    box = up.mailboxes()[role]["id"]
+    ids = up.call("Email/query", {"filter": {"inMailbox": box}})["ids"]
+    listed = up.call("Email/get", {"ids": ids, "properties": ["subject", "keywords", "preview"]})["list"]
+    subjects = [e["subject"] for e in listed]
+    assert len(subjects) == len(set(subjects)), subjects
+    return {e["subject"]: e for e in listed}
 
 
 async def test_an_account_is_added_only_with_a_session_that_offers_mail(
@@ -190,11 +213,14 @@ async def test_import_newest_first_then_changes_both_ways(
         "SELECT subject FROM message WHERE account_id = $1 AND starred_at IS NOT NULL", account_id)
     assert sorted(r["subject"] for r in starred) == ["Inbox 10", "Inbox 6"]
 
-    # "Delete forever" would need the upstream's Email id on a tombstone, which the core row cannot carry yet:
-    # refused with its reason, and nothing is lost on either side
-    refused = await services.destroyer.destroy(user_id, [ids["Inbox 10"]])
-    assert refused.destroyed == () and "cannot delete mail for good" in refused.refused[ids["Inbox 10"]]
-    assert "Inbox 10" in await _ids(services, account_id) and "Inbox 10" in up.emails()
+    # "Delete forever" destroys the Email at the upstream too (RFC 8621 §4.6), and the next sync brings nothing back
+    gone = await services.destroyer.destroy(user_id, [ids["Inbox 10"]])
+    assert gone.destroyed == (ids["Inbox 10"],) and not gone.refused
+    assert "Inbox 10" not in await _ids(services, account_id)
+    await services.propagation.run(account_id)
+    assert "Inbox 10" not in up.emails()
+    await services.sync.run(account_id)
+    assert "Inbox 10" not in await _ids(services, account_id)
 
 
 async def test_a_message_is_sent_through_the_upstreams_email_submission(
@@ -202,15 +228,7 @@ async def test_a_message_is_sent_through_the_upstreams_email_submission(
     smtp: SmtpServer,
 ) -> None:
     up = make_upstream_user(upstream_server, tmp_path, inbox=1, projects=0)
-    # the upstream sends through an IMAP account of its own, whose SMTP server is the suite's
-    sender = f"{dovecot_user.name}@example.org"
-    imap = dovecot_user.imap()
-    upstream_server.cli(
-        "account", "add-imap", "--user", up.email, "--host", imap.host, "--port", str(imap.port), "--tls", "none",
-        "--username", dovecot_user.name, "--email", sender, "--password-stdin", "--smtp-host", smtp.host,
-        "--smtp-port", str(smtp.port), "--smtp-tls", "starttls", "--smtp-username", smtp.username,
-        "--smtp-password-stdin", "--ca-file", str(smtp.ca_file),
-        stdin=f"{dovecot_user.password}\n{smtp.password}\n")
+    sender = _upstream_sends_through(upstream_server, up, dovecot_user, smtp)
     user_id, account_id = await _downstream(services, up)
     await services.sync.run_until_done(account_id)
 
@@ -277,3 +295,44 @@ async def _until(check: Callable[[], Any], what: str, timeout: float = 20.0) -> 
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"no {what} within {timeout} s")
+
+
+async def test_a_draft_is_kept_once_in_the_upstreams_drafts_and_goes_when_sent(
+    services: Services, upstream_server: UpstreamServer, tmp_path: Path, dovecot_user: DovecotUser,
+    smtp: SmtpServer,
+) -> None:
+    up = make_upstream_user(upstream_server, tmp_path, inbox=1, projects=0)
+    sender = _upstream_sends_through(upstream_server, up, dovecot_user, smtp)
+    user_id, account_id = await _downstream(services, up)
+    await services.sync.run_until_done(account_id)
+    identity = {i.email: i for i in await services.identities.for_account(user_id, account_id)}[sender]
+    content = DraftContent(identity_id=identity.id, to=(Address("Bea Berg", "bea@example.net"),),
+                           subject="Half written", text_body="First words.\n")
+
+    # saved twice: one draft at the upstream, the newer one, marked as a draft (RFC 8621 §4.1.1 $draft)
+    first = await services.drafts.save(user_id, content)
+    await run_queued(services, ("push_draft", "discard_draft"))
+    assert _in(up, "drafts")["Half written"]["keywords"].get("$draft") is True
+    second = await services.drafts.save(user_id, dataclasses.replace(content, text_body="More words.\n"),
+                                        replaces=first.message_id)
+    await run_queued(services, ("push_draft", "discard_draft"))
+    kept = _in(up, "drafts")
+    assert list(kept) == ["Half written"] and "More words" in kept["Half written"]["preview"]
+    # the upstream's copy is the draft plmail has, not a second message
+    await services.sync.run(account_id)
+    copies = await services.db.fetchval(
+        "SELECT count(*) FROM message WHERE account_id = $1 AND subject = 'Half written'", account_id)
+    assert copies == 1
+
+    # sent: gone from the upstream's Drafts, once in its Sent, once here
+    submission = await services.outbox.submit(user_id, second.message_id, identity.id)
+    await services.outbox.deliver(submission.id)
+    await run_queued(services, ("file_sent_copy", "push_draft", "discard_draft"))
+    [received] = await smtp.arrival(1, timeout=60)
+    assert received.message["Subject"] == "Half written"
+    assert "Half written" not in _in(up, "drafts")
+    assert "$draft" not in _in(up, "sent")["Half written"]["keywords"]
+    await services.sync.run(account_id)
+    copies = await services.db.fetchval(
+        "SELECT count(*) FROM message WHERE account_id = $1 AND subject = 'Half written'", account_id)
+    assert copies == 1
