@@ -271,7 +271,9 @@ async def test_compose_from_a_page_opens_in_place_of_its_content_and_a_reload_or
     assert 'hx-get="/compose"' in inbox.text and 'hx-target="#main"' in inbox.text and 'data-key="c"' in inbox.text
     panel = await http.get("/compose", headers=HTMX)
     assert panel.status_code == 200
-    assert "<h1>New message</h1>" in panel.text and "data-composer" in panel.text and "_csrf_token" in panel.text
+    # issue 32: a panel docked over the page, a dialog named by its title bar
+    assert 'role="dialog"' in panel.text and ">New message</h2>" in panel.text
+    assert "data-composer" in panel.text and "_csrf_token" in panel.text
     assert 'class="sidebar"' not in panel.text and "<html" not in panel.text  # the composer, not the page
     for headers in ({}, {**HTMX, "HX-History-Restore-Request": "true"}):  # a reload; htmx missing its cache
         page = await http.get("/compose", headers=headers)
