@@ -18,15 +18,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from litestar import Request
 from litestar.handlers import asgi
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 from lxml import etree  # type: ignore[import-untyped]
 
 from plmail.dav import filters
+from plmail.dav.exchange import DavError, Exchange, depth, precondition
 from plmail.dav.homes import CalendarHome, Kind, ObjectStore
 from plmail.dav.xml import (
     APPLE_ICAL,
@@ -60,7 +59,6 @@ log = logging.getLogger(__name__)
 
 ROOT = "/dav/"
 REALM = 'Basic realm="plmail", charset="UTF-8"'
-MAX_BODY = 2 * 1024 * 1024  # a PUT's object (1 MB at most) or a multiget naming thousands of hrefs
 SYNC_PREFIX = "http://plmail.org/ns/sync/"
 ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT"
 CALENDARS = Kind("calendars", CALDAV, "calendar", "calendar-data", "text/calendar; charset=utf-8",
@@ -71,87 +69,10 @@ _KINDS = {CALENDARS.segment: CALENDARS, ADDRESSBOOKS.segment: ADDRESSBOOKS}
 _TOKEN = re.compile(r"^(?P<key>[A-Za-z0-9_-]{1,40})-(?P<sequence>\d{1,18})$")
 
 
-class DavError(Exception):
-    def __init__(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                 content_type: str = "text/plain; charset=utf-8") -> None:
-        super().__init__(status)
-        self.status = status
-        self.body = body
-        self.headers = headers or {}
-        self.content_type = content_type
-
-
-def _precondition(status: int, condition: str, namespace: str, message: str) -> DavError:
-    return DavError(status, error_body(condition, namespace, message), content_type="application/xml; charset=utf-8")
-
-
 def home_store(services: Services, kind: Kind) -> ObjectStore:
     if kind is CALENDARS:
         return CalendarHome(services)
     return services.address_books
-
-
-class Exchange:
-    """One request: who asked, for what path, with what body, and how to answer."""
-
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.scope = scope
-        self.receive = receive
-        self.send = send
-        self.request: Request[Any, Any, Any] = Request(scope, receive)
-        self.method = str(scope.get("method", "GET")).upper()
-        raw = scope.get("raw_path") or scope["path"].encode()
-        self.path = unquote(raw.decode("latin-1").split("?", 1)[0])
-        self.base_url = str(self.request.base_url)
-        self._body: bytes | None = None
-
-    def header(self, key: str) -> str | None:
-        value = self.request.headers.get(key)
-        return value if value is None else str(value)
-
-    async def body(self) -> bytes:
-        """The whole body, read once, never more than MAX_BODY of it."""
-        if self._body is None:
-            self._body = await self._read()
-        return self._body
-
-    async def _read(self) -> bytes:
-        declared = self.header("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
-            raise DavError(413, b"The request body is larger than 2 MB.")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await self.receive()
-            if message["type"] != "http.request":
-                raise DavError(400, b"The client went away.")
-            chunk = message["body"]
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise DavError(413, b"The request body is larger than 2 MB.")
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    async def answer(self, status: int, body: bytes = b"", *, content_type: str | None = None,
-                     headers: dict[str, str] | None = None) -> None:
-        head: list[tuple[bytes, bytes]] = [(b"content-length", str(len(body)).encode())]
-        if content_type is not None:
-            head.append((b"content-type", content_type.encode()))
-        for key, value in (headers or {}).items():
-            head.append((key.lower().encode(), value.encode()))
-        head.append((b"dav", b"1, 3, calendar-access, addressbook"))
-        start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": head}
-        end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": b"" if self.method == "HEAD" else body,
-                                      "more_body": False}
-        await self.send(start)
-        await self.send(end)
-
-
-def _depth(exchange: Exchange, default: str) -> int:
-    """0 or 1; infinity is served as 1, the deepest any collection here goes below itself."""
-    value = (exchange.header("depth") or default).strip().lower()
-    return 0 if value == "0" else 1
 
 
 def sync_token(collection: DavCollection, sequence: int) -> str:
@@ -279,7 +200,7 @@ class Dav:
             name(DAV, "current-user-privilege-set"): self._read_only_privileges,
         }
         responses = [await self._props(path, props)]
-        if _depth(self.exchange, "0") == 1:
+        if depth(self.exchange, "0") == 1:
             for collection in await store.collections(self.user_id):
                 responses.append(await self._props(self.collection_path(kind, collection),
                                                    self._collection_props(kind, collection)))
@@ -340,7 +261,7 @@ class Dav:
         path = self.collection_path(kind, collection)
         if method == "PROPFIND":
             responses = [await self._props(path, self._collection_props(kind, collection))]
-            if _depth(self.exchange, "0") == 1:
+            if depth(self.exchange, "0") == 1:
                 how, wanted = requested_props(parse(await self.exchange.body()))
                 entries = await store.listing(self.user_id, collection.key)
                 responses += await self._object_responses(kind, store, collection, entries, how, wanted)
@@ -403,14 +324,14 @@ class Dav:
             return await self.multistatus(responses)
         if root.tag == name(kind.namespace, kind.query):
             return await self.query(kind, store, collection, root, how, wanted)
-        raise _precondition(403, "supported-report", DAV, "This report is not supported here.")
+        raise precondition(403, "supported-report", DAV, "This report is not supported here.")
 
     async def query(self, kind: Kind, store: ObjectStore, collection: DavCollection, root: etree._Element,
                     how: str, wanted: Sequence[str]) -> None:
         try:
             plan = filters.plan(kind is CALENDARS, root)
         except filters.FilterError as error:
-            raise _precondition(403, "supported-filter", kind.namespace, str(error)) from None
+            raise precondition(403, "supported-filter", kind.namespace, str(error)) from None
         if plan.nothing:
             return await self.multistatus([])
         if kind is CALENDARS and isinstance(store, CalendarHome):
@@ -435,7 +356,7 @@ class Dav:
             since = _parse_token(str(token_node.text or "") if token_node is not None else "", collection)
             changes = await store.changes(self.user_id, collection.key, since)
         except InvalidSyncTokenError as error:
-            raise _precondition(403, "valid-sync-token", DAV, str(error)) from None
+            raise precondition(403, "valid-sync-token", DAV, str(error)) from None
         responses = await self._object_responses(kind, store, collection, list(changes.changed), how, wanted, root)
         prefix = self.collection_path(kind, collection)
         responses += [Response(prefix + quote(gone), status=404) for gone in changes.removed]
@@ -500,7 +421,7 @@ class Dav:
             return await exchange.answer(200, obj.data, content_type=kind.content_type, headers={"ETag": obj.etag})
         if method == "PUT":
             if not collection.writable:
-                raise _precondition(403, "need-privileges", DAV, "This collection is filled by plmail.")
+                raise precondition(403, "need-privileges", DAV, "This collection is filled by plmail.")
             body = await exchange.body()
             none_match = (exchange.header("if-none-match") or "").strip()
             written = await store.put(self.user_id, collection.key, object_name, body,
