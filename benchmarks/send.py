@@ -136,16 +136,15 @@ def main() -> None:
     parser.add_argument("--sends", type=int, default=50)
     parser.add_argument("--drain", type=int, default=200)
     args = parser.parse_args()
-    import tempfile
-
-    dovecot = DovecotServer(Path(tempfile.mkdtemp(prefix="plmail-bench-dovecot-"))).start()
-    smtp = SmtpServer().start()
-    try:
-        with private_cluster("send") as cluster:
+    with private_cluster("send") as cluster:
+        # its mail folders live in the cluster's scratch space, which is removed with it: nothing is left behind
+        dovecot = DovecotServer(cluster.base / "dovecot").start()
+        smtp = SmtpServer().start()
+        try:
             asyncio.run(run(cluster.settings, cluster.dsn, args.sends, args.drain, dovecot, smtp))
-    finally:
-        smtp.stop()
-        dovecot.stop()
+        finally:
+            smtp.stop()
+            dovecot.stop()
 
 
 if __name__ == "__main__":
