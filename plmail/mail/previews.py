@@ -38,8 +38,11 @@ def has_pdf_type(part: AttachmentView) -> bool:
 
 
 class AttachmentPreviews:
-    def __init__(self, db: Database, blobs: BlobStore) -> None:
+    def __init__(self, db: Database, blobs: BlobStore, *, max_pdf_bytes: int = MAX_PDF_BYTES,
+                 render_seconds: float = RENDER_SECONDS) -> None:
         self.views = MailViewRepository(db)
+        self.max_pdf_bytes = max_pdf_bytes
+        self.render_seconds = render_seconds
         self.repo = PreviewRepository(db)
         self.blobs = blobs
         self._slots = asyncio.Semaphore(PARALLEL_RENDERS)
@@ -80,7 +83,7 @@ class AttachmentPreviews:
         return await asyncio.shield(task)
 
     async def _draw_and_keep(self, digest: str, size: int) -> bytes | None:
-        if size > MAX_PDF_BYTES:
+        if size > self.max_pdf_bytes:
             await self.repo.keep(digest, None)
             return None
         try:
@@ -88,12 +91,12 @@ class AttachmentPreviews:
         except PlmailError as error:  # missing or damaged bytes: no preview now, perhaps after a resync
             log.warning("no preview for blob %s…: %s", digest[:12], error)
             return None
-        if len(data) > MAX_PDF_BYTES:
+        if len(data) > self.max_pdf_bytes:
             await self.repo.keep(digest, None)
             return None
         try:
             async with self._slots:
-                image = await _draw_first_page(data)
+                image = await draw_first_page(data, self.render_seconds)
         except OSError as error:  # the child could not be started (no memory, no process slots): try another time
             log.warning("could not start the PDF renderer: %s", error)
             return None
@@ -101,16 +104,17 @@ class AttachmentPreviews:
         return image
 
 
-async def _draw_first_page(data: bytes) -> bytes | None:
-    """The PNG the child process draws, or None when it says the file is unreadable, fails, or overruns its time."""
+async def draw_first_page(data: bytes, seconds: float = RENDER_SECONDS) -> bytes | None:
+    """The PNG the child process draws, or None when it says the file is unreadable, fails, or overruns `seconds`
+    (then it is killed)."""
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-I", str(_CHILD),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     try:
-        out, err = await asyncio.wait_for(child.communicate(data), RENDER_SECONDS)
+        out, err = await asyncio.wait_for(child.communicate(data), seconds)
     except TimeoutError:
-        log.warning("a PDF's first page took longer than %.0f s to draw; it keeps its icon", RENDER_SECONDS)
+        log.warning("a PDF's first page took longer than %.1f s to draw; it keeps its icon", seconds)
         return None
     finally:
         if child.returncode is None:

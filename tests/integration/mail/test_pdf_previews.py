@@ -7,7 +7,10 @@ import email
 import re
 
 import httpx
+import pytest
 
+from plmail.domain.errors import NotFoundError
+from plmail.mail.previews import AttachmentPreviews
 from tests.integration.mail.conftest import Mailbox
 from tests.support.images import png_pixels
 from tests.support.mail import CORPUS
@@ -138,3 +141,17 @@ async def test_only_pdfs_have_a_preview_or_open_in_the_browser(client: httpx.Asy
     assert (await client.get(f"/part/{part_id}/preview")).status_code == 404
     assert (await client.get(f"/part/{part_id}/view")).status_code == 404
     assert await mailbox.services.db.fetchval("SELECT count(*) FROM attachment_preview") == 0
+
+
+async def test_a_pdf_over_the_size_limit_is_never_drawn(mailbox: Mailbox) -> None:
+    pdf = _corpus_pdf()
+    await mailbox.services.pipeline.ingest([mailbox.message(_mail_with_pdf("big@x", "Large scan", pdf))])
+    part_id = await _pdf_part(mailbox, "big@x")
+    previews = AttachmentPreviews(mailbox.services.db, mailbox.services.blobs, max_pdf_bytes=len(pdf) - 1)
+    parts = await mailbox.services.reader.views.part(mailbox.user.id, part_id)
+    assert parts is not None
+    assert await previews.available([parts]) == set()
+    with pytest.raises(NotFoundError):
+        await previews.image(mailbox.user.id, part_id)
+    kept = await mailbox.services.db.fetch("SELECT image FROM attachment_preview")
+    assert [r["image"] for r in kept] == [None]
