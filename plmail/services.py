@@ -51,6 +51,7 @@ from plmail.mail.mailboxes import MailboxService
 from plmail.mail.operations import ThreadOperations
 from plmail.mail.outbox import OutboxService
 from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.previews import AttachmentPreviews
 from plmail.mail.propagation import PropagationService
 from plmail.mail.quota import QuotaService
 from plmail.mail.reader import MailReader
@@ -112,6 +113,7 @@ class Services:
     pipeline: PostIngestPipeline
     archive_importer: ArchiveImporter
     reader: MailReader
+    previews: AttachmentPreviews
     raw_messages: RawMessageResolver
     operations: ThreadOperations
     rules: MailRuleEngine
@@ -256,6 +258,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         pipeline=pipeline,
         archive_importer=ArchiveImporter(db, pipeline),
         reader=MailReader(db, blobs),
+        previews=AttachmentPreviews(db, blobs),
         raw_messages=raw_messages,
         operations=operations,
         rules=rules,

@@ -52,6 +52,7 @@ _ALONE = (
     "tests/unit/calendar/test_hostile_recurrence.py::test_the_783_byte_rule_is_cut_short_in_bounded_time",
     "tests/unit/calendar/test_hostile_recurrence.py::test_a_vtimezone_with_a_transition_a_day_is_not_used_and_costs",
     "tests/unit/calendar/test_ics_robustness.py",
+    "tests/unit/mail/test_pdf_page.py::test_a_drawing_that_overruns_its_time_is_killed_and_gives_no_image",
     "tests/unit/calendar/test_markup_syntaxes.py::test_a_flood_of_rdfa_items_is_capped_in_bounded_time",
     "tests/unit/calendar/test_recurrence.py::test_stored_rules_that_never_match_cost_bounded_time",
     "tests/unit/fakes/test_model.py::test_delays_are_measurable_and_the_order_of_prompts_is_recorded",

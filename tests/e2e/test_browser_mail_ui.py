@@ -5,6 +5,7 @@ tests/e2e/daily_ui.py's."""
 
 from __future__ import annotations
 
+import email
 import re
 import struct
 import zlib
@@ -18,10 +19,13 @@ from playwright.async_api import expect
 
 from plmail.mail.ingest import parse_message
 from tests.e2e.daily_ui import OUTPUT, World, inbox_with
+from tests.support.mail import CORPUS
 
 pytestmark = pytest.mark.browser
 
 BAR = "Actions for the selected conversations"
+# A one-page US Letter PDF with the word "Test." from a mail library's test messages.
+PDF_MAIL = CORPUS / "flanker-fixtures" / "messages" / "attached-pdf.eml"
 
 
 def _png(width: int, height: int) -> bytes:
@@ -218,6 +222,36 @@ async def test_an_image_attachment_shows_as_a_card_with_a_preview(world: World) 
     row = page.locator("li.thread", has_text="Photo from the trip")
     await expect(row.get_by_role("img", name="Attachment")).to_be_visible()
     await page.context.close()
+
+
+async def test_a_pdf_attachment_shows_its_first_page_and_opens_in_the_browser(world: World) -> None:
+    """Issue 32's "preview for images and PDFs": the corpus PDF's first page on its card (screenshots
+    issue32-thread-pdf-*), and the preview opens the PDF in a new tab; the download stays."""
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    pdf = next(part.get_payload(decode=True) for part in email.message_from_bytes(PDF_MAIL.read_bytes()).walk()
+               if part.get_content_type() == "application/pdf")
+    thread = await _ingest(world, subject="Signed lease", sender="Bea Berg <bea@example.net>",
+                           body="Here is the signed lease.\n", files=(("lease.pdf", "application/pdf", pdf),))
+    for width in (390, 1366):
+        for dark in (False, True):
+            page = await world.page(width=width, height=900, dark=dark)
+            shade = "dark" if dark else "light"
+            await page.goto(world.base + f"/thread/{thread}")
+            card = page.locator(".attachment-card", has_text="lease.pdf")
+            preview = card.get_by_role("img", name="First page of the PDF")
+            await preview.scroll_into_view_if_needed()
+            await expect(preview).to_be_visible()
+            await page.wait_for_function("() => document.querySelector('.attachment-card img.pdf-page').complete")
+            assert await preview.evaluate("img => img.naturalWidth") == 240  # the drawn page loaded
+            await expect(card.get_by_role("link", name="Download lease.pdf")).to_have_attribute("download", "lease.pdf")
+            await page.screenshot(path=OUTPUT / f"issue32-thread-pdf-{width}-{shade}.png")
+            assert await page.evaluate("document.documentElement.scrollWidth") <= width
+            if width == 1366 and not dark:
+                async with page.context.expect_page() as opened:
+                    await preview.click()
+                tab = await opened.value
+                await expect(tab).to_have_url(re.compile(r"/part/\d+/view$"))
+            await page.context.close()
 
 
 INVITE = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\n"

@@ -14,6 +14,7 @@ from litestar.response import Redirect, Response, Template
 from plmail.domain.enums import Category
 from plmail.domain.errors import NotFoundError, PlmailError
 from plmail.domain.models import User
+from plmail.mail.previews import PDF_TYPES, PREVIEW_MEDIA_TYPE
 from plmail.mail.reader import RenderedMessage
 from plmail.mail.unsubscribe import UnsubscribeOffer
 from plmail.services import services_from
@@ -120,6 +121,7 @@ class MailController(Controller):
         unverified = await _sender_notes(services, user, messages, explanations)
         cards = await message_cards_context(request, user, thread_id)
         unsubscribe = await _unsubscribe_offer(services, user.id, [m.message for m in messages])
+        pdf_previews = await services.previews.available(a for m in messages for a in m.message.attachments)
         # The framed bodies live under this page's policy: mail is styled inline, and shows remote images only
         # where the reader asked for them.
         policy = content_security_policy(inline_styles=any(m.html for m in messages),
@@ -127,7 +129,7 @@ class MailController(Controller):
         return await render(request, "thread.html", thread=summary, messages=messages, explanations=explanations,
                             unverified=unverified,
                             answered=RSVP_NOTICES.get(answered), headers={"Content-Security-Policy": policy},
-                            unsubscribe=unsubscribe, unsubscribed=unsubscribed, **cards)
+                            unsubscribe=unsubscribe, unsubscribed=unsubscribed, pdf_previews=pdf_previews, **cards)
 
     @post("/message/{message_id:int}/unsubscribe")
     async def unsubscribe(self, request: Request[Any, Any, Any], message_id: FromPath[int]) -> Redirect:
@@ -217,6 +219,33 @@ class MailController(Controller):
         header = f"{disposition}; filename*=UTF-8''{quote(filename, safe='')}"
         return Response(data, media_type=media, headers=_SAFE_HEADERS | {"Content-Disposition": header})
 
+    @get("/part/{part_id:int}/preview")
+    async def attachment_preview(self, request: Request[Any, Any, Any], part_id: FromPath[int]) -> Response[bytes]:
+        """The first page of the user's own PDF attachment as a small PNG (mail/previews.py); 404 when there is none."""
+        user = signed_in_user(request)
+        try:
+            image = await services_from(request).previews.image(user.id, part_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        return Response(image, media_type=PREVIEW_MEDIA_TYPE,
+                        headers=_SAFE_HEADERS | {"Cache-Control": "private, max-age=86400"})
+
+    @get("/part/{part_id:int}/view")
+    async def view_pdf(self, request: Request[Any, Any, Any], part_id: FromPath[int]) -> Response[bytes]:
+        """A PDF attachment opened in the browser's own viewer, as the preview on its card promises. Served as
+        `application/pdf` with nosniff, so nothing but the PDF viewer reads it; without the `sandbox` the other
+        parts carry, since browsers refuse to start their PDF viewer in a sandboxed document."""
+        user = signed_in_user(request)
+        try:
+            part, data = await services_from(request).reader.attachment(user.id, part_id)
+        except NotFoundError:
+            raise NotFoundException() from None
+        if part.content_type.lower() not in PDF_TYPES:
+            raise NotFoundException()
+        filename = part.filename or f"attachment-{part.id}.pdf"
+        return Response(data, media_type="application/pdf", headers=_PDF_HEADERS | {
+            "Content-Disposition": f"inline; filename*=UTF-8''{quote(filename, safe='')}"})
+
 
 async def _unsubscribe_offer(services: Services, user_id: int, messages: list[Any]
                              ) -> tuple[Any, UnsubscribeOffer] | None:
@@ -232,6 +261,10 @@ async def _unsubscribe_offer(services: Services, user_id: int, messages: list[An
 
 _SAFE_HEADERS = {"X-Content-Type-Options": "nosniff",
                  "Content-Security-Policy": "default-src 'none'; sandbox; frame-ancestors 'none'"}
+# The browser's PDF viewer draws its page with inline styles and images of its own; nothing else is allowed.
+_PDF_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store",
+                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data: blob:; "
+                                           "frame-ancestors 'none'; form-action 'none'"}
 
 
 async def _sender_notes(services: Services, user: User, rendered: Sequence[RenderedMessage],
