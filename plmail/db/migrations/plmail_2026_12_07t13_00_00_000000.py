@@ -42,6 +42,8 @@ BACKWARDS_SQL = r"""
 ALTER INDEX IF EXISTS label_binding_provider_key RENAME TO label_binding_gmail_label_id;
 UPDATE label_binding b SET graph_folder_id = b.provider_key, provider_key = NULL
   FROM account a WHERE a.id = b.account_id AND a.provider_kind = 'graph' AND b.provider_key IS NOT NULL;
+-- Step 2's undo brought the column back without its index.
+CREATE INDEX IF NOT EXISTS label_binding_graph_folder_id ON label_binding (graph_folder_id);
 """
 
 _move_data = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)
