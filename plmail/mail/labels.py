@@ -26,12 +26,13 @@ MAX_NAME = 255
 
 @dataclass(frozen=True, slots=True)
 class BindingHandle:
-    """Where a label lives at one provider: an IMAP folder, a Gmail label id, a Graph folder or category."""
+    """Where a label lives at one account's provider: a folder row of ours (`mailbox_id`), the provider's own id
+    for a label or folder it keeps (`provider_key`), or the name it tags messages with where it keeps the label
+    only as a name on them (`provider_tag`). The provider decides which of these its labels are."""
 
     mailbox_id: int | None = None
-    gmail_label_id: str | None = None
-    graph_folder_id: str | None = None
-    graph_category_id: str | None = None
+    provider_key: str | None = None
+    provider_tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +91,8 @@ class LabelResolver:
         key = (label_id, account_id, handle)
         cached = self._binding_ids.get(key)
         if cached is None:
-            cached = await self.admin.upsert_binding(label_id, account_id, handle.mailbox_id, handle.gmail_label_id,
-                                                     handle.graph_folder_id, handle.graph_category_id)
+            cached = await self.admin.upsert_binding(label_id, account_id, handle.mailbox_id, handle.provider_key,
+                                                     handle.provider_tag)
             self._binding_ids[key] = cached
         return cached
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import os
 import subprocess
 import sys
@@ -12,11 +15,12 @@ import pytest
 
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
-from plmail.db.migrate import MIGRATIONS_DIR, check_schema, known_migration_ids, migrate
+from plmail.db.migrate import APP_NAME, MIGRATIONS_DIR, check_schema, known_migration_ids, migrate
 from plmail.domain.errors import SchemaError, SchemaTooNewError
 from tests.support.pg import PgTestCluster
 
 ROOT = Path(__file__).resolve().parents[2]
+NEUTRAL_LABEL_BINDING = "2026-12-07T13:00:00:000000"
 
 
 @pytest.fixture
@@ -130,3 +134,95 @@ async def test_a_newer_schema_is_refused_with_a_clear_error(services_db: Databas
     assert cli.returncode == 2
     assert "plmail: error: The database schema is newer than this plmail" in cli.stderr
     assert "Traceback" not in cli.stderr
+
+
+async def _migrate_before(db: Database, first_left_out: str) -> None:
+    """`plmail migrate` as it was before `first_left_out`: every older migration, recorded as applied."""
+    from piccolo.apps.migrations.commands.base import BaseMigrationManager
+    from piccolo.apps.migrations.tables import Migration
+
+    finder = BaseMigrationManager()
+    modules = finder.get_migration_modules(str(MIGRATIONS_DIR))
+    async with db.transaction():
+        await Migration.create_table(if_not_exists=True).run()  # type: ignore[no-untyped-call]
+        for migration_id in sorted(finder.get_migration_ids(modules)):
+            if migration_id >= first_left_out:
+                break
+            manager = await modules[migration_id].forwards()
+            with contextlib.redirect_stdout(io.StringIO()):
+                await manager.run()
+            await Migration.insert(Migration(name=migration_id, app_name=APP_NAME)).run()
+
+
+async def _bindings(db: Database) -> list[tuple[object, ...]]:
+    return [tuple(r) for r in await db.fetch("SELECT * FROM label_binding ORDER BY id")]
+
+
+async def test_label_bindings_move_to_provider_neutral_columns_and_the_move_runs_twice_safely(
+        empty_db: tuple[str, Database]) -> None:
+    """Issue 31: the core schema names no provider; a binding's place at the provider moves, nothing is lost."""
+    _, db = empty_db
+    await _migrate_before(db, NEUTRAL_LABEL_BINDING)
+    user = await db.fetchval("INSERT INTO app_user (email, password_hash, created_at, updated_at) "
+                             "VALUES ('u@x.test', 'h', now(), now()) RETURNING id")
+    account = {kind: await db.fetchval(
+        "INSERT INTO account (user_id, provider_kind, created_at, updated_at) VALUES ($1, $2, now(), now()) "
+        "RETURNING id", user, kind) for kind in ("imap", "gmail", "graph")}
+    label = {name: await db.fetchval(
+        "INSERT INTO label (user_id, name, is_visible, created_at, updated_at) VALUES ($1, $2, true, now(), now()) "
+        "RETURNING id", user, name) for name in ("Receipts", "Red", "Projects")}
+    folder = await db.fetchval(
+        "INSERT INTO mailbox (account_id, name, created_at, updated_at) VALUES ($1, 'Receipts', now(), now()) "
+        "RETURNING id", account["imap"])
+    long_folder_id = "AAMkAGI2TG93AAA=" + "x" * 300  # Graph's ids may pass the Gmail column's 255 characters
+    old_shape = [  # (label, account, IMAP folder, Gmail label id, Graph folder id, Graph category)
+        (label["Receipts"], account["imap"], folder, None, None, None),
+        (label["Receipts"], account["gmail"], None, "Label_7", None, None),
+        (label["Projects"], account["gmail"], None, None, None, None),  # bound, nowhere at the provider
+        (label["Receipts"], account["graph"], None, None, long_folder_id, None),
+        (label["Red"], account["graph"], None, None, None, "Red"),
+        (label["Projects"], account["graph"], None, None, "AAMkProjects=", "Projects"),  # folder and category
+    ]
+    for row in old_shape:
+        await db.execute(
+            "INSERT INTO label_binding (label_id, account_id, mailbox_id, gmail_label_id, graph_folder_id, "
+            "graph_category_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now(), now())", *row)
+
+    data_step = importlib.import_module("plmail.db.migrations.plmail_2026_12_07t13_00_00_000000")
+    async with db.transaction():
+        await db.execute(data_step.FORWARDS_SQL)
+    once = await _bindings(db)
+    async with db.transaction():
+        await db.execute(data_step.FORWARDS_SQL)
+    assert await _bindings(db) == once
+
+    report = await migrate(db)
+    assert report.applied[0] == NEUTRAL_LABEL_BINDING
+    await check_schema(db)
+    columns = {r["column_name"]: r["data_type"] for r in await db.fetch(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'label_binding'")}
+    assert columns["provider_key"] == "text" and columns["provider_tag"] == "text"
+    assert not [c for c in columns if c.startswith(("gmail", "graph", "imap"))], columns
+    moved = [tuple(r) for r in await db.fetch(
+        "SELECT label_id, account_id, mailbox_id, provider_key, provider_tag FROM label_binding ORDER BY id")]
+    assert moved == [
+        (label["Receipts"], account["imap"], folder, None, None),
+        (label["Receipts"], account["gmail"], None, "Label_7", None),
+        (label["Projects"], account["gmail"], None, None, None),
+        (label["Receipts"], account["graph"], None, long_folder_id, None),
+        (label["Red"], account["graph"], None, None, "Red"),
+        (label["Projects"], account["graph"], None, "AAMkProjects=", "Projects"),
+    ]
+    after = await _bindings(db)
+    async with db.transaction():  # the data step once more, now on the new shape: nothing to do
+        await db.execute(data_step.FORWARDS_SQL)
+    assert await _bindings(db) == after
+
+    # Looking a binding up by the provider's key is indexed, as the Gmail and Graph columns were.
+    index = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'label_binding_provider_key'")
+    assert index is not None and "(provider_key)" in index
+    async with db.transaction():
+        await db.execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(r[0] for r in await db.fetch(
+            "EXPLAIN SELECT label_id FROM label_binding WHERE account_id = 1 AND provider_key = 'Label_7'"))
+    assert "label_binding_provider_key" in plan, plan

@@ -183,7 +183,7 @@ class GmailMessageRepository:
                    UNION ALL
                    SELECT c.id, c.parent_id, p.path || '/' || c.name FROM label c JOIN chain p ON c.parent_id = p.id
                )
-               SELECT b.id AS binding_id, b.label_id, b.gmail_label_id, l.role, chain.path
+               SELECT b.id AS binding_id, b.label_id, b.provider_key AS gmail_label_id, l.role, chain.path
                  FROM label_binding b JOIN label l ON l.id = b.label_id JOIN chain ON chain.id = l.id
                 WHERE b.account_id = $1""",
             account_id,

@@ -35,8 +35,10 @@ class LabelBinding(Table, tablename="label_binding"):
     mailbox = ForeignKey(
         references=Mailbox, on_delete=OnDelete.set_null, null=True, db_column_name="mailbox_id", unique=True
     )
-    gmail_label_id = Varchar(length=255, null=True, default=None, index=True)
-    graph_folder_id = Varchar(length=512, null=True, default=None, index=True)
-    graph_category_id = Varchar(length=255, null=True, default=None)
+    # The provider's own id for the label where it keeps the label as a label or folder of its own (IMAP's
+    # folders are `mailbox` rows instead); the provider looks its labels up by it.
+    provider_key = Text(null=True, default=None, index=True)
+    # The name the provider tags messages with where it keeps the label only as a name on them, not as a place.
+    provider_tag = Text(null=True, default=None)
     created_at = Timestamptz()
     updated_at = Timestamptz()

@@ -24,9 +24,9 @@ class JmapMailboxRepository:
     async def bind_missing(self, user_id: int, account_id: int) -> list[int]:
         """Bind every label of the user to the account where no binding exists yet; returns the new ids."""
         rows = await self.db.fetch(
-            """INSERT INTO label_binding (label_id, account_id, mailbox_id, gmail_label_id, graph_folder_id,
-                                          graph_category_id, created_at, updated_at)
-               SELECT l.id, a.id, NULL, NULL, NULL, NULL, now(), now()
+            """INSERT INTO label_binding (label_id, account_id, mailbox_id, provider_key, provider_tag, created_at,
+                                          updated_at)
+               SELECT l.id, a.id, NULL, NULL, NULL, now(), now()
                  FROM label l JOIN account a ON a.user_id = l.user_id AND a.id = $2
                 WHERE l.user_id = $1
                   AND NOT EXISTS (SELECT 1 FROM label_binding b WHERE b.label_id = l.id AND b.account_id = a.id)
@@ -111,15 +111,14 @@ class JmapMailboxRepository:
             "SELECT EXISTS (SELECT 1 FROM label WHERE user_id = $1 AND parent_id = $2)", user_id, label_id))
 
     async def materialising_accounts(self, user_id: int, label_ids: list[int]) -> list[int]:
-        """The user's accounts whose provider holds one of these labels as a folder or label of its own, in the
-        user's order of accounts."""
+        """The user's accounts whose provider holds one of these labels as a folder or label of its own (not only
+        as a tag on messages), in the user's order of accounts."""
         rows = await self.db.fetch(
             """SELECT a.id FROM account a
                 WHERE a.user_id = $1 AND EXISTS (
                       SELECT 1 FROM label_binding b
                        WHERE b.account_id = a.id AND b.label_id = ANY($2::int[])
-                         AND (b.mailbox_id IS NOT NULL OR b.gmail_label_id IS NOT NULL
-                              OR b.graph_folder_id IS NOT NULL))
+                         AND (b.mailbox_id IS NOT NULL OR b.provider_key IS NOT NULL))
                 ORDER BY a.sort_order, a.id""",
             user_id, label_ids,
         )

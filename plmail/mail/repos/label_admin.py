@@ -10,9 +10,10 @@ class LabelAdminRepository:
         self.db = db
 
     async def upsert_binding(
-        self, label_id: int, account_id: int, mailbox_id: int | None, gmail_label_id: str | None,
-        graph_folder_id: str | None, graph_category_id: str | None,
+        self, label_id: int, account_id: int, mailbox_id: int | None, provider_key: str | None,
+        provider_tag: str | None,
     ) -> int:
+        """The binding of (label, account); what it already knows is kept where the new handle says nothing."""
         async with self.db.transaction():
             if mailbox_id is not None:
                 # A folder is bound to one label: a renamed folder hands its mailbox to the new label.
@@ -22,17 +23,16 @@ class LabelAdminRepository:
                     mailbox_id, label_id, account_id,
                 )
             value = await self.db.fetchval(
-                """INSERT INTO label_binding (label_id, account_id, mailbox_id, gmail_label_id, graph_folder_id,
-                                              graph_category_id, created_at, updated_at)
-                   VALUES ($1, $2, $3, $4, $5, $6, now(), now())
+                """INSERT INTO label_binding (label_id, account_id, mailbox_id, provider_key, provider_tag, created_at,
+                                              updated_at)
+                   VALUES ($1, $2, $3, $4, $5, now(), now())
                    ON CONFLICT (label_id, account_id) DO UPDATE SET
                        mailbox_id = coalesce(EXCLUDED.mailbox_id, label_binding.mailbox_id),
-                       gmail_label_id = coalesce(EXCLUDED.gmail_label_id, label_binding.gmail_label_id),
-                       graph_folder_id = coalesce(EXCLUDED.graph_folder_id, label_binding.graph_folder_id),
-                       graph_category_id = coalesce(EXCLUDED.graph_category_id, label_binding.graph_category_id),
+                       provider_key = coalesce(EXCLUDED.provider_key, label_binding.provider_key),
+                       provider_tag = coalesce(EXCLUDED.provider_tag, label_binding.provider_tag),
                        updated_at = now()
                    RETURNING id""",
-                label_id, account_id, mailbox_id, gmail_label_id, graph_folder_id, graph_category_id,
+                label_id, account_id, mailbox_id, provider_key, provider_tag,
             )
         return int(value)
 

@@ -55,13 +55,13 @@ class GmailLabelSyncer:
             role = ROLE_OF_SYSTEM.get(label.id)
             if role is not None:
                 resolved = await self.resolver.resolve(user_id=record.user_id, account_id=record.id, path=(),
-                                                       role=role, handle=BindingHandle(gmail_label_id=label.id))
+                                                       role=role, handle=BindingHandle(provider_key=label.id))
             elif label.type == "user":
                 path = [segment for segment in label.name.split("/") if segment.strip()]
                 if not path:
                     continue
                 resolved = await self.resolver.resolve(user_id=record.user_id, account_id=record.id, path=path,
-                                                       handle=BindingHandle(gmail_label_id=label.id))
+                                                       handle=BindingHandle(provider_key=label.id))
             else:
                 continue
             by_gmail[label.id] = resolved.label_id

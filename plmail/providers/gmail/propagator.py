@@ -123,7 +123,7 @@ class GmailLabelPropagator:
             system = SYSTEM_OF_ROLE.get(role) if role not in _NO_COUNTERPART else None
             return system if system not in NOT_SETTABLE else None
         created = await self._create(session, path)
-        binding_id = await self.resolver.bind(label_id, account_id, BindingHandle(gmail_label_id=created))
+        binding_id = await self.resolver.bind(label_id, account_id, BindingHandle(provider_key=created))
         bindings[label_id] = GmailBinding(label_id, binding_id, created, None, path)
         return created
 

@@ -91,7 +91,7 @@ class GraphFolderSyncer:
             path = self._path(remote, by_id, role_of)
             label_id = bound.get(remote.id)
             if label_id is None:
-                handle = BindingHandle(graph_folder_id=remote.id)
+                handle = BindingHandle(provider_key=remote.id)
                 if role is not None:
                     resolved = await self.resolver.resolve(user_id=record.user_id, account_id=record.id, path=(),
                                                            role=role, handle=handle)

@@ -221,7 +221,7 @@ class GraphLabelPropagator:
                 continue
             name = known.get(label_id) or "/".join(path)
             if label_id not in known:
-                await self.resolver.bind(label_id, record.id, BindingHandle(graph_category_id=name))
+                await self.resolver.bind(label_id, record.id, BindingHandle(provider_tag=name))
             names.append(name)
         await self.client.update(record.account, message.graph_id, {"categories": sorted(set(names))})
 

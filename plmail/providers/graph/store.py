@@ -140,7 +140,7 @@ class GraphIngest:
             path = tuple(s for s in name.split("/") if s.strip()) or (name,)
             try:
                 resolved = await self.resolver.resolve(user_id=record.user_id, account_id=record.id, path=path,
-                                                       handle=BindingHandle(graph_category_id=name))
+                                                       handle=BindingHandle(provider_tag=name))
             except Exception:  # a category plmail cannot turn into a label costs only itself
                 log.exception("category %r of account %s has no label", name, record.id)
                 continue

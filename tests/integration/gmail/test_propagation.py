@@ -20,7 +20,7 @@ async def test_archive_trash_star_read_label_and_snooze_are_visible_at_gmail(gma
     thread = {gmail_id: await gmail.thread_of(gmail_id) for gmail_id in ids}
     own_label = await LabelManager(gmail.services.db).create(user, "Later")
     receipts_label = await gmail.services.db.fetchval(
-        "SELECT label_id FROM label_binding WHERE account_id = $1 AND gmail_label_id = $2", gmail.account_id,
+        "SELECT label_id FROM label_binding WHERE account_id = $1 AND provider_key = $2", gmail.account_id,
         receipts.id)
 
     await ops.archive(user, thread_ids=[thread[ids[0]]])

@@ -149,9 +149,9 @@ class GraphSetup:
                    UNION ALL
                    SELECT l.id, p.path || '/' || l.name, l.parent_id FROM label l JOIN paths p ON p.id = l.parent_id)
                SELECT m.rfc_message_id, m.seen_at IS NOT NULL AS seen, m.starred_at IS NOT NULL AS starred,
-                      array_agg(p.path) FILTER (WHERE b.graph_folder_id IS NOT NULL) AS folders,
-                      array_agg(b.graph_category_id) FILTER (WHERE b.graph_category_id IS NOT NULL
-                                                              AND b.graph_folder_id IS NULL) AS categories
+                      array_agg(p.path) FILTER (WHERE b.provider_key IS NOT NULL) AS folders,
+                      array_agg(b.provider_tag) FILTER (WHERE b.provider_tag IS NOT NULL
+                                                         AND b.provider_key IS NULL) AS categories
                  FROM message m
                  LEFT JOIN message_label ml ON ml.message_id = m.id
                  LEFT JOIN label_binding b ON b.label_id = ml.label_id AND b.account_id = m.account_id

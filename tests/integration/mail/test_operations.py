@@ -265,7 +265,7 @@ async def test_label_resolver_builds_chains_and_unifies_accounts(mailbox: Mailbo
     resolver = LabelResolver(mailbox.services.db)
     other = await mailbox.new_account("Second")
     first = await resolver.resolve(user_id=mailbox.user.id, account_id=mailbox.account_id, path=["Work", "Invoices"],
-                                   handle=BindingHandle(gmail_label_id="Label_7"))
+                                   handle=BindingHandle(provider_key="Label_7"))
     second = await resolver.resolve(user_id=mailbox.user.id, account_id=other, path=["Work", "Invoices"])
     assert first.label_id == second.label_id and first.binding_id != second.binding_id
     parent = await mailbox.services.db.fetchval("SELECT parent_id FROM label WHERE id = $1", first.label_id)

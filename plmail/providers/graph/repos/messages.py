@@ -131,22 +131,24 @@ class GraphMessageRepository:
     # -- labels that stand for folders and categories --------------------------------------------------------
 
     async def folder_labels(self, account_id: int) -> list[FolderLabel]:
+        """The account's folders as labels. A Graph folder is a binding's `provider_key`; an Outlook category, a name
+        on messages only, its `provider_tag` (a label that is both a folder and a category here is a folder)."""
         rows = await self.db.fetch(
-            """SELECT b.label_id, b.id, l.role, b.graph_folder_id FROM label_binding b JOIN label l ON l.id = b.label_id
-                WHERE b.account_id = $1 AND b.graph_folder_id IS NOT NULL ORDER BY b.id""",
+            """SELECT b.label_id, b.id, l.role, b.provider_key FROM label_binding b JOIN label l ON l.id = b.label_id
+                WHERE b.account_id = $1 AND b.provider_key IS NOT NULL ORDER BY b.id""",
             account_id,
         )
-        return [FolderLabel(r["label_id"], r["id"], LabelRole(r["role"]) if r["role"] else None, r["graph_folder_id"])
+        return [FolderLabel(r["label_id"], r["id"], LabelRole(r["role"]) if r["role"] else None, r["provider_key"])
                 for r in rows]
 
     async def category_labels(self, account_id: int) -> dict[int, str]:
         """label id -> Outlook category name, for labels that stand for a category at this account."""
         rows = await self.db.fetch(
-            """SELECT label_id, graph_category_id FROM label_binding
-                WHERE account_id = $1 AND graph_category_id IS NOT NULL AND graph_folder_id IS NULL""",
+            """SELECT label_id, provider_tag FROM label_binding
+                WHERE account_id = $1 AND provider_tag IS NOT NULL AND provider_key IS NULL""",
             account_id,
         )
-        return {r["label_id"]: r["graph_category_id"] for r in rows}
+        return {r["label_id"]: r["provider_tag"] for r in rows}
 
     async def label_paths(self, user_id: int, label_ids: Sequence[int]) -> dict[int, tuple[tuple[str, ...],
                                                                                           LabelRole | None]]:
@@ -198,7 +200,7 @@ class GraphMessageRepository:
                 """DELETE FROM message_label ml
                     USING label_binding b, unnest($2::bigint[], $3::int[]) AS x(id, keep)
                     WHERE ml.message_id = x.id AND b.label_id = ml.label_id AND b.account_id = $1
-                      AND b.graph_folder_id IS NOT NULL AND ml.label_id IS DISTINCT FROM x.keep
+                      AND b.provider_key IS NOT NULL AND ml.label_id IS DISTINCT FROM x.keep
                 RETURNING ml.label_id""",
                 account_id, [m[0] for m in moves if m[0] in moved], [m[2] for m in moves if m[0] in moved],
             )
@@ -259,7 +261,7 @@ class GraphMessageRepository:
         gone = await self.db.fetch(
             """DELETE FROM message_label ml USING label_binding b
                 WHERE ml.message_id = ANY($2::bigint[]) AND b.label_id = ml.label_id AND b.account_id = $1
-                  AND b.graph_category_id IS NOT NULL AND b.graph_folder_id IS NULL
+                  AND b.provider_tag IS NOT NULL AND b.provider_key IS NULL
                   AND NOT EXISTS (SELECT 1 FROM unnest($3::bigint[], $4::int[]) AS k(m, l)
                                    WHERE k.m = ml.message_id AND k.l = ml.label_id)
             RETURNING ml.message_id, ml.label_id""",
