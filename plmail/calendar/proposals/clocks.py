@@ -400,6 +400,8 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         if not (a.explicit or b.explicit):
             if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
+            elif m["win"] and m["conn"].lower() in ("and", "und") and not _AMOUNT_AFTER.match(sentence, m.end()):
+                pass  # "zwischen 9 und 11", "between 9 and 11": so is "zwischen … und"
             elif m["asep"] == "." and m["bsep"] == ".":
                 adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
             elif a.fixed and b.fixed:
@@ -407,14 +409,16 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
             else:
                 continue
         resolved = _range(a, b)
-        window = bool(m["win"]) or m["conn"].lower() in ("and", "und")
+        # "between 2 and 4pm", "zwischen 14 und 16 Uhr": both ends written, the event's span like "14–16 Uhr".
+        # "and" without "between" joins two choices ("um 9 und 10 Uhr"), not two ends.
+        choices = m["conn"].lower() in ("and", "und") and not m["win"]
         zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
             yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
                                adjacent_any_day=adjacent_any)
             continue
         hour, minute, fixed, length = resolved
-        refused = (window or zone.unknown or _deadline_before(sentence, m.start())
+        refused = (choices or zone.unknown or _deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
                            adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
@@ -434,7 +438,7 @@ def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Clo
         if not MIN_DURATION <= length <= MAX_DURATION:
             yield ClockMention(m.start(), end, hour, minute, True, refused=True, adjacent_any_day=not written)
             continue
-        refused = bool(m["win"]) or zone.unknown or _deadline_before(sentence, m.start())
+        refused = zone.unknown or _deadline_before(sentence, m.start())
         yield ClockMention(m.start(), end, hour, minute, True, length, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
 

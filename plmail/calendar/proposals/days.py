@@ -133,7 +133,9 @@ _RELATIVE = re.compile(
 )
 _THIS_PART = re.compile(r"\bthis\s+(?P<part>morning|afternoon|evening)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(
-    r"(?:(?P<nwb>(?:n(?:ä|ae)chste|kommende)\s+woche\s+(?:am\s+)?|next\s+week(?:\s+on)?\s+)"
+    r"(?:(?P<nwb>(?:(?:in\s+der\s+)?(?:n(?:ä|ae)chste|kommende)n?)\s+woche\s+(?:am\s+)?|next\s+week(?:\s+on)?\s+)"
+    r"|(?P<wan>(?:in\s+der\s+)?(?:übern(?:ä|ae)chste|uebern(?:ä|ae)chste)n?\s+woche\s+(?:am\s+)?|week\s+after\s+next"
+    r"(?:\s+on)?\s+)"
     r"|(?P<mod>next|this|coming|upcoming|last|previous|first|second|third|fourth|fifth|n(?:ä|ae)chste[nmrs]?"
     r"|kommende[nmrs]?|diese[nmrs]?|letzte[nmrs]?|vergangene[nmrs]?|übernächste[nmrs]?|uebernaechste[nmrs]?"
     r"|erste[nmrs]?|zweite[nmrs]?|dritte[nmrs]?|vierte[nmrs]?)\s+)?"
@@ -166,6 +168,8 @@ _WEEKDAY_NOT_ITSELF_AFTER = re.compile(
     r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)",
     re.IGNORECASE,
 )
+# "in der letzten Woche am Donnerstag", "the week before on Monday": a week we do not resolve names the weekday.
+_WEEK_BEFORE = re.compile(r"\b(?:woche|week)\s+(?:(?:am|on)\s+)?$", re.IGNORECASE)
 # A weekday written after the date ("Jul 18, Fri", "24.8. (Do)") must agree with it, as one written before.
 _LETTER_AFTER = re.compile(rf"[{LETTER}\d]", re.IGNORECASE)
 # An abbreviation only with its dot or comma, in brackets or at the end ("am 24.8. so gegen 15 Uhr" is no Sunday).
@@ -397,7 +401,7 @@ def _range_mention(m: re.Match[str], first: date | None, last: date | None) -> D
 
 
 def _weekday_day(
-    target: int, modifier: str, next_week: bool, sentence: str, span: tuple[int, int], reference: date,
+    target: int, modifier: str, next_week: int, sentence: str, span: tuple[int, int], reference: date,
     relative_refused: bool,
 ) -> date | None:
     """The next occurrence strictly after the message day; the message's own weekday, bare, is refused.
@@ -411,7 +415,7 @@ def _weekday_day(
     coming = reference + timedelta(days=ahead)
     if next_week:
         monday_next_week = reference + timedelta(days=7 - reference.weekday())
-        return monday_next_week + timedelta(days=target)
+        return monday_next_week + timedelta(days=target + 7 * (next_week - 1))  # "übernächste Woche": 2
     modifier = modifier.lower()
     if modifier.startswith(("next", "nächste", "naechste")):
         return coming if target <= reference.weekday() else None
@@ -419,15 +423,15 @@ def _weekday_day(
         return coming if target > reference.weekday() else None
     if modifier.startswith(("coming", "upcoming", "kommende")):
         return coming
-    if modifier:
-        return None  # last, previous, übernächste, first, zweiten…: not the coming one
+    if modifier or _WEEK_BEFORE.search(sentence, 0, span[0]):
+        return None  # last, previous, übernächste, first, zweiten, "letzte Woche am": not the coming one
     if target == reference.weekday():
         return None  # "on Thursday" written on a Thursday: today to some writers, a week on to others
     return None if relative_refused else coming
 
 
 def _weekday_mention(
-    target: int, m: re.Match[str], modifier: str, next_week: bool, part: DayPart | None, sentence: str,
+    target: int, m: re.Match[str], modifier: str, next_week: int, part: DayPart | None, sentence: str,
     reference: date, relative_refused: bool, past_tense: bool, *, abbreviated: bool,
 ) -> DayMention:
     """A weekday, or with a day of the month after it ("Friday the 26th") the date both agree on."""
@@ -486,14 +490,15 @@ def find_days(
         if _overlaps(m.start("wd"), m.end("wd"), taken):
             continue
         part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
-        mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", bool(m["nwb"] or m["nwa"]), part,
+        weeks_on = 2 if m["wan"] else int(bool(m["nwb"] or m["nwa"]))
+        mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", weeks_on, part,
                                    sentence, reference, relative_refused, past_tense, abbreviated=False)
         mentions.append(mention)
         taken.append((mention.start, mention.end))
     for m in _WEEKDAY_SHORT.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
-        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", False, None, sentence,
+        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", 0, None, sentence,
                                    reference, relative_refused, past_tense, abbreviated=True)
         mentions.append(mention)
         taken.append((mention.start, mention.end))

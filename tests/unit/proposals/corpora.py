@@ -116,6 +116,8 @@ WRONG_GOLD: dict[tuple[str, str, str], str] = {
     ("ctparse", "29.10.2017 21.00", "2017-10-10T16:05"): "gold drops the time the text writes",
     ("ctparse", "20.11.2017 morgens 10 Uhr", "2017-10-26T07:42"): "gold ends at 10:00; the text writes no 'bis'",
     ("ctparse", "24.10.17 12 Uhr", "2017-10-17T07:04"): "gold ends at 12:00; the text writes no 'bis'",
+    ("ctparse", "Jul 26th between 20 and 21", "2018-07-26T00:00"): "gold drops the day the text writes",
+    ("ctparse", "Jul 26th between 8 and 9", "2018-07-26T00:00"): "gold drops the day the text writes",
 }  # fmt: skip
 
 
