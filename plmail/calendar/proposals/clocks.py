@@ -10,10 +10,12 @@ from zoneinfo import ZoneInfo
 
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
+    ENGLISH_HOUR_WORDS,
     HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
+    SPOKEN_MINUTES,
     DayPart,
     alternation,
 )
@@ -122,12 +124,14 @@ _COMPACT_SINGLE = re.compile(
     re.IGNORECASE,
 )
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
+# Spoken, "a m" and "p . m ." may come apart: "nine a m", "seven p . m .".
+_SPOKEN_MERIDIEM = rf"[ap]\s?\.?\s?m(?![{LETTER}])(?:\s?\.)?"
 _HOUR = rf"(?:\d{{1,2}}|{alternation(HOUR_WORDS)})"
 # "um acht Uhr", "at six pm": an hour word is a time only with its "Uhr", "o'clock" or am/pm.
 _WORD_CLOCK = re.compile(
     rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
     rf"(?P<h>{alternation(HOUR_WORDS)})"
-    rf"(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))(?![{LETTER}])",
+    rf"(?:\s?(?P<suf>uhr|o'?clock)(?![{LETTER}])|\s?(?P<mer>{_SPOKEN_MERIDIEM}))",
     re.IGNORECASE,
 )
 # "halb vier" (3:30), "Viertel nach 3", "dreiviertel 8", "quarter to 5", "half past ten", "20 minutes to 2pm".
@@ -139,6 +143,13 @@ _PHRASE_CLOCK = re.compile(
     r"(?P<dir>nach|vor|past|after|to|before))"
     rf"\s+(?P<h>{_HOUR})(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))?"
     rf"(?![{LETTER}\d]|[.:,]\d)",
+    re.IGNORECASE,
+)
+# "nine thirty", "seven twenty-seven", "at five-thirty", "one thirty p m": an English time spoken with its minutes.
+_SPOKEN_CLOCK = re.compile(
+    rf"(?<![{LETTER}\d\-])(?:(?P<pre>at|@|around|about)\s+)?"
+    rf"(?P<h>{alternation(ENGLISH_HOUR_WORDS)})[\s-](?P<m>{alternation(SPOKEN_MINUTES)})(?:\s+minutes)?"
+    rf"(?:\s?(?P<mer>{_SPOKEN_MERIDIEM}))?(?![{LETTER}\d\-])",
     re.IGNORECASE,
 )
 _PHRASE_MINUTES = {"fünf": 5, "five": 5, "zehn": 10, "ten": 10, "zwanzig": 20, "twenty": 20}
@@ -389,6 +400,23 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
                            refused=refused, morning_default=prefix not in ("at", "@"))
 
 
+def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "nine thirty" is 9:30, "seven twenty-seven" 7:27: a time after "at" or with am/pm, else only right after
+    its day ("march eighteenth nine thirty"), where two number words are no count of anything."""
+    for m in _SPOKEN_CLOCK.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        prefix = (m["pre"] or "").lower()
+        meridiem = "".join(c for c in (m["mer"] or "").lower() if c in "apm")
+        hour, minute = ENGLISH_HOUR_WORDS[m["h"].lower()], SPOKEN_MINUTES[" ".join(m["m"].lower().split())]
+        if meridiem:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
+                           refused=_refused(sentence, m, zone), adjacent_any_day=not (prefix or meridiem),
+                           minutes_written=True)
+
+
 def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     for m in _RANGE.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
@@ -526,7 +554,7 @@ def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention
                                adjacent_any_day=True)
 
 
-_FINDERS = (_phrase_clocks, _ranges, _compact_ranges, _compact_singles, _word_clocks, _singles, _noons)
+_FINDERS = (_phrase_clocks, _spoken_clocks, _ranges, _compact_ranges, _compact_singles, _word_clocks, _singles, _noons)
 
 
 def find_clocks(sentence: str) -> list[ClockMention]:

@@ -9,6 +9,7 @@ from enum import Enum
 
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
+    ENGLISH_HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
@@ -170,6 +171,9 @@ _WEEKDAY_NOT_ITSELF_AFTER = re.compile(
 )
 # "in der letzten Woche am Donnerstag", "the week before on Monday": a week we do not resolve names the weekday.
 _WEEK_BEFORE = re.compile(r"\b(?:woche|week)\s+(?:(?:am|on)\s+)?$", re.IGNORECASE)
+_TIME_RIGHT_AFTER = re.compile(
+    rf"\s*,?\s*(?:(?:at|around|about|@)\s*)?(?:\d|(?:{alternation(ENGLISH_HOUR_WORDS)})(?![{LETTER}]))", re.IGNORECASE
+)
 # A weekday written after the date ("Jul 18, Fri", "24.8. (Do)") must agree with it, as one written before.
 _LETTER_AFTER = re.compile(rf"[{LETTER}\d]", re.IGNORECASE)
 # An abbreviation only with its dot or comma, in brackets or at the end ("am 24.8. so gegen 15 Uhr" is no Sunday).
@@ -332,7 +336,9 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
     for pattern in (_DAY_MONTH, _MONTH_DAY):
         for m in pattern.finditer(sentence):
-            if m["mon"].lower() in MONTHS_NEEDING_A_NUMBER and not m["mon"][0].isupper():
+            if m["mon"].lower() in MONTHS_NEEDING_A_NUMBER and not m["mon"][0].isupper() and not _spoken_date(
+                sentence, m, pattern is _MONTH_DAY
+            ):
                 continue  # "Windows 10 may crash", "march 5 miles": the month is written with a capital
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
             start, weekday, bare = _weekday_before(sentence, m.start())
@@ -368,6 +374,15 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         )
         add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
     return found
+
+
+def _spoken_date(sentence: str, m: re.Match[str], month_first: bool) -> bool:
+    """ "march eighteenth nine thirty", "march twenty second at seven p m": a lower-case month with a spoken
+    ordinal is a date when a time follows it at once ("we march fifth avenue at 9am" is a walk, "you may first"
+    a verb)."""
+    if not month_first or not m["dw"] or ORDINAL_WORDS[" ".join(m["dw"].lower().split())] <= 3:
+        return False
+    return _TIME_RIGHT_AFTER.match(sentence, m.end()) is not None
 
 
 def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMention]:

@@ -249,3 +249,42 @@ def test_a_slash_date_with_its_full_year_and_a_day_over_12_is_day_first_in_engli
 )
 def test_a_timetables_plus_one_is_the_next_day(language: Locale, text: str, start: str, end: str) -> None:
     assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # An English time spoken with its minutes: after "at", with am/pm, or right after its day.
+        ("The sun will set tomorrow at seven twenty-seven", "2026-08-04 07:27"),
+        ("Can we talk Friday at nine thirty?", "2026-08-07 09:30"),
+        ("Friday at ten oh five works", "2026-08-07 10:05"),
+        ("See you at five-thirty tomorrow evening", "2026-08-04 17:30"),
+        ("Let's meet on August twentieth nine thirty.", "2026-08-20 09:30"),
+        ("Lunch on Friday at twelve fifteen?", "2026-08-07 12:15"),
+        ("Call on August 24th one thirty p m.", "2026-08-24 13:30"),
+        # The month in lower case with a spoken ordinal day, when a time follows at once.
+        ("Let's meet on march eighteenth nine thirty.", "2027-03-18 09:30"),
+        ("We will have that staff dinner march twenty second at seven p . m .", "2027-03-22 19:00"),
+        ("Let's meet on august twenty second at 3pm", "2026-08-22 15:00"),
+        ("Breakfast on august fifteenth nine a m.", "2026-08-15 09:00"),
+    ],
+)
+def test_spoken_english_times_and_ordinal_days(text: str, start: str) -> None:
+    assert starts(text, EN, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Friday at one thirty",  # 01:30 or 13:30: neither am/pm nor a part of the day
+        "The sun will set tomorrow at six forty-three minutes",  # 06:43 or 18:43
+        "We had nine thirty people on Friday",  # a count, not right after its day
+        "Friday nine thirty-year-olds came",
+        "Please reply by nine thirty on Friday",  # a deadline
+        "we march fifth avenue at 9am",  # a walk: no time right after "march fifth"
+        "you may first check at 9am",  # "may first" is a verb
+        "Friday at seven p m Pacific",  # a zone by its name
+    ],
+)
+def test_spoken_english_times_still_refused(text: str) -> None:
+    assert starts(text, EN, MONDAY) == []
