@@ -288,3 +288,37 @@ def test_spoken_english_times_and_ordinal_days(text: str, start: str) -> None:
 )
 def test_spoken_english_times_still_refused(text: str) -> None:
     assert starts(text, EN, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # The small hours after an evening are that night's, on the next calendar day.
+        (EN, "tonight at 1am", "2026-08-04 01:00"),
+        (EN, "I'll go back tonight at 2am", "2026-08-04 02:00"),
+        (EN, "Party tonight, at 01:30 the band plays", "2026-08-04 01:30"),
+        (DE, "heute Abend um 01:30 Uhr", "2026-08-04 01:30"),
+        (EN, "Friday evening at 1am", "2026-08-08 01:00"),
+        (EN, "tonight at 11pm", "2026-08-03 23:00"),  # still the evening itself
+    ],
+)
+def test_small_hours_after_tonight_are_the_next_day(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "tonight around 3"),  # 03:00 or 15:00: a bare hour says neither
+        (EN, "tonight at 2"),
+        (DE, "heute Abend um 1 Uhr"),
+    ],
+)
+def test_bare_small_hours_after_tonight_are_refused(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
+
+
+def test_small_hours_of_tonight_written_after_midnight_are_that_same_night() -> None:
+    half_past_midnight = datetime(2026, 8, 4, 0, 30, tzinfo=BERLIN)
+    assert starts("tonight at 1am", EN, half_past_midnight) == ["2026-08-04 01:00"]
+    assert starts("heute Abend um 01:30 Uhr", DE, half_past_midnight) == ["2026-08-04 01:30"]
