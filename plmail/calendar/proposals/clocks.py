@@ -91,8 +91,10 @@ _SINGLE = re.compile(
     re.IGNORECASE,
 )
 _RANGE = re.compile(
-    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+)?(?:{_APPROX}\s+)?"
-    rf"{_clock('a')}\s*(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und)\s*(?:{_APPROX}\s+)?{_clock('b')}"
+    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+|(?P<after>later\s+than|after|nach)\s+)?"
+    rf"(?:{_APPROX}\s+)?{_clock('a')}\s*"
+    rf"(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und|(?P<before>,?\s*(?:but|aber)\s+(?:before|vor)))"
+    rf"\s*(?:{_APPROX}\s+)?{_clock('b')}"
     rf"{_NOT_AN_AMOUNT}(?!/\d)",  # "10:00 to 01/21/2021 12:00": the far side is a date, not an hour
     re.IGNORECASE,
 )
@@ -422,8 +424,8 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         if _overlaps(m.start(), m.end(), taken):
             continue
         a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
-        if a is None or b is None:
-            continue
+        if a is None or b is None or bool(m["after"]) != bool(m["before"]):
+            continue  # "after 9:30 but before 11:00" is a window like "between"; "after 9 to 11" is no range
         adjacent_only = adjacent_any = False
         if not (a.explicit or b.explicit):
             if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
@@ -439,6 +441,7 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         resolved = _range(a, b)
         # "between 2 and 4pm", "zwischen 14 und 16 Uhr": both ends written, the event's span like "14–16 Uhr".
         # "and" without "between" joins two choices ("um 9 und 10 Uhr"), not two ends.
+        # "after 9:30 but before 11:00", "nach 9:30 aber vor 11:00" bound the same span.
         choices = m["conn"].lower() in ("and", "und") and not m["win"]
         zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
@@ -534,10 +537,11 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
         # "at 9" to "at 11" is the morning unless the sentence is about an evening ("dinner tomorrow at 9").
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
         morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX) or (
             9 <= read.hour <= 11 and _EVENING_OCCASION.search(sentence) is None
-        )
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        ) or zone.zone is not None
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
                            adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,

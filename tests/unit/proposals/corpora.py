@@ -66,6 +66,8 @@ def _writes_a_time(text: str) -> bool:
 _SAME_TEXT_SAYS = "the text says otherwise"
 WRONG_GOLD: dict[tuple[str, str, str], str] = {
     ("duckling", "this morning at 3", "2013-02-12T04:30"): "gold is tomorrow; 'this morning' is the message's day",
+    ("duckling", "tonight at 2", "2013-02-12T04:30"): "gold is 14:00, an afternoon; the text says tonight",
+    ("duckling", "tonight @ 3:20", "2013-02-12T04:30"): "gold is 15:20, an afternoon; the text says tonight",
     ("recognizers", "Hi Cortana, Please send a 30-minute Skype meeting invite for tomorrow at 1p PT.",
      "2018-06-19T00:00"): "gold puts PT at UTC-8 on 20 June; Pacific time is then PDT, UTC-7",
     ("ctparse", "12 Nov 1115", "2017-08-25T12:15"): "gold is 13 Nov; the text says 12 Nov",

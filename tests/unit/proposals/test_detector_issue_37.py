@@ -322,3 +322,21 @@ def test_small_hours_of_tonight_written_after_midnight_are_that_same_night() -> 
     half_past_midnight = datetime(2026, 8, 4, 0, 30, tzinfo=BERLIN)
     assert starts("tonight at 1am", EN, half_past_midnight) == ["2026-08-04 01:00"]
     assert starts("heute Abend um 01:30 Uhr", DE, half_past_midnight) == ["2026-08-04 01:30"]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A bare hour given in a zone is a clock reading ("at 8 GMT" is 08:00 GMT, 10:00 in Berlin in summer).
+        (EN, "Thu at 8 GMT", "2026-08-06 10:00"),
+        (EN, "Friday at 8 UTC", "2026-08-07 10:00"),
+        (DE, "Freitag um 8 UTC", "2026-08-07 10:00"),
+    ],
+)
+def test_a_bare_hour_in_a_written_zone_is_read_as_written(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(("language", "text"), [(EN, "Friday at 8"), (EN, "Friday at 5 GMT"), (DE, "Freitag um 5 UTC")])
+def test_a_bare_hour_without_a_zone_or_in_the_small_hours_stays_refused(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
