@@ -414,9 +414,11 @@ def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
         if meridiem:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
         zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        # As for "at 8": "at seven thirty" is dinner as often as breakfast; "at nine thirty" the morning.
+        morning_default = not prefix or (9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None)
         yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
-                           refused=_refused(sentence, m, zone), adjacent_any_day=not (prefix or meridiem),
-                           minutes_written=True)
+                           refused=_refused(sentence, m, zone), morning_default=morning_default,
+                           adjacent_any_day=not (prefix or meridiem), minutes_written=True)
 
 
 def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:

@@ -255,7 +255,8 @@ def test_a_timetables_plus_one_is_the_next_day(language: Locale, text: str, star
     ("text", "start"),
     [
         # An English time spoken with its minutes: after "at", with am/pm, or right after its day.
-        ("The sun will set tomorrow at seven twenty-seven", "2026-08-04 07:27"),
+        ("Can we talk tomorrow at nine twenty-five?", "2026-08-04 09:25"),
+        ("Dinner tomorrow at seven thirty pm?", "2026-08-04 19:30"),
         ("Can we talk Friday at nine thirty?", "2026-08-07 09:30"),
         ("Friday at ten oh five works", "2026-08-07 10:05"),
         ("See you at five-thirty tomorrow evening", "2026-08-04 17:30"),
@@ -277,6 +278,8 @@ def test_spoken_english_times_and_ordinal_days(text: str, start: str) -> None:
     "text",
     [
         "Friday at one thirty",  # 01:30 or 13:30: neither am/pm nor a part of the day
+        "The sun will set tomorrow at seven twenty-seven",  # after "at", 07:27 or 19:27, as "at 7" is
+        "Dinner Friday at nine thirty",  # an evening occasion: 21:30 more likely than 09:30
         "The sun will set tomorrow at six forty-three minutes",  # 06:43 or 18:43
         "We had nine thirty people on Friday",  # a count, not right after its day
         "Friday nine thirty-year-olds came",
