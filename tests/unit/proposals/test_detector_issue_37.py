@@ -343,3 +343,29 @@ def test_a_bare_hour_in_a_written_zone_is_read_as_written(language: Locale, text
 @pytest.mark.parametrize(("language", "text"), [(EN, "Friday at 8"), (EN, "Friday at 5 GMT"), (DE, "Freitag um 5 UTC")])
 def test_a_bare_hour_without_a_zone_or_in_the_small_hours_stays_refused(language: Locale, text: str) -> None:
     assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A weekday with "this" or with its day of the month, and a time that says am/pm or is 24-hour.
+        (EN, "Let's meet this Friday at 5 pm", "2026-08-07 17:00"),
+        (DE, "Treffen wir uns diesen Freitag um 17 Uhr", "2026-08-07 17:00"),
+        (EN, "Let's meet at friday the 14th at 4pm", "2026-08-14 16:00"),
+        (DE, "Freitag, den 14. um 16 Uhr", "2026-08-14 16:00"),
+    ],
+)
+def test_this_weekday_and_weekday_with_its_day_of_the_month(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Let's meet at friday the 14th at 4"),  # 04:00 or 16:00
+        (EN, "Let's meet at friday the 14th around 4"),
+        (DE, "Freitag, den 14. um 4"),
+    ],
+)
+def test_weekday_with_its_day_of_the_month_and_a_bare_small_hour_is_refused(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
