@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
     ENGLISH_HOUR_WORDS,
+    GERMAN_SPOKEN_MINUTES,
     HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
@@ -133,7 +134,8 @@ _HOUR = rf"(?:\d{{1,2}}|{alternation(HOUR_WORDS)})"
 _WORD_CLOCK = re.compile(
     rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
     rf"(?P<h>{alternation(HOUR_WORDS)})"
-    rf"(?:\s?(?P<suf>uhr|o'?clock)(?![{LETTER}])|\s?(?P<mer>{_SPOKEN_MERIDIEM}))",
+    rf"(?:\s?(?P<suf>uhr|o'?clock)(?:\s+(?-i:(?P<min>{alternation(GERMAN_SPOKEN_MINUTES)})))?(?![{LETTER}])"
+    rf"|\s?(?P<mer>{_SPOKEN_MERIDIEM}))",
     re.IGNORECASE,
 )
 # "halb vier" (3:30), "Viertel nach 3", "dreiviertel 8", "quarter to 5", "half past ten", "20 minutes to 2pm".
@@ -512,7 +514,10 @@ def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockM
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
         zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
-        yield ClockMention(m.start(), end, hour, 0, bool(meridiem), None, zone.zone, zone.region, refused)
+        # "acht Uhr dreißig" is 8:30, not 8:00 with a word left over.
+        minute = GERMAN_SPOKEN_MINUTES[m["min"].lower()] if m["min"] else 0
+        yield ClockMention(m.start(), end, hour, minute, bool(meridiem), None, zone.zone, zone.region, refused,
+                           minutes_written=bool(m["min"]))
 
 
 def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:

@@ -369,3 +369,21 @@ def test_this_weekday_and_weekday_with_its_day_of_the_month(language: Locale, te
 )
 def test_weekday_with_its_day_of_the_month_and_a_bare_small_hour_is_refused(language: Locale, text: str) -> None:
     assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # German minutes spoken after "Uhr": 8:30, not 8:00 with a word left over.
+        ("Freitag um acht Uhr dreißig", "2026-08-07 08:30"),
+        ("Freitag um neun Uhr fünfundvierzig", "2026-08-07 09:45"),
+        ("Freitag um drei Uhr dreißig nachmittags", "2026-08-07 15:30"),
+        ("Freitag um neun Uhr", "2026-08-07 09:00"),
+    ],
+)
+def test_german_minutes_spoken_after_uhr(text: str, start: str) -> None:
+    assert starts(text, DE, MONDAY) == [start]
+
+
+def test_german_spoken_small_hour_stays_refused() -> None:
+    assert starts("Freitag um drei Uhr dreißig", DE, MONDAY) == []  # 03:30 or 15:30, as "um 3:30"
