@@ -180,6 +180,9 @@ _PART = re.compile(
     rf"(?P<word>{alternation(DAY_PART_WORDS)})(?![{LETTER}])",
     re.IGNORECASE,
 )
+_PART_RIGHT_AFTER = re.compile(
+    rf"\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)})(?![{LETTER}])", re.IGNORECASE
+)
 # An abbreviation names a fixed offset and, where it has one, the region whose clock it is meant to be.
 _ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
     "utc": (0, None), "gmt": (0, None),
@@ -436,6 +439,8 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
                 pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
             elif m["win"] and m["conn"].lower() in ("and", "und") and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "zwischen 9 und 11", "between 9 and 11": so is "zwischen … und"
+            elif m["conn"] in ("-", "–") and _PART_RIGHT_AFTER.match(sentence, m.end()):
+                pass  # "Friday 5-6 in the evening": a part of the day makes two numbers hours
             elif m["asep"] == "." and m["bsep"] == ".":
                 adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
             elif a.fixed and b.fixed:

@@ -58,6 +58,9 @@ def local(moment: datetime | None) -> str | None:
         (DE, "Am 12.8. zwischen 9 und 11", "2026-08-12 09:00", "2026-08-12 11:00"),
         (EN, "between 9:30 and 11:00 on thursday", "2026-08-06 09:30", "2026-08-06 11:00"),
         (EN, "Friday between 2 and 4pm", "2026-08-07 14:00", "2026-08-07 16:00"),
+        # A part of the day right after two bare numbers makes them hours.
+        (EN, "Friday 5-6 in the evening", "2026-08-07 17:00", "2026-08-07 18:00"),
+        (DE, "Freitag 5-6 abends", "2026-08-07 17:00", "2026-08-07 18:00"),
         # Bounds on both sides make the same span.
         (EN, "later than 9:30 but before 11:00 on Thursday", "2026-08-06 09:30", "2026-08-06 11:00"),
         (DE, "am Donnerstag nach 9:30 aber vor 11:00", "2026-08-06 09:30", "2026-08-06 11:00"),
@@ -91,6 +94,8 @@ def test_without_a_written_end_the_end_is_the_default_hour_and_says_so() -> None
         (DE, "Freitag um 9 und 11 Uhr"),  # two times to choose from, not two ends
         (EN, "Friday at 9 and 11"),
         (EN, "Thursday after 2 but before 4"),  # 02:00 or 14:00
+        (EN, "Friday 5-6"),  # numbers, or hours at night or in the afternoon
+        (EN, "Friday 5-6 people in the evening"),  # a count
         (DE, "am Donnerstag nach 9:30"),  # an open start
         (EN, "Thursday after 9:30 to 11:00"),  # "after" opens no span
     ],
