@@ -10,10 +10,13 @@ from zoneinfo import ZoneInfo
 
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
+    ENGLISH_HOUR_WORDS,
+    GERMAN_SPOKEN_MINUTES,
     HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
+    SPOKEN_MINUTES,
     DayPart,
     alternation,
 )
@@ -89,8 +92,10 @@ _SINGLE = re.compile(
     re.IGNORECASE,
 )
 _RANGE = re.compile(
-    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+)?(?:{_APPROX}\s+)?"
-    rf"{_clock('a')}\s*(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und)\s*(?:{_APPROX}\s+)?{_clock('b')}"
+    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+|(?P<after>later\s+than|after|nach)\s+)?"
+    rf"(?:{_APPROX}\s+)?{_clock('a')}\s*"
+    rf"(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und|(?P<before>,?\s*(?:but|aber)\s+(?:before|vor)))"
+    rf"\s*(?:{_APPROX}\s+)?{_clock('b')}"
     rf"{_NOT_AN_AMOUNT}(?!/\d)",  # "10:00 to 01/21/2021 12:00": the far side is a date, not an hour
     re.IGNORECASE,
 )
@@ -122,12 +127,15 @@ _COMPACT_SINGLE = re.compile(
     re.IGNORECASE,
 )
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
+# Spoken, "a m" and "p . m ." may come apart: "nine a m", "seven p . m .".
+_SPOKEN_MERIDIEM = rf"[ap]\s?\.?\s?m(?![{LETTER}])(?:\s?\.)?"
 _HOUR = rf"(?:\d{{1,2}}|{alternation(HOUR_WORDS)})"
 # "um acht Uhr", "at six pm": an hour word is a time only with its "Uhr", "o'clock" or am/pm.
 _WORD_CLOCK = re.compile(
     rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
     rf"(?P<h>{alternation(HOUR_WORDS)})"
-    rf"(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))(?![{LETTER}])",
+    rf"(?:\s?(?P<suf>uhr|o'?clock)(?:\s+(?-i:(?P<min>{alternation(GERMAN_SPOKEN_MINUTES)})))?(?![{LETTER}])"
+    rf"|\s?(?P<mer>{_SPOKEN_MERIDIEM}))",
     re.IGNORECASE,
 )
 # "halb vier" (3:30), "Viertel nach 3", "dreiviertel 8", "quarter to 5", "half past ten", "20 minutes to 2pm".
@@ -139,6 +147,13 @@ _PHRASE_CLOCK = re.compile(
     r"(?P<dir>nach|vor|past|after|to|before))"
     rf"\s+(?P<h>{_HOUR})(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))?"
     rf"(?![{LETTER}\d]|[.:,]\d)",
+    re.IGNORECASE,
+)
+# "nine thirty", "seven twenty-seven", "at five-thirty", "one thirty p m": an English time spoken with its minutes.
+_SPOKEN_CLOCK = re.compile(
+    rf"(?<![{LETTER}\d\-])(?:(?P<pre>at|@|around|about)\s+)?"
+    rf"(?P<h>{alternation(ENGLISH_HOUR_WORDS)})[\s-](?P<m>{alternation(SPOKEN_MINUTES)})(?:\s+minutes)?"
+    rf"(?:\s?(?P<mer>{_SPOKEN_MERIDIEM}))?(?![{LETTER}\d\-])",
     re.IGNORECASE,
 )
 _PHRASE_MINUTES = {"fünf": 5, "five": 5, "zehn": 10, "ten": 10, "zwanzig": 20, "twenty": 20}
@@ -164,6 +179,9 @@ _PART = re.compile(
     rf"(?<![{LETTER}])(?<!guten\s)(?<!gute\s)(?<!good\s)(?:(?:am|in\s+the|at)\s+)?"
     rf"(?P<word>{alternation(DAY_PART_WORDS)})(?![{LETTER}])",
     re.IGNORECASE,
+)
+_PART_RIGHT_AFTER = re.compile(
+    rf"\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)})(?![{LETTER}])", re.IGNORECASE
 )
 # An abbreviation names a fixed offset and, where it has one, the region whose clock it is meant to be.
 _ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
@@ -389,17 +407,40 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
                            refused=refused, morning_default=prefix not in ("at", "@"))
 
 
+def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "nine thirty" is 9:30, "seven twenty-seven" 7:27: a time after "at" or with am/pm, else only right after
+    its day ("march eighteenth nine thirty"), where two number words are no count of anything."""
+    for m in _SPOKEN_CLOCK.finditer(sentence):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        prefix = (m["pre"] or "").lower()
+        meridiem = "".join(c for c in (m["mer"] or "").lower() if c in "apm")
+        hour, minute = ENGLISH_HOUR_WORDS[m["h"].lower()], SPOKEN_MINUTES[" ".join(m["m"].lower().split())]
+        if meridiem:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        # As for "at 8": "at seven thirty" is dinner as often as breakfast; "at nine thirty" the morning.
+        morning_default = not prefix or (9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None)
+        yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
+                           refused=_refused(sentence, m, zone), morning_default=morning_default,
+                           adjacent_any_day=not (prefix or meridiem), minutes_written=True)
+
+
 def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     for m in _RANGE.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
         a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
-        if a is None or b is None:
-            continue
+        if a is None or b is None or bool(m["after"]) != bool(m["before"]):
+            continue  # "after 9:30 but before 11:00" is a window like "between"; "after 9 to 11" is no range
         adjacent_only = adjacent_any = False
         if not (a.explicit or b.explicit):
             if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
+            elif m["win"] and m["conn"].lower() in ("and", "und") and not _AMOUNT_AFTER.match(sentence, m.end()):
+                pass  # "zwischen 9 und 11", "between 9 and 11": so is "zwischen … und"
+            elif m["conn"] in ("-", "–") and _PART_RIGHT_AFTER.match(sentence, m.end()):
+                pass  # "Friday 5-6 in the evening": a part of the day makes two numbers hours
             elif m["asep"] == "." and m["bsep"] == ".":
                 adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
             elif a.fixed and b.fixed:
@@ -407,14 +448,17 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
             else:
                 continue
         resolved = _range(a, b)
-        window = bool(m["win"]) or m["conn"].lower() in ("and", "und")
+        # "between 2 and 4pm", "zwischen 14 und 16 Uhr": both ends written, the event's span like "14–16 Uhr".
+        # "and" without "between" joins two choices ("um 9 und 10 Uhr"), not two ends.
+        # "after 9:30 but before 11:00", "nach 9:30 aber vor 11:00" bound the same span.
+        choices = m["conn"].lower() in ("and", "und") and not m["win"]
         zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
             yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
                                adjacent_any_day=adjacent_any)
             continue
         hour, minute, fixed, length = resolved
-        refused = (window or zone.unknown or _deadline_before(sentence, m.start())
+        refused = (choices or zone.unknown or _deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
                            adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
@@ -434,7 +478,7 @@ def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Clo
         if not MIN_DURATION <= length <= MAX_DURATION:
             yield ClockMention(m.start(), end, hour, minute, True, refused=True, adjacent_any_day=not written)
             continue
-        refused = bool(m["win"]) or zone.unknown or _deadline_before(sentence, m.start())
+        refused = zone.unknown or _deadline_before(sentence, m.start())
         yield ClockMention(m.start(), end, hour, minute, True, length, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
 
@@ -475,7 +519,10 @@ def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockM
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
         zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
-        yield ClockMention(m.start(), end, hour, 0, bool(meridiem), None, zone.zone, zone.region, refused)
+        # "acht Uhr dreißig" is 8:30, not 8:00 with a word left over.
+        minute = GERMAN_SPOKEN_MINUTES[m["min"].lower()] if m["min"] else 0
+        yield ClockMention(m.start(), end, hour, minute, bool(meridiem), None, zone.zone, zone.region, refused,
+                           minutes_written=bool(m["min"]))
 
 
 def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -502,10 +549,11 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
         # "at 9" to "at 11" is the morning unless the sentence is about an evening ("dinner tomorrow at 9").
+        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
         morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX) or (
             9 <= read.hour <= 11 and _EVENING_OCCASION.search(sentence) is None
-        )
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        ) or zone.zone is not None
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
                            adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
@@ -522,7 +570,7 @@ def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention
                                adjacent_any_day=True)
 
 
-_FINDERS = (_phrase_clocks, _ranges, _compact_ranges, _compact_singles, _word_clocks, _singles, _noons)
+_FINDERS = (_phrase_clocks, _spoken_clocks, _ranges, _compact_ranges, _compact_singles, _word_clocks, _singles, _noons)
 
 
 def find_clocks(sentence: str) -> list[ClockMention]:

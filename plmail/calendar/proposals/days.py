@@ -9,6 +9,7 @@ from enum import Enum
 
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
+    ENGLISH_HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
@@ -133,7 +134,9 @@ _RELATIVE = re.compile(
 )
 _THIS_PART = re.compile(r"\bthis\s+(?P<part>morning|afternoon|evening)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(
-    r"(?:(?P<nwb>(?:n(?:ä|ae)chste|kommende)\s+woche\s+(?:am\s+)?|next\s+week(?:\s+on)?\s+)"
+    r"(?:(?P<nwb>(?:(?:in\s+der\s+)?(?:n(?:ä|ae)chste|kommende)n?)\s+woche\s+(?:am\s+)?|next\s+week(?:\s+on)?\s+)"
+    r"|(?P<wan>(?:in\s+der\s+)?(?:übern(?:ä|ae)chste|uebern(?:ä|ae)chste)n?\s+woche\s+(?:am\s+)?|week\s+after\s+next"
+    r"(?:\s+on)?\s+)"
     r"|(?P<mod>next|this|coming|upcoming|last|previous|first|second|third|fourth|fifth|n(?:ä|ae)chste[nmrs]?"
     r"|kommende[nmrs]?|diese[nmrs]?|letzte[nmrs]?|vergangene[nmrs]?|übernächste[nmrs]?|uebernaechste[nmrs]?"
     r"|erste[nmrs]?|zweite[nmrs]?|dritte[nmrs]?|vierte[nmrs]?)\s+)?"
@@ -165,6 +168,11 @@ _WEEKDAY_NOT_ITSELF_BEFORE = re.compile(
 _WEEKDAY_NOT_ITSELF_AFTER = re.compile(
     r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)",
     re.IGNORECASE,
+)
+# "in der letzten Woche am Donnerstag", "the week before on Monday": a week we do not resolve names the weekday.
+_WEEK_BEFORE = re.compile(r"\b(?:woche|week)\s+(?:(?:am|on)\s+)?$", re.IGNORECASE)
+_TIME_RIGHT_AFTER = re.compile(
+    rf"\s*,?\s*(?:(?:at|around|about|@)\s*)?(?:\d|(?:{alternation(ENGLISH_HOUR_WORDS)})(?![{LETTER}]))", re.IGNORECASE
 )
 # A weekday written after the date ("Jul 18, Fri", "24.8. (Do)") must agree with it, as one written before.
 _LETTER_AFTER = re.compile(rf"[{LETTER}\d]", re.IGNORECASE)
@@ -328,7 +336,9 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
     for pattern in (_DAY_MONTH, _MONTH_DAY):
         for m in pattern.finditer(sentence):
-            if m["mon"].lower() in MONTHS_NEEDING_A_NUMBER and not m["mon"][0].isupper():
+            if m["mon"].lower() in MONTHS_NEEDING_A_NUMBER and not m["mon"][0].isupper() and not _spoken_date(
+                sentence, m, pattern is _MONTH_DAY
+            ):
                 continue  # "Windows 10 may crash", "march 5 miles": the month is written with a capital
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
             start, weekday, bare = _weekday_before(sentence, m.start())
@@ -366,6 +376,15 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
     return found
 
 
+def _spoken_date(sentence: str, m: re.Match[str], month_first: bool) -> bool:
+    """ "march eighteenth nine thirty", "march twenty second at seven p m": a lower-case month with a spoken
+    ordinal is a date when a time follows it at once ("we march fifth avenue at 9am" is a walk, "you may first"
+    a verb)."""
+    if not month_first or not m["dw"] or ORDINAL_WORDS[" ".join(m["dw"].lower().split())] <= 3:
+        return False
+    return _TIME_RIGHT_AFTER.match(sentence, m.end()) is not None
+
+
 def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMention]:
     """ "22-23 Feb", "26.–28. Oktober", "Feb 22-23, 2027", "06.09.-07.09.2017": the first day, with the last
     kept as the range's end. Such a range is an event's days only beside a time ("22-23 Feb at 7pm");
@@ -397,7 +416,7 @@ def _range_mention(m: re.Match[str], first: date | None, last: date | None) -> D
 
 
 def _weekday_day(
-    target: int, modifier: str, next_week: bool, sentence: str, span: tuple[int, int], reference: date,
+    target: int, modifier: str, next_week: int, sentence: str, span: tuple[int, int], reference: date,
     relative_refused: bool,
 ) -> date | None:
     """The next occurrence strictly after the message day; the message's own weekday, bare, is refused.
@@ -411,7 +430,7 @@ def _weekday_day(
     coming = reference + timedelta(days=ahead)
     if next_week:
         monday_next_week = reference + timedelta(days=7 - reference.weekday())
-        return monday_next_week + timedelta(days=target)
+        return monday_next_week + timedelta(days=target + 7 * (next_week - 1))  # "übernächste Woche": 2
     modifier = modifier.lower()
     if modifier.startswith(("next", "nächste", "naechste")):
         return coming if target <= reference.weekday() else None
@@ -419,15 +438,15 @@ def _weekday_day(
         return coming if target > reference.weekday() else None
     if modifier.startswith(("coming", "upcoming", "kommende")):
         return coming
-    if modifier:
-        return None  # last, previous, übernächste, first, zweiten…: not the coming one
+    if modifier or _WEEK_BEFORE.search(sentence, 0, span[0]):
+        return None  # last, previous, übernächste, first, zweiten, "letzte Woche am": not the coming one
     if target == reference.weekday():
         return None  # "on Thursday" written on a Thursday: today to some writers, a week on to others
     return None if relative_refused else coming
 
 
 def _weekday_mention(
-    target: int, m: re.Match[str], modifier: str, next_week: bool, part: DayPart | None, sentence: str,
+    target: int, m: re.Match[str], modifier: str, next_week: int, part: DayPart | None, sentence: str,
     reference: date, relative_refused: bool, past_tense: bool, *, abbreviated: bool,
 ) -> DayMention:
     """A weekday, or with a day of the month after it ("Friday the 26th") the date both agree on."""
@@ -486,14 +505,15 @@ def find_days(
         if _overlaps(m.start("wd"), m.end("wd"), taken):
             continue
         part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
-        mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", bool(m["nwb"] or m["nwa"]), part,
+        weeks_on = 2 if m["wan"] else int(bool(m["nwb"] or m["nwa"]))
+        mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", weeks_on, part,
                                    sentence, reference, relative_refused, past_tense, abbreviated=False)
         mentions.append(mention)
         taken.append((mention.start, mention.end))
     for m in _WEEKDAY_SHORT.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
-        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", False, None, sentence,
+        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", 0, None, sentence,
                                    reference, relative_refused, past_tense, abbreviated=True)
         mentions.append(mention)
         taken.append((mention.start, mention.end))

@@ -35,6 +35,8 @@ MAX_PART_TOKENS = 1
 DEFAULT_LENGTH = timedelta(hours=1)
 # "vom 22.09. um 15 Uhr bis 24.09. um 11 Uhr" is a stay; one of weeks is a season, not an event to offer.
 MAX_SPAN = timedelta(days=14)
+# "tonight at 1am": a written hour before this, after an evening day, is that night's, on the next calendar day.
+_SMALL_HOURS_END = 5
 MAX_TITLE = 200
 _SHORT_TITLE = 80
 _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
@@ -97,10 +99,11 @@ class DeterministicDateDetector:
 
     A wrong proposal costs more than a missed one, so ambiguity refuses: an hour from 1 to 6 without
     am/pm or a part of the day (a German "6:30 Uhr" excepted), "next Thursday" inside the current week,
-    a D/M date that is impossible in the user's order, two times competing for one day, a window
-    ("zwischen 14 und 16 Uhr"), a date next to a price or a phone number. A relative day or a weekday
+    a D/M date that is impossible in the user's order, two times competing for one day, a date next
+    to a price or a phone number. A relative day or a weekday
     alone names no appointment ("Angebot endet Freitag!"); it needs a time. What the sentence writes
-    beside its start is kept: the end of a range or a length, and the place it names.
+    beside its start is kept: the end of a range ("14–16 Uhr", "zwischen 14 und 16 Uhr") or a length,
+    and the place it names.
     """
 
     name = "deterministic"
@@ -162,6 +165,9 @@ class DeterministicDateDetector:
         durations = [d for d in find_durations(sentence)
                      if not any(_overlap(_span(d), _span(c)) for c in clock_mentions)]
         german = request.language is Locale.DE
+        # Written at 00:30, "tonight at 1am" is within the hour: the night the writer is in, not the next one.
+        written = request.message_date.astimezone(zone)
+        already_night = written.date() if written.hour < _SMALL_HOURS_END else None
         candidates, spanned = self._spans(sentence, days, parts, tokens, zone, request)
         for day in days:
             when = day.mention.day
@@ -183,7 +189,8 @@ class DeterministicDateDetector:
                 clock = day.clocks[0]
                 if not clock.usable:
                     continue
-                resolved = self._resolve(when, clock.mention, day.mention, parts, tokens, zone, german=german)
+                resolved = self._resolve(when, clock.mention, day.mention, parts, tokens, zone, german=german,
+                                         already_night=already_night)
                 if resolved is None:
                     continue
                 confidence = 90 if day.mention.kind is DayKind.EXPLICIT else 80
@@ -378,6 +385,7 @@ class DeterministicDateDetector:
         zone: ZoneInfo,
         *,
         german: bool,
+        already_night: date | None = None,
     ) -> datetime | None:
         near = {p.part for p in parts if tokens.between(_span(p), _span(clock)) <= MAX_PART_TOKENS
                 and not _overlap(_span(p), _span(day))}
@@ -386,6 +394,9 @@ class DeterministicDateDetector:
         if len(near) > 1:
             return None
         part: DayPart | None = next(iter(near), None)
+        if part is DayPart.EVENING and day.part is DayPart.EVENING and clock.fixed and clock.hour < _SMALL_HOURS_END:
+            # "tonight at 1am", "heute Abend um 01:30": the small hours after that evening, on the next day.
+            part, when = DayPart.NIGHT, when if when == already_night else when + timedelta(days=1)
         hour = resolve_hour(clock, part, german=german)
         if hour is None:
             return None

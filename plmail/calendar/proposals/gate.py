@@ -10,6 +10,7 @@ from plmail.calendar.proposals.vocabulary import (
     MONTH_ABBREVIATIONS,
     MONTHS,
     MONTHS_NEEDING_A_NUMBER,
+    ORDINAL_WORDS,
     WEEKDAY_ABBREVIATIONS,
     WEEKDAYS,
     alternation,
@@ -34,10 +35,12 @@ def _build_pattern() -> re.Pattern[str]:  # pragma: no mutate block
     umlaut_start = alternation(w for w in names if not w[0].isascii())
     with_number = alternation(MONTHS_NEEDING_A_NUMBER | set(MONTH_ABBREVIATIONS))
     any_month = alternation(set(MONTHS) | set(MONTH_ABBREVIATIONS))
+    spoken_ordinals = alternation(ORDINAL_WORDS).replace("\\ ", r"\s+")
     # One leading \b for every ASCII branch, so a position inside a word fails after a single test.
     ascii_branches = [
         rf"(?:{ascii_start})\b",
         rf"(?:{with_number})\.?\s+\d",
+        rf"(?:{alternation(MONTHS_NEEDING_A_NUMBER)})\s+(?:{spoken_ordinals})\b",  # "march eighteenth"
         rf"\d{{1,2}}(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?:{any_month})\b",
         rf"(?:{alternation(WEEKDAY_ABBREVIATIONS)})(?:\.,?|,)\s*\d",
         r"this\s+(?:morning|afternoon|evening)\b",

@@ -89,6 +89,33 @@ HOUR_WORDS: dict[str, int] = {
     "neun": 9, "nine": 9, "zehn": 10, "ten": 10, "elf": 11, "eleven": 11, "zwölf": 12, "zwoelf": 12, "twelve": 12,
 }  # fmt: skip
 
+_ENGLISH_UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_ENGLISH_TEENS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_ENGLISH_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
+# The minutes of a spoken English time ("nine thirty", "seven twenty-seven", "ten oh five"), from 1 to 59.
+SPOKEN_MINUTES: dict[str, int] = {
+    **{f"oh{joint}{word}": value for word, value in _ENGLISH_UNITS.items() for joint in (" ", "-")},
+    **_ENGLISH_TEENS, **_ENGLISH_TENS,
+    **{f"{tens}{joint}{unit}": tens_value + value for tens, tens_value in _ENGLISH_TENS.items()
+       for unit, value in _ENGLISH_UNITS.items() for joint in (" ", "-")},
+}  # fmt: skip
+# English hour words only: a spoken time with its minutes is an English form.
+ENGLISH_HOUR_WORDS: dict[str, int] = {**_ENGLISH_UNITS, "ten": 10, "eleven": 11, "twelve": 12}
+
+_GERMAN_UNITS = {"ein": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9}
+_GERMAN_TENS = {"zwanzig": 20, "dreißig": 30, "dreissig": 30, "vierzig": 40, "fünfzig": 50}
+# The minutes after a German "Uhr" spoken out: "acht Uhr dreißig", "neun Uhr fünfundvierzig".
+GERMAN_SPOKEN_MINUTES: dict[str, int] = {
+    "eins": 1, **{k: v for k, v in _GERMAN_UNITS.items() if k != "ein"}, "zehn": 10, "elf": 11, "zwölf": 12,
+    "dreizehn": 13, "vierzehn": 14, "fünfzehn": 15, "sechzehn": 16, "siebzehn": 17, "achtzehn": 18, "neunzehn": 19,
+    **_GERMAN_TENS,
+    **{f"{unit}und{tens}": unit_value + tens_value for unit, unit_value in _GERMAN_UNITS.items()
+       for tens, tens_value in _GERMAN_TENS.items()},
+}  # fmt: skip
+
 _ORDINAL_UNITS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
 }  # fmt: skip

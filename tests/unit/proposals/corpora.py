@@ -66,6 +66,8 @@ def _writes_a_time(text: str) -> bool:
 _SAME_TEXT_SAYS = "the text says otherwise"
 WRONG_GOLD: dict[tuple[str, str, str], str] = {
     ("duckling", "this morning at 3", "2013-02-12T04:30"): "gold is tomorrow; 'this morning' is the message's day",
+    ("duckling", "tonight at 2", "2013-02-12T04:30"): "gold is 14:00, an afternoon; the text says tonight",
+    ("duckling", "tonight @ 3:20", "2013-02-12T04:30"): "gold is 15:20, an afternoon; the text says tonight",
     ("recognizers", "Hi Cortana, Please send a 30-minute Skype meeting invite for tomorrow at 1p PT.",
      "2018-06-19T00:00"): "gold puts PT at UTC-8 on 20 June; Pacific time is then PDT, UTC-7",
     ("ctparse", "12 Nov 1115", "2017-08-25T12:15"): "gold is 13 Nov; the text says 12 Nov",
@@ -116,6 +118,8 @@ WRONG_GOLD: dict[tuple[str, str, str], str] = {
     ("ctparse", "29.10.2017 21.00", "2017-10-10T16:05"): "gold drops the time the text writes",
     ("ctparse", "20.11.2017 morgens 10 Uhr", "2017-10-26T07:42"): "gold ends at 10:00; the text writes no 'bis'",
     ("ctparse", "24.10.17 12 Uhr", "2017-10-17T07:04"): "gold ends at 12:00; the text writes no 'bis'",
+    ("ctparse", "Jul 26th between 20 and 21", "2018-07-26T00:00"): "gold drops the day the text writes",
+    ("ctparse", "Jul 26th between 8 and 9", "2018-07-26T00:00"): "gold drops the day the text writes",
 }  # fmt: skip
 
 

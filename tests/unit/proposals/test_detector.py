@@ -95,6 +95,9 @@ def test_slash_order_follows_the_user_language_and_impossible_readings_are_refus
         ("kommenden Freitag um 14 Uhr", "2026-08-07 14:00"),
         ("next Monday at 2pm", "2026-08-10 14:00"),
         ("Dienstag nächste Woche um 14 Uhr", "2026-08-11 14:00"),
+        ("in der nächsten Woche am Dienstag um 14 Uhr", "2026-08-11 14:00"),
+        ("in der übernächsten Woche am Donnerstag um 16 Uhr", "2026-08-20 16:00"),
+        ("Freitag zwischen 14 und 16 Uhr", "2026-08-07 14:00"),  # a window: its start (the end is kept too)
         ("Dienstag um 14 Uhr", "2026-08-04 14:00"),  # the next one after the message day
         ("kommenden Montag um 14 Uhr", "2026-08-10 14:00"),
         ("Freitag, 7. August um 14.30 Uhr", "2026-08-07 14:30"),
@@ -121,7 +124,8 @@ def test_shapes(text: str, start: str) -> None:
         "Freitag um 3 Uhr",
         "nächsten Mittwoch um 14 Uhr",  # said on a Monday: this week's or next week's
         "letzten Freitag um 14 Uhr",
-        "Freitag zwischen 14 und 16 Uhr",  # a window to choose from, not the event
+        "Freitag zwischen 3 und 4 Uhr",  # 03:00 or 15:00
+        "in der letzten Woche am Donnerstag um 16 Uhr",  # not the coming Thursday
         "Freitag bis 14 Uhr",
         "Friday by 2pm",
         "Freitag um 9 oder 10 Uhr",

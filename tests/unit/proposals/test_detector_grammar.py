@@ -85,6 +85,8 @@ def starts(text: str, language: Locale) -> list[str]:
         # Ranges start where they start.
         (DE, "Am Freitag von 9 bis 11", "2026-08-07 09:00"),
         (EN, "On Friday from 2 to 4 pm", "2026-08-07 14:00"),
+        (DE, "Freitag zwischen 14 und 16 Uhr", "2026-08-07 14:00"),
+        (EN, "Friday between 2 and 4pm", "2026-08-07 14:00"),
         (DE, "Am 12.8. 6:10 - 13:35", "2026-08-12 06:10"),  # 18:10 would come after the end
         (DE, "Am 12.8. 20-21", "2026-08-12 20:00"),
         # A clock reading of 5 or 6 written the German way is the morning (an evening there is 17 or 18).
@@ -127,7 +129,7 @@ def test_shapes(language: Locale, text: str, start: str) -> None:
         (EN, "Friday the 8th at 10am?"),  # the 8th is a Saturday: which did the writer mean?
         (EN, "Wed 5 at 10am"),  # a bare number after a weekday is no day of the month
         (DE, "Lieferung in 3 Tagen."),  # a relative day needs a time
-        (DE, "Freitag zwischen 14 und 16 Uhr"),  # a window to choose from
+        (DE, "Freitag zwischen 3 und 4 Uhr"),  # 03:00 or 15:00
         (DE, "Freitag um 9 oder 10 Uhr"),
     ],
 )

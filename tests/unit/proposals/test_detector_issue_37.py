@@ -249,3 +249,141 @@ def test_a_slash_date_with_its_full_year_and_a_day_over_12_is_day_first_in_engli
 )
 def test_a_timetables_plus_one_is_the_next_day(language: Locale, text: str, start: str, end: str) -> None:
     assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # An English time spoken with its minutes: after "at", with am/pm, or right after its day.
+        ("Can we talk tomorrow at nine twenty-five?", "2026-08-04 09:25"),
+        ("Dinner tomorrow at seven thirty pm?", "2026-08-04 19:30"),
+        ("Can we talk Friday at nine thirty?", "2026-08-07 09:30"),
+        ("Friday at ten oh five works", "2026-08-07 10:05"),
+        ("See you at five-thirty tomorrow evening", "2026-08-04 17:30"),
+        ("Let's meet on August twentieth nine thirty.", "2026-08-20 09:30"),
+        ("Lunch on Friday at twelve fifteen?", "2026-08-07 12:15"),
+        ("Call on August 24th one thirty p m.", "2026-08-24 13:30"),
+        # The month in lower case with a spoken ordinal day, when a time follows at once.
+        ("Let's meet on march eighteenth nine thirty.", "2027-03-18 09:30"),
+        ("We will have that staff dinner march twenty second at seven p . m .", "2027-03-22 19:00"),
+        ("Let's meet on august twenty second at 3pm", "2026-08-22 15:00"),
+        ("Breakfast on august fifteenth nine a m.", "2026-08-15 09:00"),
+    ],
+)
+def test_spoken_english_times_and_ordinal_days(text: str, start: str) -> None:
+    assert starts(text, EN, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Friday at one thirty",  # 01:30 or 13:30: neither am/pm nor a part of the day
+        "The sun will set tomorrow at seven twenty-seven",  # after "at", 07:27 or 19:27, as "at 7" is
+        "Dinner Friday at nine thirty",  # an evening occasion: 21:30 more likely than 09:30
+        "The sun will set tomorrow at six forty-three minutes",  # 06:43 or 18:43
+        "We had nine thirty people on Friday",  # a count, not right after its day
+        "Friday nine thirty-year-olds came",
+        "Please reply by nine thirty on Friday",  # a deadline
+        "we march fifth avenue at 9am",  # a walk: no time right after "march fifth"
+        "you may first check at 9am",  # "may first" is a verb
+        "Friday at seven p m Pacific",  # a zone by its name
+    ],
+)
+def test_spoken_english_times_still_refused(text: str) -> None:
+    assert starts(text, EN, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # The small hours after an evening are that night's, on the next calendar day.
+        (EN, "tonight at 1am", "2026-08-04 01:00"),
+        (EN, "I'll go back tonight at 2am", "2026-08-04 02:00"),
+        (EN, "Party tonight, at 01:30 the band plays", "2026-08-04 01:30"),
+        (DE, "heute Abend um 01:30 Uhr", "2026-08-04 01:30"),
+        (EN, "Friday evening at 1am", "2026-08-08 01:00"),
+        (EN, "tonight at 11pm", "2026-08-03 23:00"),  # still the evening itself
+    ],
+)
+def test_small_hours_after_tonight_are_the_next_day(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "tonight around 3"),  # 03:00 or 15:00: a bare hour says neither
+        (EN, "tonight at 2"),
+        (DE, "heute Abend um 1 Uhr"),
+    ],
+)
+def test_bare_small_hours_after_tonight_are_refused(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
+
+
+def test_small_hours_of_tonight_written_after_midnight_are_that_same_night() -> None:
+    half_past_midnight = datetime(2026, 8, 4, 0, 30, tzinfo=BERLIN)
+    assert starts("tonight at 1am", EN, half_past_midnight) == ["2026-08-04 01:00"]
+    assert starts("heute Abend um 01:30 Uhr", DE, half_past_midnight) == ["2026-08-04 01:30"]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A bare hour given in a zone is a clock reading ("at 8 GMT" is 08:00 GMT, 10:00 in Berlin in summer).
+        (EN, "Thu at 8 GMT", "2026-08-06 10:00"),
+        (EN, "Friday at 8 UTC", "2026-08-07 10:00"),
+        (DE, "Freitag um 8 UTC", "2026-08-07 10:00"),
+    ],
+)
+def test_a_bare_hour_in_a_written_zone_is_read_as_written(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(("language", "text"), [(EN, "Friday at 8"), (EN, "Friday at 5 GMT"), (DE, "Freitag um 5 UTC")])
+def test_a_bare_hour_without_a_zone_or_in_the_small_hours_stays_refused(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A weekday with "this" or with its day of the month, and a time that says am/pm or is 24-hour.
+        (EN, "Let's meet this Friday at 5 pm", "2026-08-07 17:00"),
+        (DE, "Treffen wir uns diesen Freitag um 17 Uhr", "2026-08-07 17:00"),
+        (EN, "Let's meet at friday the 14th at 4pm", "2026-08-14 16:00"),
+        (DE, "Freitag, den 14. um 16 Uhr", "2026-08-14 16:00"),
+    ],
+)
+def test_this_weekday_and_weekday_with_its_day_of_the_month(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Let's meet at friday the 14th at 4"),  # 04:00 or 16:00
+        (EN, "Let's meet at friday the 14th around 4"),
+        (DE, "Freitag, den 14. um 4"),
+    ],
+)
+def test_weekday_with_its_day_of_the_month_and_a_bare_small_hour_is_refused(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # German minutes spoken after "Uhr": 8:30, not 8:00 with a word left over.
+        ("Freitag um acht Uhr dreißig", "2026-08-07 08:30"),
+        ("Freitag um neun Uhr fünfundvierzig", "2026-08-07 09:45"),
+        ("Freitag um drei Uhr dreißig nachmittags", "2026-08-07 15:30"),
+        ("Freitag um neun Uhr", "2026-08-07 09:00"),
+    ],
+)
+def test_german_minutes_spoken_after_uhr(text: str, start: str) -> None:
+    assert starts(text, DE, MONDAY) == [start]
+
+
+def test_german_spoken_small_hour_stays_refused() -> None:
+    assert starts("Freitag um drei Uhr dreißig", DE, MONDAY) == []  # 03:30 or 15:30, as "um 3:30"

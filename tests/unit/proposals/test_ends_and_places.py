@@ -52,6 +52,19 @@ def local(moment: datetime | None) -> str | None:
         (DE, "Messe Freitag 8 Uhr bis Samstag 14 Uhr", "2026-08-07 08:00", "2026-08-08 14:00"),
         (DE, "Anreise 14.08.2026 06:00 Uhr bis zum 15.08.2026 18:00", "2026-08-14 06:00", "2026-08-15 18:00"),
         (EN, "Sep 7th, 9am - Sep 7th, 11pm", "2026-09-07 09:00", "2026-09-07 23:00"),
+        # A window after its day is the event's span too, as "14–16 Uhr" is: start and end as written.
+        (DE, "Freitag zwischen 14 und 16 Uhr", "2026-08-07 14:00", "2026-08-07 16:00"),
+        (DE, "Am Donnerstag zwischen 9:30 und 11:00", "2026-08-06 09:30", "2026-08-06 11:00"),
+        (DE, "Am 12.8. zwischen 9 und 11", "2026-08-12 09:00", "2026-08-12 11:00"),
+        (EN, "between 9:30 and 11:00 on thursday", "2026-08-06 09:30", "2026-08-06 11:00"),
+        (EN, "Friday between 2 and 4pm", "2026-08-07 14:00", "2026-08-07 16:00"),
+        # A part of the day right after two bare numbers makes them hours.
+        (EN, "Friday 5-6 in the evening", "2026-08-07 17:00", "2026-08-07 18:00"),
+        (DE, "Freitag 5-6 abends", "2026-08-07 17:00", "2026-08-07 18:00"),
+        # Bounds on both sides make the same span.
+        (EN, "later than 9:30 but before 11:00 on Thursday", "2026-08-06 09:30", "2026-08-06 11:00"),
+        (DE, "am Donnerstag nach 9:30 aber vor 11:00", "2026-08-06 09:30", "2026-08-06 11:00"),
+        (DE, "Am 26.08. zwischen 09.00 - 13.00 Uhr", "2026-08-26 09:00", "2026-08-26 13:00"),
     ],
 )
 def test_a_written_end_is_kept(language: Locale, text: str, start: str, end: str) -> None:
@@ -75,8 +88,16 @@ def test_without_a_written_end_the_end_is_the_default_hour_and_says_so() -> None
         (DE, "Rückruf bis Freitag 14 Uhr bis Samstag 10 Uhr."),  # the first day is a deadline itself
         (DE, "Freitag 14 Uhr bis Freitag 13 Uhr"),  # the end before the start
         (DE, "Ausstellung vom 1.9. 10 Uhr bis 30.10. 18 Uhr"),  # a season, not an event
-        (DE, "Freitag zwischen 14 und 16 Uhr"),  # a window to choose a time in
         (DE, "Freitag bis 14 Uhr"),  # an open end
+        (DE, "Freitag zwischen 2 und 4"),  # 02:00 or 14:00: no part of the day, no am/pm
+        (EN, "Friday between 2 and 4"),
+        (DE, "Freitag um 9 und 11 Uhr"),  # two times to choose from, not two ends
+        (EN, "Friday at 9 and 11"),
+        (EN, "Thursday after 2 but before 4"),  # 02:00 or 14:00
+        (EN, "Friday 5-6"),  # numbers, or hours at night or in the afternoon
+        (EN, "Friday 5-6 people in the evening"),  # a count
+        (DE, "am Donnerstag nach 9:30"),  # an open start
+        (EN, "Thursday after 9:30 to 11:00"),  # "after" opens no span
     ],
 )
 def test_spans_that_are_no_event_are_refused(language: Locale, text: str) -> None:
