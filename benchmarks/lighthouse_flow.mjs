@@ -92,7 +92,9 @@ try {
         shown = await seen(page, target.marker);
       }
       const scores = {};
-      for (const [id, category] of Object.entries(lhr.categories)) scores[id] = Math.round(category.score * 100);
+      for (const [id, category] of Object.entries(lhr.categories)) {
+        scores[id] = category.score === null ? null : Math.round(category.score * 100);  // a snapshot has no timing
+      }
       process.stdout.write(JSON.stringify({
         name: target.name, form, mode: lhr.gatherMode, requested: url, finalUrl: lhr.finalDisplayedUrl,
         shown, scores, failing: failing(lhr), runtimeError: lhr.runtimeError?.message || null,
