@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,6 +64,10 @@ class Page:
 
 
 def ensure_lighthouse() -> None:
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing or not Path(CHROMIUM).exists():
+        raise SystemExit(f"needs {', '.join(missing or [CHROMIUM])}: tools/test installs them (Debian's npm and "
+                         "chromium packages)")
     modules = NPM_PREFIX / "node_modules"
     if not (modules / "lighthouse" / "core" / "index.js").exists() or not (modules / "puppeteer-core").exists():
         subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(NPM_PREFIX),

@@ -93,7 +93,9 @@ try {
       }
       const scores = {};
       for (const [id, category] of Object.entries(lhr.categories)) {
-        scores[id] = category.score === null ? null : Math.round(category.score * 100);  // a snapshot has no timing
+        // a snapshot times nothing: its performance category holds only unweighted audits and scores 0
+        const weight = category.auditRefs.reduce((sum, ref) => sum + ref.weight, 0);
+        scores[id] = category.score === null || weight === 0 ? null : Math.round(category.score * 100);
       }
       process.stdout.write(JSON.stringify({
         name: target.name, form, mode: lhr.gatherMode, requested: url, finalUrl: lhr.finalDisplayedUrl,
