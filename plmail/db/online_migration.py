@@ -63,7 +63,20 @@ class Vacuum:
     table: str
 
 
-OnlineStep = Backfill | ConcurrentIndex | Vacuum
+@dataclass(frozen=True, slots=True)
+class NotNull:
+    """SET NOT NULL without reading the table under an exclusive lock.
+
+    A CHECK (column IS NOT NULL) is added NOT VALID (a moment's lock), validated under a lock readers and writers
+    pass (SHARE UPDATE EXCLUSIVE), then SET NOT NULL, which PostgreSQL 12+ proves from the validated check without
+    a scan; the check goes after.
+    """
+
+    table: str
+    column: str
+
+
+OnlineStep = Backfill | ConcurrentIndex | Vacuum | NotNull
 
 
 async def run_online_steps(conn: asyncpg.Connection, migration_id: str, steps: tuple[OnlineStep, ...]) -> None:
@@ -73,6 +86,9 @@ async def run_online_steps(conn: asyncpg.Connection, migration_id: str, steps: t
         if isinstance(step, Backfill):
             rows = await _backfill(conn, step)
             what = f"backfill of {step.table}: {rows} row(s)"
+        elif isinstance(step, NotNull):
+            await _not_null(conn, step)
+            what = f"NOT NULL on {step.table}.{step.column}"
         elif isinstance(step, Vacuum):
             await conn.execute(f"VACUUM (ANALYZE) {_ident(step.table)}", timeout=_NO_LIMIT)
             what = f"vacuum of {step.table}"
@@ -134,3 +150,18 @@ async def _concurrent_index(conn: asyncpg.Connection, step: ConcurrentIndex) -> 
                            timeout=_NO_LIMIT)
     finally:
         await conn.execute("RESET maintenance_work_mem")
+
+
+async def _not_null(conn: asyncpg.Connection, step: NotNull) -> None:
+    table, column = _ident(step.table), _ident(step.column)
+    check = _ident(f"{table}_{column}_not_null"[:63])
+    has_check = "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND conname = $2)"
+    not_null = await conn.fetchval(
+        "SELECT attnotnull FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2", table, column)
+    if not not_null:
+        if not await conn.fetchval(has_check, table, check):
+            await conn.execute(f"ALTER TABLE {table} ADD CONSTRAINT {check} CHECK ({column} IS NOT NULL) NOT VALID")
+        await conn.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {check}", timeout=_NO_LIMIT)
+        await conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET NOT NULL")
+    if await conn.fetchval(has_check, table, check):  # also the one a run that stopped after SET NOT NULL left
+        await conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {check}")

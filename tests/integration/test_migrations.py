@@ -26,7 +26,7 @@ from plmail.db.migrate import (
     known_migration_ids,
     migrate,
 )
-from plmail.db.online_migration import Backfill, ConcurrentIndex, run_online_steps
+from plmail.db.online_migration import Backfill, ConcurrentIndex, NotNull, run_online_steps
 from plmail.domain.errors import SchemaError, SchemaTooNewError
 from tests.support.pg import PgTestCluster
 
@@ -167,6 +167,21 @@ async def test_an_interrupted_backfill_commits_its_ranges_and_a_second_run_compl
         assert await conn.fetchval("SELECT count(*) FROM online_sample WHERE share IS NULL") == 0
         assert await conn.fetchval("SELECT share FROM online_sample WHERE id = 4000") == 25
         assert await conn.fetchval("SELECT share FROM online_sample WHERE id = 3999") == 50
+
+        # The filled column becomes NOT NULL through a validated check, which goes again afterwards. A row still
+        # empty stops it at the validation, leaving the unvalidated check; the run after the row is filled finishes.
+        await conn.execute("UPDATE online_sample SET share = NULL WHERE id = 10")
+        with pytest.raises(asyncpg.CheckViolationError):
+            await run_online_steps(conn, "sample", (NotNull("online_sample", "share"),))
+        await conn.execute("UPDATE online_sample SET share = 50 WHERE id = 10")
+        for _ in range(2):  # a second run finds it done
+            await run_online_steps(conn, "sample", (NotNull("online_sample", "share"),))
+            assert await conn.fetchval("SELECT attnotnull FROM pg_attribute "
+                                       "WHERE attrelid = 'online_sample'::regclass AND attname = 'share'") is True
+            assert await conn.fetchval("SELECT count(*) FROM pg_constraint "
+                                       "WHERE conrelid = 'online_sample'::regclass AND contype = 'c'") == 0
+        with pytest.raises(asyncpg.NotNullViolationError):
+            await conn.execute("INSERT INTO online_sample (divisor) VALUES (1)")
 
         # A unique index build that failed leaves an INVALID index, which PostgreSQL never uses: it is built again.
         with pytest.raises(asyncpg.UniqueViolationError):
