@@ -1,4 +1,4 @@
-"""Apply plmail's migrations: all pending ones in one transaction, under an advisory lock.
+"""Apply plmail's migrations under an advisory lock: all pending ones in one transaction, but for online steps.
 
 One transaction means a crash mid-way leaves the schema as it was; the lock means a `plmail serve`
 and a `plmail worker` starting together do not both try.
@@ -12,6 +12,7 @@ first by the next run, before any later migration.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import logging
@@ -36,7 +37,7 @@ _LOCK_KEY = 0x706C6D61  # "plma"
 # Piccolo's migration table also holds the markers of online steps still to run, under their own app name, so
 # Piccolo and `applied_migration_ids` never read them as migrations.
 ONLINE_PENDING = "plmail:online-pending"
-_NO_LIMIT = 24 * 3600.0  # seconds: waiting for another node's migrations takes as long as they take
+_LOCK_POLL = 0.5  # seconds between asking for the lock another node's migrations hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,10 @@ async def migrate(db: Database) -> MigrationReport:
     async with db.connection() as lock_conn:
         if not await lock_conn.fetchval("SELECT pg_try_advisory_lock($1)", _LOCK_KEY):
             log.info("another plmail process is migrating this database; waiting for it")
-            await lock_conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY, timeout=_NO_LIMIT)
+            # Asked again and again rather than waited for in pg_advisory_lock: a statement waiting there holds a
+            # snapshot, which the other's CREATE INDEX CONCURRENTLY waits for in turn (a deadlock).
+            while not await lock_conn.fetchval("SELECT pg_try_advisory_lock($1)", _LOCK_KEY):  # noqa: ASYNC110
+                await asyncio.sleep(_LOCK_POLL)
         try:
             return await _migrate_locked(db, lock_conn, modules, known)
         finally:
