@@ -1,15 +1,18 @@
 """The provider-neutral message reference migration (issue 31) on a 1,000,000-message mailbox.
 
-Usage: .venv/bin/python benchmarks/neutral_ref_migration.py [--messages 1000000]
+Usage: .venv/bin/python benchmarks/neutral_ref_migration.py [--messages 1000000] [--fill-dir DIR]
 
 Fills a private PostgreSQL cluster (plmail's embedded settings) migrated up to the migration before the neutral
 reference, in that old shape: three accounts of one user, an IMAP one (UIDs in two folders), a Gmail one (message
 ids and label ids) and a Graph one (immutable ids and folder ids), a third of the mail each, in threads with
-bodies as tests/support/bulk_mail.py makes them (so the search vector and its GIN index are there). Then runs
-`plmail migrate`'s own code for the three pending steps while two other connections probe the table every 50 ms:
-a read (`SELECT 1 FROM message LIMIT 1`) and a one-row update, each in its own transaction, timing how long
+bodies as tests/support/bulk_mail.py makes them (so the search vector and its GIN index are there). The message
+table's secondary indexes are dropped for the fill and built again before the migration (maintaining the GIN and
+trigram indexes row by row made a 1M fill take 48 minutes), so the migration meets the table with all its indexes.
+Then runs `plmail migrate`'s own code for the pending steps while two other connections probe the table every
+50 ms: a read (`SELECT 1 FROM message LIMIT 1`) and a one-row update, each in its own transaction, timing how long
 each waited. Prints the migration's time, the longest wait of each probe and how long the table was closed to
-them, checks the moved data, and runs the data step a second time to show it changes nothing.
+them (with the load average beside each), checks the moved data, and runs the data step (its transactional part
+and its online steps) a second time to show it changes nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import asyncio
 import contextlib
 import io
+import logging
 import os
 import sys
 import time
@@ -30,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
-from plmail.db.migrate import APP_NAME, MIGRATIONS_DIR, migrate
+from plmail.db.migrate import APP_NAME, MIGRATIONS_DIR, migrate, online_steps
+from plmail.db.online_migration import run_online_steps
 from tests.support.bulk_mail import THREADS, WORDS
 
 FIRST_NEUTRAL = "2026-12-07T10:30:00:000000"
@@ -83,7 +88,18 @@ async def migrate_before_neutral(db: Database) -> None:
             await Migration.insert(Migration(name=migration_id, app_name=APP_NAME)).run()
 
 
+def load() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 async def fill_old_shape(db: Database, messages: int) -> tuple[int, int, int]:
+    # The secondary indexes (GIN search vector, trigrams, btrees) are built once after the fill, not row by row.
+    indexes = [(r["indexname"], r["indexdef"]) for r in await db.fetch(
+        "SELECT i.indexname, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() "
+        "AND i.tablename = 'message' AND NOT EXISTS (SELECT 1 FROM pg_constraint c "
+        "WHERE c.conname = i.indexname AND c.conrelid = 'message'::regclass)")]
+    for name, _ in indexes:
+        await db.execute(f"DROP INDEX {name}")
     user_id = await db.fetchval(
         "INSERT INTO app_user (email, password_hash, created_at, updated_at) "
         "VALUES ('bench@example.org', 'x', now(), now()) RETURNING id")
@@ -99,11 +115,22 @@ async def fill_old_shape(db: Database, messages: int) -> tuple[int, int, int]:
     threads = messages * 2 // 5
     await db.execute(THREADS, threads, accounts)
     await db.execute("SELECT setval('message_thread_id_seq', $1)", threads)
+    began = time.perf_counter()
     for start in range(1, threads + 1, 20_000):
         await db.execute(MESSAGES, start, min(start + 19_999, threads), WORDS, len(WORDS), imap, gmail, graph,
                          folders)
+        if (start // 20_000) % 10 == 9:
+            print(f"  threads up to {start + 19_999:,} of {threads:,} filled, {time.perf_counter() - began:.0f} s "
+                  f"(load average {load()})", flush=True)
+    filled = time.perf_counter()
     async with db.connection() as conn:
-        await conn.execute("VACUUM ANALYZE")
+        await conn.execute("SET maintenance_work_mem = '512MB'")
+        for _, definition in indexes:
+            await conn.execute(definition, timeout=24 * 3600)
+        await conn.execute("RESET maintenance_work_mem")
+        print(f"  {len(indexes)} message indexes built again after the fill in {time.perf_counter() - filled:.0f} s "
+              f"(load average {load()})", flush=True)
+        await conn.execute("VACUUM ANALYZE", timeout=24 * 3600)
     return imap, gmail, graph
 
 
@@ -113,14 +140,19 @@ class Probe:
 
     name: str
     waits: list[float] = field(default_factory=list)
+    blocked_at: list[str] = field(default_factory=list)  # when each wait over 0.1 s began, to match the step log
 
     async def run(self, dsn: str, statement: str, stop: asyncio.Event) -> None:
         conn = await asyncpg.connect(dsn)
         try:
             while not stop.is_set():
                 began = time.perf_counter()
+                now = time.time()
+                at = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
                 await conn.execute(statement)
                 self.waits.append(time.perf_counter() - began)
+                if self.waits[-1] > 0.1:
+                    self.blocked_at.append(f"{at} {self.waits[-1]:.2f} s")
                 await asyncio.sleep(PROBE_EVERY)
         finally:
             await conn.close()
@@ -128,20 +160,35 @@ class Probe:
     def report(self) -> str:
         blocked = [w for w in self.waits if w > 0.1]
         return (f"{self.name}: {len(self.waits)} probes, longest wait {max(self.waits, default=0):.2f} s, "
-                f"{len(blocked)} waited over 0.1 s (together {sum(blocked):.1f} s)")
+                f"{len(blocked)} waited over 0.1 s (together {sum(blocked):.1f} s)"
+                + (f"; the longest five began at {', '.join(self.longest())}" if self.blocked_at else ""))
+
+    def longest(self) -> list[str]:
+        return sorted(self.blocked_at, key=lambda b: -float(b.split()[1]))[:5]
 
 
-async def measure(dsn: str, messages: int) -> None:
+async def fill(dsn: str, messages: int) -> None:
     engine = await open_engine(dsn, max_size=3)
     db = Database(engine)
     try:
         began = time.perf_counter()
         await migrate_before_neutral(db)
-        imap, gmail, graph = await fill_old_shape(db, messages)
+        await fill_old_shape(db, messages)
         count = int(await db.fetchval("SELECT count(*) FROM message"))
         size = await db.fetchval("SELECT pg_size_pretty(pg_total_relation_size('message'))")
         print(f"filled {count:,} messages (message table with indexes {size}) in the old shape in "
-              f"{time.perf_counter() - began:.0f} s; load average {os.getloadavg()[0]:.2f}")
+              f"{time.perf_counter() - began:.0f} s; load average {load()}", flush=True)
+    finally:
+        await close_engine()
+
+
+async def measure(dsn: str) -> None:
+    engine = await open_engine(dsn, max_size=3)
+    db = Database(engine)
+    try:
+        imap, gmail, graph = [int(await db.fetchval("SELECT id FROM account WHERE provider_kind = $1", kind))
+                              for kind in ("imap", "gmail", "graph")]
+        print(f"migrating {int(await db.fetchval('SELECT count(*) FROM message')):,} messages", flush=True)
         probe_id = int(await db.fetchval("SELECT max(id) FROM message"))
         stop = asyncio.Event()
         reads = Probe("read  (SELECT 1 FROM message LIMIT 1)")
@@ -150,16 +197,15 @@ async def measure(dsn: str, messages: int) -> None:
                  asyncio.create_task(writes.run(
                      dsn, f"UPDATE message SET updated_at = updated_at WHERE id = {probe_id}", stop))]
         await asyncio.sleep(0.5)
-        load = os.getloadavg()
+        load_before = load()
         started = time.perf_counter()
         report = await migrate(db)
         took = time.perf_counter() - started
         await asyncio.sleep(0.5)
         stop.set()
         await asyncio.gather(*tasks)
-        print(f"migration {', '.join(report.applied)}: {took:.1f} s in one transaction "
-              f"(load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after "
-              f"{' '.join(f'{v:.2f}' for v in os.getloadavg())})")
+        print(f"migration {', '.join(report.applied)}: {took:.1f} s, the long parts online "
+              f"(load average before {load_before}, after {load()})")
         print(reads.report())
         print(writes.report())
         moved = {r["account_id"]: (r["keyed"], r["foldered"]) for r in await db.fetch(
@@ -168,7 +214,7 @@ async def measure(dsn: str, messages: int) -> None:
         side = int(await db.fetchval("SELECT count(*) FROM graph_message"))
         print(f"moved: IMAP {moved[imap][0]:,} keys ({moved[imap][1]:,} in folders), Gmail {moved[gmail][0]:,} "
               f"keys, Graph {moved[graph][0]:,} keys and {side:,} folder rows in graph_message")
-        module = __import__(f"plmail.db.migrations.{DATA_STEP}", fromlist=["FORWARDS_SQL"])
+        module = __import__(f"plmail.db.migrations.{DATA_STEP}", fromlist=["FORWARDS_SQL", "ONLINE"])
         digest = "SELECT md5(string_agg(id || ':' || provider_container || ':' || coalesce(provider_key, ''), ',' " \
                  "ORDER BY id)) FROM message"
         before = await db.fetchval(digest)
@@ -177,11 +223,12 @@ async def measure(dsn: str, messages: int) -> None:
         try:
             async with conn.transaction():
                 await conn.execute(module.FORWARDS_SQL)
+            await run_online_steps(conn, DATA_STEP, online_steps(module))
         finally:
             await conn.close()
         after = await db.fetchval(digest)
         print(f"the data step run a second time: {time.perf_counter() - again:.1f} s, "
-              f"{'nothing changed' if before == after else 'CHANGED THE DATA'}")
+              f"{'nothing changed' if before == after else 'CHANGED THE DATA'} (load average {load()})")
     finally:
         await close_engine()
 
@@ -191,9 +238,28 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--fill-dir", type=Path, help="keep the filled cluster here (or start from the one kept "
+                        "there), so the migration can be measured again without filling again")
     args = parser.parse_args()
-    with private_cluster("neutral-ref") as cluster:
-        asyncio.run(measure(cluster.dsn, args.messages))
+    # The online steps log each step's time at debug level: where the migration's time goes.
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("  %(asctime)s.%(msecs)03d %(message)s", "%H:%M:%S"))
+    for name in ("plmail.db.online_migration", "plmail.db.migrate"):
+        steps_log = logging.getLogger(name)
+        steps_log.setLevel(logging.DEBUG)
+        steps_log.addHandler(handler)
+    if args.fill_dir is None or not args.fill_dir.exists():
+        with private_cluster("neutral-ref", keep=args.fill_dir) as cluster:
+            asyncio.run(fill(cluster.dsn, args.messages))
+            if args.fill_dir is None:
+                asyncio.run(measure(cluster.dsn))
+        if args.fill_dir is not None:
+            print(f"the fill is kept in {args.fill_dir}; run again with the same --fill-dir to measure the migration")
+        return
+    began = time.perf_counter()
+    with private_cluster("neutral-ref", seed=args.fill_dir) as cluster:
+        print(f"started from a copy of the fill kept in {args.fill_dir} ({time.perf_counter() - began:.0f} s)")
+        asyncio.run(measure(cluster.dsn))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Migrations: apply to an empty database, re-run as a no-op, no drift, refuse a newer schema."""
+"""Migrations: apply to an empty database, re-run as a no-op, no drift, refuse a newer schema, and finish online steps
+that a failed run left half done."""
 
 from __future__ import annotations
 
@@ -11,11 +12,22 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import pytest
+from piccolo.apps.migrations.commands.base import BaseMigrationManager
+from piccolo.apps.migrations.tables import Migration
 
 from plmail.db.database import Database
 from plmail.db.engine import close_engine, open_engine
-from plmail.db.migrate import APP_NAME, MIGRATIONS_DIR, check_schema, known_migration_ids, migrate
+from plmail.db.migrate import (
+    APP_NAME,
+    MIGRATIONS_DIR,
+    ONLINE_PENDING,
+    check_schema,
+    known_migration_ids,
+    migrate,
+)
+from plmail.db.online_migration import Backfill, ConcurrentIndex, NotNull, run_online_steps
 from plmail.domain.errors import SchemaError, SchemaTooNewError
 from tests.support.pg import PgTestCluster
 
@@ -226,3 +238,127 @@ async def test_label_bindings_move_to_provider_neutral_columns_and_the_move_runs
         plan = "\n".join(r[0] for r in await db.fetch(
             "EXPLAIN SELECT label_id FROM label_binding WHERE account_id = 1 AND provider_key = 'Label_7'"))
     assert "label_binding_provider_key" in plan, plan
+
+
+async def test_an_interrupted_backfill_commits_its_ranges_and_a_second_run_completes_it(
+        empty_db: tuple[str, Database]) -> None:
+    dsn, _ = empty_db
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("CREATE TABLE online_sample (id bigserial PRIMARY KEY, divisor int NOT NULL, share int)")
+        await conn.execute("INSERT INTO online_sample (divisor) SELECT CASE WHEN g = 4000 THEN 0 ELSE 2 END "
+                           "FROM generate_series(1, 5000) AS g")
+        step = Backfill("online_sample", "UPDATE online_sample SET share = 100 / divisor "
+                                         "WHERE id >= $1 AND id < $2 AND share IS NULL")
+        # Row 4000 makes its range fail, as a crash would stop it: the ranges before it stay committed.
+        with pytest.raises(asyncpg.DivisionByZeroError):
+            await run_online_steps(conn, "sample", (step,))
+        done = await conn.fetchval("SELECT count(*) FROM online_sample WHERE share IS NOT NULL")
+        assert 1000 <= done < 4000
+        assert await conn.fetchval("SELECT count(*) FROM online_sample WHERE id >= 4000 AND share IS NOT NULL") == 0
+        await conn.execute("UPDATE online_sample SET divisor = 4 WHERE id = 4000")
+        await run_online_steps(conn, "sample", (step,))
+        assert await conn.fetchval("SELECT count(*) FROM online_sample WHERE share IS NULL") == 0
+        assert await conn.fetchval("SELECT share FROM online_sample WHERE id = 4000") == 25
+        assert await conn.fetchval("SELECT share FROM online_sample WHERE id = 3999") == 50
+
+        # The filled column becomes NOT NULL through a validated check, which goes again afterwards. A row still
+        # empty stops it at the validation, leaving the unvalidated check; the run after the row is filled finishes.
+        await conn.execute("UPDATE online_sample SET share = NULL WHERE id = 10")
+        with pytest.raises(asyncpg.CheckViolationError):
+            await run_online_steps(conn, "sample", (NotNull("online_sample", "share"),))
+        await conn.execute("UPDATE online_sample SET share = 50 WHERE id = 10")
+        for _ in range(2):  # a second run finds it done
+            await run_online_steps(conn, "sample", (NotNull("online_sample", "share"),))
+            assert await conn.fetchval("SELECT attnotnull FROM pg_attribute "
+                                       "WHERE attrelid = 'online_sample'::regclass AND attname = 'share'") is True
+            assert await conn.fetchval("SELECT count(*) FROM pg_constraint "
+                                       "WHERE conrelid = 'online_sample'::regclass AND contype = 'c'") == 0
+        with pytest.raises(asyncpg.NotNullViolationError):
+            await conn.execute("INSERT INTO online_sample (divisor) VALUES (1)")
+
+        # A unique index build that failed leaves an INVALID index, which PostgreSQL never uses: it is built again.
+        with pytest.raises(asyncpg.UniqueViolationError):
+            await conn.execute("CREATE UNIQUE INDEX CONCURRENTLY uniq_online_sample_share ON online_sample (share)")
+        assert await conn.fetchval("SELECT indisvalid FROM pg_index "
+                                   "WHERE indexrelid = 'uniq_online_sample_share'::regclass") is False
+        await conn.execute("UPDATE online_sample SET share = id")
+        index = ConcurrentIndex("uniq_online_sample_share", "ON online_sample (share)", unique=True)
+        await run_online_steps(conn, "sample", (index,))
+        assert await conn.fetchval("SELECT indisvalid FROM pg_index "
+                                   "WHERE indexrelid = 'uniq_online_sample_share'::regclass") is True
+        with pytest.raises(asyncpg.UniqueViolationError):
+            await conn.execute("INSERT INTO online_sample (divisor, share) VALUES (1, 1)")
+    finally:
+        await conn.close()
+
+
+async def test_a_migrate_that_failed_during_the_neutral_reference_backfill_is_completed_by_the_next(
+        empty_db: tuple[str, Database]) -> None:
+    """Issue 31: the neutral reference's data moves in committed ranges; a run stopped half-way leaves the migration
+    marked unfinished (the schema check says so), and the next `plmail migrate` completes it before anything else."""
+    _, db = empty_db
+    finder = BaseMigrationManager()
+    modules = finder.get_migration_modules(str(MIGRATIONS_DIR))
+    async with db.transaction():  # the database as it was before the neutral reference
+        await Migration.create_table(if_not_exists=True).run()  # type: ignore[no-untyped-call]
+        for migration_id in sorted(finder.get_migration_ids(modules)):
+            if migration_id >= "2026-12-07T10:30:00:000000":
+                break
+            with contextlib.redirect_stdout(io.StringIO()):  # Piccolo prints progress
+                await (await modules[migration_id].forwards()).run()
+            await Migration.insert(Migration(name=migration_id, app_name=APP_NAME)).run()
+    user_id = await db.fetchval("INSERT INTO app_user (email, password_hash, created_at, updated_at) "
+                                "VALUES ('old@x.test', 'h', now(), now()) RETURNING id")
+    imap = await db.fetchval("INSERT INTO account (user_id, provider_kind, created_at, updated_at) "
+                             "VALUES ($1, 'imap', now(), now()) RETURNING id", user_id)
+    graph = await db.fetchval("INSERT INTO account (user_id, provider_kind, created_at, updated_at) "
+                              "VALUES ($1, 'graph', now(), now()) RETURNING id", user_id)
+    inbox = await db.fetchval("INSERT INTO mailbox (account_id, full_path, uid_validity, created_at, updated_at) "
+                              "VALUES ($1, 'INBOX', 7, now(), now()) RETURNING id", imap)
+    await db.execute(
+        "INSERT INTO message (account_id, subject, created_at, updated_at, mailbox_id, imap_uid, graph_id, "
+        "graph_folder_id) SELECT CASE WHEN g % 2 = 0 THEN $1::int ELSE $2::int END, 'Mail ' || g, now(), now(), "
+        "CASE WHEN g % 2 = 0 THEN $3::bigint END, CASE WHEN g % 2 = 0 THEN 100 + g END, "
+        "CASE WHEN g % 2 = 1 THEN 'AAMk' || g END, CASE WHEN g % 2 = 1 THEN 'AAMkInbox=' END "
+        "FROM generate_series(1, 3000) AS g", imap, graph, inbox)
+    poisoned = int(await db.fetchval("SELECT min(id) + 2500 FROM message"))
+    # A row the database refuses to change stops the backfill there, as a crash or a restart would.
+    await db.execute(f"""
+        CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'stopped at message %', OLD.id; END $$;
+        CREATE TRIGGER test_refuse BEFORE UPDATE ON message FOR EACH ROW WHEN (OLD.id = {poisoned})
+            EXECUTE FUNCTION test_refuse();""")
+    with pytest.raises(asyncpg.RaiseError, match="stopped at message"):
+        await migrate(db)
+    moved = await db.fetchval("SELECT count(*) FROM message WHERE provider_key IS NOT NULL")
+    assert 0 < moved < 3000
+    assert await db.fetchval("SELECT count(*) FROM message WHERE id >= $1 AND provider_key IS NOT NULL",
+                             poisoned) == 0
+    unfinished = await db.fetch("SELECT name FROM migration WHERE app_name = $1", ONLINE_PENDING)
+    assert [r["name"] for r in unfinished] == ["2026-12-07T10:40:00:000000"]
+    with pytest.raises(SchemaError, match="did not finish; run 'plmail migrate'"):
+        await check_schema(db)
+    # The later steps waited: the old columns are still there to move the rest from.
+    assert await db.fetchval("SELECT count(*) FROM information_schema.columns "
+                             "WHERE table_name = 'message' AND column_name = 'imap_uid'") == 1
+
+    await db.execute("DROP TRIGGER test_refuse ON message; DROP FUNCTION test_refuse()")
+    second = await migrate(db)
+    assert second.applied[0] == "2026-12-07T10:50:00:000000"
+    assert second.applied[-1] == known_migration_ids()[-1]
+    await check_schema(db)
+    rows = await db.fetch("SELECT account_id, provider_container, provider_key, subject FROM message ORDER BY id")
+    assert len(rows) == 3000
+    for row in rows:
+        number = int(row["subject"].removeprefix("Mail "))
+        if row["account_id"] == imap:  # IMAP: the folder row and the UID
+            assert (row["provider_container"], row["provider_key"]) == (str(inbox), str(100 + number))
+        else:  # Graph: the immutable id, account-wide
+            assert (row["provider_container"], row["provider_key"]) == ("", f"AAMk{number}")
+    assert await db.fetchval("SELECT count(*) FROM graph_message WHERE folder_id = 'AAMkInbox='") == 1500
+    for index in ("uniq_message_provider_ref", "idx_message_key_number", "idx_message_mailbox"):
+        assert await db.fetchval("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                                 "WHERE c.relname = $1", index) is True, index
+    third = await migrate(db)
+    assert third.applied == ()

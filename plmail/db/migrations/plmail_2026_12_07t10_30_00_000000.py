@@ -4,7 +4,8 @@
 Gmail and Graph, whose ids are account-wide); Gmail's id column becomes `provider_key` in place, and Gmail's label
 column becomes `provider_labels` (the categoriser reads it for Takeout imports too, so it is not Gmail's own).
 The tombstone gets the same two columns. Step 2 (`..t10_40..`) moves the data, step 3 (`..t10_50..`) drops the
-provider columns; `plmail migrate` runs all three in one transaction.
+provider columns. This step only changes the catalogue: adding a column with a constant default and renaming one
+rewrite no row, so the table is closed only for a moment; the long parts of steps 2 and 3 run online.
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager

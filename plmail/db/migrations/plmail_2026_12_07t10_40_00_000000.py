@@ -6,12 +6,17 @@ UID as decimal text; Gmail's message id and Graph's immutable id are account-wid
 folder a Graph message was last seen in moves to `graph_message`, a table `providers/graph` owns. Tombstones,
 draft versions and the draft references kept in submissions move to the same shape.
 
-Set-based, one statement per table: every statement only fills what is still empty, and the moves from the old
-columns run only while those columns exist, so running this twice changes nothing the second time. The counting
-trigger is off for the backfill (it would compare a million old and new rows for a change it does not count).
-`benchmarks/neutral_ref_migration.py` measures the three steps on a 1,000,000-message fill.
+The message table is large (a million rows measured), so its part runs online (`plmail/db/online_migration.py`):
+the transaction only changes small tables and the catalogue; the message rows move in short id ranges, each
+committed on its own, so a writer waits for one range and a reader for nothing. Every statement only fills what is
+still empty, and the moves from the old columns run only while those columns exist, so running this twice (or
+again after a crash half-way) changes nothing already done. The new message indexes are built concurrently by step
+3, after the key's type change, which would otherwise rebuild them under an exclusive lock.
+`benchmarks/neutral_ref_migration.py` measures the three steps on a 1,000,000-message fill: 262 s in all, reads of
+the table waited at most 0.18 s and a one-row write 0.52 s (it was 68.9 s for both at 200,000 in one transaction).
 """
 
+from plmail.db.online_migration import Backfill, ConcurrentIndex, OnlineStep, Vacuum
 from plmail.db.raw_migrations import sql_migration
 
 ID = "2026-12-07T10:40:00:000000"
@@ -19,11 +24,9 @@ VERSION = "1.38.0"
 DESCRIPTION = "provider-neutral message reference: move the data"
 
 FORWARDS_SQL = r"""
-SET LOCAL maintenance_work_mem = '256MB';  -- the index builds below, each in one sort
--- With IMAP UIDs among the keys, (key, account) is no longer unique: the provider-specific indexes go first.
+-- With IMAP UIDs among the keys, (key, account) is no longer unique: Gmail's index goes first. (Graph's and the
+-- IMAP folder's go with their columns in step 3; the folder's serves the folder foreign key until then.)
 DROP INDEX IF EXISTS uniq_message_gmail_id_account;
-DROP INDEX IF EXISTS uniq_message_graph_id_account;
-DROP INDEX IF EXISTS uniq_message_mailbox_imap_uid;
 DROP INDEX IF EXISTS idx_message_tombstone_imap;
 DROP INDEX IF EXISTS idx_message_tombstone_gmail;
 DROP INDEX IF EXISTS idx_message_tombstone_graph;
@@ -51,35 +54,6 @@ $$;
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM information_schema.columns
-                WHERE table_schema = current_schema() AND table_name = 'message' AND column_name = 'graph_folder_id')
-    THEN
-        INSERT INTO graph_message (message_id, folder_id)
-        SELECT id, graph_folder_id FROM message WHERE graph_folder_id IS NOT NULL
-        ON CONFLICT (message_id) DO NOTHING;
-    END IF;
-    IF EXISTS (SELECT 1 FROM information_schema.columns
-                WHERE table_schema = current_schema() AND table_name = 'message' AND column_name = 'imap_uid')
-    THEN
-        -- Gmail's rows hold their key already (step 1 renamed the column); IMAP's and Graph's are written here.
-        ALTER TABLE message DISABLE TRIGGER message_counted_update;
-        UPDATE message
-           SET provider_key = coalesce(graph_id, imap_uid::text),
-               provider_container = CASE WHEN graph_id IS NULL THEN mailbox_id::text ELSE '' END
-         WHERE provider_key IS NULL AND provider_container = ''
-           AND (graph_id IS NOT NULL OR imap_uid IS NOT NULL OR mailbox_id IS NOT NULL);
-        ALTER TABLE message ENABLE TRIGGER message_counted_update;
-    END IF;
-    IF EXISTS (SELECT 1 FROM information_schema.columns
-                WHERE table_schema = current_schema() AND table_name = 'message_tombstone'
-                  AND column_name = 'imap_uid')
-    THEN
-        UPDATE message_tombstone
-           SET provider_key = coalesce(gmail_id, graph_id, imap_uid::text),
-               provider_container = CASE WHEN gmail_id IS NULL AND graph_id IS NULL AND imap_uid IS NOT NULL
-                                         THEN coalesce(mailbox_id::text, '') ELSE '' END
-         WHERE provider_key IS NULL AND coalesce(gmail_id, graph_id, imap_uid::text) IS NOT NULL;
-    END IF;
-    IF EXISTS (SELECT 1 FROM information_schema.columns
                 WHERE table_schema = current_schema() AND table_name = 'draft_version' AND column_name = 'imap_uid')
     THEN
         UPDATE draft_version
@@ -98,20 +72,11 @@ UPDATE submission SET delivery = jsonb_set(delivery, '{ref}', pg_temp.plmail_neu
  WHERE jsonb_typeof(delivery->'ref') = 'object' AND NOT delivery->'ref' ? 'key';
 DROP FUNCTION pg_temp.plmail_neutral_ref(jsonb);
 
--- The folder's messages by folder row (the IMAP sync's folder-wide updates, the foreign key's ON DELETE): the
--- dropped (mailbox_id, imap_uid) index served that too.
-CREATE INDEX IF NOT EXISTS idx_message_mailbox ON message (mailbox_id) WHERE mailbox_id IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS uniq_message_provider_ref
-    ON message (provider_container, provider_key, account_id) WHERE provider_key IS NOT NULL;
--- Keys that are numbers (IMAP UIDs) are asked for by range and compared as numbers: an expression index over
--- the foldered rows only, with a guard so a provider whose keys are not numbers never fails an insert.
+-- Keys that are numbers (IMAP UIDs) are asked for by range and compared as numbers (step 3 indexes this over the
+-- foldered rows); the guard means a provider whose keys are not numbers never fails an insert.
 CREATE OR REPLACE FUNCTION plmail_key_number(key text) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN key ~ '^[0-9]{1,18}$' THEN key::bigint END
 $$;
-CREATE INDEX IF NOT EXISTS idx_message_key_number
-    ON message (provider_container, plmail_key_number(provider_key)) WHERE provider_container <> '';
-CREATE INDEX IF NOT EXISTS idx_message_tombstone_ref
-    ON message_tombstone (account_id, provider_container, provider_key) WHERE provider_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS idx_draft_version_to_remove ON draft_version (account_id, lineage)
     WHERE state IN ('superseded', 'sent', 'destroyed') AND provider_key IS NOT NULL;
 """
@@ -147,5 +112,33 @@ CREATE UNIQUE INDEX IF NOT EXISTS uniq_message_graph_id_account ON message (grap
 CREATE UNIQUE INDEX IF NOT EXISTS uniq_message_gmail_id_account ON message (provider_key, account_id)
     WHERE provider_key IS NOT NULL;
 """
+
+
+ONLINE: tuple[OnlineStep, ...] = (
+    # The folder's messages by folder row (the IMAP sync's folder-wide updates, the foreign key's ON DELETE): the
+    # (mailbox_id, imap_uid) index that served it goes with imap_uid in step 3.
+    ConcurrentIndex("idx_message_mailbox", "ON message (mailbox_id) WHERE mailbox_id IS NOT NULL"),
+    Backfill("message", """
+        INSERT INTO graph_message (message_id, folder_id)
+        SELECT id, graph_folder_id FROM message WHERE id >= $1 AND id < $2 AND graph_folder_id IS NOT NULL
+        ON CONFLICT (message_id) DO NOTHING""", while_column=("message", "graph_folder_id")),
+    # Gmail's rows hold their key already (step 1 renamed the column); IMAP's and Graph's are written here.
+    Backfill("message", """
+        UPDATE message
+           SET provider_key = coalesce(graph_id, imap_uid::text),
+               provider_container = CASE WHEN graph_id IS NULL THEN mailbox_id::text ELSE '' END
+         WHERE id >= $1 AND id < $2 AND provider_key IS NULL AND provider_container = ''
+           AND (graph_id IS NOT NULL OR imap_uid IS NOT NULL OR mailbox_id IS NOT NULL)""",
+             while_column=("message", "imap_uid")),
+    Backfill("message_tombstone", """
+        UPDATE message_tombstone
+           SET provider_key = coalesce(gmail_id, graph_id, imap_uid::text),
+               provider_container = CASE WHEN gmail_id IS NULL AND graph_id IS NULL AND imap_uid IS NOT NULL
+                                         THEN coalesce(mailbox_id::text, '') ELSE '' END
+         WHERE id >= $1 AND id < $2 AND provider_key IS NULL
+           AND coalesce(gmail_id, graph_id, imap_uid::text) IS NOT NULL""",
+             while_column=("message_tombstone", "imap_uid")),
+    Vacuum("message"),
+)
 
 forwards = sql_migration(ID, DESCRIPTION, FORWARDS_SQL, BACKWARDS_SQL)
