@@ -99,7 +99,8 @@ async def test_every_page_fits_and_axe_finds_nothing_of_any_impact_from_320_to_1
             page = await world.page(width=width, height=1080 if width >= 1920 else 800)
             for name, path in [*_main_pages(world), *_states(world)]:
                 await page.emulate_media(color_scheme="light")
-                await page.goto(world.base + path)
+                answer = await page.goto(world.base + path)
+                assert answer is not None and answer.ok, f"{name}: {answer and answer.status}"  # the page, not an error
                 await _open_a_state(page, name)
                 # Through the DevTools protocol, which the page's Content-Security-Policy does not govern (a
                 # <script> tag with axe inline would be refused, as any inline script is): the page stays as users
