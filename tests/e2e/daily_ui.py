@@ -24,7 +24,7 @@ from tests.support.serve import ServeProcess, open_world_services
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = Path(os.environ.get("PLMAIL_TEST_OUTPUT", ROOT / "test-output")) / "ui"
 AXE = ROOT / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
-WIDTHS = (320, 390, 768, 1366)  # the widths: two phones, a tablet, a laptop
+WIDTHS = (320, 390, 768, 1366, 1920)  # the widths: two phones, a tablet, a laptop, a desktop
 PASSWORD = "correct horse"
 
 
