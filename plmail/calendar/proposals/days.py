@@ -324,12 +324,10 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         if not (1 <= day <= 31 and 1 <= month <= 12) or _LETTER_AFTER.match(sentence, m.end()):
             continue  # "14.30." is a time at the end of a sentence, "2.40." and "4.2.x" versions, not dates
         start, weekday, bare = _weekday_before(sentence, m.start())
-        # "4.8." with its trailing dot is the German form whatever the language, and so is a dotted date with
-        # its full year ("10.11.2017 at around 12:30"): American mail writes M/D/Y with slashes. A two-digit
-        # year ("04.08.26") in English mail may still be M.D.Y, so one that reads both ways is left alone.
-        year = m["y"] or m["yy"]
-        unclear = language is Locale.EN and bool(m["yy"]) and day != month and day <= 12
-        resolved = None if unclear else _resolve(year, month, day, reference, weekday, past_tense)
+        # A dotted date with its full year is D.M.Y whatever the language ("10.11.2017 at around 12:30"): American
+        # mail writes M/D/Y with slashes. Without its full year it is found but not offered (issue 37, as the
+        # predecessor refused): "04.08." and "04.08.26" leave open which year, and in English mail which order.
+        resolved = _resolve(m["y"], month, day, reference, weekday, past_tense) if m["y"] else None
         has_context = bool(m["y"]) or weekday is not None or _DOTTED_CONTEXT_BEFORE.search(
             sentence, max(0, m.start() - 30), m.start()
         ) is not None
@@ -355,11 +353,11 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         has_context = (m["y"] is not None or weekday is not None
                        or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None)
         clock = (int(m["H"]), int(m["M"])) if m["H"] else None
-        resolved = _resolve(m["y"], month, day, reference, weekday, past_tense)
         full_year = m["y"] is not None and len(m["y"]) == 4
-        if resolved is None and language is Locale.EN and (weekday is not None or full_year) and first > 12:
-            # "Thursday 15/06": no 15th month, and the weekday written with it agrees with 15 June; "14/12/2026"
-            # with its full year can only be D/M/Y. A year-less or two-digit-year "15/06" stays refused.
+        # Offered only with its full year, as a dotted date: "15/06" and "15/06/26" are found but not offered.
+        resolved = _resolve(m["y"], month, day, reference, weekday, past_tense) if full_year else None
+        if resolved is None and language is Locale.EN and full_year and first > 12:
+            # "14/12/2026" with its full year can only be D/M/Y.
             resolved = _resolve(m["y"], second, first, reference, weekday, past_tense)
         add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context, clock=clock))
     for m in _DOTTED_BARE.finditer(sentence):
@@ -368,11 +366,9 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
         start, weekday, bare = _weekday_before(sentence, m.start())
         # "Do 01.06" without the weekday's dot is a date beside a time only, as the gate sees it too.
         has_context = (weekday is not None and not bare) or _CONTEXT_BEFORE.search(sentence, 0, m.start()) is not None
-        # Without its trailing dot or a year, "5.12" in English mail is as often May 12th as 5 December.
-        resolved = None if language is Locale.EN else _resolve(
-            None, int(m["m"]), int(m["d"]), reference, weekday, past_tense
-        )
-        add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=not has_context))
+        # Without a year "5.12" is not offered (and in English mail it is as often May 12th as 5 December); it is
+        # still found, so the numbers are not read as a time.
+        add(DayMention(start, m.end(), DayKind.EXPLICIT, None, needs_clock=not has_context))
     return found
 
 
@@ -401,6 +397,9 @@ def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMen
         found.append(_range_mention(m, start_day, last_day))
     for m in _DAY_RANGE_DOTTED.finditer(sentence):
         year = m["y1"] or m["y"]
+        if year is None:
+            found.append(_range_mention(m, None, None))  # "26.–28.10." has no year: not offered
+            continue
         start_day = _resolve(year, int(m["m1"] or m["m2"]), int(m["d1"]), reference, None, past_tense)
         last_day = None
         if start_day is not None:

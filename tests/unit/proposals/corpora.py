@@ -8,6 +8,11 @@ of an underspecified date; both count). A candidate is
 - wrong otherwise, including any candidate for a text whose gold names no day at all.
 Precision is exact / all candidates (partial counts against it); recall is gold day+time readings
 (or day readings) found exactly / all such readings in texts that name a concrete day.
+
+Issue 37 keeps the refusal of numeric dates without their four-digit year ("04.08.", "04.08.26", "8/4",
+"22.-23.10."): the detector must not offer them. Recall over all gold counts those as misses and is kept as it
+is; a second day+time recall, "the forms the issue allows", leaves out of its denominator (and numerator) the
+cases whose only written day is such a date (`names_a_day_only_without_its_year`), and counts them.
 """
 
 from __future__ import annotations
@@ -54,6 +59,47 @@ _DATE_DIGITS = re.compile(
     rf"\b\d{{1,2}}(?:st|nd|rd|th|te|\.)?\s*(?:of\s+)?(?={_MONTH_WORD})|\b\d{{1,2}}(?:st|nd|rd|th)\b|\b(?:19|20)\d\d\b",
     re.IGNORECASE,
 )
+
+
+# A numeric date, dotted or slashed, with what follows it: "04.08.", "4.8", "8/4", "04.08.26", "22.-23.10.", and
+# "10.08.2026", "24.07. 2017" or "05/31/2024" (whose four-digit year, 19xx or 20xx as the detector reads it, the
+# issue allows; "02.08. 1845-1955" is a year-less date and a time range). A weekday written before it belongs to
+# it ("Dienstag, den 04.08."): it names the same day, and the detector refuses the pair too. Day and month are
+# checked in code; a pair that can be no date ("06.45", "10.30", "11.00") is a time.
+_WEEKDAY_WORD = (r"(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|monday|tuesday|wednesday|thursday|"
+                 r"friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun|mo|di|mi|do|fr|sa|so)")
+_NUMERIC_DATE = re.compile(
+    rf"(?P<weekday>\b{_WEEKDAY_WORD}\.?,?\s*(?:den\s+)?)?"
+    r"(?<![\d.,/])(?:\d{1,2}\.(?:\d{1,2}\.)?\s?[-–]\s?)?(?P<a>\d{1,2})(?P<sep>[./])\s?(?P<b>\d{1,2})"
+    r"(?:[./](?P<year>\s?(?:19|20)\d{2}(?!\d)|\d{2}(?!\d))?)?(?!\d)",
+    re.IGNORECASE,
+)
+
+
+def names_a_day_only_without_its_year(text: str) -> bool:
+    """The text writes a numeric date without a four-digit year, and no other day (issue 37 refuses those).
+
+    Year-less numeric dates (day and month each possible in either order, with a weekday written before them)
+    and dotted times are blanked out; if the text then no longer names a day (`_NAMES_A_DAY`, the rule that
+    decides which gold counts for recall), the year-less date was its only written day. Dates with their
+    four-digit year are kept, so "vom 04.08. bis 06.08.2026" still counts.
+    """
+    yearless_found = False
+
+    def blank(m: re.Match[str]) -> str:
+        nonlocal yearless_found
+        a, b = int(m["a"]), int(m["b"])
+        # Dots are day first in any language; a slash is either way round.
+        month_fits = b <= 12 if m["sep"] == "." else (a <= 12 or b <= 12)
+        if not (min(a, b) >= 1 and month_fits and max(a, b) <= 31):
+            return (m["weekday"] or "") + " "  # "06.45", "Sonntag 10.30": a time, no day
+        if m["year"] is not None and len(m["year"].strip()) == 4:
+            return m[0]
+        yearless_found = True
+        return " "
+
+    stripped = _NUMERIC_DATE.sub(blank, text)
+    return yearless_found and _NAMES_A_DAY.search(stripped) is None
 
 
 def _writes_a_time(text: str) -> bool:
@@ -157,6 +203,10 @@ class Score:
     timed_found: int = 0
     day_gold: int = 0
     day_found: int = 0
+    # Issue 37's second column: day+time gold outside the cases whose only day is a year-less numeric date.
+    allowed_timed_gold: int = 0
+    allowed_timed_found: int = 0
+    yearless_cases: int = 0  # cases left out of that column (with day+time gold that counts for recall)
     mistakes: list[tuple[str, str, str]] = field(default_factory=list)
     misses: list[tuple[str, str, str]] = field(default_factory=list)  # gold day+time readings not found
 
@@ -167,6 +217,10 @@ class Score:
     @property
     def timed_recall(self) -> float:
         return self.timed_found / self.timed_gold if self.timed_gold else 0.0
+
+    @property
+    def allowed_timed_recall(self) -> float:
+        return self.allowed_timed_found / self.allowed_timed_gold if self.allowed_timed_gold else 0.0
 
     @property
     def day_recall(self) -> float:
@@ -336,6 +390,8 @@ def evaluate(detector: ProposalDetector, cases: list[Case], keep_mistakes: int =
                 expected = "; ".join(sorted(f"{r.day} {r.clock}" for g in case.gold for r in g.readings))
                 read = candidate.start.isoformat() + (" all-day" if candidate.all_day else "")
                 score.mistakes.append((case.text, read, expected))
+        yearless = names_a_day_only_without_its_year(case.text)
+        counted_as_yearless = False
         for gold in case.gold:
             if not gold.counts_for_recall:
                 continue
@@ -344,6 +400,12 @@ def evaluate(detector: ProposalDetector, cases: list[Case], keep_mistakes: int =
             if timed:
                 score.timed_gold += 1
                 score.timed_found += hit
+                if yearless:
+                    score.yearless_cases += not counted_as_yearless
+                    counted_as_yearless = True
+                else:
+                    score.allowed_timed_gold += 1
+                    score.allowed_timed_found += hit
                 if not hit and len(score.misses) < keep_misses:
                     expected = "; ".join(sorted(f"{r.day} {r.clock}" for r in gold.readings))
                     read = "; ".join(sorted(f"{f.day} {f.clock}" for f in found)) or "nothing"

@@ -8,7 +8,16 @@ from __future__ import annotations
 import pytest
 
 from plmail.calendar.proposals import DateShapeGate, DetectionRequest, DeterministicDateDetector
-from tests.unit.proposals.corpora import CORPUS_ROOT, WRONG_GOLD, Case, Score, all_cases, evaluate, wrong_gold
+from tests.unit.proposals.corpora import (
+    CORPUS_ROOT,
+    WRONG_GOLD,
+    Case,
+    Score,
+    all_cases,
+    evaluate,
+    names_a_day_only_without_its_year,
+    wrong_gold,
+)
 
 TARGET_PRECISION = 0.95
 
@@ -71,3 +80,29 @@ def test_every_case_left_out_for_its_gold_is_in_its_corpus_and_says_why() -> Non
               for key in [(case.corpus, case.text, case.reference.strftime("%Y-%m-%dT%H:%M"))]}  # fmt: skip
     assert listed == set(WRONG_GOLD)
     assert all(reason.strip() for reason in WRONG_GOLD.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "left_out"),
+    [
+        # Issue 37 refuses these, so the second recall column leaves them out.
+        ("am 26.08. zwischen 09.00 - 13.00 Uhr", True),
+        ("Termin am 04.08.26 um 10 Uhr", True),
+        ("Meeting on 8/4 at 10am", True),
+        ("Kurs am 22.-23.10. um 19 Uhr", True),
+        ("Montag, 10.08. um 11", True),  # the weekday names the same day as the year-less date
+        ("Thursday 15/06 around 18.00 h", True),
+        ("02.08. 1845-1955", True),  # a time range, not a year
+        # Another day is written, or the date has its four-digit year, or there is no date at all.
+        ("am 10.08.2026 um 9", False),
+        ("24.07. 2017 gegen 08:00 Uhr", False),
+        ("on 05/31/2024 14:15", False),
+        ("vom 04.08. bis 06.08.2026 um 9", False),
+        ("morgen, Dienstag 04.08. um 10", False),
+        ("Sonntag 10.30 Uhr", False),  # a dotted time: no 30th month
+        ("morgen 14.30", False),
+        ("um 14.30 Uhr", False),
+    ],
+)
+def test_the_second_recall_column_leaves_out_only_year_less_numeric_dates(text: str, left_out: bool) -> None:
+    assert names_a_day_only_without_its_year(text) is left_out

@@ -47,12 +47,12 @@ def starts(text: str, language: Locale) -> list[str]:
         (EN, "Friday at six pm", "2026-08-07 18:00"),
         # Four digits are a 24-hour time; three only with am/pm.
         (DE, "morgen 1430 Uhr", "2026-08-04 14:30"),
-        (DE, "Am 12.8. um 1430 Uhr", "2026-08-12 14:30"),
+        (DE, "Am 12.8.2026 um 1430 Uhr", "2026-08-12 14:30"),
         (EN, "12 Aug 1115", "2026-08-12 11:15"),
         (EN, "Friday 0930", "2026-08-07 09:30"),
         (EN, "on Friday at 830am", "2026-08-07 08:30"),
         (EN, "Thursday at 1120pm", "2026-08-06 23:20"),
-        (DE, "Am 12.8. 1845-1955", "2026-08-12 18:45"),
+        (DE, "Am 12.8.2026 1845-1955", "2026-08-12 18:45"),
         (EN, "Aug 7 1440-1825", "2026-08-07 14:40"),
         # Noon, and an approximate or bare hour that can only be a time where it stands.
         (EN, "Lunch Friday noon?", "2026-08-07 12:00"),
@@ -68,7 +68,7 @@ def starts(text: str, language: Locale) -> list[str]:
         (DE, "Fr um 16:25 Uhr geht.", "2026-08-07 16:25"),
         (DE, "Di. um 10 Uhr?", "2026-08-04 10:00"),
         (EN, "Fri 7 Aug 10:00", "2026-08-07 10:00"),
-        (DE, "Mi 12.08. 09:30", "2026-08-12 09:30"),
+        (DE, "Mi 12.08.2026 09:30", "2026-08-12 09:30"),
         (EN, "this Fri at 3pm", "2026-08-07 15:00"),
         (EN, "Friday the 7th at 10am?", "2026-08-07 10:00"),
         (EN, "Wed 26th at 3pm", "2026-08-26 15:00"),
@@ -87,11 +87,11 @@ def starts(text: str, language: Locale) -> list[str]:
         (EN, "On Friday from 2 to 4 pm", "2026-08-07 14:00"),
         (DE, "Freitag zwischen 14 und 16 Uhr", "2026-08-07 14:00"),
         (EN, "Friday between 2 and 4pm", "2026-08-07 14:00"),
-        (DE, "Am 12.8. 6:10 - 13:35", "2026-08-12 06:10"),  # 18:10 would come after the end
-        (DE, "Am 12.8. 20-21", "2026-08-12 20:00"),
+        (DE, "Am 12.8.2026 6:10 - 13:35", "2026-08-12 06:10"),  # 18:10 would come after the end
+        (DE, "Am 12.8.2026 20-21", "2026-08-12 20:00"),
         # A clock reading of 5 or 6 written the German way is the morning (an evening there is 17 or 18).
         (DE, "Freitag 6:30 Uhr Abfahrt", "2026-08-07 06:30"),
-        (DE, "Am Montag, 10.8., 5:45 Uhr am Bahnhof", "2026-08-10 05:45"),
+        (DE, "Am Montag, 10.8.2026, 5:45 Uhr am Bahnhof", "2026-08-10 05:45"),
         (DE, "morgen 6:38", "2026-08-04 06:38"),
         # Shapes that were read wrongly before.
         (DE, "Termin 2026-08-20 14:00", "2026-08-20 14:00"),  # the ISO date's own time knocked the date out
@@ -117,7 +117,7 @@ def test_shapes(language: Locale, text: str, start: str) -> None:
         (DE, "Am Freitag kommen etwa 8 Teilnehmer."),  # a count of people
         (DE, "Freitag 2030"),  # a year as often as a time
         (DE, "Ich habe am Freitag 2015 Euro bezahlt."),
-        (DE, "Am 12.8. kostet es 1430 Euro."),
+        (DE, "Am 12.8.2026 kostet es 1430 Euro."),
         (DE, "Am Freitag: Goethe 1749-1832"),  # years, away from the day
         (EN, "Room 12a on Friday"),
         (EN, "Let's go to building 4 tonight"),  # a building's number, not 16:00
@@ -140,10 +140,10 @@ def test_look_alikes_are_refused(language: Locale, text: str) -> None:
 @pytest.mark.parametrize(
     ("language", "text", "start"),
     [
-        (DE, "Hinflug 09.08. 14:15WAW", "2026-08-09 14:15"),  # a timetable's time, glued to its airport
+        (DE, "Hinflug 09.08.2026 14:15WAW", "2026-08-09 14:15"),  # a timetable's time, glued to its airport
         (EN, "Aug 15 1410-1745ECO", "2026-08-15 14:10"),
-        (DE, "Am 12.8. um 14:15abc", None),  # letters that are no airport code keep it from being a time
-        (DE, "Am 12.8. um 14:15Uhrzeit", None),
+        (DE, "Am 12.8.2026 um 14:15abc", None),  # letters that are no airport code keep it from being a time
+        (DE, "Am 12.8.2026 um 14:15Uhrzeit", None),
     ],
 )
 def test_a_time_glued_to_an_airport_code(language: Locale, text: str, start: str | None) -> None:

@@ -44,18 +44,19 @@ def local(moment: datetime | None) -> str | None:
         (EN, "Tuesday 10:00-11:30 works.", "2026-08-04 10:00", "2026-08-04 11:30"),
         (EN, "Friday 9a to 11a", "2026-08-07 09:00", "2026-08-07 11:00"),
         (EN, "Thursday from 9:30 till 11:00", "2026-08-06 09:30", "2026-08-06 11:00"),
-        (DE, "Am 12.8. 0930-1045", "2026-08-12 09:30", "2026-08-12 10:45"),
-        (DE, "Am 12.8. 2205-0455", "2026-08-12 22:05", "2026-08-13 04:55"),  # past midnight
+        (DE, "Am 12.8.2026 0930-1045", "2026-08-12 09:30", "2026-08-12 10:45"),
+        (DE, "Am 12.8.2026 2205-0455", "2026-08-12 22:05", "2026-08-13 04:55"),  # past midnight
         (DE, "Freitag um 14 Uhr für 2 Stunden", "2026-08-07 14:00", "2026-08-07 16:00"),  # a written length
         # A timed day to a timed day: a stay, a trip, a fair.
-        (DE, "Wir sind vom 22.08. 15:00 Uhr bis 24.08. 11:00 Uhr dort.", "2026-08-22 15:00", "2026-08-24 11:00"),
+        (DE, "Wir sind vom 22.08.2026 15:00 Uhr bis 24.08.2026 11:00 Uhr dort.", "2026-08-22 15:00",
+         "2026-08-24 11:00"),
         (DE, "Messe Freitag 8 Uhr bis Samstag 14 Uhr", "2026-08-07 08:00", "2026-08-08 14:00"),
         (DE, "Anreise 14.08.2026 06:00 Uhr bis zum 15.08.2026 18:00", "2026-08-14 06:00", "2026-08-15 18:00"),
         (EN, "Sep 7th, 9am - Sep 7th, 11pm", "2026-09-07 09:00", "2026-09-07 23:00"),
         # A window after its day is the event's span too, as "14–16 Uhr" is: start and end as written.
         (DE, "Freitag zwischen 14 und 16 Uhr", "2026-08-07 14:00", "2026-08-07 16:00"),
         (DE, "Am Donnerstag zwischen 9:30 und 11:00", "2026-08-06 09:30", "2026-08-06 11:00"),
-        (DE, "Am 12.8. zwischen 9 und 11", "2026-08-12 09:00", "2026-08-12 11:00"),
+        (DE, "Am 12.8.2026 zwischen 9 und 11", "2026-08-12 09:00", "2026-08-12 11:00"),
         (EN, "between 9:30 and 11:00 on thursday", "2026-08-06 09:30", "2026-08-06 11:00"),
         (EN, "Friday between 2 and 4pm", "2026-08-07 14:00", "2026-08-07 16:00"),
         # A part of the day right after two bare numbers makes them hours.
@@ -64,7 +65,7 @@ def local(moment: datetime | None) -> str | None:
         # Bounds on both sides make the same span.
         (EN, "later than 9:30 but before 11:00 on Thursday", "2026-08-06 09:30", "2026-08-06 11:00"),
         (DE, "am Donnerstag nach 9:30 aber vor 11:00", "2026-08-06 09:30", "2026-08-06 11:00"),
-        (DE, "Am 26.08. zwischen 09.00 - 13.00 Uhr", "2026-08-26 09:00", "2026-08-26 13:00"),
+        (DE, "Am 26.08.2026 zwischen 09.00 - 13.00 Uhr", "2026-08-26 09:00", "2026-08-26 13:00"),
     ],
 )
 def test_a_written_end_is_kept(language: Locale, text: str, start: str, end: str) -> None:
@@ -85,9 +86,11 @@ def test_without_a_written_end_the_end_is_the_default_hour_and_says_so() -> None
     ("language", "text"),
     [
         (DE, "Von 4.8. bis 8.8. bin ich im Urlaub."),  # days without times: no appointment
+        (DE, "Von 4.8.2026 bis 8.8.2026 bin ich im Urlaub."),  # with the year too (year-less is refused anyway)
         (DE, "Rückruf bis Freitag 14 Uhr bis Samstag 10 Uhr."),  # the first day is a deadline itself
         (DE, "Freitag 14 Uhr bis Freitag 13 Uhr"),  # the end before the start
         (DE, "Ausstellung vom 1.9. 10 Uhr bis 30.10. 18 Uhr"),  # a season, not an event
+        (DE, "Ausstellung vom 1.9.2026 10 Uhr bis 30.10.2026 18 Uhr"),
         (DE, "Freitag bis 14 Uhr"),  # an open end
         (DE, "Freitag zwischen 2 und 4"),  # 02:00 or 14:00: no part of the day, no am/pm
         (EN, "Friday between 2 and 4"),

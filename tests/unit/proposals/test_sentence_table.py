@@ -38,12 +38,14 @@ class Row:
 ROWS: list[Row] = [
     # --- German, offered -------------------------------------------------------------------------------
     Row(DE, "Können wir uns am Dienstag, den 4. August um 14:30 Uhr treffen?", "2026-08-04T14:30", "2026-08-04T15:30"),
-    Row(DE, "Treffen am 04.08. um 14.30 Uhr, ca. 2 Stunden.", "2026-08-04T14:30", "2026-08-04T16:30"),
+    Row(DE, "Treffen am 04.08.2026 um 14.30 Uhr, ca. 2 Stunden.", "2026-08-04T14:30", "2026-08-04T16:30"),
+    Row(DE, "Treffen am 04.08. um 14.30 Uhr, ca. 2 Stunden.", None),  # issue 37: without its full year, not offered
     Row(DE, "Morgen um 14 Uhr?", "2026-08-04T14:00", "2026-08-04T15:00"),
     Row(DE, "Guten Morgen, passt Freitag um 10 Uhr?", "2026-08-07T10:00", "2026-08-07T11:00"),
     Row(DE, "Guten Abend Herr Müller, morgen um 10 Uhr passt.", "2026-08-04T10:00", "2026-08-04T11:00"),
     Row(DE, "Wie wäre es mit übermorgen gegen 15 Uhr?", "2026-08-05T15:00", "2026-08-05T16:00"),
-    Row(DE, "Lass uns am 12.8. essen gehen.", "2026-08-12", "2026-08-13"),
+    Row(DE, "Lass uns am 12.8.2026 essen gehen.", "2026-08-12", "2026-08-13"),
+    Row(DE, "Lass uns am 12.8. essen gehen.", None),  # issue 37: without its full year, not offered
     Row(DE, "Heute Abend um 8?", "2026-08-03T20:00", "2026-08-03T21:00"),
     Row(DE, "Dienstag nächste Woche um 10 Uhr passt mir.", "2026-08-11T10:00", "2026-08-11T11:00"),
     Row(DE, "Kommenden Mittwoch um 14 Uhr im Büro?", "2026-08-05T14:00", "2026-08-05T15:00"),
@@ -56,28 +58,34 @@ ROWS: list[Row] = [
     Row(DE, "Am Samstag, 8. August, um 19 Uhr feiern wir, etwa drei Stunden lang.", "2026-08-08T19:00",
         "2026-08-08T22:00"),
     Row(DE, "Mittagessen am 10. August um 12 Uhr?", "2026-08-10T12:00", "2026-08-10T13:00"),
-    Row(DE, "Die Besprechung beginnt am 11.08. um 09:15 Uhr und dauert eine halbe Stunde.", "2026-08-11T09:15",
-        "2026-08-11T09:45"),
+    Row(DE, "Die Besprechung beginnt am 11.08.2026 um 09:15 Uhr und dauert eine halbe Stunde.",
+        "2026-08-11T09:15", "2026-08-11T09:45"),
+    # issue 37: without its full year, not offered
+    Row(DE, "Die Besprechung beginnt am 11.08. um 09:15 Uhr und dauert eine halbe Stunde.", None),
     Row(DE, "(Übermorgen) um 16 Uhr bei mir?", "2026-08-05T16:00", "2026-08-05T17:00"),
     Row(DE, "Wir treffen uns am 14. August 2026 um 13 Uhr.", "2026-08-14T13:00", "2026-08-14T14:00"),
-    Row(DE, "Wie wäre es mit Montag, 10.08., 11 Uhr?", "2026-08-10T11:00", "2026-08-10T12:00"),
+    Row(DE, "Wie wäre es mit Montag, 10.08.2026, 11 Uhr?", "2026-08-10T11:00", "2026-08-10T12:00"),
+    Row(DE, "Wie wäre es mit Montag, 10.08., 11 Uhr?", None),  # issue 37: without its full year, not offered
     Row(DE, "Um 15 Uhr am Donnerstag?", "2026-08-06T15:00", "2026-08-06T16:00"),
     Row(DE, "Ja, passt!\n\nFreitag um 11 Uhr wäre besser.\n\nAm 03.08.2026 um 08:00 schrieb Max <max@example.org>:\n"
         "> Treffen wir uns Freitag um 10 Uhr?", "2026-08-07T11:00", "2026-08-07T12:00"),
     Row(DE, "Können wir morgen um 14 Uhr telefonieren?", "2019-03-05T14:00", "2019-03-05T15:00",
         sent=datetime(2019, 3, 4, 10, 0, tzinfo=ZoneInfo(BERLIN))),
-    Row(DE, "Sprechen wir am 2.11. um 10 Uhr?", "2026-11-02T10:00", "2026-11-02T11:00"),
+    Row(DE, "Sprechen wir am 2.11.2026 um 10 Uhr?", "2026-11-02T10:00", "2026-11-02T11:00"),
+    Row(DE, "Sprechen wir am 2.11. um 10 Uhr?", None),  # issue 37: without its full year, not offered
     Row(DE, "Geht auch –Dienstag um 17:45?", "2026-08-04T17:45", "2026-08-04T18:45"),
     Row(DE, "Der Zoom-Call ist am 12. August von 13:00 bis 14:30 Uhr.", "2026-08-12T13:00", "2026-08-12T14:30"),
     Row(DE, "Am Freitag um 14 Uhr ist das Meeting.", "2026-08-07T14:00", "2026-08-07T15:00"),
     Row(DE, "Kein Problem, dann Freitag um 10 Uhr.", "2026-08-07T10:00", "2026-08-07T11:00"),
-    Row(DE, "Am Montag, dem 10.8. um 11 Uhr?", "2026-08-10T11:00", "2026-08-10T12:00"),
+    Row(DE, "Am Montag, dem 10.8.2026 um 11 Uhr?", "2026-08-10T11:00", "2026-08-10T12:00"),
+    Row(DE, "Am Montag, dem 10.8. um 11 Uhr?", None),  # issue 37: without its full year, not offered
     Row(EN, "Don't forget: Wednesday at 2:30pm in room 4.", "2026-08-05T14:30", "2026-08-05T15:30"),
     Row(EN, "I was wondering if Tuesday at 2pm works for you?", "2026-08-04T14:00", "2026-08-04T15:00"),
     # --- English, offered ------------------------------------------------------------------------------
     Row(EN, "Can we meet on August 4th at 2pm?", "2026-08-04T14:00", "2026-08-04T15:00"),
     Row(EN, "How about tomorrow at 2 p.m. for 90 minutes?", "2026-08-04T14:00", "2026-08-04T15:30"),
-    Row(EN, "Let's do 8/12 at 10:00.", "2026-08-12T10:00", "2026-08-12T11:00"),
+    Row(EN, "Let's do 8/12/2026 at 10:00.", "2026-08-12T10:00", "2026-08-12T11:00"),
+    Row(EN, "Let's do 8/12 at 10:00.", None),  # issue 37: without its full year, not offered
     Row(EN, "Lunch on the 4th of August at noon?", "2026-08-04T12:00", "2026-08-04T13:00"),
     Row(EN, "See you tonight at 8", "2026-08-03T20:00", "2026-08-03T21:00"),
     Row(EN, "next Monday 1-3 pm works for me", "2026-08-10T13:00", "2026-08-10T15:00"),
@@ -93,7 +101,8 @@ ROWS: list[Row] = [
     Row(EN, "The call is at 3pm PDT on Friday.", "2026-08-08T00:00", "2026-08-08T01:00"),
     Row(EN, "Wedding party on 8/22/2026 at 6 pm.", "2026-08-22T18:00", "2026-08-22T19:00"),
     Row(EN, "I booked the room for Wednesday at 14:00 for 45 minutes.", "2026-08-05T14:00", "2026-08-05T14:45"),
-    Row(EN, "The dentist appointment is on 12.08. at 10:00.", "2026-08-12T10:00", "2026-08-12T11:00"),
+    Row(EN, "The dentist appointment is on 12.08.2026 at 10:00.", "2026-08-12T10:00", "2026-08-12T11:00"),
+    Row(EN, "The dentist appointment is on 12.08. at 10:00.", None),  # issue 37: without its year, not offered
     Row(EN, "Let's talk tomorrow at 9am.", "2026-08-04T09:00", "2026-08-04T10:00", zone="America/New_York"),
     Row(EN, "Sounds good. Say, Thursday at 4pm, e.g. in the lobby?", "2026-08-06T16:00", "2026-08-06T17:00"),
     # --- traps: deadlines, offers, contracts, office hours ---------------------------------------------
@@ -135,7 +144,8 @@ ROWS: list[Row] = [
     Row(EN, "Call us at 555-0142 on Monday.", None),
     Row(EN, "Windows 10 may crash again.", None),  # not 10 May
     Row(EN, "Soldiers march 5 miles.", None),
-    Row(DE, "Am 24.8. so gegen 15 Uhr?", "2026-08-24T15:00", "2026-08-24T16:00"),
+    Row(DE, "Am 24.8.2026 so gegen 15 Uhr?", "2026-08-24T15:00", "2026-08-24T16:00"),
+    Row(DE, "Am 24.8. so gegen 15 Uhr?", None),  # issue 37: without its full year, not offered
     # --- traps: quoted and forwarded text --------------------------------------------------------------
     Row(EN, "> Can we meet Friday at 10?", None),
     Row(EN, "Sounds good.\n\nOn Mon, Aug 3, 2026 at 9:00 AM Anna <anna@example.org> wrote:\n> Tuesday at 2pm?", None),
