@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import icalendar
@@ -22,6 +23,7 @@ from plmail.domain.errors import ValidationError
 from plmail.domain.messages import Address
 from plmail.domain.models import User
 from plmail.services import Services
+from tests.integration.calendar.test_grid_moves import move, undo_fields
 from tests.integration.sending.conftest import Outgoing, add_sending_account
 from tests.support.dovecot import DovecotServer, DovecotUser
 from tests.support.jobs import run_queued
@@ -222,3 +224,46 @@ async def test_the_event_editor_form_takes_guests_and_refuses_a_broken_address(
     assert made.status_code == 303 and "invited=1" in made.headers["location"]
     shown = await client.get(made.headers["location"])
     assert "The invitation is on its way to 1 guest." in shown.text and "bea@example.net" in shown.text
+
+
+async def test_a_drag_on_the_time_grid_sends_the_guests_the_new_time_and_undo_the_old(
+        outgoing: Outgoing, guest: Guest, client: httpx.AsyncClient) -> None:
+    """Issue 32: a drag moves an event "and its copy elsewhere when it has one": the guests' copies of an event the
+    user organises follow the drag and its Undo, each a REQUEST one SEQUENCE higher (RFC 5546 §2.1.4)."""
+    services, organiser = outgoing.services, outgoing.user
+    saved = await services.calendar.editor.create_event(
+        organiser.id, form("Standup", START, (Address("Gus", guest.address),)), user_zone=ZONE)
+    request = await _sent(outgoing, saved.invitations[0].submission_id, 1)
+    uid = str(itip(request)[1]["uid"])
+    await guest.receive(request)
+
+    assert (await sign_in(client, organiser.email, "correct horse")).status_code == 200
+    local = START.astimezone(ZoneInfo(ZONE))
+    day = local.date().isoformat()
+    answer = await move(client, saved.event_id, {"start": f"{day}T{local.hour + 2:02d}:00",
+                                                 "end": f"{day}T{local.hour + 3:02d}:00", "view": "week", "day": day})
+    assert answer.status_code == 200, answer.text
+    later = START + timedelta(hours=2)
+    update = await _sent(outgoing, await _pending_invitation(services), 2)
+    method, vevent = itip(update)
+    assert (method, int(vevent["sequence"]), vevent.decoded("dtstart")) == ("REQUEST", 1, later)
+    assert update.rcpt_to == (guest.address,)
+    await guest.receive(update)
+    theirs = await guest.event(uid)
+    assert theirs is not None and theirs["starts_at"] == later
+
+    undone = await move(client, saved.event_id, undo_fields(answer.text))
+    assert undone.status_code == 200 and "The move is undone." in undone.text
+    restore = await _sent(outgoing, await _pending_invitation(services), 3)
+    method, vevent = itip(restore)
+    assert (method, int(vevent["sequence"]), vevent.decoded("dtstart")) == ("REQUEST", 2, START)
+    await guest.receive(restore)
+    theirs = await guest.event(uid)
+    assert theirs is not None and theirs["starts_at"] == START and theirs["sequence"] == 2
+
+
+async def _pending_invitation(services: Services) -> int:
+    pending = await services.db.fetchval(
+        "SELECT id FROM submission WHERE origin = 'invite' AND state <> 'sent' ORDER BY id DESC LIMIT 1")
+    assert pending is not None, "the move sent the guests nothing"
+    return int(pending)
