@@ -12,7 +12,9 @@ A private Dovecot gets the messages as Maildir files; then, per repeat, with a f
                 change log, search vector)
   plmail jobs   the same import as chained jobs on the ingest_backlog queue, run by saq workers
 Prints messages/s for each, per round plmail's time over mbsync + notmuch new's (issue 22's target: <= 1.0
-in every round, and >= 1,100 msg/s), and the ratio to mbsync alone.
+in every round, and >= 1,100 msg/s), and the ratio to mbsync alone. Beside the foreground import's time: the CPU
+seconds plmail and its PostgreSQL spent on it (steadier than wall time on a shared machine), the commits that
+waited for the disk, this process's peak RSS, and the load average when the round ended.
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from email.utils import format_datetime
 from pathlib import Path
+
+import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -130,6 +136,54 @@ def notmuch_seconds(base: Path) -> float:
     return seconds
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_tree_cpu(root: int) -> float:
+    """CPU seconds of `root` and its live descendants, plus those of the children it reaped (PostgreSQL's
+    postmaster reaps its backends, so a connection closed meanwhile still counts)."""
+    stats: dict[int, list[str]] = {}
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2:].split()  # the command name may hold spaces and brackets
+        stats[int(entry)] = fields
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if (fields := stats.get(pid)) is not None:
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+            todo += children.get(pid, [])
+    return total / _TICKS
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ForegroundRun:
+    rate: float  # messages/s
+    plmail_cpu: float  # CPU seconds of this process (the import runs in it)
+    postgres_cpu: float  # CPU seconds of the cluster's processes
+    wal_syncs: int  # times the WAL was flushed to disk (each commit that waits for the disk is one)
+    load: float  # one-minute load average at the end
+
+
+async def _wal_syncs(dsn: str) -> int:
+    conn = await asyncpg.connect(dsn)
+    try:
+        return int(await conn.fetchval("SELECT wal_sync FROM pg_stat_wal"))
+    finally:
+        await conn.close()
+
+
 async def _account(services: Services, mail: DovecotUser, email: str) -> int:
     user = await services.users.create_user(email, "benchmark password")
     return await services.providers.get(ImapAccountService).add(user.id, MailServerAccountInput(
@@ -137,18 +191,23 @@ async def _account(services: Services, mail: DovecotUser, email: str) -> int:
         username=mail.name, password=mail.password), operator=True)
 
 
-async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
+async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, count: int, postmaster: int
+                            ) -> ForegroundRun:
     services = await open_services(settings, dsn)
     try:
         account_id = await _account(services, mail, "foreground@bench.example")
+        syncs = await _wal_syncs(dsn)
+        own, pg = time.process_time(), process_tree_cpu(postmaster)
         started = time.perf_counter()
         final = await services.sync.run_until_done(account_id)
         seconds = time.perf_counter() - started
+        own, pg = time.process_time() - own, process_tree_cpu(postmaster) - pg
+        syncs = await _wal_syncs(dsn) - syncs
         if final is None or final.done != count:
             raise SystemExit(f"plmail stored {final.done if final else 0} messages, expected {count}")
     finally:
         await services.close()
-    return count / seconds
+    return ForegroundRun(count / seconds, own, pg, syncs, os.getloadavg()[0])
 
 
 async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
@@ -200,11 +259,13 @@ def main() -> None:
             pg = EmbeddedPostgres(data, find_pg_binaries(), resolve_run_as(None))
             try:
                 dsn = pg.start()
+                postmaster = int((pg.cluster_dir / "postmaster.pid").read_text().splitlines()[0])
                 settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn})
                 mb = mbsync_rate(mail, base, args.messages)
                 indexed = notmuch_seconds(base)
                 mb_nofsync = mbsync_rate(mail, base, args.messages, fsync=False)
-                fg = asyncio.run(plmail_foreground(settings, dsn, mail, args.messages))
+                run = asyncio.run(plmail_foreground(settings, dsn, mail, args.messages, postmaster))
+                fg = run.rate
                 jobs = None if args.skip_workers else asyncio.run(plmail_jobs(settings, dsn, mail, args.messages))
             finally:
                 pg.stop()
@@ -214,7 +275,10 @@ def main() -> None:
             print(f"round {round_ + 1}: mbsync {mb:,.0f} msg/s (FSync no: {mb_nofsync:,.0f}), "
                   f"notmuch new {indexed:.1f} s, plmail {fg:,.0f} msg/s"
                   + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else "")
-                  + f"; plmail / (mbsync + notmuch new) = {args.messages / fg / peer:.2f} (target <= 1.0)", flush=True)
+                  + f"; plmail / (mbsync + notmuch new) = {args.messages / fg / peer:.2f} (target <= 1.0); "
+                  f"plmail CPU {run.plmail_cpu:.1f} s, PostgreSQL CPU {run.postgres_cpu:.1f} s, "
+                  f"{run.wal_syncs} WAL flushes, peak RSS {peak_rss_mib():.0f} MiB, load average {run.load:.2f}",
+                  flush=True)
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -94,7 +94,8 @@ class MailImporter:
             stamp: dict[str, Any] = {"last_page_at": _stamp(datetime.now(UTC)), "last_error": None}
             if not page.more:
                 stamp["finished_at"] = _stamp(datetime.now(UTC))
-            await self.accounts.merge_state(account_id, _STATE_KEY, stamp)
+            # A page's time stamp lost in a crash costs nothing; the one saying the import finished must hold.
+            await self.accounts.merge_state(account_id, _STATE_KEY, stamp, flush=not page.more)
         if page.more and chain:
             await self._enqueue(account_id, at=page.wait_until)
         return PageRun(True, page)

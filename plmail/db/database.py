@@ -81,6 +81,13 @@ class ReleasingTransaction(PostgresTransaction):
                 await self.connection.close()
 
 
+# A common table expression for a lone write (outside any transaction) whose loss in a crash costs only doing it
+# again: its implicit transaction commits without waiting for the WAL to reach the disk (`synchronous_commit` off
+# for that transaction alone). Written as `WITH unflushed AS (UNFLUSHED_COMMIT) UPDATE ... FROM unflushed ...`;
+# inside a caller's transaction it must not be used, as it would make that whole transaction unflushed.
+UNFLUSHED_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)"
+
+
 class Database:
     def __init__(self, engine: PostgresEngine) -> None:
         self.engine = engine

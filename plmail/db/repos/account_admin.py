@@ -18,7 +18,7 @@ from typing import Any
 
 import asyncpg
 
-from plmail.db.database import Database
+from plmail.db.database import UNFLUSHED_COMMIT, Database
 from plmail.domain.enums import AccountStatus, ProviderKind
 from plmail.domain.mailstore import PUSH_CHANNEL
 from plmail.domain.models import Account
@@ -196,12 +196,15 @@ class AccountAdminRepository:
 
     # -- sync bookkeeping in sync_state -----------------------------------------------------------------
 
-    async def merge_state(self, account_id: int, key: str, values: dict[str, Any]) -> None:
-        """Merge `values` into sync_state[key] (a JSON object)."""
+    async def merge_state(self, account_id: int, key: str, values: dict[str, Any], *, flush: bool = True) -> None:
+        """Merge `values` into sync_state[key] (a JSON object). With `flush=False`, for a note whose loss in a
+        crash costs nothing (outside a transaction), the commit does not wait for the disk."""
+        unflushed = not flush and not self.db.in_transaction()
         await self.db.execute(
-            """UPDATE account SET sync_state = jsonb_set(sync_state, ARRAY[$2::text],
-                                                         coalesce(sync_state -> $2, '{}'::jsonb) || $3::jsonb)
-                WHERE id = $1""",
+            (f"WITH unflushed AS ({UNFLUSHED_COMMIT}) " if unflushed else "")
+            + """UPDATE account SET sync_state = jsonb_set(sync_state, ARRAY[$2::text],
+                                                         coalesce(sync_state -> $2, '{}'::jsonb) || $3::jsonb) """
+            + ("FROM unflushed " if unflushed else "") + "WHERE account.id = $1",
             account_id, key, json.dumps(values),
         )
 

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import asyncpg
 
-from plmail.db.database import Database
+from plmail.db.database import UNFLUSHED_COMMIT, Database
 from plmail.domain.enums import AccountStatus, ProviderKind
 
 _SELECT = """SELECT m.id, m.account_id, m.name, m.full_path, m.delimiter, m.special_use, m.uid_validity,
@@ -127,11 +127,16 @@ class MailboxRepository:
         )
 
     async def lower_floor(self, mailbox_id: int, floor: int) -> None:
-        """The floor only ever moves down (1 = nothing left to import)."""
-        await self.db.execute(
-            "UPDATE mailbox SET import_floor_uid = least(import_floor_uid, $2) WHERE id = $1",
-            mailbox_id, max(floor, 1),
-        )
+        """The floor only ever moves down (1 = nothing left to import).
+
+        On its own, committed without waiting for the disk (one flush fewer per import page): a floor lost in a
+        crash is only higher than it should be, and the page under it is listed again, its stored messages
+        skipped; one that survived came after the page's messages in the log, so they survived too."""
+        sql = "UPDATE mailbox SET import_floor_uid = least(import_floor_uid, $2) WHERE id = $1"
+        if not self.db.in_transaction():
+            sql = (f"WITH unflushed AS ({UNFLUSHED_COMMIT}) UPDATE mailbox SET import_floor_uid = "
+                   "least(import_floor_uid, $2) FROM unflushed WHERE id = $1")
+        await self.db.execute(sql, mailbox_id, max(floor, 1))
 
     async def set_modseq(self, mailbox_id: int, modseq: int | None) -> None:
         await self.db.execute("UPDATE mailbox SET highest_modseq = $2 WHERE id = $1", mailbox_id, modseq)
