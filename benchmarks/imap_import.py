@@ -1,9 +1,14 @@
 """IMAP first import end to end, against `mbsync` pulling the same mailbox in the same run.
 
-Usage: .venv/bin/python benchmarks/imap_import.py [--messages 10000] [--repeat 3] [--skip-workers]
+Usage: .venv/bin/python benchmarks/imap_import.py [--messages 10000] [--repeat 3] [--real] [--folders 4]
+                                                  [--skip-workers]
 
-A private Dovecot gets the messages as Maildir files; then, per repeat, with a fresh PostgreSQL cluster
-(plmail's embedded settings, fsync on) and a fresh Maildir for mbsync:
+Needs `mbsync` (Debian: isync) and `notmuch`; it says so and stops when they are missing.
+
+The mail is generated (`generate()`: small personal mail) or, with --real, the SpamAssassin public corpus from
+../shared/corpus (6,046 real messages, cycled with fresh Message-IDs when more are asked for), spread over
+--folders folders in turn. A private Dovecot gets the messages as Maildir files; then, per repeat, with a fresh
+PostgreSQL cluster (plmail's embedded settings, fsync on) and a fresh Maildir for mbsync:
   mbsync        `mbsync -a` pulls every folder into a Maildir (isync's defaults: fsync on), then `notmuch new`
                 indexes it (the peer that does plmail's job: fetch, store, index for search); and mbsync once
                 more with `FSync no`, to show how much of its time is the disk
@@ -23,11 +28,13 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -91,6 +98,30 @@ def generate(count: int, seed: int = 11) -> list[bytes]:
     return out
 
 
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "spamassassin-public-corpus"
+FOLDERS = ("INBOX", "Lists", "Newsletters", "Later")
+_MESSAGE_ID = re.compile(rb"^(Message-ID:[ \t]*<)", re.IGNORECASE | re.MULTILINE)
+
+
+def real_mail(count: int) -> list[bytes]:
+    """The SpamAssassin corpus's messages as they are; beyond its 6,046 each copy gets a Message-ID of its own
+    (a copy is a new message, not a duplicate the pipeline would fold into the first)."""
+    originals: list[bytes] = []
+    for archive in sorted(CORPUS.glob("*.tar.gz")):
+        with tarfile.open(archive) as tar:
+            for member in sorted(tar.getmembers(), key=lambda m: m.name):
+                extracted = tar.extractfile(member) if member.isfile() else None
+                if extracted is not None:
+                    originals.append(extracted.read())
+    if not originals:
+        raise SystemExit(f"no SpamAssassin corpus at {CORPUS}: clone with ../shared beside the checkout")
+    out: list[bytes] = []
+    for n in range(count):
+        raw, copy = originals[n % len(originals)], n // len(originals)
+        out.append(_MESSAGE_ID.sub(rb"\g<1>copy%d." % copy, raw, count=1) if copy else raw)
+    return out
+
+
 def format_datetime_ts(ts: int) -> str:
     from datetime import UTC, datetime
 
@@ -116,7 +147,7 @@ def mbsync_rate(mail: DovecotUser, base: Path, count: int, *, fsync: bool = True
     seconds = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"mbsync failed:\n{result.stderr}")
-    pulled = sum(1 for _ in (target / "INBOX" / "cur").iterdir()) + sum(1 for _ in (target / "INBOX" / "new").iterdir())
+    pulled = sum(1 for box in target.rglob("*") if box.name in ("cur", "new") for _ in box.iterdir())
     if pulled != count:
         raise SystemExit(f"mbsync pulled {pulled} messages, expected {count}")
     return count / seconds
@@ -243,17 +274,27 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-workers", action="store_true", help="measure only the foreground import")
+    parser.add_argument("--real", action="store_true", help="the SpamAssassin corpus instead of generated mail")
+    parser.add_argument("--folders", type=int, default=4, choices=range(1, len(FOLDERS) + 1),
+                        help="folders the mail is spread over, in turn")
     args = parser.parse_args()
+    missing = [name for name, path in (("mbsync (apt install isync)", MBSYNC), ("notmuch", NOTMUCH))
+               if not os.access(path, os.X_OK)]
+    if missing:
+        raise SystemExit(f"this benchmark compares plmail with {' and '.join(missing)}: install it first")
     base = Path(tempfile.mkdtemp(prefix="plmail-bench-imap-"))
     os.chmod(base, 0o755)
     server = DovecotServer(base / "dovecot").start()
     rows: list[tuple[float, float, float | None, float]] = []
     try:
-        messages = generate(args.messages)
+        messages = real_mail(args.messages) if args.real else generate(args.messages)
         mail = server.add_user("bench")
-        mail.deliver(messages)
-        with mail.peer() as peer:  # Dovecot indexes the folder now, before anyone is timed
-            peer.uids("INBOX")
+        folders = FOLDERS[:args.folders]
+        for index, folder in enumerate(folders):
+            mail.deliver(messages[index::len(folders)], folder)
+        with mail.peer() as peer:  # Dovecot indexes the folders now, before anyone is timed
+            for folder in folders:
+                peer.uids(folder)
         for round_ in range(args.repeat):
             data = base / f"plmail-{round_}"
             pg = EmbeddedPostgres(data, find_pg_binaries(), resolve_run_as(None))
@@ -282,7 +323,9 @@ def main() -> None:
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)
-    print(f"\n{args.messages:,} messages in INBOX, {len(rows)} round(s); ratio = mbsync msg/s / plmail msg/s")
+    kind = "SpamAssassin corpus" if args.real else "generated"
+    print(f"\n{args.messages:,} {kind} messages in {len(folders)} folder(s), {len(rows)} round(s); "
+          "ratio = mbsync msg/s / plmail msg/s")
     print(f"{'':<24}{'best msg/s':>11}{'worst msg/s':>12}{'ratio best/best':>16}{'ratio per round':>18}"
           f"{'median ratio':>14}")
     best_mb = max(r[0] for r in rows)
