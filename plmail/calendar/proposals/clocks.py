@@ -1,4 +1,4 @@
-"""Times of day, time ranges, parts of the day and durations, as a sentence writes them."""
+"""Times of day, time ranges and parts of the day, as a sentence writes them (lengths: durations.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
+from plmail.calendar.proposals.durations import MAX_DURATION, MIN_DURATION
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
     ENGLISH_HOUR_WORDS,
@@ -21,8 +22,6 @@ from plmail.calendar.proposals.vocabulary import (
     alternation,
 )
 
-MIN_DURATION = timedelta(minutes=5)
-MAX_DURATION = timedelta(hours=12)
 _DAY = 24 * 60
 
 
@@ -45,13 +44,6 @@ class ClockMention:
     uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
     minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
     next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
-
-
-@dataclass(frozen=True, slots=True)
-class DurationMention:
-    start: int
-    end: int
-    length: timedelta
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,21 +227,6 @@ _AMOUNT_AFTER = re.compile(
 )
 # "um 9 oder 10 Uhr": the first of two times to choose from, kept so that its day sees both.
 _ALTERNATIVE_AFTER = re.compile(r"\s*(?:oder|or|/)\s*\d", re.IGNORECASE)
-_DURATION = re.compile(
-    r"(?<![\w.,])(?:(?P<num>\d{1,3}(?:[.,]\d)?)\s?|(?P<word>eine\s+halbe|einer\s+halben|half\s+an|an|one|eine|einer|"
-    r"ein|anderthalb|eineinhalb|zwei|drei|two|three)\s+)"
-    r"(?P<unit>stunden|stunde|std\.?|hours|hour|hrs|hr|minuten|minute|min\.?|minutes|mins)(?![\w])",
-    re.IGNORECASE,
-)
-_DURATION_EXCLUDED_BEFORE = re.compile(
-    r"\b(?:in|within|innerhalb|vor|nach|after|alle|every|per|pro|je|seit|since|später|later)\s+$", re.IGNORECASE
-)
-_WORD_MINUTES = {
-    "eine halbe": 30, "einer halben": 30, "half an": 30, "an": 60, "one": 60, "eine": 60, "einer": 60, "ein": 60,
-    "anderthalb": 90, "eineinhalb": 90, "zwei": 120, "drei": 180, "two": 120, "three": 180,
-}  # fmt: skip
-
-
 @dataclass(frozen=True, slots=True)
 class _Zone:
     zone: tzinfo | None = None
@@ -586,24 +563,6 @@ def find_clocks(sentence: str) -> list[ClockMention]:
 
 def find_parts(sentence: str) -> list[PartMention]:
     return [PartMention(m.start(), m.end(), DAY_PART_WORDS[m["word"].lower()]) for m in _PART.finditer(sentence)]
-
-
-def find_durations(sentence: str) -> list[DurationMention]:
-    """Lengths within a sane range; "in 2 Stunden" is a moment, not a length, and is skipped."""
-    found: list[DurationMention] = []
-    for m in _DURATION.finditer(sentence):
-        if _DURATION_EXCLUDED_BEFORE.search(sentence, 0, m.start()):
-            continue
-        hours = m["unit"].lower().startswith(("st", "h"))
-        if m["num"]:
-            amount = float(m["num"].replace(",", "."))
-            minutes = amount * 60 if hours else amount
-        else:
-            minutes = _WORD_MINUTES[" ".join(m["word"].lower().split())] if hours else 0
-        length = timedelta(minutes=minutes)
-        if MIN_DURATION <= length <= MAX_DURATION:
-            found.append(DurationMention(m.start(), m.end(), length))
-    return found
 
 
 def resolve_hour(clock: ClockMention, part: DayPart | None, *, german: bool = False) -> int | None:

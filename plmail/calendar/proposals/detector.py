@@ -10,16 +10,9 @@ from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 from plmail.calendar.proposals import cues
-from plmail.calendar.proposals.clocks import (
-    ClockMention,
-    DurationMention,
-    PartMention,
-    find_clocks,
-    find_durations,
-    find_parts,
-    resolve_hour,
-)
+from plmail.calendar.proposals.clocks import ClockMention, PartMention, find_clocks, find_parts, resolve_hour
 from plmail.calendar.proposals.days import DayKind, DayMention, find_days
+from plmail.calendar.proposals.durations import DurationMention, find_durations
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
