@@ -14,7 +14,8 @@ PostgreSQL cluster (plmail's embedded settings, fsync on) and a fresh Maildir fo
                 more with `FSync no`, to show how much of its time is the disk
   plmail        `plmail sync --wait`'s code path: the sync, then import pages of 50 back to back, each
                 through the full pipeline (parse, sanitise, store originals, categorise, thread, rules,
-                change log, search vector)
+                change log); then the search vectors its pages left for index_search, timed apart
+                ("searchable after"), as notmuch new's index is
   plmail jobs   the same import as chained jobs on the ingest_backlog queue, run by saq workers
 Prints messages/s for each, per round plmail's time over mbsync + notmuch new's (issue 22's target: <= 1.0
 in every round, and >= 1,100 msg/s), and the ratio to mbsync alone. Beside the foreground import's time: the CPU
@@ -205,6 +206,8 @@ class ForegroundRun:
     postgres_cpu: float  # CPU seconds of the cluster's processes
     wal_syncs: int  # times the WAL was flushed to disk (each commit that waits for the disk is one)
     load: float  # one-minute load average at the end
+    index_seconds: float  # computing the search vectors the import's pages left for index_search, afterwards
+    searchable_rate: float  # messages/s counting the import and that indexing together
 
 
 async def _wal_syncs(dsn: str) -> int:
@@ -234,11 +237,18 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
         seconds = time.perf_counter() - started
         own, pg = time.process_time() - own, process_tree_cpu(postmaster) - pg
         syncs = await _wal_syncs(dsn) - syncs
+        load = os.getloadavg()[0]
         if final is None or final.done != count:
             raise SystemExit(f"plmail stored {final.done if final else 0} messages, expected {count}")
+        indexing = time.perf_counter()
+        await services.search_index.catch_up(float("inf"))
+        index_seconds = time.perf_counter() - indexing
+        vectors = await services.db.fetchval("SELECT count(*) FROM message_search")
+        if vectors != count:
+            raise SystemExit(f"{vectors} messages have a search vector, expected {count}")
     finally:
         await services.close()
-    return ForegroundRun(count / seconds, own, pg, syncs, os.getloadavg()[0])
+    return ForegroundRun(count / seconds, own, pg, syncs, load, index_seconds, count / (seconds + index_seconds))
 
 
 async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
@@ -317,6 +327,7 @@ def main() -> None:
                   f"notmuch new {indexed:.1f} s, plmail {fg:,.0f} msg/s"
                   + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else "")
                   + f"; plmail / (mbsync + notmuch new) = {args.messages / fg / peer:.2f} (target <= 1.0); "
+                  f"searchable after {run.index_seconds:.1f} s more ({run.searchable_rate:,.0f} msg/s in all); "
                   f"plmail CPU {run.plmail_cpu:.1f} s, PostgreSQL CPU {run.postgres_cpu:.1f} s, "
                   f"{run.wal_syncs} WAL flushes, peak RSS {peak_rss_mib():.0f} MiB, load average {run.load:.2f}",
                   flush=True)

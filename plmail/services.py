@@ -57,6 +57,7 @@ from plmail.mail.quota import QuotaService
 from plmail.mail.reader import MailReader
 from plmail.mail.replies import ReplyService
 from plmail.mail.rules.engine import MailRuleEngine
+from plmail.mail.search_index import SearchIndexer
 from plmail.mail.sending_preferences import SendingPreferencesService
 from plmail.mail.sorting import SortingService
 from plmail.mail.states import ChangeLog
@@ -114,6 +115,7 @@ class Services:
     archive_importer: ArchiveImporter
     reader: MailReader
     previews: AttachmentPreviews
+    search_index: SearchIndexer
     raw_messages: RawMessageResolver
     operations: ThreadOperations
     rules: MailRuleEngine
@@ -259,6 +261,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
         archive_importer=ArchiveImporter(db, pipeline),
         reader=MailReader(db, blobs),
         previews=AttachmentPreviews(db, blobs),
+        search_index=SearchIndexer(db),
         raw_messages=raw_messages,
         operations=operations,
         rules=rules,

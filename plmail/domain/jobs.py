@@ -66,6 +66,8 @@ PROPOSE_EVENTS = JobSpec("propose_events", QueueName.ENRICH, also_on=ENRICH_QUEU
 APPLY_RULE_TO_EXISTING = JobSpec("apply_rule_to_existing", QueueName.ENRICH)
 RESORT_MAIL = JobSpec("resort_mail", QueueName.ENRICH, timeout=3600, retries=2)
 WAKE_SNOOZED = JobSpec("wake_snoozed", QueueName.ENRICH, cron="* * * * *")
+# Search vectors of a first import's pages, stored without them (mail/search_index.py): each minute, newest first.
+INDEX_SEARCH = JobSpec("index_search", QueueName.ENRICH_BACKLOG, cron="* * * * *", timeout=120)
 # The triggers keep the counts; this nightly check re-derives them and logs any drift it repairs.
 REPAIR_LABEL_COUNTS = JobSpec("repair_label_counts", QueueName.ENRICH, cron="7 4 * * *", timeout=3600)
 

@@ -87,6 +87,7 @@ def default_catalog() -> JobCatalog:
         (jobs.RESORT_MAIL, mail.resort_mail),
         (jobs.WAKE_SNOOZED, mail.wake_snoozed),
         (jobs.REPAIR_LABEL_COUNTS, mail.repair_label_counts),
+        (jobs.INDEX_SEARCH, mail.index_search),
         (jobs.CLASSIFY_MESSAGES, assistant.classify_messages),
         (jobs.RELEASE_HELD, assistant.release_held),
         (jobs.RELEASE_OVERDUE_HELD, assistant.release_overdue_held),

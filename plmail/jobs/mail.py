@@ -24,6 +24,10 @@ async def wake_snoozed(ctx: dict[str, Any]) -> int:
     return await services_of(ctx).operations.wake_due(datetime.now(UTC))
 
 
+async def index_search(ctx: dict[str, Any]) -> int:
+    return await services_of(ctx).search_index.catch_up()
+
+
 async def repair_label_counts(ctx: dict[str, Any]) -> dict[str, int]:
     """Re-derive the kept label counts; the service logs whatever had drifted."""
     report = await services_of(ctx).label_counts.repair()

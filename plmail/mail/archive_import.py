@@ -33,6 +33,7 @@ from plmail.mail.labels import LabelResolver
 from plmail.mail.mailfiles import ArchivedMessage, archive_size, is_maildir, read_maildir, read_mbox
 from plmail.mail.mime import parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
+from plmail.mail.search_index import SearchIndexer
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class ArchiveImporter:
         self.ingest_repo = IngestRepository(db)
         self.threads = ThreadRepository(db)
         self.resolver = LabelResolver(db)
+        self.search_index = SearchIndexer(db)
 
     async def import_path(
         self,
@@ -122,6 +124,9 @@ class ArchiveImporter:
                 noted += sum(1 for m in batch if m.parsed.cut_note and m.source_ref not in refused)
             if progress is not None:
                 progress(max([i.position for i, _ in chunk] + [i.position for i, _ in unreadable]), total, read)
+        # Its pages were stored without search vectors (an archive account is always importing); an import ends
+        # with its mail searchable, the vectors computed in bulk.
+        await self.search_index.catch_up(float("inf"), account_id=account_id)
         return ImportReport(imported, duplicates, len(skipped), read, time.monotonic() - started, account_id,
                             noted, tuple(skipped))
 

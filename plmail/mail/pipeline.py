@@ -133,10 +133,11 @@ class PostIngestPipeline:
                 raise NotFoundError(f"Account {account_id} does not exist.")
             facts[account_id] = await self.sender_auth.facts_with_receivers(found, groups[account_id])
         # Asked before the transaction: whether mail is live decides whether it may be held for the assistant.
-        live_accounts = {
-            account.id for account in facts.values()
-            if not await self.import_state.is_importing(account.provider_kind, account.id)
-        }
+        # An account its provider says is importing has its pages indexed for search afterwards (index_search):
+        # the vector is a third of the database's work per message, and the import is what a new user waits for.
+        importing = {account.id: await self.import_state.answer(account.provider_kind, account.id)
+                     for account in facts.values()}
+        live_accounts = {account_id for account_id, answer in importing.items() if answer is False}
         holding = self.hold is not None and await self.hold.enabled()
         state = StateManager(self.change_log)
         recorder = MailChangeRecorder(state)
@@ -150,7 +151,7 @@ class PostIngestPipeline:
             for account_id, batch in groups.items():
                 outcome = await self._ingest_account(
                     facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding,
-                    ahead=ahead or PreparedAhead(),
+                    search_later=importing[account_id] is True, ahead=ahead or PreparedAhead(),
                 )
                 propagate |= outcome.propagate
                 stored.extend(outcome.stored)
@@ -244,7 +245,7 @@ class PostIngestPipeline:
 
     async def _ingest_account(
         self, account: AccountFacts, batch: Sequence[IngestedMessage], recorder: MailChangeRecorder, *,
-        live: bool, holding: bool, ahead: PreparedAhead,
+        live: bool, holding: bool, search_later: bool, ahead: PreparedAhead,
     ) -> _AccountOutcome:
         skipped: list[SkippedMessage] = []
         await self._harvest_contacts(account, batch)
@@ -266,7 +267,7 @@ class PostIngestPipeline:
         # Threads are planned before the insert, so each row is written once with its thread; an
         # UPDATE afterwards would write a second version of every new row and all its index entries.
         threading = await self._thread(account, fresh)
-        inserted = await self._insert(account, fresh, threading, skipped)
+        inserted = await self._insert(account, fresh, threading, skipped, search_later=search_later)
         kept = [p for p in fresh if p.message_id in inserted]
         await self.blobs.put_hashed([blob for p in kept for blob in p.blobs()])
         duplicates = len(prepared) - len(kept) - sum(1 for s in skipped if s.reason.startswith("insert:"))
@@ -382,7 +383,7 @@ class PostIngestPipeline:
 
     async def _insert(
         self, account: AccountFacts, prepared: Sequence[_Prepared], threading: _Threading,
-        skipped: list[SkippedMessage],
+        skipped: list[SkippedMessage], *, search_later: bool,
     ) -> set[int]:
         if not prepared:
             return set()
@@ -392,14 +393,14 @@ class PostIngestPipeline:
 
         try:
             async with self.db.savepoint():
-                return await self.repo.insert_messages([row(p) for p in prepared])
+                return await self.repo.insert_messages([row(p) for p in prepared], search_later=search_later)
         except Exception:
             log.exception("bulk insert for account %s failed; inserting one by one", account.id)
         inserted: set[int] = set()
         for p in prepared:
             try:
                 async with self.db.savepoint():
-                    inserted |= await self.repo.insert_messages([row(p)])
+                    inserted |= await self.repo.insert_messages([row(p)], search_later=search_later)
             except Exception as exc:  # the database refused this one message; the others go on
                 reason = f"insert: {type(exc).__name__}: {exc}"
                 skipped.append(SkippedMessage(account.id, p.source.source_ref, reason))

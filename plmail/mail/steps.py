@@ -46,14 +46,18 @@ class InitialImportState:
         self.probes = providers.import_probes
 
     async def is_importing(self, kind: ProviderKind, account_id: int) -> bool:
+        return await self.answer(kind, account_id) is not False
+
+    async def answer(self, kind: ProviderKind, account_id: int) -> bool | None:
+        """The probe's answer; None where there is no probe or it could not answer (doubt)."""
         probe = self.probes.get(kind)
         if probe is None:
-            return True
+            return None
         try:
             return await probe.is_importing(account_id)
         except Exception:  # a probe that cannot answer counts as doubt
             log.exception("import state probe for %s failed; treating account %s as importing", kind, account_id)
-            return True
+            return None
 
 
 class EnrichmentRouter:

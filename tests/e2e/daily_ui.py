@@ -105,6 +105,7 @@ async def seed(services: Services) -> dict[str, int]:
              "</blockquote></div>"),
         account_id=account, label_ids=(inbox,), received_at=base + timedelta(hours=4))])
     assert labelled.messages and quoted.messages
+    await services.search_index.catch_up()  # an archive's search vectors, index_search's work
     return {"account": account, "inbox": inbox, "travel": travel, "trains": trains,
             "long": long_result.messages[0].thread_id or 0, "quoted": quoted.messages[0].thread_id or 0}
 

@@ -159,6 +159,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory, module_database: str, 
             await services.sync.run(account_id)
             await services.importer.run_page(account_id, chain=False)
             await services.sync.run(account_id)
+            await services.search_index.catch_up()  # the first import's search vectors, index_search's work
             await services.outbox.set_undo_delay(user.id, 2)
             # the same data directory, so the same installation key opens the account's password
             server = ServeProcess(root / "data", database_url=module_database, extra_env=env).start()

@@ -12,7 +12,7 @@ from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrations import plmail_2026_12_07t13_40_00_000000 as lz4_migration
 
 _COMPRESSED = [("message", "body_text"), ("message", "body_html"), ("message", "body_html_safe"),
-               ("message", "headers"), ("message", "search_vector"), ("message", "mime_tree"), ("blob", "data")]
+               ("message", "headers"), ("message_search", "search_vector"), ("message", "mime_tree"), ("blob", "data")]
 
 
 @pytest.fixture

@@ -62,15 +62,16 @@ async def test_migrations_apply_to_an_empty_database_and_rerun_is_a_noop(empty_d
     await check_schema(db)
 
 
-async def test_search_vector_is_generated_with_a_gin_index_and_finds_address_parts(services_db: Database) -> None:
+async def test_the_search_vector_has_its_own_table_with_a_gin_index_and_finds_address_parts(
+        services_db: Database) -> None:
+    """Migrations 13:45 and 13:50 (issue 36): the vector left the message row for message_search, written by the
+    insert's trigger, or queued in message_search_pending when the insert asked for later."""
     db = services_db
-    column = await db.fetchrow(
-        "SELECT is_generated, generation_expression FROM information_schema.columns "
-        "WHERE table_name = 'message' AND column_name = 'search_vector'"
-    )
-    assert column is not None and column["is_generated"] == "ALWAYS"
-    index = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_message_search_vector'")
-    assert "USING gin (search_vector)" in index
+    assert await db.fetchval(
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'message' AND column_name = 'search_vector'"
+    ) == 0
+    index = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_message_search'")
+    assert "ON public.message_search USING gin (search_vector)" in index
     for name, columns in [("uniq_message_provider_ref", "(provider_container, provider_key, account_id)"),
                           ("uniq_message_thread_provider_key_account", "(provider_thread_key, account_id)")]:
         definition = await db.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = $1", name)
@@ -82,14 +83,14 @@ async def test_search_vector_is_generated_with_a_gin_index_and_finds_address_par
     account_id = await db.fetchval(
         "INSERT INTO account (user_id, provider_kind, created_at, updated_at) VALUES ($1, 'local', now(), now()) "
         "RETURNING id", user_id)
-    await db.execute(
+    message_id = await db.fetchval(
         """INSERT INTO message (account_id, subject, from_name, from_address, body_text, created_at, updated_at)
            VALUES ($1, 'Quarterly invoices', 'Alice Smith', 'alice.smith@mail.example.org',
-                   'Please find the attached numbers.', now(), now())""", account_id)
+                   'Please find the attached numbers.', now(), now()) RETURNING id""", account_id)
 
     async def hits(config: str, query: str) -> int:
         return int(await db.fetchval(
-            f"SELECT count(*) FROM message WHERE search_vector @@ websearch_to_tsquery('{config}', $1)", query))
+            f"SELECT count(*) FROM message_search WHERE search_vector @@ websearch_to_tsquery('{config}', $1)", query))
 
     assert await hits("simple", "example.org") == 1  # a parent domain of the sender's host
     assert await hits("simple", "mail.example.org") == 1
@@ -97,12 +98,26 @@ async def test_search_vector_is_generated_with_a_gin_index_and_finds_address_par
     assert await hits("simple", "smith") == 1
     assert await hits("english", "invoice") == 1  # stemmed subject
     assert await hits("english", "number") == 1  # stemmed body
+    assert await hits("simple", "the") == 1  # an English stop word, kept by 'simple'
     assert await hits("simple", "other.org") == 0
     async with db.transaction():  # one connection, so the planner setting applies to the EXPLAIN
         await db.execute("SET LOCAL enable_seqscan = off")
         plan = "\n".join(r[0] for r in await db.fetch(
-            "EXPLAIN SELECT id FROM message WHERE search_vector @@ websearch_to_tsquery('simple', 'example.org')"))
-    assert "idx_message_search_vector" in plan
+            "EXPLAIN SELECT message_id FROM message_search "
+            "WHERE search_vector @@ websearch_to_tsquery('simple', 'example.org')"))
+    assert "idx_message_search" in plan
+
+    # An insert that asks for later leaves no vector and a row in the queue; deleting the message empties both.
+    async with db.transaction():
+        await db.execute("SELECT set_config('plmail.search_later', 'on', true)")
+        later = await db.fetchval(
+            "INSERT INTO message (account_id, subject, body_text, created_at, updated_at) "
+            "VALUES ($1, 'Later', 'indexed afterwards', now(), now()) RETURNING id", account_id)
+    assert await db.fetchval("SELECT count(*) FROM message_search WHERE message_id = $1", later) == 0
+    assert await db.fetchval("SELECT count(*) FROM message_search_pending WHERE message_id = $1", later) == 1
+    await db.execute("DELETE FROM message WHERE id = ANY($1::bigint[])", [message_id, later])
+    assert await db.fetchval("SELECT count(*) FROM message_search") == 0
+    assert await db.fetchval("SELECT count(*) FROM message_search_pending") == 0
 
 
 @pytest.fixture

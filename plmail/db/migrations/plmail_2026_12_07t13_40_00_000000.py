@@ -16,15 +16,18 @@ DESCRIPTION = "LZ4 compression for message bodies, search vector and stored orig
 
 _SET = r"""
 DO $$
+DECLARE
+    col record;
 BEGIN
-    ALTER TABLE message
-        ALTER COLUMN body_text SET COMPRESSION {method},
-        ALTER COLUMN body_html SET COMPRESSION {method},
-        ALTER COLUMN body_html_safe SET COMPRESSION {method},
-        ALTER COLUMN headers SET COMPRESSION {method},
-        ALTER COLUMN search_vector SET COMPRESSION {method},
-        ALTER COLUMN mime_tree SET COMPRESSION {method};
-    ALTER TABLE blob ALTER COLUMN data SET COMPRESSION {method};
+    -- Each column that exists: the search vector moved from message to message_search (migrations 13:45, 13:50).
+    FOR col IN SELECT table_name, column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND (table_name, column_name) IN (
+                    ('message', 'body_text'), ('message', 'body_html'), ('message', 'body_html_safe'),
+                    ('message', 'headers'), ('message', 'search_vector'), ('message', 'mime_tree'),
+                    ('message_search', 'search_vector'), ('blob', 'data'))
+    LOOP
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN %I SET COMPRESSION {method}', col.table_name, col.column_name);
+    END LOOP;
 EXCEPTION WHEN feature_not_supported THEN
     RAISE NOTICE 'this PostgreSQL has no LZ4; message columns keep pglz';
 END

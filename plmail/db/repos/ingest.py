@@ -66,11 +66,15 @@ class IngestRepository:
         rows = await self.db.fetch("SELECT nextval('message_id_seq') AS id FROM generate_series(1, $1)", count)
         return [r["id"] for r in rows]
 
-    async def insert_messages(self, records: Sequence[tuple[Any, ...]]) -> set[int]:
-        """Insert what is new; returns the ids that were inserted (duplicates are left out)."""
+    async def insert_messages(self, records: Sequence[tuple[Any, ...]], *, search_later: bool = False) -> set[int]:
+        """Insert what is new; returns the ids that were inserted (duplicates are left out). With `search_later`
+        the rows wait in message_search_pending for `index_search` instead of being indexed for search now."""
         if not records:
             return set()
         columns = [list(column) for column in zip(*records, strict=True)]
+        # Read by the insert's trigger (migration 2026-12-07T13:45); local to the transaction, and set on every
+        # insert because one transaction may hold a live account's batch beside an importing one's.
+        await self.db.execute("SELECT set_config('plmail.search_later', $1, true)", "on" if search_later else "off")
         rows = await self.db.fetch(_INSERT_MESSAGES, *columns)
         return {r["id"] for r in rows}
 

@@ -116,7 +116,8 @@ class FilterCompiler:
         if name == "text":
             p = params.add(value[:500])
             # English stems words, 'simple' keeps addresses and hosts whole.
-            return (f"(m.search_vector @@ (websearch_to_tsquery('english', {p}) "
+            return (f"EXISTS (SELECT 1 FROM message_search ms WHERE ms.message_id = m.id "
+                    f"AND ms.search_vector @@ (websearch_to_tsquery('english', {p}) "
                     f"|| websearch_to_tsquery('simple', {p})))")
         p = params.add(like(value))
         if name == "from":

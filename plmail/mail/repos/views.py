@@ -292,7 +292,8 @@ class MailViewRepository:
             text = params.add(query.text)
             # English stems words, 'simple' keeps addresses and hosts whole: "invoices" and "example.org" match.
             tsquery = f"(websearch_to_tsquery('english', {text}) || websearch_to_tsquery('simple', {text}))"
-            messages.append(f"m.search_vector @@ {tsquery}")
+            messages.append(f"EXISTS (SELECT 1 FROM message_search ms WHERE ms.message_id = m.id "
+                            f"AND ms.search_vector @@ {tsquery})")
         matching = ""
         if messages:
             # A correlated EXISTS leaves the planner both flat shapes: walk the threads newest first and stop
@@ -305,7 +306,8 @@ class MailViewRepository:
             return self._address_walk(walked, threads + messages, params, limit=limit, offset=offset)
         rank = "NULL::real"
         if ranked and tsquery is not None:
-            rank = f"(SELECT max(ts_rank(m.search_vector, {tsquery})) FROM message m WHERE m.thread_id = t.id)"
+            rank = (f"(SELECT max(ts_rank(ms.search_vector, {tsquery})) FROM message m "
+                    f"JOIN message_search ms ON ms.message_id = m.id WHERE m.thread_id = t.id)")
         inner = (f"SELECT t.id, {rank} AS rank FROM message_thread t JOIN account a ON a.id = t.account_id "
                  f"WHERE a.user_id = $1 AND {' AND '.join(threads)}{matching} "
                  f"ORDER BY rank DESC NULLS LAST, t.last_message_at DESC, t.id DESC "

@@ -80,9 +80,11 @@ class MailController(Controller):
         self, request: Request[Any, Any, Any], q: FromQuery[str] = "", page: FromQuery[int] = 1
     ) -> Template:
         user = signed_in_user(request)
-        listing = await services_from(request).reader.search(user.id, q, page)
+        services = services_from(request)
+        listing = await services.reader.search(user.id, q, page)
         return await render(request, "search.html", query=q, listing=listing, page_url=f"/search?q={quote(q)}&page=",
-                            view=f"search:{q}", view_role="")
+                            view=f"search:{q}", view_role="",
+                            indexing=await services.search_index.incomplete_for(user.id))
 
     @get("/search/suggest")
     async def search_suggest(self, request: Request[Any, Any, Any], q: FromQuery[str] = "") -> Template:

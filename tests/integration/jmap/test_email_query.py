@@ -29,6 +29,8 @@ async def _corpus(box: JmapBox) -> dict[str, str]:
     result = await box.ingest(*messages)
     archived = await box.ingest(make_message(message_id="e1@x", subject="Old invoice", body="invoice archive",
                                              date=BASE_DATE - timedelta(days=30)), role=LabelRole.ARCHIVE, seen=True)
+    # The box's account is a local archive, always importing: its mail is indexed for search afterwards.
+    await box.services.search_index.catch_up()
     emails = (await box.call("Email/get", {"ids": [str(m.id) for m in (*result.messages, *archived.messages)],
                                            "properties": ["subject"]}))["list"]
     return {e["subject"]: e["id"] for e in emails}
