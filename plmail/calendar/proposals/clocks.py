@@ -1,12 +1,11 @@
-"""Times of day, time ranges and parts of the day, as a sentence writes them (lengths: durations.py)."""
+"""Times of day, time ranges and parts of the day, as a sentence writes them (see durations.py, zones.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo
+from datetime import timedelta, tzinfo
 
 from plmail.calendar.proposals.durations import MAX_DURATION, MIN_DURATION
 from plmail.calendar.proposals.vocabulary import (
@@ -21,6 +20,7 @@ from plmail.calendar.proposals.vocabulary import (
     DayPart,
     alternation,
 )
+from plmail.calendar.proposals.zones import Zone, zone_after
 
 _DAY = 24 * 60
 
@@ -175,37 +175,6 @@ _PART = re.compile(
 _PART_RIGHT_AFTER = re.compile(
     rf"\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)})(?![{LETTER}])", re.IGNORECASE
 )
-# An abbreviation names a fixed offset and, where it has one, the region whose clock it is meant to be.
-_ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
-    "utc": (0, None), "gmt": (0, None),
-    "cet": (60, "Europe/Berlin"), "mez": (60, "Europe/Berlin"),
-    "cest": (120, "Europe/Berlin"), "mesz": (120, "Europe/Berlin"),
-    "est": (-300, "America/New_York"), "edt": (-240, "America/New_York"),
-    "cst": (-360, "America/Chicago"), "cdt": (-300, "America/Chicago"),
-    "mst": (-420, "America/Denver"), "mdt": (-360, "America/Denver"),
-    "pst": (-480, "America/Los_Angeles"), "pdt": (-420, "America/Los_Angeles"),
-    "akst": (-540, "America/Anchorage"), "akdt": (-480, "America/Anchorage"), "hst": (-600, "Pacific/Honolulu"),
-    "bst": (60, "Europe/London"), "wet": (0, "Europe/Lisbon"), "west": (60, "Europe/Lisbon"),
-    "eet": (120, "Europe/Helsinki"), "eest": (180, "Europe/Helsinki"), "msk": (180, "Europe/Moscow"),
-    "hkt": (480, "Asia/Hong_Kong"), "sgt": (480, "Asia/Singapore"), "awst": (480, "Australia/Perth"),
-    "jst": (540, "Asia/Tokyo"), "kst": (540, "Asia/Seoul"), "acst": (570, "Australia/Adelaide"),
-    "aest": (600, "Australia/Sydney"), "aedt": (660, "Australia/Sydney"),
-    "nzst": (720, "Pacific/Auckland"), "nzdt": (780, "Pacific/Auckland"),
-}  # fmt: skip
-_REGION_ZONES = {"et": "America/New_York", "ct": "America/Chicago", "mt": "America/Denver", "pt": "America/Los_Angeles"}
-# Names that are also words ("ist", "est", "et", "art", "west") count only in capitals or after am/pm.
-_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt", "west", "wet"})
-_ZONE_AFTER = re.compile(
-    r"\s*\(?(?P<name>[A-Za-z]{2,4})(?:\s*(?P<sign>[+-])\s*(?P<off>\d{1,2})(?::?(?P<offm>\d{2}))?)?\)?(?![\w])"
-)
-# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour. IST is
-# India's, Ireland's or Israel's, AST Atlantic or Arabia; the others are also words ("art", "eat", "cat").
-_UNKNOWN_ZONE = re.compile(
-    r"\s*\(?(?:IST|AST|ADT|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
-    # "12PM Singapore time", "14 Uhr New Yorker Zeit", "7 PM Eastern", "3pm pacific": a zone by its name.
-    r"|\s*\(?(?:(?:[A-Z][a-zäöü]+\s+){1,3}(?:[Tt]ime|Zeit)\b|(?:Eastern|Pacific|Central|Mountain)\b(?!\s+(?-i:[A-Z])))",
-)
-_UNKNOWN_ZONE_ANY_CASE = re.compile(_UNKNOWN_ZONE.pattern, re.IGNORECASE)
 # An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",
 # "20 minutes to 2pm", "halb 3".
 _DEADLINE_BEFORE = re.compile(
@@ -227,39 +196,6 @@ _AMOUNT_AFTER = re.compile(
 )
 # "um 9 oder 10 Uhr": the first of two times to choose from, kept so that its day sees both.
 _ALTERNATIVE_AFTER = re.compile(r"\s*(?:oder|or|/)\s*\d", re.IGNORECASE)
-@dataclass(frozen=True, slots=True)
-class _Zone:
-    zone: tzinfo | None = None
-    region: str | None = None
-    unknown: bool = False
-
-
-def _zone_after(sentence: str, end: int, meridiem: bool) -> tuple[_Zone, int]:
-    """The zone written right after a time, and where the time's text ends with it.
-
-    After "am"/"pm" the sentence is English, so a lower-case "ist" is a zone there and a verb elsewhere."""
-    unknown = _UNKNOWN_ZONE_ANY_CASE if meridiem else _UNKNOWN_ZONE
-    if unknown.match(sentence, end):
-        return _Zone(unknown=True), end
-    m = _ZONE_AFTER.match(sentence, end)
-    if not m:
-        return _Zone(), end
-    name = m["name"].lower()
-    if name in _WORDLIKE_ZONES and not (meridiem or m["name"].isupper()):
-        return _Zone(), end
-    if m["sign"]:
-        if name not in ("utc", "gmt"):
-            return _Zone(), end
-        offset = timedelta(hours=int(m["off"]), minutes=int(m["offm"] or 0))
-        if offset > timedelta(hours=14):
-            return _Zone(unknown=True), end
-        return _Zone(timezone(offset if m["sign"] == "+" else -offset)), m.end()
-    if name in _ABBREVIATED_ZONES:
-        minutes, region = _ABBREVIATED_ZONES[name]
-        return _Zone(timezone(timedelta(minutes=minutes)), region), m.end()
-    if name in _REGION_ZONES:
-        return _Zone(ZoneInfo(_REGION_ZONES[name])), m.end()
-    return _Zone(), end
 
 
 def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | None:
@@ -343,7 +279,7 @@ def _deadline_before(sentence: str, start: int) -> bool:
     return _DEADLINE_BEFORE.search(sentence, 0, start) is not None
 
 
-def _refused(sentence: str, m: re.Match[str], zone: _Zone) -> bool:
+def _refused(sentence: str, m: re.Match[str], zone: Zone) -> bool:
     """A zone we cannot resolve, a deadline ("bis 15 Uhr") or the first of two choices ("um 9 oder 10 Uhr")."""
     alternative = _ALTERNATIVE_AFTER.match(sentence, m.end()) is not None
     return zone.unknown or alternative or _deadline_before(sentence, m.start())
@@ -378,7 +314,7 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
         hour -= back
         if hour == 0 and back and not fixed:
             hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
                            refused=refused, morning_default=prefix not in ("at", "@"))
@@ -395,7 +331,7 @@ def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
         hour, minute = ENGLISH_HOUR_WORDS[m["h"].lower()], SPOKEN_MINUTES[" ".join(m["m"].lower().split())]
         if meridiem:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        zone, end = zone_after(sentence, m.end(), bool(meridiem))
         # As for "at 8": "at seven thirty" is dinner as often as breakfast; "at nine thirty" the morning.
         morning_default = not prefix or (9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None)
         yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
@@ -429,7 +365,7 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         # "and" without "between" joins two choices ("um 9 und 10 Uhr"), not two ends.
         # "after 9:30 but before 11:00", "nach 9:30 aber vor 11:00" bound the same span.
         choices = m["conn"].lower() in ("and", "und") and not m["win"]
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
             yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
                                adjacent_any_day=adjacent_any)
@@ -451,7 +387,7 @@ def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Clo
         first, last = hour * 60 + minute, int(m["bh"]) * 60 + int(m["bm"])
         length = timedelta(minutes=(last - first) % _DAY)  # "2205-0455" runs past midnight
         written = bool(m["suf"]) or (m["pre"] or "").lower() in ("at", "um", "@")
-        zone, end = _zone_after(sentence, m.end(), False)
+        zone, end = zone_after(sentence, m.end(), False)
         if not MIN_DURATION <= length <= MAX_DURATION:
             yield ClockMention(m.start(), end, hour, minute, True, refused=True, adjacent_any_day=not written)
             continue
@@ -477,7 +413,7 @@ def _compact_singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cl
         written = bool(m["suf"] or meridiem)
         if not written and (_YEARLIKE.fullmatch(m["h"] + m["m"]) or _AMOUNT_AFTER.match(sentence, m.end())):
             continue  # "Sunday 2015" is a year as often as a time
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour, minute, True, None, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
@@ -494,7 +430,7 @@ def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockM
         hour = HOUR_WORDS[m["h"].lower()]
         if meridiem:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         # "acht Uhr dreißig" is 8:30, not 8:00 with a word left over.
         minute = GERMAN_SPOKEN_MINUTES[m["min"].lower()] if m["min"] else 0
@@ -526,7 +462,7 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
         # "at 9" to "at 11" is the morning unless the sentence is about an evening ("dinner tomorrow at 9").
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
         morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX) or (
             9 <= read.hour <= 11 and _EVENING_OCCASION.search(sentence) is None
