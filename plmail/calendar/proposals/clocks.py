@@ -44,6 +44,7 @@ class ClockMention:
     uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
     minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
     next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
+    date_like: tuple[int, int] | None = None  # "Friday 7-6": two plain numbers that may be a month and a day
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +176,8 @@ _PART = re.compile(
 _PART_RIGHT_AFTER = re.compile(
     rf"\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)})(?![{LETTER}])", re.IGNORECASE
 )
+# "next Monday morning 6-8", "Freitag abends 7-9": the part of the day written right before two numbers.
+_PART_RIGHT_BEFORE = re.compile(rf"(?<![{LETTER}])(?:{alternation(DAY_PART_WORDS)})\s+$", re.IGNORECASE)
 # An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",
 # "20 minutes to 2pm", "halb 3".
 _DEADLINE_BEFORE = re.compile(
@@ -243,12 +246,23 @@ def _range(a: _Read, b: _Read) -> tuple[int, int, bool, timedelta] | None:
     elif not a.fixed and b.meridiem == "am" and a.hour <= b.hour:
         fixed = True
     start, end = hour * 60 + a.minute, b.hour * 60 + b.minute
-    if end <= start and hour < 12 and b.hour < 12 and not b.fixed and b.hour + 12 > hour:
-        end += 12 * 60  # "10:30 to 3"
+    if end <= start and hour <= 12 and b.hour < 12 and not b.fixed and b.hour + 12 > hour:
+        end += 12 * 60  # "10:30 to 3", "12-4"
     length = timedelta(minutes=(end - start) % _DAY)
     if not MIN_DURATION <= length <= MAX_DURATION:
         return None
     return hour, a.minute, fixed, length
+
+
+def _end_fixes_the_half(a: _Read, b: _Read) -> bool:
+    """Two plain hours whose end says which half of the day the start is in: a 24-hour end after a morning
+    start ("9-17", "11-14"), or an end before a start of 7 to 12, which only an afternoon end allows ("11-4",
+    "12-4", "9-5"). "3-8" or "6-8" could be either half and stays unread."""
+    if a.fixed or a.minutes_written or b.minutes_written:
+        return False
+    if b.fixed:
+        return 7 <= a.hour < b.hour <= 23
+    return 7 <= a.hour <= 12 and 1 <= b.hour < a.hour
 
 
 def _odd_seconds(m: re.Match[str], tag: str) -> bool:
@@ -347,17 +361,23 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         if a is None or b is None or bool(m["after"]) != bool(m["before"]):
             continue  # "after 9:30 but before 11:00" is a window like "between"; "after 9 to 11" is no range
         adjacent_only = adjacent_any = False
+        date_like: tuple[int, int] | None = None
         if not (a.explicit or b.explicit):
             if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
             elif m["win"] and m["conn"].lower() in ("and", "und") and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "zwischen 9 und 11", "between 9 and 11": so is "zwischen … und"
-            elif m["conn"] in ("-", "–") and _PART_RIGHT_AFTER.match(sentence, m.end()):
-                pass  # "Friday 5-6 in the evening": a part of the day makes two numbers hours
+            elif m["conn"] in ("-", "–") and (
+                _PART_RIGHT_AFTER.match(sentence, m.end()) or _PART_RIGHT_BEFORE.search(sentence, 0, m.start())
+            ):
+                pass  # "Friday 5-6 in the evening", "Monday morning 6-8": a part of the day makes two numbers hours
             elif m["asep"] == "." and m["bsep"] == ".":
                 adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
             elif a.fixed and b.fixed:
                 adjacent_any = True  # "27.10.2017 20-21": two 24-hour hours right after their day
+            elif m["conn"] in ("-", "–") and _end_fixes_the_half(a, b):
+                adjacent_any = True  # "Montag 9-17", "Monday 11-4": hours right after their day, unless its date
+                date_like = (a.hour, b.hour)
             else:
                 continue
         resolved = _range(a, b)
@@ -375,7 +395,7 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
                            adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
-                           next_day=m["anext"] is not None)
+                           next_day=m["anext"] is not None, date_like=date_like)
 
 
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
