@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta, tzinfo
 
 from plmail.calendar.proposals.durations import MAX_DURATION, MIN_DURATION
@@ -514,7 +514,39 @@ def find_clocks(sentence: str) -> list[ClockMention]:
         for mention in finder(sentence, taken):
             clocks.append(mention)
             taken.append((mention.start, mention.end))
-    return sorted(clocks, key=lambda c: c.start)
+    return _join_zoned_windows(sentence, sorted(clocks, key=lambda c: c.start))
+
+
+_WINDOW_JOINT = re.compile(r"\s*(?P<conn>-|–|—|bis|to|until|till|and|und)\s*", re.IGNORECASE)
+_WINDOW_OPENER = re.compile(r"\b(?:between|zwischen)\s+$", re.IGNORECASE)
+
+
+def _one_half(first: ClockMention, second: ClockMention) -> bool:
+    """Both hours fixed ("2pm", "14:00"), or both open and in order ("9 Uhr UTC und 11 Uhr UTC")."""
+    return (first.fixed and second.fixed) or (not first.fixed and not second.fixed and first.hour < second.hour)
+
+
+def _join_zoned_windows(sentence: str, clocks: list[ClockMention]) -> list[ClockMention]:
+    """ "2:00 PM EST - 3:00 PM EST", "between 830am ET and 9am ET", "von 14:00 MEZ bis 15:00 MEZ": two times
+    that carry the same zone, joined as a range, are one time and its length, not two times for one day."""
+    joined: list[ClockMention] = []
+    for clock in clocks:
+        first = joined[-1] if joined else None
+        if first is None or first.zone is None or first.length or clock.length or not _one_half(first, clock):
+            joined.append(clock)
+            continue
+        joint = _WINDOW_JOINT.fullmatch(sentence, first.end, clock.start)
+        same_zone = (first.zone, first.zone_region) == (clock.zone, clock.zone_region)
+        # "and" joins two ends only after "between" ("at 2pm ET and 3pm ET" are two choices).
+        window = joint is not None and (
+            joint["conn"].lower() not in ("and", "und") or _WINDOW_OPENER.search(sentence, 0, first.start) is not None
+        )
+        length = timedelta(minutes=(clock.hour * 60 + clock.minute - first.hour * 60 - first.minute) % _DAY)
+        if not (same_zone and window and MIN_DURATION <= length <= MAX_DURATION):
+            joined.append(clock)
+            continue
+        joined[-1] = replace(first, end=clock.end, length=length)
+    return joined
 
 
 def find_parts(sentence: str) -> list[PartMention]:

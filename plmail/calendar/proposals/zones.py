@@ -60,17 +60,22 @@ def zone_after(sentence: str, end: int, meridiem: bool) -> tuple[Zone, int]:
     name = m["name"].lower()
     if name in _WORDLIKE_ZONES and not (meridiem or m["name"].isupper()):
         return Zone(), end
+    if m["sign"] and name not in ("utc", "gmt"):
+        end_of_name = m.end("name")  # "2:00 PM EST - 3:00 PM EST": the dash opens the range, it is no offset
+        return (_named(name), end_of_name) if name in _ABBREVIATED_ZONES or name in _REGION_ZONES else (Zone(), end)
     if m["sign"]:
-        if name not in ("utc", "gmt"):
-            return Zone(), end
         offset = timedelta(hours=int(m["off"]), minutes=int(m["offm"] or 0))
         if offset > timedelta(hours=14):
             return Zone(unknown=True), end
         return Zone(timezone(offset if m["sign"] == "+" else -offset)), m.end()
+    if name in _ABBREVIATED_ZONES or name in _REGION_ZONES:
+        return _named(name), m.end()
+    return Zone(), end
+
+
+def _named(name: str) -> Zone:
     if name in _ABBREVIATED_ZONES:
         minutes, region = _ABBREVIATED_ZONES[name]
-        return Zone(timezone(timedelta(minutes=minutes)), region), m.end()
-    if name in _REGION_ZONES:
-        return Zone(ZoneInfo(_REGION_ZONES[name])), m.end()
-    return Zone(), end
+        return Zone(timezone(timedelta(minutes=minutes)), region)
+    return Zone(ZoneInfo(_REGION_ZONES[name]))
 

@@ -72,3 +72,37 @@ def test_hours_whose_half_of_the_day_is_written_are_read(
 )
 def test_hours_that_may_be_either_half_or_a_date_stay_unread(language: Locale, text: str, sent: datetime) -> None:
     assert read(text, language, sent) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # Both ends of the window carry the same zone: one time in that zone, and its end.
+        (EN, "Call on Friday, 2:00 PM EDT - 3:00 PM EDT?", "2026-08-07 20:00", "2026-08-07 21:00"),
+        (EN, "Can we talk Friday between 830am ET and 9am ET?", "2026-08-07 14:30", "2026-08-07 15:00"),
+        (EN, "Friday from 2pm BST to 3pm BST?", "2026-08-07 15:00", "2026-08-07 16:00"),
+        (DE, "Telefonat am Freitag von 14:00 MESZ bis 15:30 MESZ?", "2026-08-07 14:00", "2026-08-07 15:30"),
+        (DE, "Freitag zwischen 9 Uhr UTC und 11 Uhr UTC?", "2026-08-07 11:00", "2026-08-07 13:00"),
+    ],
+)
+def test_a_window_with_its_zone_at_both_ends_is_one_time(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # EST written in August: New York is then on EDT, so which hour was meant is not said.
+        (EN, "Call on Friday, 2:00 PM EST - 3:00 PM EST?"),
+        (DE, "Telefonat am Freitag von 14:00 MEZ bis 15:00 MEZ?"),
+        # "and" without "between" offers two times to choose from; two zones are two clocks.
+        (EN, "Friday at 2pm ET and 3pm ET?"),
+        (EN, "Friday 2pm ET - 3pm CET?"),
+        # The refusals stand: a numeric date without its four-digit year, or with two digits.
+        (DE, "Am 07.08. von 14:00 MESZ bis 15:00 MESZ?"),
+        (DE, "Am 07.08.26 von 14:00 MESZ bis 15:00 MESZ?"),
+        (EN, "On 8/7 from 2pm BST to 3pm BST?"),
+    ],
+)
+def test_a_window_whose_zone_is_unclear_or_whose_day_is_refused_stays_unread(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
