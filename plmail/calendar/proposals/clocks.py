@@ -1,12 +1,11 @@
-"""Times of day, time ranges and parts of the day, as a sentence writes them (lengths: durations.py)."""
+"""Times of day, time ranges and parts of the day, as a sentence writes them (see durations.py, zones.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo
+from dataclasses import dataclass, replace
+from datetime import timedelta, tzinfo
 
 from plmail.calendar.proposals.durations import MAX_DURATION, MIN_DURATION
 from plmail.calendar.proposals.vocabulary import (
@@ -21,6 +20,7 @@ from plmail.calendar.proposals.vocabulary import (
     DayPart,
     alternation,
 )
+from plmail.calendar.proposals.zones import Zone, zone_after
 
 _DAY = 24 * 60
 
@@ -44,6 +44,7 @@ class ClockMention:
     uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
     minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
     next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
+    date_like: tuple[int, int] | None = None  # "Friday 7-6": two plain numbers that may be a month and a day
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,37 +176,8 @@ _PART = re.compile(
 _PART_RIGHT_AFTER = re.compile(
     rf"\s+(?:(?:am|in\s+the)\s+)?(?:{alternation(DAY_PART_WORDS)})(?![{LETTER}])", re.IGNORECASE
 )
-# An abbreviation names a fixed offset and, where it has one, the region whose clock it is meant to be.
-_ABBREVIATED_ZONES: dict[str, tuple[int, str | None]] = {
-    "utc": (0, None), "gmt": (0, None),
-    "cet": (60, "Europe/Berlin"), "mez": (60, "Europe/Berlin"),
-    "cest": (120, "Europe/Berlin"), "mesz": (120, "Europe/Berlin"),
-    "est": (-300, "America/New_York"), "edt": (-240, "America/New_York"),
-    "cst": (-360, "America/Chicago"), "cdt": (-300, "America/Chicago"),
-    "mst": (-420, "America/Denver"), "mdt": (-360, "America/Denver"),
-    "pst": (-480, "America/Los_Angeles"), "pdt": (-420, "America/Los_Angeles"),
-    "akst": (-540, "America/Anchorage"), "akdt": (-480, "America/Anchorage"), "hst": (-600, "Pacific/Honolulu"),
-    "bst": (60, "Europe/London"), "wet": (0, "Europe/Lisbon"), "west": (60, "Europe/Lisbon"),
-    "eet": (120, "Europe/Helsinki"), "eest": (180, "Europe/Helsinki"), "msk": (180, "Europe/Moscow"),
-    "hkt": (480, "Asia/Hong_Kong"), "sgt": (480, "Asia/Singapore"), "awst": (480, "Australia/Perth"),
-    "jst": (540, "Asia/Tokyo"), "kst": (540, "Asia/Seoul"), "acst": (570, "Australia/Adelaide"),
-    "aest": (600, "Australia/Sydney"), "aedt": (660, "Australia/Sydney"),
-    "nzst": (720, "Pacific/Auckland"), "nzdt": (780, "Pacific/Auckland"),
-}  # fmt: skip
-_REGION_ZONES = {"et": "America/New_York", "ct": "America/Chicago", "mt": "America/Denver", "pt": "America/Los_Angeles"}
-# Names that are also words ("ist", "est", "et", "art", "west") count only in capitals or after am/pm.
-_WORDLIKE_ZONES = frozenset({"est", "cst", "mst", "et", "ct", "mt", "pt", "west", "wet"})
-_ZONE_AFTER = re.compile(
-    r"\s*\(?(?P<name>[A-Za-z]{2,4})(?:\s*(?P<sign>[+-])\s*(?P<off>\d{1,2})(?::?(?P<offm>\d{2}))?)?\)?(?![\w])"
-)
-# Zones we do not resolve: reading such a time in the user's zone would give a confidently wrong hour. IST is
-# India's, Ireland's or Israel's, AST Atlantic or Arabia; the others are also words ("art", "eat", "cat").
-_UNKNOWN_ZONE = re.compile(
-    r"\s*\(?(?:IST|AST|ADT|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b|\s*\(?(?:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
-    # "12PM Singapore time", "14 Uhr New Yorker Zeit", "7 PM Eastern", "3pm pacific": a zone by its name.
-    r"|\s*\(?(?:(?:[A-Z][a-zäöü]+\s+){1,3}(?:[Tt]ime|Zeit)\b|(?:Eastern|Pacific|Central|Mountain)\b(?!\s+(?-i:[A-Z])))",
-)
-_UNKNOWN_ZONE_ANY_CASE = re.compile(_UNKNOWN_ZONE.pattern, re.IGNORECASE)
+# "next Monday morning 6-8", "Freitag abends 7-9": the part of the day written right before two numbers.
+_PART_RIGHT_BEFORE = re.compile(rf"(?<![{LETTER}])(?:{alternation(DAY_PART_WORDS)})\s+$", re.IGNORECASE)
 # An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",
 # "20 minutes to 2pm", "halb 3".
 _DEADLINE_BEFORE = re.compile(
@@ -227,39 +199,6 @@ _AMOUNT_AFTER = re.compile(
 )
 # "um 9 oder 10 Uhr": the first of two times to choose from, kept so that its day sees both.
 _ALTERNATIVE_AFTER = re.compile(r"\s*(?:oder|or|/)\s*\d", re.IGNORECASE)
-@dataclass(frozen=True, slots=True)
-class _Zone:
-    zone: tzinfo | None = None
-    region: str | None = None
-    unknown: bool = False
-
-
-def _zone_after(sentence: str, end: int, meridiem: bool) -> tuple[_Zone, int]:
-    """The zone written right after a time, and where the time's text ends with it.
-
-    After "am"/"pm" the sentence is English, so a lower-case "ist" is a zone there and a verb elsewhere."""
-    unknown = _UNKNOWN_ZONE_ANY_CASE if meridiem else _UNKNOWN_ZONE
-    if unknown.match(sentence, end):
-        return _Zone(unknown=True), end
-    m = _ZONE_AFTER.match(sentence, end)
-    if not m:
-        return _Zone(), end
-    name = m["name"].lower()
-    if name in _WORDLIKE_ZONES and not (meridiem or m["name"].isupper()):
-        return _Zone(), end
-    if m["sign"]:
-        if name not in ("utc", "gmt"):
-            return _Zone(), end
-        offset = timedelta(hours=int(m["off"]), minutes=int(m["offm"] or 0))
-        if offset > timedelta(hours=14):
-            return _Zone(unknown=True), end
-        return _Zone(timezone(offset if m["sign"] == "+" else -offset)), m.end()
-    if name in _ABBREVIATED_ZONES:
-        minutes, region = _ABBREVIATED_ZONES[name]
-        return _Zone(timezone(timedelta(minutes=minutes)), region), m.end()
-    if name in _REGION_ZONES:
-        return _Zone(ZoneInfo(_REGION_ZONES[name])), m.end()
-    return _Zone(), end
 
 
 def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | None:
@@ -307,12 +246,23 @@ def _range(a: _Read, b: _Read) -> tuple[int, int, bool, timedelta] | None:
     elif not a.fixed and b.meridiem == "am" and a.hour <= b.hour:
         fixed = True
     start, end = hour * 60 + a.minute, b.hour * 60 + b.minute
-    if end <= start and hour < 12 and b.hour < 12 and not b.fixed and b.hour + 12 > hour:
-        end += 12 * 60  # "10:30 to 3"
+    if end <= start and hour <= 12 and b.hour < 12 and not b.fixed and b.hour + 12 > hour:
+        end += 12 * 60  # "10:30 to 3", "12-4"
     length = timedelta(minutes=(end - start) % _DAY)
     if not MIN_DURATION <= length <= MAX_DURATION:
         return None
     return hour, a.minute, fixed, length
+
+
+def _end_fixes_the_half(a: _Read, b: _Read) -> bool:
+    """Two plain hours whose end says which half of the day the start is in: a 24-hour end after a morning
+    start ("9-17", "11-14"), or an end before a start of 7 to 12, which only an afternoon end allows ("11-4",
+    "12-4", "9-5"). "3-8" or "6-8" could be either half and stays unread."""
+    if a.fixed or a.minutes_written or b.minutes_written:
+        return False
+    if b.fixed:
+        return 7 <= a.hour < b.hour <= 23
+    return 7 <= a.hour <= 12 and 1 <= b.hour < a.hour
 
 
 def _odd_seconds(m: re.Match[str], tag: str) -> bool:
@@ -343,7 +293,7 @@ def _deadline_before(sentence: str, start: int) -> bool:
     return _DEADLINE_BEFORE.search(sentence, 0, start) is not None
 
 
-def _refused(sentence: str, m: re.Match[str], zone: _Zone) -> bool:
+def _refused(sentence: str, m: re.Match[str], zone: Zone) -> bool:
     """A zone we cannot resolve, a deadline ("bis 15 Uhr") or the first of two choices ("um 9 oder 10 Uhr")."""
     alternative = _ALTERNATIVE_AFTER.match(sentence, m.end()) is not None
     return zone.unknown or alternative or _deadline_before(sentence, m.start())
@@ -378,7 +328,7 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
         hour -= back
         if hour == 0 and back and not fixed:
             hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
                            refused=refused, morning_default=prefix not in ("at", "@"))
@@ -395,7 +345,7 @@ def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
         hour, minute = ENGLISH_HOUR_WORDS[m["h"].lower()], SPOKEN_MINUTES[" ".join(m["m"].lower().split())]
         if meridiem:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = _zone_after(sentence, m.end(), bool(meridiem))
+        zone, end = zone_after(sentence, m.end(), bool(meridiem))
         # As for "at 8": "at seven thirty" is dinner as often as breakfast; "at nine thirty" the morning.
         morning_default = not prefix or (9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None)
         yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
@@ -411,17 +361,23 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         if a is None or b is None or bool(m["after"]) != bool(m["before"]):
             continue  # "after 9:30 but before 11:00" is a window like "between"; "after 9 to 11" is no range
         adjacent_only = adjacent_any = False
+        date_like: tuple[int, int] | None = None
         if not (a.explicit or b.explicit):
             if m["span"] and m["conn"].lower() in _SPAN_CONNECTORS and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "von 9 bis 11", "from 9 to 11": "von … bis" between two numbers is a span of hours
             elif m["win"] and m["conn"].lower() in ("and", "und") and not _AMOUNT_AFTER.match(sentence, m.end()):
                 pass  # "zwischen 9 und 11", "between 9 and 11": so is "zwischen … und"
-            elif m["conn"] in ("-", "–") and _PART_RIGHT_AFTER.match(sentence, m.end()):
-                pass  # "Friday 5-6 in the evening": a part of the day makes two numbers hours
+            elif m["conn"] in ("-", "–") and (
+                _PART_RIGHT_AFTER.match(sentence, m.end()) or _PART_RIGHT_BEFORE.search(sentence, 0, m.start())
+            ):
+                pass  # "Friday 5-6 in the evening", "Monday morning 6-8": a part of the day makes two numbers hours
             elif m["asep"] == "." and m["bsep"] == ".":
                 adjacent_only = True  # "17.05-18.15" is a span of time only right after its day
             elif a.fixed and b.fixed:
                 adjacent_any = True  # "27.10.2017 20-21": two 24-hour hours right after their day
+            elif m["conn"] in ("-", "–") and _end_fixes_the_half(a, b):
+                adjacent_any = True  # "Montag 9-17", "Monday 11-4": hours right after their day, unless its date
+                date_like = (a.hour, b.hour)
             else:
                 continue
         resolved = _range(a, b)
@@ -429,7 +385,7 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         # "and" without "between" joins two choices ("um 9 und 10 Uhr"), not two ends.
         # "after 9:30 but before 11:00", "nach 9:30 aber vor 11:00" bound the same span.
         choices = m["conn"].lower() in ("and", "und") and not m["win"]
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
             yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
                                adjacent_any_day=adjacent_any)
@@ -439,7 +395,7 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
                            adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
-                           next_day=m["anext"] is not None)
+                           next_day=m["anext"] is not None, date_like=date_like)
 
 
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -451,7 +407,7 @@ def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Clo
         first, last = hour * 60 + minute, int(m["bh"]) * 60 + int(m["bm"])
         length = timedelta(minutes=(last - first) % _DAY)  # "2205-0455" runs past midnight
         written = bool(m["suf"]) or (m["pre"] or "").lower() in ("at", "um", "@")
-        zone, end = _zone_after(sentence, m.end(), False)
+        zone, end = zone_after(sentence, m.end(), False)
         if not MIN_DURATION <= length <= MAX_DURATION:
             yield ClockMention(m.start(), end, hour, minute, True, refused=True, adjacent_any_day=not written)
             continue
@@ -477,7 +433,7 @@ def _compact_singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cl
         written = bool(m["suf"] or meridiem)
         if not written and (_YEARLIKE.fullmatch(m["h"] + m["m"]) or _AMOUNT_AFTER.match(sentence, m.end())):
             continue  # "Sunday 2015" is a year as often as a time
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         yield ClockMention(m.start(), end, hour, minute, True, None, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
@@ -494,7 +450,7 @@ def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockM
         hour = HOUR_WORDS[m["h"].lower()]
         if meridiem:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
         # "acht Uhr dreißig" is 8:30, not 8:00 with a word left over.
         minute = GERMAN_SPOKEN_MINUTES[m["min"].lower()] if m["min"] else 0
@@ -526,7 +482,7 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
         # "at 9" to "at 11" is the morning unless the sentence is about an evening ("dinner tomorrow at 9").
-        zone, end = _zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        zone, end = zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
         morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX) or (
             9 <= read.hour <= 11 and _EVENING_OCCASION.search(sentence) is None
@@ -558,7 +514,39 @@ def find_clocks(sentence: str) -> list[ClockMention]:
         for mention in finder(sentence, taken):
             clocks.append(mention)
             taken.append((mention.start, mention.end))
-    return sorted(clocks, key=lambda c: c.start)
+    return _join_zoned_windows(sentence, sorted(clocks, key=lambda c: c.start))
+
+
+_WINDOW_JOINT = re.compile(r"\s*(?P<conn>-|–|—|bis|to|until|till|and|und)\s*", re.IGNORECASE)
+_WINDOW_OPENER = re.compile(r"\b(?:between|zwischen)\s+$", re.IGNORECASE)
+
+
+def _one_half(first: ClockMention, second: ClockMention) -> bool:
+    """Both hours fixed ("2pm", "14:00"), or both open and in order ("9 Uhr UTC und 11 Uhr UTC")."""
+    return (first.fixed and second.fixed) or (not first.fixed and not second.fixed and first.hour < second.hour)
+
+
+def _join_zoned_windows(sentence: str, clocks: list[ClockMention]) -> list[ClockMention]:
+    """ "2:00 PM EST - 3:00 PM EST", "between 830am ET and 9am ET", "von 14:00 MEZ bis 15:00 MEZ": two times
+    that carry the same zone, joined as a range, are one time and its length, not two times for one day."""
+    joined: list[ClockMention] = []
+    for clock in clocks:
+        first = joined[-1] if joined else None
+        if first is None or first.zone is None or first.length or clock.length or not _one_half(first, clock):
+            joined.append(clock)
+            continue
+        joint = _WINDOW_JOINT.fullmatch(sentence, first.end, clock.start)
+        same_zone = (first.zone, first.zone_region) == (clock.zone, clock.zone_region)
+        # "and" joins two ends only after "between" ("at 2pm ET and 3pm ET" are two choices).
+        window = joint is not None and (
+            joint["conn"].lower() not in ("and", "und") or _WINDOW_OPENER.search(sentence, 0, first.start) is not None
+        )
+        length = timedelta(minutes=(clock.hour * 60 + clock.minute - first.hour * 60 - first.minute) % _DAY)
+        if not (same_zone and window and MIN_DURATION <= length <= MAX_DURATION):
+            joined.append(clock)
+            continue
+        joined[-1] = replace(first, end=clock.end, length=length)
+    return joined
 
 
 def find_parts(sentence: str) -> list[PartMention]:

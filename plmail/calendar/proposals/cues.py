@@ -75,8 +75,9 @@ _RANGE_WORD = r"(?:-|–|—|/|&|,|bis(?:\s+zum)?|to|till|until|through|thru|auf
 _MONTH_OR_WEEKDAY = alternation([*MONTHS, *MONTH_ABBREVIATIONS, *WEEKDAYS])
 # A day that ends or continues a span or a list: "13. - 15. Juli", "vom 21 auf 22 November", "Nov-Feb 5th",
 # "July 17th, 18th, or 19th", "april 9th through 17th". Which of the days is meant is not in the text.
+# "22, 23 Apr" lists two days; in "16:00, 23 Apr" the "00" is a time's minutes, not a day.
 _RANGE_BEFORE = re.compile(
-    rf"(?:\b\d{{1,2}}(?:\.|st|nd|rd|th)?|\b(?:{_MONTH_OR_WEEKDAY})\.?)\s*{_RANGE_WORD}\s*(?:(?:the|den|dem|zum)\s+)?$",
+    rf"(?:(?<!:)\b\d{{1,2}}(?:\.|st|nd|rd|th)?|\b(?:{_MONTH_OR_WEEKDAY})\.?)\s*{_RANGE_WORD}\s*(?:(?:the|den|dem|zum)\s+)?$",
     re.IGNORECASE,
 )
 _ORDINAL_WORDS = (

@@ -193,7 +193,8 @@ _ORDINAL_AFTER = re.compile(
 # "Wed 31th"), written with its capital where it is also a word ("Sat", "Sun", "Mon"; never German "so"), and
 # not as the end of a span ("Mo-Fr 9-17 Uhr").
 _WEEKDAY_SHORT = re.compile(
-    r"(?<![\w\-–—/])(?<!bis\s)(?<!to\s)(?:(?P<mod>[Tt]his|[Nn]ext|[Cc]oming)\s+)?"
+    r"(?<![\w\-–—/])(?<!bis\s)(?<!to\s)(?:(?P<mod>[Tt]his|[Nn]ext|[Cc]oming)\s+"
+    r"|(?P<nwb>(?:[Nn]ext\s+week(?:\s+on)?|(?:[Nn](?:ä|ae)chste|[Kk]ommende)n?\s+[Ww]oche(?:\s+am)?)\s+))?"
     rf"(?P<wd>{_CAPITALISED_ABBREVIATIONS}|tues?|wed|thu(?:rs?)?|fri)(?![\w\-–—])\.?,?(?=\s*(?:(?:at|um|@)\s*)?\d|\s+(?:the|den|dem)\s)"
 )
 # "in 3 Tagen", "in einer Woche", "heute in zwei Wochen", "in 2 weeks": counted from the message day.
@@ -512,8 +513,9 @@ def find_days(
     for m in _WEEKDAY_SHORT.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
-        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", 0, None, sentence,
-                                   reference, relative_refused, past_tense, abbreviated=True)
+        # "next week Mon 9 am", "nächste Woche Mo um 9": the weekday of the week after the message's.
+        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", int(bool(m["nwb"])),
+                                   None, sentence, reference, relative_refused, past_tense, abbreviated=True)
         mentions.append(mention)
         taken.append((mention.start, mention.end))
     return sorted(mentions, key=lambda d: d.start)

@@ -337,6 +337,8 @@ class DeterministicDateDetector:
     def _clock_usable(sentence: str, clock: ClockMention, days: list[DayMention]) -> bool:
         if clock.refused or cues.looks_like_a_number(sentence, clock.start, clock.end):
             return False
+        if clock.date_like is not None and any(_may_be_its_date(clock.date_like, d) for d in days):
+            return False
         number = cues.number_right_before(sentence, clock.start)
         return number is None or any(_overlap(number, _span(d)) for d in days)
 
@@ -426,6 +428,27 @@ def _to_last_day(candidate: ProposalCandidate, last_day: date, zone: ZoneInfo) -
     start_local, end_local = candidate.start.astimezone(zone), candidate.end.astimezone(zone)
     end = _at(last_day + (end_local.date() - start_local.date()), end_local.time(), zone)
     return replace(candidate, end=end, stated_end=end)
+
+
+def _may_be_its_date(numbers: tuple[int, int], day: DayMention) -> bool:
+    """ "Friday 7-6" is 6 July where that is a Friday: after a weekday, two numbers that, month first or day
+    first, make the next such date falling on that weekday may be its date rather than its hours."""
+    when = day.day or day.if_passed
+    if day.kind is not DayKind.WEEKDAY or when is None:
+        return False
+    since = when - timedelta(days=7)  # the message's week: the weekday is at most a week or two after it
+    first, second = numbers
+    for month, number in ((first, second), (second, first)):
+        for year in (since.year, since.year + 1):
+            try:
+                found = date(year, month, number)
+            except ValueError:
+                continue
+            if found >= since:
+                if found.weekday() == when.weekday():
+                    return True
+                break
+    return False
 
 
 def _needs_its_day(clock: ClockMention) -> bool:

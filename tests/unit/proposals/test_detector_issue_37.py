@@ -457,3 +457,59 @@ def test_german_minutes_spoken_after_uhr(text: str, start: str) -> None:
 
 def test_german_spoken_small_hour_stays_refused() -> None:
     assert starts("Freitag um drei Uhr dreißig", DE, MONDAY) == []  # 03:30 or 15:30, as "um 3:30"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # "next week" before an abbreviated weekday names that weekday of the week after the message's.
+        (EN, "Next week Thu at 10am?", "2026-08-13 10:00"),
+        (EN, "Can we schedule a meeting next week Mon 9 am?", "2026-08-10 09:00"),
+        (DE, "Treffen wir uns nächste Woche Do um 10 Uhr?", "2026-08-13 10:00"),
+        (DE, "Kommende Woche Fr um 14 Uhr?", "2026-08-14 14:00"),
+    ],
+)
+def test_next_week_before_an_abbreviated_weekday(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, TUESDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Alone, an abbreviation is no day; with a year-less numeric date the refusal stands.
+        (EN, "Next week Thu?"),
+        (DE, "Nächste Woche Do, 13.08. um 10 Uhr?"),
+        (DE, "Nächste Woche Do, 13.08.26 um 10 Uhr?"),
+    ],
+)
+def test_next_week_before_an_abbreviated_weekday_refusals(language: Locale, text: str) -> None:
+    assert starts(text, language, TUESDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A time written before its date, with a comma: the "00" of "16:00" is its minutes, not a listed day.
+        (EN, "Kick-off 16:00, 23 Oct.", "2026-10-23 16:00"),
+        (EN, "Doors open 19:30, Friday 14 May 2027.", "2027-05-14 19:30"),
+        (DE, "Beginn 16:00, 23. Oktober.", "2026-10-23 16:00"),
+        (DE, "Einlass 19:30, Freitag 14. Mai 2027.", "2027-05-14 19:30"),
+    ],
+)
+def test_a_time_before_its_date(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, TUESDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Two days listed are still two days; a year-less or two-digit-year numeric date is still refused.
+        (EN, "Kick-off 22, 23 Oct at 16:00."),
+        (DE, "Treffen 22., 23. Oktober um 16 Uhr."),
+        (DE, "Beginn 16:00, 23.10."),
+        (DE, "Beginn 16:00, 23.10.26"),
+        (EN, "Kick-off 16:00, 10/23"),
+    ],
+)
+def test_a_time_before_its_date_refusals(language: Locale, text: str) -> None:
+    assert starts(text, language, TUESDAY) == []
