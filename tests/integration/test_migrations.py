@@ -120,6 +120,51 @@ async def test_the_search_vector_has_its_own_table_with_a_gin_index_and_finds_ad
     assert await db.fetchval("SELECT count(*) FROM message_search_pending") == 0
 
 
+async def test_stored_search_vectors_are_copied_online_to_their_own_table_and_the_copy_runs_twice_safely(
+        database_url: str) -> None:
+    """Migrations 13:45 and 13:50 on a database that has mail: the vectors the old column holds are copied (not
+    computed again) a key range at a time, the GIN index is built concurrently, and the old column goes."""
+    vector_table = importlib.import_module("plmail.db.migrations.plmail_2026_12_07t13_45_00_000000")
+    old_column = importlib.import_module("plmail.db.migrations.plmail_2026_12_07t13_50_00_000000")
+    conn = await asyncpg.connect(database_url)
+    try:
+        async with conn.transaction():  # back to the shape before: the generated column, no vector table
+            await conn.execute(old_column.BACKWARDS_SQL)
+            await conn.execute(vector_table.BACKWARDS_SQL)
+        user_id = await conn.fetchval("INSERT INTO app_user (email, password_hash, created_at, updated_at) "
+                                      "VALUES ('u@x.test', 'h', now(), now()) RETURNING id")
+        account_id = await conn.fetchval("INSERT INTO account (user_id, provider_kind, created_at, updated_at) "
+                                         "VALUES ($1, 'local', now(), now()) RETURNING id", user_id)
+        await conn.execute(
+            """INSERT INTO message (account_id, subject, from_address, body_text, created_at, updated_at)
+               SELECT $1, 'Invoice ' || g, 'billing' || g || '@shop.example', 'Paid on day ' || g, now(), now()
+                 FROM generate_series(1, 2500) AS g""", account_id)
+        old = {r["id"]: r["search_vector"] for r in await conn.fetch("SELECT id, search_vector FROM message")}
+        async with conn.transaction():
+            await conn.execute(vector_table.FORWARDS_SQL)
+        for _ in range(2):  # a second run copies nothing again
+            await run_online_steps(conn, vector_table.ID, vector_table.ONLINE)
+            copied = {r["message_id"]: r["search_vector"]
+                      for r in await conn.fetch("SELECT message_id, search_vector FROM message_search")}
+            assert copied == old
+        assert await conn.fetchval("SELECT indisvalid FROM pg_index WHERE indexrelid = 'idx_message_search'::regclass")
+        async with conn.transaction():
+            await conn.execute(old_column.FORWARDS_SQL)
+        assert await conn.fetchval("SELECT count(*) FROM information_schema.columns "
+                                   "WHERE table_name = 'message' AND column_name = 'search_vector'") == 0
+        # The vector copied is the one the new function computes: a message written now reads the same.
+        fresh = await conn.fetchval(
+            "SELECT plmail_search_vector('Invoice 7', NULL, 'billing7@shop.example', 'Paid on day 7')")
+        seventh = await conn.fetchval("SELECT s.search_vector FROM message_search s JOIN message m "
+                                      "ON m.id = s.message_id WHERE m.subject = 'Invoice 7'")
+        assert fresh == seventh
+        # After the copy the old column is gone, so a third run of the backfill has nothing to copy from.
+        await run_online_steps(conn, vector_table.ID, vector_table.ONLINE)
+        assert await conn.fetchval("SELECT count(*) FROM message_search") == 2500
+    finally:
+        await conn.close()
+
+
 @pytest.fixture
 async def services_db(database_url: str) -> AsyncIterator[Database]:
     engine = await open_engine(database_url, max_size=2)
