@@ -26,12 +26,15 @@ async def test_imported_mail_is_searchable_after_indexing_and_new_mail_at_once(i
     assert await db.fetchval("SELECT count(*) FROM message WHERE account_id = $1", imap.account_id) == 5
     assert await db.fetchval("SELECT count(*) FROM message_search_pending") == 5
     assert await _subjects(imap, "quarterly") == []
+    assert await _subjects(imap, "from:sender3") == []  # the address words wait with the vectors
     indexer = imap.services.search_index
     assert await indexer.incomplete_for(imap.user.id)
 
     assert await indexer.catch_up() == 5
     assert await _subjects(imap, "quarterly") == [f"Quarterly report {n}" for n in range(1, 6)]
     assert await _subjects(imap, "reports") == [f"Quarterly report {n}" for n in range(1, 6)]  # stemmed
+    assert await _subjects(imap, "from:sender3") == ["Quarterly report 3"]
+    assert await _subjects(imap, "to:someone@example.net") == [f"Quarterly report {n}" for n in range(1, 6)]
     assert not await indexer.incomplete_for(imap.user.id)
     assert await indexer.catch_up() == 0  # nothing is indexed twice
 
@@ -39,6 +42,7 @@ async def test_imported_mail_is_searchable_after_indexing_and_new_mail_at_once(i
     imap.mail.deliver([message(6, subject="Budget meeting")])
     await imap.sync()
     assert await _subjects(imap, "budget") == ["Budget meeting"]
+    assert await _subjects(imap, "from:sender6") == ["Budget meeting"]
     assert await db.fetchval("SELECT count(*) FROM message_search_pending") == 0
 
 
