@@ -117,15 +117,20 @@ class Changes:
         """One new message in the first account's Inbox, newest of all."""
         self.arrive(1)
 
-    def arrive(self, count: int) -> None:
-        """`count` new messages in the first account's Inbox, in batches of 50 as a sync stores them."""
+    def arrival_in(self, account_id: int) -> Callable[[int], None]:
+        """A change for the figures of one account: one new message in its Inbox."""
+        return lambda run: self.arrive(1, account_id)
+
+    def arrive(self, count: int, account_id: int | None = None) -> None:
+        """`count` new messages in an account's Inbox (the first's unless told), in batches of 50 as a sync
+        stores them."""
         messages = []
         for _ in range(count):
             self._arrived += 1
             messages.append(parse_message(
                 make_message(message_id=f"arrived{self._arrived}.{os.getpid()}@bench.example",
                              subject=f"Arrived {self._arrived}", date=datetime.now(UTC)),
-                account_id=self._filled.accounts[0], label_ids=(self._filled.labels["inbox"],)))
+                account_id=account_id or self._filled.accounts[0], label_ids=(self._filled.labels["inbox"],)))
         for start in range(0, count, 50):
             self._run(self._services.pipeline.ingest(messages[start:start + 50]))
 

@@ -74,6 +74,18 @@ class EmailQuery:
         return "m.account_id = ANY($1::bigint[])" if self.unified else "m.account_id = $1"
 
 
+def mailbox_total_query(query: EmailQuery, *, collapse: bool) -> tuple[str, tuple[Any, ...]]:
+    """The total of a query whose filter is `inMailbox` alone ($2: the label in the unified account, the binding in
+    one): the kept label counts, plus the mail in the mailbox not (yet) in a thread, which they leave out."""
+    label = "$2" if query.unified else "(SELECT b.label_id FROM label_binding b WHERE b.id = $2 AND b.account_id = $1)"
+    counted = "email_threads" if collapse else "emails"
+    accounts = "c.account_id = ANY($1::bigint[])" if query.unified else "c.account_id = $1"
+    return (f"""SELECT coalesce((SELECT sum(c.{counted}) FROM label_count c
+                                  WHERE {accounts} AND c.label_id = {label}), 0)
+                       + (SELECT count(*) FROM message m
+                           WHERE {query.accounts} AND m.thread_id IS NULL AND {query.where})""", query.params)
+
+
 class JmapQueryRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -108,6 +120,10 @@ class JmapQueryRepository:
         counted = f"count(DISTINCT {THREAD_KEY})" if collapse else "count(*)"
         return int(await self.db.fetchval(
             f"SELECT {counted} FROM message m WHERE {query.accounts} AND {query.where}", *query.params))
+
+    async def mailbox_total(self, query: EmailQuery, *, collapse: bool) -> int:
+        sql, args = mailbox_total_query(query, collapse=collapse)
+        return int(await self.db.fetchval(sql, *args))
 
     async def positions(self, query: EmailQuery, ids: Sequence[int], *, collapse: bool) -> dict[int, int]:
         """Index in the (collapsed) result of each of `ids` that is in it."""
