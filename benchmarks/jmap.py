@@ -96,7 +96,7 @@ def ingest_new(settings: Settings, dsn: str, account_id: int, count: int) -> Non
 
 
 def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: str, changes: Changes | None = None,
-                 only: re.Pattern[str] | None = None) -> list[Figure]:
+                 only: re.Pattern[str] | None = None, sink: Callable[[Figure], None] | None = None) -> list[Figure]:
     """The phone's requests in the user's unified account (the primary one, issue 20) and in each connected
     account, each also right after a change (a star set or cleared, a new message through the pipeline)."""
     using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
@@ -150,6 +150,8 @@ def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: s
                 p50, p95 = measure(http, runs, body, before)
                 figures.append(Figure(name, p50, p95))
                 print(figures[-1].row(), flush=True)
+                if sink is not None:
+                    sink(figures[-1])
         if not wanted("jmap [unified]: Email/changes after 1,000 new messages"):
             return figures
         states = {account: http.post("/jmap/api", json={"using": using, "methodCalls": [
@@ -172,6 +174,8 @@ def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: s
             p50, p95 = measure(http, runs, changed)
             figures.append(Figure(f"jmap [{label}]: Email/changes after 1,000 new messages", p50, p95))
             print(figures[-1].row(), flush=True)
+            if sink is not None:
+                sink(figures[-1])
     return figures
 
 

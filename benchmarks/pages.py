@@ -136,7 +136,7 @@ def page_cases(filled: Filled, changes: Changes | None = None) -> list[Case]:
 
 
 def measure_pages(url: str, filled: Filled, runs: int, changes: Changes | None = None,
-                  only: re.Pattern[str] | None = None) -> list[Figure]:
+                  only: re.Pattern[str] | None = None, sink: Callable[[Figure], None] | None = None) -> list[Figure]:
     figures: list[Figure] = []
     with httpx.Client(base_url=url, timeout=60, follow_redirects=True) as http:
         sign_in(http)
@@ -148,6 +148,8 @@ def measure_pages(url: str, filled: Filled, runs: int, changes: Changes | None =
             p50, p95 = measure(http, runs, case.path, case.before)
             figures.append(Figure(name, p50, p95))
             print(figures[-1].row(), flush=True)
+            if sink is not None:
+                sink(figures[-1])
     return figures
 
 

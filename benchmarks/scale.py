@@ -195,7 +195,7 @@ def print_table(figures: list[Figure], title: str) -> None:
         print(figure.row())
     missed = [f.name for f in figures if (t := target_ms(f.name)) is not None and f.p95 >= t]
     print(f"{len(figures) - len(missed)} of {len(figures)} figures within their target"
-          + (f"; missed: {', '.join(missed)}" if missed else ""))
+          + (f"; missed: {', '.join(missed)}" if 0 < len(missed) <= 10 else ""))
 
 
 def compare(small_path: Path, large_path: Path) -> None:
@@ -244,25 +244,34 @@ def measure(settings: Settings, dsn: str, filled: Filled, args: argparse.Namespa
     only = re.compile(args.only) if args.only else None
     changes = Changes(settings, dsn, filled)
     started_load = os.getloadavg()
+    figures: list[Figure] = []
+    rss = {"before": 0.0, "after": 0.0}
+
+    def keep(figure: Figure) -> None:
+        """Each figure as it is measured, so an interrupted run still leaves what it measured."""
+        figures.append(figure)
+        if args.json:
+            args.json.write_text(json.dumps({
+                "messages": filled.messages, "threads": filled.threads, "runs": args.runs,
+                "fill_seconds": fill_seconds, "rss_mib": rss["after"],
+                "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "figures": [asdict(f) for f in figures]}, indent=1))
+
     try:
         wait_healthy(url, process, log)
-        rss_before = rss_mib(process.pid)
-        print(f"plmail serve RSS before the runs: {rss_before:.0f} MiB")
-        figures = pages.measure_pages(url, filled, args.runs, changes, only)
-        figures += jmap.measure_jmap(url, filled, args.runs, settings, dsn, changes, only)
-        rss_after = rss_mib(process.pid)
+        rss["before"] = rss_mib(process.pid)
+        print(f"plmail serve RSS before the runs: {rss['before']:.0f} MiB")
+        pages.measure_pages(url, filled, args.runs, changes, only, keep)
+        jmap.measure_jmap(url, filled, args.runs, settings, dsn, changes, only, keep)
+        rss["after"] = rss_mib(process.pid)
     finally:
         changes.close()
         process.terminate()
         process.wait(30)
     print_table(figures, f"{filled.messages:,} messages in {filled.threads:,} threads, {args.runs} runs a figure "
                          f"(load average at the start {' '.join(f'{v:.2f}' for v in started_load)})")
-    print(f"plmail serve RSS {rss_before:.0f} MiB before the runs, {rss_after:.0f} MiB after (target < 300)")
+    print(f"plmail serve RSS {rss['before']:.0f} MiB before the runs, {rss['after']:.0f} MiB after (target < 300)")
     if args.json:
-        args.json.write_text(json.dumps({
-            "messages": filled.messages, "threads": filled.threads, "runs": args.runs, "fill_seconds": fill_seconds,
-            "rss_mib": rss_after, "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "figures": [asdict(f) for f in figures]}, indent=1))
         print(f"figures written to {args.json}")
 
 
