@@ -3,6 +3,7 @@
 Usage: .venv/bin/python benchmarks/scale.py [--messages 1000000] [--runs 200] [--json OUT.json] [--only REGEX]
                                             [--fill-dir DIR [--fill-only]]
        .venv/bin/python benchmarks/scale.py --compare SMALL.json[,SMALL2.json] LARGE.json[,LARGE2.json]
+       .venv/bin/python benchmarks/scale.py --plans SMALL_FILL_DIR LARGE_FILL_DIR
 
 Fills a private PostgreSQL cluster (plmail's embedded settings) through SQL with tests/support/bulk_mail.py
 (several accounts, realistic label, unread and tab spreads; the message table's indexes are built after the mail
@@ -16,7 +17,9 @@ measured (the machine is shared: a figure taken at a high load is worth measurin
 --json writes the figures (each as it is measured); --compare prints the larger size ÷ the smaller per figure, of
 several runs of a size the one with the lower p95. --fill-dir keeps the filled cluster there (or starts from a copy
 of the one kept there), so a figure can be measured again without filling again; without it everything the run
-made is removed when it ends. A 1M fill took 19 minutes at a load average of 8 to 11.
+made is removed when it ends. A 1M fill took 19 minutes at a load average of 8 to 11. --plans runs the lists' and
+searches' SQL and the JMAP list view's under EXPLAIN ANALYZE on kept fills, side by side: the database's part of
+each figure and the rows it reads, which unlike the HTTP times do not move with the machine's load.
 
 Targets (issue 36), at 1,000,000 messages: every page p95 < 15 ms over HTTP; JMAP Email/query + get p95 < 10 ms,
 unified and per account, also right after a change; the 1M figure ÷ the 100k figure ≤ 1.1 for every figure.
@@ -239,6 +242,92 @@ def compare(small_paths: list[Path], large_paths: list[Path]) -> None:
     print(f"{over} figures with a ratio over {RATIO_LIMIT}")
 
 
+def _plan_rows(plan: dict[str, Any]) -> float:
+    own = float(plan.get("Actual Rows", 0)) * float(plan.get("Actual Loops", 1)) \
+        if "Relation Name" in plan or "Index Name" in plan else 0.0
+    return own + sum(_plan_rows(child) for child in plan.get("Plans", ()))
+
+
+async def plans(dsn: str) -> list[tuple[str, float, float]]:
+    """(query, best execution ms of three, rows its scans read) under EXPLAIN ANALYZE for the SQL of the mail lists,
+    the searches and the JMAP list view: the part of a page that grows with the mailbox, if any does. The rows read
+    do not depend on the machine's load."""
+    from plmail.db.database import Database
+    from plmail.db.engine import close_engine, open_engine
+    from plmail.domain.mailstore import MailScope
+    from plmail.mail.email_query import EmailQueryService
+    from plmail.mail.reader import WALKED_VIEWS
+    from plmail.mail.repos.jmap_query import mailbox_total_query, page_query
+    from plmail.mail.repos.views import MailViewRepository
+    from plmail.mail.search import parse_search
+
+    engine = await open_engine(dsn, max_size=2)
+    db = Database(engine)
+    try:
+        views, emails = MailViewRepository(db), EmailQueryService(db)
+        user = int(await db.fetchval("SELECT id FROM app_user WHERE email = $1", EMAIL))
+        accounts = tuple(r["id"] for r in await db.fetch("SELECT id FROM account WHERE user_id = $1 ORDER BY id", user))
+        roles = {r["role"]: r["id"] for r in await db.fetch(
+            "SELECT id, role FROM label WHERE user_id = $1 AND role IS NOT NULL", user)}
+        work = await db.fetchval("SELECT id FROM label WHERE user_id = $1 AND name = 'Work'", user)
+        inbox = roles["inbox"]
+        queries: list[tuple[str, tuple[str, tuple[Any, ...]]]] = [
+            ("inbox, primary tab", await views.label_threads_query(user, inbox, category="primary", limit=51,
+                                                                   offset=0)),
+            ("inbox, page 5", await views.label_threads_query(user, inbox, category="primary", limit=51, offset=200)),
+            ("inbox, one account", await views.label_threads_query(user, inbox, category=None, limit=51, offset=0,
+                                                                   account_id=accounts[0])),
+            ("label (Work)", await views.label_threads_query(user, work, category=None, limit=51, offset=0)),
+            ("trash", await views.label_threads_query(user, roles["trash"], category=None, limit=51, offset=0,
+                                                      include_binned=True)),
+            *[(f"{view} view", views.walked_threads_query(
+                user, without_labels=[roles[r.value] for r in hidden if r.value in roles], limit=51, offset=0))
+              for view, hidden in WALKED_VIEWS.items()],
+            *[(f"search {q}", views.search_query(user, parse_search(q), [], ranked=False, limit=51, offset=0))
+              for q in ("invoice meeting", "from:example7.org", "from:person123", "to:team17@corp17.com")],
+        ]
+        binding = await db.fetchval("SELECT id FROM label_binding WHERE label_id = $1 AND account_id = $2", inbox,
+                                    accounts[0])
+        for scope, box, name in ((MailScope(user, accounts, unified=True), inbox, "unified"),
+                                 (MailScope.single(user, accounts[0]), binding, "one account")):
+            plan = emails.plan(scope, {"inMailbox": box}, None, collapse=True, categories=False)
+            queries += [(f"JMAP [{name}] Email/query inbox, first read", page_query(plan.query, 256, 0)),
+                        (f"JMAP [{name}] calculateTotal", mailbox_total_query(plan.query, collapse=True))]
+        found = []
+        for name, (sql, args) in queries:
+            best: tuple[float, float] | None = None
+            for _ in range(3):
+                document = (await db.fetch("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, *args))[0][0]
+                top = (json.loads(document) if isinstance(document, str) else document)[0]
+                if best is None or top["Execution Time"] < best[0]:
+                    best = (top["Execution Time"], _plan_rows(top["Plan"]))
+            assert best is not None
+            found.append((name, *best))
+        return found
+    finally:
+        await close_engine()
+
+
+def print_plans(fill_dirs: list[Path]) -> None:
+    """The plans table for kept fills, side by side: the database's share of each list at each size."""
+    from plmail.db.embedded import EmbeddedPostgres, find_pg_binaries, resolve_run_as
+
+    columns = []
+    for fill_dir in fill_dirs:
+        pg = EmbeddedPostgres(fill_dir, find_pg_binaries(), resolve_run_as(None))
+        dsn = pg.start()  # read only: the kept fill is not changed
+        try:
+            filled, _ = load_filled(fill_dir)
+            columns.append((filled.messages, asyncio.run(plans(dsn)), load()))
+        finally:
+            pg.stop()
+    print(f"{'query (EXPLAIN ANALYZE, best of 3)':<48}"
+          + "".join(f"{f'{size:,}: ms':>16}{'rows':>8}" for size, _, _ in columns))
+    for index, (name, _, _) in enumerate(columns[0][1]):
+        print(f"{name:<48}" + "".join(f"{found[index][1]:>16.2f}{found[index][2]:>8.0f}" for _, found, _ in columns))
+    print("load average after each: " + ", ".join(f"{size:,}: {at:.2f}" for size, _, at in columns))
+
+
 def save_filled(filled: Filled, seconds: float, data_dir: Path) -> None:
     (data_dir / "bench-filled.json").write_text(json.dumps({"filled": asdict(filled), "seconds": seconds}))
 
@@ -299,11 +388,17 @@ def main() -> None:
     parser.add_argument("--only", help="measure only the figures whose name matches this regular expression")
     parser.add_argument("--fill-dir", type=Path, help="keep the filled cluster here (or start from a copy of the "
                         "one kept there), to measure again without filling again")
+    parser.add_argument("--plans", type=Path, nargs="+", metavar="FILL_DIR",
+                        help="EXPLAIN ANALYZE the lists' SQL on kept fills (--fill-dir), side by side, and measure "
+                             "nothing over HTTP")
     parser.add_argument("--fill-only", action="store_true", help="with --fill-dir: fill and keep, measure nothing")
     parser.add_argument("--compare", nargs="+", metavar="SMALL.json[,SMALL2.json] LARGE.json[,...]",
                         help="print LARGE ÷ SMALL per figure from --json files (several runs of a size joined by "
                              "commas: the best of them), and measure nothing")
     args = parser.parse_args()
+    if args.plans:
+        print_plans(args.plans)
+        return
     if args.compare:
         if len(args.compare) != 2:
             parser.error("--compare takes the smaller size's runs and the larger size's runs")
