@@ -1,15 +1,16 @@
-"""JMAP latency over HTTP: Email/query (Inbox, 50, collapseThreads) chained into Email/get of those 50,
-Mailbox/get with its counts, and Email/changes after 1,000 new messages.
+"""JMAP latency over HTTP: Email/query (Inbox, 50, collapseThreads) chained into Email/get of those 50 (also right
+after a change: a star, or with benchmarks/scale.py a new message), Mailbox/get with its counts, and Email/changes
+after 1,000 new messages.
 
 Usage: .venv/bin/python benchmarks/jmap.py [--messages 100000] [--runs 300]
 
 Fills a private PostgreSQL cluster (plmail's embedded settings) with benchmarks/scale.py's fill (messages /
 2.5 threads in 3 accounts, 70 % of them in the Inbox), starts a real `plmail serve` on loopback, and times
 the requests a phone makes, end to end over HTTP with an app password, in the user's unified account (every
-account's mail behind the user's labels: the primary account a phone uses) and in one connected account.
-Prints p50/p95 per request. Targets: issue 20, p95 < 50 ms for the unified list view and for /changes;
-issue 22 (at 1M), Email/query + get p95 < 20 ms, Mailbox/get with counts p95 < 10 ms, Email/changes after
-1,000 new messages p95 < 30 ms.
+account's mail behind the user's labels: the primary account a phone uses) and in each connected account.
+Prints p50/p95 per request. Targets: issue 36 (at 1M), Email/query + get p95 < 10 ms, unified and per account,
+also right after a change; issue 22, Mailbox/get with counts p95 < 10 ms, Email/changes after 1,000 new messages
+p95 < 30 ms.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -31,7 +33,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.cluster import private_cluster
-from benchmarks.scale import Filled, fill, rss_mib, serve, wait_healthy
+from benchmarks.scale import Changes, Figure, Filled, fill, rss_mib, serve, wait_healthy
 from plmail.config import Settings
 from plmail.domain.enums import LabelRole
 from plmail.mail.ingest import parse_message
@@ -93,13 +95,20 @@ def ingest_new(settings: Settings, dsn: str, account_id: int, count: int) -> Non
     asyncio.run(run())
 
 
-def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: str) -> None:
-    """The phone's requests in the user's unified account (the primary one, issue 20) and in one account."""
+def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: str, changes: Changes | None = None,
+                 only: re.Pattern[str] | None = None, sink: Callable[[Figure], None] | None = None) -> list[Figure]:
+    """The phone's requests in the user's unified account (the primary one, issue 20) and in each connected
+    account, each also right after a change (a star set or cleared, a new message through the pipeline)."""
     using = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
+    figures: list[Figure] = []
+
+    def wanted(name: str) -> bool:
+        return only is None or bool(only.search(name))
+
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {filled.token}"}, timeout=60) as http:
         unified = http.get("/jmap/session").json()["primaryAccounts"]["urn:ietf:params:jmap:mail"]
-        scopes = ((unified, "unified"), (str(filled.accounts[0]), "one account"))
-        print(f"{'request (JMAP over HTTP)':<60}{'p50 ms':>10}{'p95 ms':>10}")
+        scopes = ((unified, "unified"), *[(str(a), f"account {n + 1}") for n, a in enumerate(filled.accounts)])
+        print(Figure.HEADER)
         for account, label in scopes:
             mailboxes = http.post("/jmap/api", json={"using": using, "methodCalls": [
                 ["Mailbox/get", {"accountId": account}, "m"]]})
@@ -120,33 +129,54 @@ def measure_jmap(url: str, filled: Filled, runs: int, settings: Settings, dsn: s
             mailbox_get = {"using": using, "methodCalls": [["Mailbox/get", {"accountId": account}, "m"]]}
             cases: list[tuple[str, Any, Callable[[int], None] | None]] = [
                 ("query inbox 50 collapsed + get (list view)", first, None),
-                ("  the same after a change each time", first, change_state),
+                ("  the same after a star each time", first, change_state),
                 ("same, with calculateTotal", list_view(account, inbox["id"], total=True,
                                                         properties=LIST_PROPERTIES), None),
                 ("same, random page 1-20", lambda account=account, inbox=inbox, rng=rng: list_view(
                     account, inbox["id"], position=50 * rng.randint(0, 19), properties=LIST_PROPERTIES), None),
                 ("Mailbox/get with counts", mailbox_get, None),
-                ("Mailbox/get with counts (after a change)", mailbox_get, change_state),
+                ("Mailbox/get with counts (after a star)", mailbox_get, change_state),
             ]
+            if changes is not None:  # a new message in this account (the first one for the unified account)
+                arrival = changes.arrival_in(int(account) if account.isdigit() else filled.accounts[0])
+                cases[2:2] = [("  the same after a new message each time", first, arrival)]
+                cases[4:4] = [("same with calculateTotal, after a new message", list_view(
+                    account, inbox["id"], total=True, properties=LIST_PROPERTIES), arrival)]
+                cases.append(("Mailbox/get with counts (after a new message)", mailbox_get, arrival))
             for name, body, before in cases:
+                name = f"jmap [{label}]: {name.strip()}"
+                if not wanted(name):
+                    continue
                 p50, p95 = measure(http, runs, body, before)
-                print(f"[{label}] {name:<46}{p50:>10.1f}{p95:>10.1f}", flush=True)
+                figures.append(Figure(name, p50, p95))
+                print(figures[-1].row(), flush=True)
+                if sink is not None:
+                    sink(figures[-1])
+        if not wanted("jmap [unified]: Email/changes after 1,000 new messages"):
+            return figures
         states = {account: http.post("/jmap/api", json={"using": using, "methodCalls": [
             ["Email/get", {"accountId": account, "ids": []}, "g"]]}).json()["methodResponses"][0][1]["state"]
-            for account, _ in scopes}
+            for account, _ in scopes[:2]}
         started = time.perf_counter()
-        ingest_new(settings, dsn, filled.accounts[0], 1000)
+        if changes is not None:  # one services at a time: the database engine is the process's
+            changes.arrive(1000)
+        else:
+            ingest_new(settings, dsn, filled.accounts[0], 1000)
         print(f"(1,000 new messages stored through the pipeline in {time.perf_counter() - started:.1f} s)")
-        for account, label in scopes:
-            changes = {"using": using, "methodCalls": [
+        for account, label in scopes[:2]:
+            changed = {"using": using, "methodCalls": [
                 ["Email/changes", {"accountId": account, "sinceState": states[account]}, "c"]]}
-            probe = http.post("/jmap/api", json=changes).json()["methodResponses"][0]
+            probe = http.post("/jmap/api", json=changed).json()["methodResponses"][0]
             if probe[0] != "Email/changes" or not probe[1]["created"]:
                 raise SystemExit(f"Email/changes did not list the new messages in {label}: {probe}")
             print(f"([{label}] Email/changes lists {len(probe[1]['created'])} created, hasMoreChanges "
                   f"{probe[1]['hasMoreChanges']})")
-            p50, p95 = measure(http, runs, changes)
-            print(f"[{label}] {'Email/changes after 1,000 new messages':<46}{p50:>10.1f}{p95:>10.1f}")
+            p50, p95 = measure(http, runs, changed)
+            figures.append(Figure(f"jmap [{label}]: Email/changes after 1,000 new messages", p50, p95))
+            print(figures[-1].row(), flush=True)
+            if sink is not None:
+                sink(figures[-1])
+    return figures
 
 
 def run(settings: Settings, dsn: str, count: int, runs: int) -> None:

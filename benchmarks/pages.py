@@ -3,10 +3,11 @@
 Usage: .venv/bin/python benchmarks/pages.py [--messages 100000] [--runs 200]
 
 Fills a private cluster with benchmarks/scale.py's fill (messages / 2.5 threads, 3 accounts), starts a
-real `plmail serve` on loopback, signs in through /login and times, end to end: the inbox page 1 and 5,
-every tab, a label page for all accounts and for one, a two-word search, from: and to: searches, a
-thread page. Prints p50/p95 per page and the server's resident memory after the runs.
-Targets (issue 22): p95 < 25 ms at 100k and < 40 ms at 1M for every page.
+real `plmail serve` on loopback, signs in through /login and times, end to end, every page a signed-in user
+opens (page_cases: the inbox and its tabs, labels for all accounts and for one, the walked views, each kind of
+search, a thread, the composer, settings, calendar, ...). Prints p50/p95 per page and the server's resident
+memory after the runs. benchmarks/scale.py runs the same and more (the lists right after a change, JMAP) in
+one table. Targets (issue 36): p95 < 15 ms at 1M for every page.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.cluster import private_cluster
-from benchmarks.scale import EMAIL, PASSWORD, WORDS, Filled, fill, rss_mib, serve, wait_healthy
+from benchmarks.scale import EMAIL, PASSWORD, WORDS, Case, Changes, Figure, Filled, fill, rss_mib, serve, wait_healthy
 from plmail.domain.enums import Category
 
 _CSRF = re.compile(r'name="_csrf_token" value="([^"]+)"')
@@ -42,11 +43,14 @@ def sign_in(http: httpx.Client) -> None:
         raise SystemExit(f"sign-in failed: {response.status_code} {response.url}")
 
 
-def measure(http: httpx.Client, runs: int, path: Callable[[int], str]) -> tuple[float, float]:
+def measure(http: httpx.Client, runs: int, path: Callable[[int], str], before: Callable[[int], None] | None = None
+            ) -> tuple[float, float]:
     for i in range(5):  # warm plans, caches and the connection
         http.get(path(i))
     samples = []
     for i in range(runs):
+        if before is not None:
+            before(i)  # untimed: the change the page is measured right after
         target = path(i)
         started = time.perf_counter()
         response = http.get(target)
@@ -65,34 +69,88 @@ def _fixed(path: str) -> Callable[[int], str]:
     return lambda i: path
 
 
-def measure_pages(url: str, filled: Filled, runs: int) -> dict[str, tuple[float, float]]:
+def page_cases(filled: Filled, changes: Changes | None = None) -> list[Case]:
+    """Every page a signed-in user opens (the mail views, each search operator's kind, the thread, the composer and
+    its address suggestions, labels, rules, accounts, calendar, settings, the offline copy; not the admin's pages),
+    then the mail lists again right after a change: a new message arriving through the pipeline, a star set or
+    cleared."""
     rng = random.Random(7)
-    work, one_account = filled.labels["work"], filled.accounts[0]
+    labels, one_account = filled.labels, filled.accounts[0]
+    work, inbox = labels["work"], labels["inbox"]
     # A read thread (every fifth one is unread; opening an unread thread would write).
     read_threads = [t for t in range(1, min(filled.threads, 5000)) if t % 5 and t % 100 != 99]
-    cases: list[tuple[str, Callable[[int], str]]] = [
-        ("floor: /healthz (SELECT 1, no page)", lambda i: "/healthz"),
-        ("inbox, page 1", lambda i: "/"),
-        ("inbox, page 5", lambda i: "/?page=5"),
-        *[(f"inbox, {tab.value} tab", _fixed(f"/?tab={tab.value}")) for tab in Category],
-        ("label page (Work), all accounts", lambda i: f"/label/{work}"),
-        ("label page (Work), one account", lambda i: f"/label/{work}?account={one_account}"),
-        ("search, two words", lambda i: "/search?q=" + "+".join(rng.sample(WORDS, 2))),
-        ("search from: a domain (2.5 %)", lambda i: f"/search?q=from:example{rng.randint(0, 39)}.org"),
-        ("search from: a person (0.2 %)", lambda i: f"/search?q=from:person{rng.randint(0, 499)}"),
+    cases: list[Case] = [
+        Case("floor: /healthz (SELECT 1, no page)", _fixed("/healthz")),
+        Case("inbox, page 1", _fixed("/")),
+        Case("inbox, page 5", _fixed("/?page=5")),
+        *[Case(f"inbox, {tab.value} tab", _fixed(f"/?tab={tab.value}")) for tab in Category],
+        Case("inbox, one account", _fixed(f"/label/{inbox}?account={one_account}")),
+        Case("label page (Work), all accounts", _fixed(f"/label/{work}")),
+        Case("label page (Work), one account", _fixed(f"/label/{work}?account={one_account}")),
+        Case("trash", _fixed(f"/label/{labels['trash']}")),
+        Case("starred", _fixed("/starred")),
+        Case("all mail", _fixed("/all")),
+        Case("archive", _fixed("/archive")),
+        Case("search, two words", lambda i: "/search?q=" + "+".join(rng.sample(WORDS, 2))),
+        Case("search from: a domain (2.5 %)", lambda i: f"/search?q=from:example{rng.randint(0, 39)}.org"),
+        Case("search from: a person (0.2 %)", lambda i: f"/search?q=from:person{rng.randint(0, 499)}"),
         # to: matches whole words and addresses (issue 22): the whole address, as a user types it.
-        ("search to: an address (0.3 %)", lambda i: _team(rng.randint(0, 299))),
-        ("thread page", lambda i: f"/thread/{rng.choice(read_threads)}"),
+        Case("search to: an address (0.3 %)", lambda i: _team(rng.randint(0, 299))),
+        Case("search box suggestions", lambda i: f"/search/suggest?q=from:person{rng.randint(10, 99)}"),
+        Case("thread page", lambda i: f"/thread/{rng.choice(read_threads)}"),
+        Case("compose", _fixed("/compose/")),
+        Case("compose: address suggestions", lambda i: f"/compose/contacts?to=person{rng.randint(10, 99)}"),
+        Case("outbox", _fixed("/compose/outbox")),
+        Case("labels", _fixed("/labels/")),
+        Case("rules", _fixed("/rules/")),
+        Case("rules: new", _fixed("/rules/new")),
+        Case("accounts", _fixed("/accounts/")),
+        Case("account detail", _fixed(f"/accounts/{one_account}")),
+        Case("calendar (week)", _fixed("/calendar/")),
+        Case("calendar (month)", _fixed("/calendar/?view=month")),
+        Case("calendar: coming up", _fixed("/calendar/soon")),
+        Case("calendar: new event", _fixed("/calendar/new")),
+        Case("calendar: sharing", _fixed("/calendar/sharing")),
+        Case("settings", _fixed("/settings/")),
+        Case("settings: sorting", _fixed("/settings/sorting")),
+        Case("settings: security", _fixed("/settings/security")),
+        Case("settings: sending", _fixed("/settings/sending")),
+        Case("settings: notifications", _fixed("/settings/notifications")),
+        Case("settings: devices", _fixed("/settings/devices")),
+        Case("settings: sessions", _fixed("/settings/sessions")),
+        Case("settings: two-factor", _fixed("/settings/two-factor")),
+        Case("offline copy of the inbox (JSON)", _fixed("/offline/inbox.json")),
     ]
-    results: dict[str, tuple[float, float]] = {}
+    if changes is not None:
+        after_new, after_star = changes.new_message, changes.toggle_star
+        cases += [
+            Case("inbox, page 1, after a new message", _fixed("/"), after_new),
+            Case("inbox, page 1, after a star", _fixed("/"), after_star),
+            Case("inbox, one account, after a new message", _fixed(f"/label/{inbox}?account={one_account}"),
+                 after_new),
+            Case("inbox, one account, after a star", _fixed(f"/label/{inbox}?account={one_account}"), after_star),
+            Case("label page (Work), after a star", _fixed(f"/label/{work}"), after_star),
+            Case("starred, after a star", _fixed("/starred"), after_star),
+        ]
+    return cases
+
+
+def measure_pages(url: str, filled: Filled, runs: int, changes: Changes | None = None,
+                  only: re.Pattern[str] | None = None, sink: Callable[[Figure], None] | None = None) -> list[Figure]:
+    figures: list[Figure] = []
     with httpx.Client(base_url=url, timeout=60, follow_redirects=True) as http:
         sign_in(http)
-        print(f"{'page (HTTP, signed in)':<40}{'p50 ms':>10}{'p95 ms':>10}")
-        for name, path in cases:
-            p50, p95 = measure(http, runs, path)
-            results[name] = (p50, p95)
-            print(f"{name:<40}{p50:>10.1f}{p95:>10.1f}", flush=True)
-    return results
+        print(Figure.HEADER)
+        for case in page_cases(filled, changes):
+            name = f"page: {case.name}"
+            if only is not None and not only.search(name):
+                continue
+            p50, p95 = measure(http, runs, case.path, case.before)
+            figures.append(Figure(name, p50, p95))
+            print(figures[-1].row(), flush=True)
+            if sink is not None:
+                sink(figures[-1])
+    return figures
 
 
 def main() -> None:

@@ -53,6 +53,8 @@ class QueryPlan:
     query: EmailQuery
     collapse: bool
     thread_dependent: bool  # membership or position can move when another email of the thread changes
+    # A filter that is one mailbox and nothing else ($2 of the query): its total is read from the kept counts.
+    mailbox_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,16 @@ class EmailQueryService:
             raise ValidationError(str(exc), field="sort") from None
         query = EmailQuery(where, tuple(params.values), order, unified=scope.unified)
         thread_sorted = any(k.property in THREAD_SORTS for k in keys)
-        return QueryPlan(query, collapse, collapse or thread_sorted or bool(used & _THREAD_CONDITIONS))
+        mailbox_only = isinstance(tree, Mapping) and set(tree) == {"inMailbox"}
+        return QueryPlan(query, collapse, collapse or thread_sorted or bool(used & _THREAD_CONDITIONS),
+                         mailbox_only)
+
+    async def _total(self, plan: QueryPlan) -> int:
+        """A mailbox's total is Mailbox/get's own count (RFC 8621 §2: totalEmails, totalThreads), kept by the
+        triggers in the same transaction as every write: counting the mailbox's mail again grew with its size."""
+        if plan.mailbox_only:
+            return await self.repo.mailbox_total(plan.query, collapse=plan.collapse)
+        return await self.repo.total(plan.query, collapse=plan.collapse)
 
     async def _scan(self, plan: QueryPlan, scan: ScanState, *, stop: int | None = None,
                     anchor: int | None = None) -> None:
@@ -163,7 +174,7 @@ class EmailQueryService:
         scan = self.results.entry((q.where, params, q.order, plan.collapse, states))
         async with scan.lock:
             if (want_total or position < 0) and scan.total is None:
-                scan.total = await self.repo.total(q, collapse=plan.collapse)
+                scan.total = await self._total(plan)
             if anchor is not None:
                 await self._scan(plan, scan, anchor=anchor)
                 if anchor not in scan.index:
@@ -200,5 +211,5 @@ class EmailQueryService:
         added = sorted(positions.items(), key=lambda item: item[1])
         if max_changes is not None and len(changed) + len(added) > max_changes:
             raise UnanswerableError(f"More than {max_changes} changes.", reason="tooManyChanges")
-        total = await self.repo.total(plan.query, collapse=plan.collapse) if want_total else None
+        total = await self._total(plan) if want_total else None
         return QueryDelta(sorted(changed), added, total)

@@ -74,40 +74,62 @@ class EmailQuery:
         return "m.account_id = ANY($1::bigint[])" if self.unified else "m.account_id = $1"
 
 
+def page_query(query: EmailQuery, limit: int, offset: int) -> tuple[str, tuple[Any, ...]]:
+    """The SQL of one page of a query's emails in order: (id, thread key)."""
+    if query.unified:
+        # Each account's first rows walked down its own (account_id, received_at, id) index, then merged: an
+        # account_id = ANY(...) over the whole set would sort every matching message of every account.
+        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+                   WHERE m.id IN (SELECT x.id FROM unnest($1::bigint[]) AS acc(account_id)
+                                  CROSS JOIN LATERAL (SELECT m.id FROM message m
+                                                       WHERE m.account_id = acc.account_id AND {query.where}
+                                                       ORDER BY {query.order}
+                                                       LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x)
+                   ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+    else:
+        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+                   WHERE {query.accounts} AND {query.where}
+                   ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+    return sql, (*query.params, limit, offset)
+
+
+def mailbox_total_query(query: EmailQuery, *, collapse: bool) -> tuple[str, tuple[Any, ...]]:
+    """The total of a query whose filter is `inMailbox` alone ($2: the label in the unified account, the binding in
+    one): the kept label counts, plus the mail in the mailbox not (yet) in a thread, which they leave out."""
+    label = "$2" if query.unified else "(SELECT b.label_id FROM label_binding b WHERE b.id = $2 AND b.account_id = $1)"
+    counted = "email_threads" if collapse else "emails"
+    accounts = "c.account_id = ANY($1::bigint[])" if query.unified else "c.account_id = $1"
+    return (f"""SELECT coalesce((SELECT sum(c.{counted}) FROM label_count c
+                                  WHERE {accounts} AND c.label_id = {label}), 0)
+                       + (SELECT count(*) FROM message m
+                           WHERE {query.accounts} AND m.thread_id IS NULL AND {query.where})""", query.params)
+
+
 class JmapQueryRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def page(self, query: EmailQuery, limit: int, offset: int) -> list[tuple[int, int]]:
         """(id, thread key) of matching emails in order."""
-        if query.unified:
-            # Each account's first rows walked down its own (account_id, received_at, id) index, then merged: an
-            # account_id = ANY(...) over the whole set would sort every matching message of every account.
-            sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
-                       WHERE m.id IN (SELECT x.id FROM unnest($1::bigint[]) AS acc(account_id)
-                                      CROSS JOIN LATERAL (SELECT m.id FROM message m
-                                                           WHERE m.account_id = acc.account_id AND {query.where}
-                                                           ORDER BY {query.order}
-                                                           LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x)
-                       ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
-        else:
-            sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
-                       WHERE {query.accounts} AND {query.where}
-                       ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        sql, args = page_query(query, limit, offset)
         if limit + offset <= _SERIAL_ROWS:
-            rows = await self.db.fetch(sql, *query.params, limit, offset)
+            rows = await self.db.fetch(sql, *args)
         else:
             async with self.db.transaction():
                 # Deeper pages are still cheapest walked down the index in order; split across parallel
                 # workers (the planner's choice past ~1,000 rows) they took 4 times as long.
                 await self.db.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-                rows = await self.db.fetch(sql, *query.params, limit, offset)
+                rows = await self.db.fetch(sql, *args)
         return [(r["id"], r["thread"]) for r in rows]
 
     async def total(self, query: EmailQuery, *, collapse: bool) -> int:
         counted = f"count(DISTINCT {THREAD_KEY})" if collapse else "count(*)"
         return int(await self.db.fetchval(
             f"SELECT {counted} FROM message m WHERE {query.accounts} AND {query.where}", *query.params))
+
+    async def mailbox_total(self, query: EmailQuery, *, collapse: bool) -> int:
+        sql, args = mailbox_total_query(query, collapse=collapse)
+        return int(await self.db.fetchval(sql, *args))
 
     async def positions(self, query: EmailQuery, ids: Sequence[int], *, collapse: bool) -> dict[int, int]:
         """Index in the (collapsed) result of each of `ids` that is in it."""

@@ -133,6 +133,8 @@ labelled AS MATERIALIZED (
      WHERE s.label_id = $2 AND s.threads > 0 AND ($7::int IS NULL OR s.account_id = $7)
        AND ($3::text IS NULL OR s.category = $3) AND ($6 OR NOT s.binned)),
 """
+# The same for the view's threads that are not binned (a view that lists binned ones walks those apart).
+_UNBINNED_FIRST = _LABELLED_FIRST.replace("($6 OR NOT s.binned)", "NOT s.binned")
 
 
 def _page_of(inner: str, ctes: str = "", *, recursive: bool = False) -> str:
@@ -181,21 +183,39 @@ class MailViewRepository:
                         WHERE label_id = $1 AND ($2::int IS NULL OR account_id = $2) AND ($3 OR NOT binned)
                           AND ($4::text IS NULL OR category = $4)) AS threads,
                       (SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'message_thread'::regclass) AS every""",
-            label_id, account_id, include_binned, category,
+            label_id, account_id, False, category,  # the threads outside the Trash: the part whose shape is chosen
         )
         assert row is not None
         # Gathering costs the view's threads (each about four times a walked one: measured at 100k messages);
         # the walk about (offset + limit) × every thread / the view's.
         threads, every = int(row["threads"]), float(row["every"] or 0)
         sparse = threads <= SPARSE_VIEW_THREADS and 4 * threads * threads < (offset + limit) * every
-        inner = ("SELECT t.id, NULL::real AS rank FROM "
-                 + ("labelled l JOIN message_thread t ON t.id = l.id" if sparse else "message_thread t") + """
+        view = """
                    JOIN account a ON a.id = t.account_id
-                  WHERE a.user_id = $1 AND ($6 OR NOT t.binned)
+                  WHERE a.user_id = $1 AND {binned}
                     AND EXISTS (SELECT 1 FROM thread_label tl WHERE tl.thread_id = t.id AND tl.label_id = $2)
                     AND ($3::text IS NULL OR """ + _TAB + """ = $3) AND ($7::int IS NULL OR t.account_id = $7)
-                  ORDER BY t.last_message_at DESC, t.id DESC LIMIT $4 OFFSET $5""")
-        return _page_of(inner, _LABELLED_FIRST if sparse else ""), (
+                  ORDER BY t.last_message_at DESC, t.id DESC"""
+        source = "labelled l JOIN message_thread t ON t.id = l.id" if sparse else "message_thread t"
+        if not include_binned:
+            inner = ("SELECT t.id, NULL::real AS rank FROM " + source
+                     + view.format(binned="($6 OR NOT t.binned)") + " LIMIT $4 OFFSET $5")
+            return _page_of(inner, _LABELLED_FIRST if sparse else ""), (
+                user_id, label_id, category, limit, offset, include_binned, account_id)
+        # The Trash: its binned threads walked newest first down their own small index (a binned thread is in the
+        # Trash by definition: every message of it is), and its other threads (some of their messages in it), if the
+        # kept count has any, as any view's; then the page of the two. Walking every thread for the binned ones read
+        # a hundred for each listed where one in a hundred is binned.
+        page = " LIMIT $4::bigint + $5::bigint"
+        binned = """SELECT t.id, t.last_message_at FROM message_thread t JOIN account a ON a.id = t.account_id
+                     WHERE a.user_id = $1 AND $6 AND t.binned AND $2::int IS NOT NULL
+                       AND ($3::text IS NULL OR """ + _TAB + """ = $3) AND ($7::int IS NULL OR t.account_id = $7)
+                     ORDER BY t.last_message_at DESC, t.id DESC""" + page
+        unbinned = " UNION ALL (SELECT t.id, t.last_message_at FROM " + source + view.format(
+            binned="NOT t.binned") + page + ")" if threads else ""
+        inner = ("SELECT x.id, NULL::real AS rank FROM ((" + binned + ")" + unbinned + ") x"
+                 " ORDER BY x.last_message_at DESC, x.id DESC LIMIT $4 OFFSET $5")
+        return _page_of(inner, _UNBINNED_FIRST if sparse and threads else ""), (
             user_id, label_id, category, limit, offset, include_binned, account_id)
 
     async def walked_threads(self, user_id: int, *, without_labels: Sequence[int], limit: int, offset: int

@@ -6,9 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from plmail.domain.enums import LabelRole
+from plmail.domain.enums import LabelRole, ProviderKind
+from plmail.mail.ingest import parse_message
 from tests.integration.jmap.conftest import JmapBox
 from tests.support.mail import BASE_DATE, make_message
+from tests.support.repos import account_rows
 
 
 async def _corpus(box: JmapBox) -> dict[str, str]:
@@ -207,3 +209,38 @@ async def test_thread_category_queries_move_with_the_thread_state(box: JmapBox) 
     delta = await box.call("Email/queryChanges", {**arguments, "sinceQueryState": before["queryState"]},
                            using=using)
     assert s["Lunch"] in delta["removed"] and s["Lunch"] not in [a["id"] for a in delta["added"]]
+
+
+async def test_a_mailbox_total_is_the_number_of_its_results(box: JmapBox) -> None:
+    """RFC 8620 §5.5: `total` is the number of results (RFC 8621 §4.4.3: of threads, with collapseThreads). A
+    filter that is one mailbox alone reads it from the kept counts; it must still be the count of what the query
+    lists, in one account and in the unified one, with mail binned and mail not in a thread."""
+    s = await _corpus(box)
+    other = await account_rows(box.services).create(user_id=box.user.id, provider_kind=ProviderKind.LOCAL,
+                                                    name="Second", email="second@example.org")
+    inbox_label = box.roles[LabelRole.INBOX]
+    await box.services.pipeline.ingest([
+        parse_message(make_message(message_id=f"o{i}@x", subject="Other" if i else "Other start",
+                                   in_reply_to="o0@x" if i else None, references=["o0@x"] if i else None,
+                                   date=BASE_DATE + timedelta(hours=10 + i)),
+                      account_id=other, label_ids=(inbox_label,)) for i in range(3)])
+    # One message of a two-message Inbox thread goes to the Trash: its thread is binned, its other message
+    # stays in the Inbox (and in its results).
+    await box.services.operations.trash(box.user.id, message_ids=[int(s["Invoice 4711"])])
+    # Mail the threader has not placed yet counts as a thread of its own (the query's collapse key).
+    await box.services.db.execute("UPDATE message SET thread_id = NULL WHERE id = $1", int(s["Lunch"]))
+    scopes = {box.account: await box.mailbox_id(LabelRole.INBOX), box.primary: str(inbox_label)}
+    for account, inbox in scopes.items():
+        for collapse in (False, True):
+            arguments = {"accountId": account, "collapseThreads": collapse, "limit": 500, "calculateTotal": True}
+            alone = await box.call("Email/query", {**arguments, "filter": {"inMailbox": inbox}})
+            # The same condition under an operator is counted from the mail itself.
+            counted = await box.call("Email/query", {**arguments, "filter": {"operator": "AND", "conditions": [
+                {"inMailbox": inbox}]}})
+            assert alone["ids"] == counted["ids"], (account, collapse)
+            assert alone["total"] == counted["total"] == len(alone["ids"]), (account, collapse, alone, counted)
+    whole = await box.call("Email/query", {"accountId": box.primary, "filter": {"inMailbox": str(inbox_label)},
+                                           "calculateTotal": True})
+    # Re: Invoice, Big report, Newsletter, Lunch and the second account's three; the trashed message is not.
+    assert whole["total"] == 7
+    assert s["Invoice 4711"] not in whole["ids"] and s["Re: Invoice 4711"] in whole["ids"]

@@ -147,6 +147,43 @@ async def test_binned_is_kept_by_the_database(mailbox: Mailbox) -> None:
     assert [t.id for t in trash_listing.threads] == [thread_id]
 
 
+
+async def test_the_trash_lists_wholly_and_partly_binned_threads_newest_first_by_page_and_account(
+        mailbox: Mailbox) -> None:
+    """The Trash shows every conversation with mail in it, newest first: those wholly in it (binned, walked apart)
+    and those with only some of their messages in it, in one order, paged and for one account."""
+    ops, views = mailbox.services.operations, mailbox.services.reader.views
+    other = await mailbox.new_account("Other")
+
+    async def conversation(name: str, hours: int, *, account: int | None = None, replies: int = 0) -> tuple[int,
+                                                                                                          list[int]]:
+        raws = [make_message(message_id=f"{name}0@x", subject=name, date=BASE_DATE + timedelta(hours=hours))]
+        raws += [make_message(message_id=f"{name}{n}@x", subject=f"Re: {name}", in_reply_to=f"{name}0@x",
+                              references=[f"{name}0@x"], date=BASE_DATE + timedelta(hours=hours, minutes=n))
+                 for n in range(1, replies + 1)]
+        result = await mailbox.services.pipeline.ingest([mailbox.message(r, account_id=account) for r in raws])
+        return result.messages[0].thread_id or 0, [m.id for m in result.messages]
+
+    newest, _ = await conversation("newest", 9)
+    partly, (_, binned) = await conversation("partly", 7, replies=1)
+    elsewhere, _ = await conversation("elsewhere", 5, account=other)
+    oldest, _ = await conversation("oldest", 1)
+    untouched, _ = await conversation("untouched", 8)
+    await ops.trash(mailbox.user.id, thread_ids=[newest, elsewhere, oldest])
+    await ops.trash(mailbox.user.id, message_ids=[binned])
+    assert [await _binned(mailbox, t) for t in (newest, partly, elsewhere, oldest, untouched)] == [
+        True, False, True, True, False]
+    trash = (await _roles(mailbox))[LabelRole.TRASH]
+    listing = await mailbox.services.reader.label(mailbox.user.id, trash)
+    assert [t.id for t in listing.threads] == [newest, partly, elsewhere, oldest]
+    paged = await views.label_threads(mailbox.user.id, trash, category=None, limit=2, offset=1, include_binned=True)
+    assert [t.id for t in paged] == [partly, elsewhere]
+    one_account = await mailbox.services.reader.label(mailbox.user.id, trash, account_id=mailbox.account_id)
+    assert [t.id for t in one_account.threads] == [newest, partly, oldest]
+    await ops.untrash(mailbox.user.id, message_ids=[binned])
+    listing = await mailbox.services.reader.label(mailbox.user.id, trash)
+    assert [t.id for t in listing.threads] == [newest, elsewhere, oldest]  # none of it in the Trash now
+
 async def test_snoozed_thread_wakes_at_its_time_unread_and_back_in_the_inbox(mailbox: Mailbox) -> None:
     ops = mailbox.services.operations
     thread_id, ids = await _thread(mailbox, *_conversation())
