@@ -31,7 +31,6 @@ from tests.support.pg import TEMPLATE_DB, PgTestCluster
 _HEAVY = (
     "tests/e2e/",
     "tests/integration/sending/test_disabled_user.py",
-    "tests/integration/test_live_events.py",
     "tests/integration/test_proxy_headers.py",
     "tests/integration/assistant/test_priority.py",
     "tests/integration/imap_sync/test_resume.py",
@@ -55,6 +54,8 @@ _ALONE = (
     "tests/integration/test_jobs.py::test_stop_lets_a_running_job_finish_within_the_grace_period",
     "tests/integration/test_jobs.py::test_a_job_overrunning_the_grace_period_is_put_back_not_lost",
     "tests/integration/calendar/test_hostile_ics_serve.py",
+    "tests/integration/test_live_events.py",
+    "tests/integration/assistant/test_priority.py::test_live_mail_is_asked_before_the_import_backlog",
     "tests/integration/imap/test_connect.py::test_plain_connection_only_to_loopback",
     "tests/integration/imap/test_connect.py::test_connect_timeout_without_greeting",
     "tests/integration/imap/test_failures.py::test_kicked_by_the_server_while_idling",
