@@ -21,33 +21,54 @@ from plmail.db.migrate import migrate
 from plmail.services import Services, open_services
 from tests.support.pg import TEMPLATE_DB, PgTestCluster
 
-# tools/test runs most tests two at a time (pytest-xdist); these drive a browser, start `plmail serve` or measure how
-# long something takes, and run afterwards on their own, so a neighbour's load cannot make them miss a deadline.
+# tools/test runs the suite in three phases. First most tests, two at a time (pytest-xdist). Then the `heavy` ones,
+# which drive a browser, start `plmail serve` or servers of their own: two at a time again, but after the light ones
+# (so a browser never shares the machine with them) and each module whole on one worker (`--dist loadfile`), so its
+# module-scoped servers start once. Last the `alone` ones, which measure how long something takes against a bound:
+# one at a time, so a neighbour's load cannot make them miss a deadline.
 # A path names a whole module or folder; path::name (a prefix of the test's name) only the tests that time themselves,
-# so their modules' other tests still run two at a time.
-_ALONE = (
+# so their modules' other tests still run two at a time. `_ALONE` wins over `_HEAVY`.
+_HEAVY = (
     "tests/e2e/",
     "tests/integration/sending/test_disabled_user.py",
-    "tests/integration/test_embedded.py",
-    "tests/integration/test_jobs.py",
-    "tests/integration/test_live_events.py",
     "tests/integration/test_proxy_headers.py",
     "tests/integration/assistant/test_priority.py",
-    "tests/integration/calendar/test_hostile_ics_serve.py",
-    "tests/integration/imap/test_connect.py",
-    "tests/integration/imap/test_failures.py",
-    "tests/integration/imap/test_idle.py",
-    "tests/integration/imap_sync/test_crash_restart.py",
-    "tests/integration/imap_sync/test_idle.py",
     "tests/integration/imap_sync/test_resume.py",
-    "tests/integration/jmap/test_push.py",
-    "tests/integration/jmap/test_push_subscriptions.py",
     "tests/integration/jmap_accounts/",
     "tests/integration/providers/test_mail_contract.py",
     "tests/integration/providers/test_jmap_cyrus_submission.py",
     "tests/integration/ops/test_home_lab.py",
     "tests/integration/ops/test_release.py",
     "tests/integration/ops/test_two_nodes.py",
+    "tests/integration/test_embedded.py",
+    "tests/integration/test_jobs.py",
+    "tests/integration/imap/test_connect.py",
+    "tests/integration/imap/test_failures.py",
+    "tests/integration/imap/test_idle.py",
+    "tests/integration/jmap/test_push_subscriptions.py",
+)
+_ALONE = (
+    "tests/e2e/test_jmap_client.py",
+    # reads the undo toast, which lives 10 s: beside a neighbour the phone page's send outlasted it
+    "tests/e2e/test_browser_compose.py::test_at_phone_width_compose_attach_and_send_without_horizontal_scrolling",
+    "tests/integration/test_embedded.py::test_sigterm_stops_serve_and_its_database_promptly",
+    "tests/integration/test_embedded.py::test_serve_survives_a_database_restart_and_still_stops_promptly",
+    "tests/integration/test_jobs.py::test_stop_lets_a_running_job_finish_within_the_grace_period",
+    "tests/integration/test_jobs.py::test_a_job_overrunning_the_grace_period_is_put_back_not_lost",
+    "tests/integration/calendar/test_hostile_ics_serve.py",
+    "tests/integration/test_live_events.py",
+    "tests/integration/assistant/test_priority.py::test_live_mail_is_asked_before_the_import_backlog",
+    "tests/integration/imap/test_connect.py::test_plain_connection_only_to_loopback",
+    "tests/integration/imap/test_connect.py::test_connect_timeout_without_greeting",
+    "tests/integration/imap/test_failures.py::test_kicked_by_the_server_while_idling",
+    "tests/integration/imap/test_failures.py::test_silent_server_times_out",
+    "tests/integration/imap/test_failures.py::test_slow_but_steady_response_is_not_a_timeout",
+    "tests/integration/imap/test_idle.py::test_idle_sees_append_from_another_connection",
+    "tests/integration/imap/test_idle.py::test_idle_is_renewed_and_ends_after_timeout",
+    "tests/integration/imap_sync/test_crash_restart.py",
+    "tests/integration/imap_sync/test_idle.py",
+    "tests/integration/jmap/test_push.py",
+    "tests/integration/jmap/test_push_subscriptions.py::test_a_hundred_arrivals_in_a_second_are_coalesced",
     "tests/unit/calendar/test_hostile_markup.py",
     "tests/unit/calendar/test_hostile_recurrence.py::test_the_783_byte_rule_is_cut_short_in_bounded_time",
     "tests/unit/calendar/test_hostile_recurrence.py::test_a_vtimezone_with_a_transition_a_day_is_not_used_and_costs",
@@ -65,6 +86,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(_ALONE):
             item.add_marker(pytest.mark.alone)
+        elif item.nodeid.startswith(_HEAVY):
+            item.add_marker(pytest.mark.heavy)
 
 
 @pytest.fixture(scope="session")

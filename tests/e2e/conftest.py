@@ -10,11 +10,17 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, async_playwright, expect
 
 from tests.support.browser import SharedChromium
 from tests.support.pg import PgTestCluster
 from tests.support.serve import ServeProcess
+
+# How long an `expect` waits for its condition when the test names no time of its own (Playwright's default is 5 s).
+# tools/test runs the browser modules two at a time, and on two cores a neighbour's page load can hold a render back
+# for seconds. What is checked stays the same (a condition that never holds still fails); an `expect` whose time is
+# the spec's figure names it (`timeout=`) and keeps it.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")

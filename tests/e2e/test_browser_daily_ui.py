@@ -62,6 +62,14 @@ _TRANSITIONS_DONE = """() => Promise.all(document.getAnimations().filter(a => a 
     .map(a => a.finished.catch(() => null)))"""
 
 
+# After a resize: the window has the width asked for and two frames went by, so the resize listeners ran and the
+# layout is the one a page loaded at this width gets.
+_RESIZED_AND_LAID_OUT = """width => new Promise(done => {
+    const frames = () => requestAnimationFrame(() => requestAnimationFrame(() => done(window.innerWidth)));
+    if (window.innerWidth === width) frames(); else addEventListener('resize', frames, {once: true});
+})"""
+
+
 # -- layout -------------------------------------------------------------------------------------------------
 
 
@@ -84,44 +92,56 @@ async def test_every_page_fits_and_axe_finds_nothing_of_any_impact_from_320_to_1
     world: World
 ) -> None:
     """No sideways scroll and not one axe-core violation, minor to critical, on each page and state at each width
-    in light and then dark; a screenshot of each for a person to look at. One page per width, two widths at a time
-    (the server renders one while Chromium checks the other); each page is loaded once and seen in both colour
-    schemes, switched as the system setting does, so that the run stays short."""
+    in light and then dark; a screenshot of each for a person to look at. Two pages at a time (the server renders
+    one while Chromium checks the other); each page is loaded once, its state opened and axe injected once, and then
+    seen at every width, the window resized as a person drags it (the layout is CSS media queries; the one script
+    that measures the window, pages.js's scrollable tables, listens to resize), in light and then in dark, switched
+    as the system setting does. Loading it again per width cost a third of the test's time."""
     assert AXE.exists(), f"axe-core is missing at {AXE}: tools/test installs it from the npm registry"
     OUTPUT.mkdir(parents=True, exist_ok=True)
     axe = AXE.read_text()
     too_wide: list[str] = []
     found: list[str] = []
-    two_at_a_time = asyncio.Semaphore(2)
+    checked: list[tuple[str, int, str]] = []
+    waiting = [*_main_pages(world), *_states(world)]
 
-    async def at(width: int) -> None:
-        async with two_at_a_time:
-            page = await world.page(width=width, height=1080 if width >= 1920 else 800)
-            for name, path in [*_main_pages(world), *_states(world)]:
-                await page.emulate_media(color_scheme="light")
-                answer = await page.goto(world.base + path)
-                assert answer is not None and answer.ok, f"{name}: {answer and answer.status}"  # the page, not an error
-                await _open_a_state(page, name)
-                # Through the DevTools protocol, which the page's Content-Security-Policy does not govern (a
-                # <script> tag with axe inline would be refused, as any inline script is): the page stays as users
-                # get it.
-                await page.evaluate(axe)
-                for shade in ("light", "dark"):
-                    if shade == "dark":
-                        await page.emulate_media(color_scheme="dark")
-                        await page.evaluate(_TRANSITIONS_DONE)
-                    scroll_width = await page.evaluate("document.documentElement.scrollWidth")
-                    if scroll_width > width:
-                        culprits = await page.evaluate(_WIDER_THAN_THE_VIEWPORT)
-                        too_wide.append(f"{name} at {width} px ({shade}) is {scroll_width} px wide: {culprits}")
-                    await page.screenshot(path=OUTPUT / f"{name}-{width}-{shade}.png")
-                    result = await page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-                    for violation in result["violations"]:  # of any impact: minor, moderate, serious, critical
-                        targets = [n["target"] for n in violation["nodes"][:3]]
-                        found.append(f"{name} {width} {shade}: {violation['id']} ({violation['impact']}) {targets}")
-            await page.context.close()
+    async def at(width: int, page: Page, name: str, shade: str) -> None:
+        await page.set_viewport_size({"width": width, "height": 1080 if width >= 1920 else 800})
+        await page.evaluate(_RESIZED_AND_LAID_OUT, width)
+        scroll_width = await page.evaluate("document.documentElement.scrollWidth")
+        if scroll_width > width:
+            culprits = await page.evaluate(_WIDER_THAN_THE_VIEWPORT)
+            too_wide.append(f"{name} at {width} px ({shade}) is {scroll_width} px wide: {culprits}")
+        await page.screenshot(path=OUTPUT / f"{name}-{width}-{shade}.png")
+        result = await page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        for violation in result["violations"]:  # of any impact: minor, moderate, serious, critical
+            targets = [n["target"] for n in violation["nodes"][:3]]
+            found.append(f"{name} {width} {shade}: {violation['id']} ({violation['impact']}) {targets}")
+        checked.append((name, width, shade))
 
-    await asyncio.gather(*(at(width) for width in WIDTHS))
+    async def one_tab() -> None:
+        page = await world.page(width=WIDTHS[0], height=800)
+        while waiting:
+            name, path = waiting.pop(0)
+            await page.set_viewport_size({"width": WIDTHS[0], "height": 800})
+            await page.emulate_media(color_scheme="light")
+            answer = await page.goto(world.base + path)
+            assert answer is not None and answer.ok, f"{name}: {answer and answer.status}"  # the page, not an error
+            await _open_a_state(page, name)
+            # Through the DevTools protocol, which the page's Content-Security-Policy does not govern (a <script>
+            # tag with axe inline would be refused, as any inline script is): the page stays as users get it.
+            await page.evaluate(axe)
+            for shade in ("light", "dark"):
+                if shade == "dark":
+                    await page.emulate_media(color_scheme="dark")
+                    await page.evaluate(_TRANSITIONS_DONE)
+                for width in WIDTHS:
+                    await at(width, page, name, shade)
+        await page.context.close()
+
+    await asyncio.gather(one_tab(), one_tab())
+    pages = len(_main_pages(world)) + len(_states(world))
+    assert len(checked) == len(set(checked)) == pages * len(WIDTHS) * 2  # every page, width and shade, once
     assert not too_wide and not found, "\n".join(sorted(too_wide) + sorted(found))
 
 
