@@ -78,6 +78,33 @@ async def test_several_folders_import_newest_first_in_role_order_and_match_the_s
                                                         if mailbox.folders[m.folder_id].well_known != "outbox"}
 
 
+async def test_the_next_page_is_asked_for_while_this_one_is_stored_and_never_asked_for_twice(
+        graph: GraphSetup) -> None:
+    """Graph answers while PostgreSQL writes: page two is requested during page one's job, before any job for
+    it runs, and its job takes that answer instead of asking again."""
+    for i in range(120):
+        old_message(graph.mailbox, "inbox", i)
+    await graph.sync()
+    before = len(graph.delta_calls("inbox"))
+
+    def import_requests() -> int:
+        return len(graph.delta_calls("inbox")) - before
+
+    first = await graph.import_page()
+    assert first.page.stored == 50 and first.page.more
+    deadline = time.monotonic() + 10
+    while import_requests() < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert import_requests() == 2  # page two asked for, though only page one's job ran
+    assert "$skiptoken" in str(graph.delta_calls("inbox")[-1].query)
+    second = await graph.import_page()
+    assert second.page.stored == 50
+    await graph.import_all()
+    assert import_requests() == 3  # 120 messages in pages of fifty: three requests, none twice
+    await graph.sync()
+    await graph.assert_matches_server()
+
+
 async def test_the_sync_asks_an_importing_folder_only_for_new_mail(graph: GraphSetup) -> None:
     mailbox = graph.mailbox
     for i in range(60):
