@@ -1,7 +1,7 @@
 """Wall time of a Gmail or Microsoft 365 (Graph) first import against the floor the provider's quota allows.
 
 Usage: .venv/bin/python benchmarks/oauth_import.py --provider gmail|graph [--messages 10000] [--rounds 2]
-       [--limit N] [--fetch-units 60]
+       [--limit N] [--fetch-units 60] [--latency 0.0]
 
 Each round: a private PostgreSQL cluster, the real app services and saq workers (ingest, ingest_backlog), and the
 provider's fake on loopback with its quota. Everything runs in real time: the account is connected, one sync is
@@ -154,11 +154,14 @@ class Graph:
     name = "graph"
     oauth = OAuthProvider.MICROSOFT
 
-    def __init__(self, limit: int | None) -> None:
+    def __init__(self, limit: int | None, latency: float) -> None:
         self.limit = limit or 10_000
+        self.latency = latency
 
     def make_fake(self) -> GraphFake:
-        return GraphFake("bench@contoso.example", display_name="Bench", requests_per_window=self.limit)
+        fake = GraphFake("bench@contoso.example", display_name="Bench", requests_per_window=self.limit)
+        fake.latency = self.latency
+        return fake
 
     def seed(self, fake: GraphFake, messages: int) -> str:
         """Threads of 1-4 messages over Inbox, a folder under it, Sent Items, Archive, Junk Email and Deleted
@@ -186,7 +189,8 @@ class Graph:
                 conversation = conversation or added.conversation_id
                 made += 1
         return (f"{thread_no} conversations in {len(places)} folders; limit {self.limit} requests per "
-                f"{GRAPH_WINDOW_SECONDS / 60:.0f} min, {fake.throttle.max_concurrent} in flight")
+                f"{GRAPH_WINDOW_SECONDS / 60:.0f} min, {fake.throttle.max_concurrent} in flight; "
+                f"{self.latency:.2f} s per request")
 
     def settings(self, settings: Settings, server: FakeServer[GraphFake]) -> Settings:
         return dataclasses.replace(settings, microsoft_base_url=server.url, microsoft_client_id=server.app.client_id,
@@ -261,9 +265,11 @@ def main(argv: list[str] | None = None, *, default_provider: str | None = None) 
                         help="gmail: units per user and minute (6,000); graph: requests per mailbox and 10 minutes "
                              "(10,000)")
     parser.add_argument("--fetch-units", type=int, default=60, help="gmail: units per format=raw fetch")
+    parser.add_argument("--latency", type=float, default=0.0,
+                        help="graph: seconds the fake takes to answer a request (loopback answers at once)")
     args = parser.parse_args(argv)
     make: dict[str, Callable[[], Provider]] = {"gmail": lambda: Gmail(args.limit, args.fetch_units),
-                                                "graph": lambda: Graph(args.limit)}
+                                                "graph": lambda: Graph(args.limit, args.latency)}
     rounds: list[Round] = []
     for number in range(1, args.rounds + 1):
         provider = make[args.provider]()
