@@ -270,7 +270,7 @@ async def test_a_fifth_request_in_flight_at_once_is_refused_with_429_and_retry_a
     """Outlook service limits: "Outlook can execute up to 4 concurrent requests" per app; beyond them Graph answers
     429 ("Application is over its MailboxConcurrency limit.") with Retry-After, and the next request goes through."""
     fake = GraphFake()
-    fake.latency = 0.5  # long enough that five requests sent together are all in flight at once
+    fake.latency = 1.5  # long enough that five requests sent together are all in flight at once, even under load
     async with FakeServer(fake) as server, httpx.AsyncClient(base_url=f"{server.url}/v1.0",
                                                              headers=fake.auth_headers(), timeout=10) as http:
         answers = await asyncio.gather(*(http.get("/me") for _ in range(5)))
