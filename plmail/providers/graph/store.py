@@ -124,7 +124,7 @@ class GraphIngest:
         claimed = await self._claim_gmailified(record, folder, fresh, converted)
         outcome.matched += len(claimed)
         fresh = [m for m in fresh if m.id not in claimed]
-        stored, failed = await self._ingest(record, folder, fresh, categories, converted)
+        stored, failed = await self._ingest(record, folder, fresh, categories, converted, listed_at)
         outcome.stored = stored
         outcome.retry = await self._count_attempts(record.id, [m.id for m in fresh], failed)
         return outcome
@@ -249,7 +249,8 @@ class GraphIngest:
         return changed
 
     async def _ingest(self, record: AccountRecord, folder: Folder, fresh: Sequence[RemoteMessage],
-                      categories: dict[str, int], converted: dict[str, IngestedMessage]) -> tuple[int, set[str]]:
+                      categories: dict[str, int], converted: dict[str, IngestedMessage], listed_at: datetime
+                      ) -> tuple[int, set[str]]:
         """(stored, Graph ids that failed). Invitations are read from their MIME so the calendar part is kept."""
         stored = 0
         failed: set[str] = set()
@@ -269,7 +270,7 @@ class GraphIngest:
             stored += count
             failed |= refused
             placed = [g for m in batch if (g := m.ref.key) is not None and g not in refused]
-            await self.repo.place(record.id, placed, [folder.id] * len(placed))
+            await self.repo.place(record.id, placed, [folder.id] * len(placed), listed_at)
         return stored, failed
 
     async def _mime(self, record: AccountRecord, message: RemoteMessage) -> bytes | None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from plmail.domain.enums import QueueName
+from plmail.providers.graph.repos.messages import GraphMessageRepository
 from tests.integration.graph.conftest import GraphSetup, old_message, rfc_id
 from tests.support.fakes import rfc822
 
@@ -103,6 +104,33 @@ async def test_the_next_page_is_asked_for_while_this_one_is_stored_and_never_ask
     assert import_requests() == 3  # 120 messages in pages of fifty: three requests, none twice
     await graph.sync()
     await graph.assert_matches_server()
+
+
+async def test_placing_new_messages_rewrites_only_rows_stamped_before_their_listing(graph: GraphSetup) -> None:
+    """A new row carries the app's clock as its listing time; where that is older than the listing (the app's
+    clock behind the database's), the database's time replaces it, so the round's end does not hold the message
+    as gone. A row stamped after its listing is left as written: no second row version per message."""
+    for i in range(2):
+        old_message(graph.mailbox, "inbox", i)
+    await graph.sync()
+    await graph.import_all()
+    db = graph.services.db
+    early, fresh = await db.fetch("SELECT id, provider_key, synced_at FROM message WHERE account_id = $1 ORDER BY id",
+                                  graph.account_id)
+    listed_at = fresh["synced_at"] - timedelta(seconds=1)
+    await db.execute("UPDATE message SET synced_at = $2 WHERE id = $1", early["id"], listed_at - timedelta(minutes=5))
+    versions = {r["id"]: r["v"] for r in await db.fetch(
+        "SELECT id, xmin::text AS v FROM message WHERE account_id = $1", graph.account_id)}
+    inbox = graph.mailbox.folder("inbox").id
+
+    await GraphMessageRepository(db).place(graph.account_id, [early["provider_key"], fresh["provider_key"]],
+                                           [inbox, inbox], listed_at)
+
+    after = {r["id"]: r for r in await db.fetch(
+        "SELECT id, xmin::text AS v, synced_at FROM message WHERE account_id = $1", graph.account_id)}
+    assert after[early["id"]]["synced_at"] >= listed_at and after[early["id"]]["v"] != versions[early["id"]]
+    assert after[fresh["id"]]["synced_at"] == fresh["synced_at"] and after[fresh["id"]]["v"] == versions[fresh["id"]]
+    assert await GraphMessageRepository(db).unlisted(graph.account_id, inbox, listed_at) == {}
 
 
 async def test_the_sync_asks_an_importing_folder_only_for_new_mail(graph: GraphSetup) -> None:
