@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from plmail.db.database import Database
@@ -120,10 +120,11 @@ class GraphIngest:
             for graph_id in released:
                 held.pop(graph_id, None)
         fresh = [m for m in messages if m.id not in known]
-        claimed = await self._claim_gmailified(record, folder, fresh)
+        converted: dict[str, IngestedMessage] = {}  # built once from the JSON, for the claim and the ingest
+        claimed = await self._claim_gmailified(record, folder, fresh, converted)
         outcome.matched += len(claimed)
         fresh = [m for m in fresh if m.id not in claimed]
-        stored, failed = await self._ingest(record, folder, fresh, categories)
+        stored, failed = await self._ingest(record, folder, fresh, categories, converted, listed_at)
         outcome.stored = stored
         outcome.retry = await self._count_attempts(record.id, [m.id for m in fresh], failed)
         return outcome
@@ -173,8 +174,8 @@ class GraphIngest:
                 adopted[message.id] = KnownMessage(row_id, message.id, thread_id, old_folder)
         return adopted
 
-    async def _claim_gmailified(self, record: AccountRecord, folder: Folder, fresh: Sequence[RemoteMessage]
-                                ) -> set[str]:
+    async def _claim_gmailified(self, record: AccountRecord, folder: Folder, fresh: Sequence[RemoteMessage],
+                                converted: dict[str, IngestedMessage]) -> set[str]:
         """Gmailify from this side, as the IMAP sibling does (`providers/gmailify.py`): a message a Gmail account
         of the same user fetched from this mailbox (this account is named in its headers) is this account's,
         whichever synced first. The Gmail row is re-pointed here, not stored twice nor run through the pipeline
@@ -190,6 +191,7 @@ class GraphIngest:
             if message.is_draft:
                 continue
             item = ingested(record.id, message, label_ids=(folder.label_id,) if folder.label_id is not None else ())
+            converted[message.id] = item
             rfc = item.parsed.message_id
             if rfc and rfc not in mine and named_addresses(item.parsed) & facts.addresses:
                 mine[rfc] = (message, item)
@@ -247,7 +249,8 @@ class GraphIngest:
         return changed
 
     async def _ingest(self, record: AccountRecord, folder: Folder, fresh: Sequence[RemoteMessage],
-                      categories: dict[str, int]) -> tuple[int, set[str]]:
+                      categories: dict[str, int], converted: dict[str, IngestedMessage], listed_at: datetime
+                      ) -> tuple[int, set[str]]:
         """(stored, Graph ids that failed). Invitations are read from their MIME so the calendar part is kept."""
         stored = 0
         failed: set[str] = set()
@@ -258,14 +261,16 @@ class GraphIngest:
                     [*([folder.label_id] if folder.label_id is not None else []),
                      *(categories[c] for c in message.categories if c in categories)]))
                 raw = await self._mime(record, message) if message.is_meeting else None
-                batch.append(ingested(record.id, message, label_ids=labels, raw=raw))
+                known = converted.get(message.id) if raw is None else None
+                batch.append(replace(known, label_ids=labels) if known is not None
+                             else ingested(record.id, message, label_ids=labels, raw=raw))
             count, refused_refs = await self.pipeline.ingest_isolating_failures(batch)
             by_ref = {m.source_ref: m.ref.key for m in batch}
             refused = {g for ref in refused_refs if (g := by_ref.get(ref)) is not None}
             stored += count
             failed |= refused
             placed = [g for m in batch if (g := m.ref.key) is not None and g not in refused]
-            await self.repo.place(record.id, placed, [folder.id] * len(placed))
+            await self.repo.place(record.id, placed, [folder.id] * len(placed), listed_at)
         return stored, failed
 
     async def _mime(self, record: AccountRecord, message: RemoteMessage) -> bytes | None:

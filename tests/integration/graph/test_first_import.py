@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from plmail.domain.enums import QueueName
+from plmail.providers.graph.repos.messages import GraphMessageRepository
 from tests.integration.graph.conftest import GraphSetup, old_message, rfc_id
 from tests.support.fakes import rfc822
 
@@ -76,6 +77,60 @@ async def test_several_folders_import_newest_first_in_role_order_and_match_the_s
         "WHERE m.account_id = $1", graph.account_id)
     assert {k["provider_thread_key"] for k in keys} == {m.conversation_id for m in mailbox.messages.values()
                                                         if mailbox.folders[m.folder_id].well_known != "outbox"}
+
+
+async def test_the_next_page_is_asked_for_while_this_one_is_stored_and_never_asked_for_twice(
+        graph: GraphSetup) -> None:
+    """Graph answers while PostgreSQL writes: page two is requested during page one's job, before any job for
+    it runs, and its job takes that answer instead of asking again."""
+    for i in range(120):
+        old_message(graph.mailbox, "inbox", i)
+    await graph.sync()
+    before = len(graph.delta_calls("inbox"))
+
+    def import_requests() -> int:
+        return len(graph.delta_calls("inbox")) - before
+
+    first = await graph.import_page()
+    assert first.page.stored == 50 and first.page.more
+    deadline = time.monotonic() + 10
+    while import_requests() < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert import_requests() == 2  # page two asked for, though only page one's job ran
+    assert "$skiptoken" in str(graph.delta_calls("inbox")[-1].query)
+    second = await graph.import_page()
+    assert second.page.stored == 50
+    await graph.import_all()
+    assert import_requests() == 3  # 120 messages in pages of fifty: three requests, none twice
+    await graph.sync()
+    await graph.assert_matches_server()
+
+
+async def test_placing_new_messages_rewrites_only_rows_stamped_before_their_listing(graph: GraphSetup) -> None:
+    """A new row carries the app's clock as its listing time; where that is older than the listing (the app's
+    clock behind the database's), the database's time replaces it, so the round's end does not hold the message
+    as gone. A row stamped after its listing is left as written: no second row version per message."""
+    for i in range(2):
+        old_message(graph.mailbox, "inbox", i)
+    await graph.sync()
+    await graph.import_all()
+    db = graph.services.db
+    early, fresh = await db.fetch("SELECT id, provider_key, synced_at FROM message WHERE account_id = $1 ORDER BY id",
+                                  graph.account_id)
+    listed_at = fresh["synced_at"] - timedelta(seconds=1)
+    await db.execute("UPDATE message SET synced_at = $2 WHERE id = $1", early["id"], listed_at - timedelta(minutes=5))
+    versions = {r["id"]: r["v"] for r in await db.fetch(
+        "SELECT id, xmin::text AS v FROM message WHERE account_id = $1", graph.account_id)}
+    inbox = graph.mailbox.folder("inbox").id
+
+    await GraphMessageRepository(db).place(graph.account_id, [early["provider_key"], fresh["provider_key"]],
+                                           [inbox, inbox], listed_at)
+
+    after = {r["id"]: r for r in await db.fetch(
+        "SELECT id, xmin::text AS v, synced_at FROM message WHERE account_id = $1", graph.account_id)}
+    assert after[early["id"]]["synced_at"] >= listed_at and after[early["id"]]["v"] != versions[early["id"]]
+    assert after[fresh["id"]]["synced_at"] == fresh["synced_at"] and after[fresh["id"]]["v"] == versions[fresh["id"]]
+    assert await GraphMessageRepository(db).unlisted(graph.account_id, inbox, listed_at) == {}
 
 
 async def test_the_sync_asks_an_importing_folder_only_for_new_mail(graph: GraphSetup) -> None:

@@ -72,7 +72,9 @@ Errors are Graph's `{"error": {"code", "message", "innerError": {"date", "reques
 "client-request-id"}}}`: 401 InvalidAuthenticationToken, 404 ErrorItemNotFound, 400
 ErrorInvalidRequest / RequestBodyRead, 410 syncStateNotFound, 429 TooManyRequests with
 `Retry-After` (a per-mailbox request budget per window, `throttle.requests_per_window`, and
-`throttle.throttle_next(n, retry_after)`), 403 ErrorAccessDenied. `fake.fail_next(operation, error)` answers
+`throttle.throttle_next(n, retry_after)`), 429 ApplicationThrottled "Application is over its MailboxConcurrency
+limit." with `Retry-After` for a fifth request in flight at once (`throttle.max_concurrent`; `fake.latency` makes
+requests take time, so that they can overlap), 403 ErrorAccessDenied. `fake.fail_next(operation, error)` answers
 the next `createMessage`, `addAttachment`, `deleteMessage`, `send` or `sendMail` with `throttled` (429 + Retry-After),
 `accessDenied`, `notFound` or `serverError` instead. A refresh that asks for a scope the grant does not hold
 is refused with AADSTS65001 (invalid_grant, suberror consent_required), as Microsoft documents.
@@ -84,6 +86,7 @@ Seeding and inspection: `fake.mailbox` (`GraphMailbox`): `folder()`, `add_folder
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import itertools
@@ -122,6 +125,7 @@ MAIL_SEND = "https://graph.microsoft.com/Mail.Send"
 GRANTED_SCOPE = ("openid profile email offline_access https://graph.microsoft.com/User.Read "
                  "https://graph.microsoft.com/Mail.ReadWrite https://graph.microsoft.com/Mail.Send")
 ChangeType = Literal["created", "updated", "deleted"]
+CONCURRENCY_RETRY_AFTER = 1  # seconds, on a refusal for concurrency
 
 _MESSAGE_PROPERTIES = (
     "id", "createdDateTime", "lastModifiedDateTime", "changeKey", "categories", "receivedDateTime",
@@ -582,17 +586,39 @@ class GraphMailbox:
 
 # --- throttling ----------------------------------------------------------------------------------
 class GraphThrottle:
-    """Per-mailbox request budget in a fixed window (Outlook: 10,000 requests per 10 minutes), plus
-    forced throttling of the next N requests."""
+    """Outlook's published limits (learn.microsoft.com/graph/throttling-limits, "Outlook service limits"): per app
+    and mailbox 10,000 API requests in a 10 minute period (a fixed window here), and per app 4 concurrent requests
+    ("regardless of whether the requests all access the same mailbox"; the fake serves one app); plus forced
+    throttling of the next N requests. Every refusal is a 429 with Retry-After."""
 
-    def __init__(self, clock: Clock, requests_per_window: int | None = 10_000, window_seconds: float = 600.0) -> None:
+    def __init__(self, clock: Clock, requests_per_window: int | None = 10_000, window_seconds: float = 600.0,
+                 max_concurrent: int | None = 4) -> None:
         self.clock = clock
         self.requests_per_window = requests_per_window
         self.window_seconds = window_seconds
+        self.max_concurrent = max_concurrent
         self.throttled = 0
+        self.concurrency_refused = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
         self._lock = threading.Lock()
         self._windows: dict[str, tuple[float, int]] = {}
         self._forced: list[float] = []
+
+    def enter(self) -> bool:
+        """A request starts; False (and nothing started) when the app already has `max_concurrent` in flight."""
+        with self._lock:
+            if self.max_concurrent is not None and self.in_flight >= self.max_concurrent:
+                self.throttled += 1
+                self.concurrency_refused += 1
+                return False
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def throttle_next(self, count: int = 1, retry_after: float = 1.0) -> None:
         with self._lock:
@@ -710,6 +736,7 @@ class GraphFake(AsgiApp):
         self.oauth.register_client(client_id, client_secret)
         self.client_id, self.client_secret = client_id, client_secret
         self.throttle = GraphThrottle(self.clock, requests_per_window)
+        self.latency = 0.0  # seconds each API request takes; > 0 lets requests overlap (the concurrency limit)
         self.expired_delta_status = expired_delta_status
         self.expired_delta_code = expired_delta_code
         self.default_page_size = 10
@@ -1009,16 +1036,24 @@ class GraphFake(AsgiApp):
             if wanted is not None and wanted.lower() not in (user.lower(), mailbox.user_id):
                 response = self.error(403, "ErrorAccessDenied", "Access is denied. Check credentials and try again.",
                                       request=request)
-            elif (retry_after := self.throttle.check(user.lower())) is not None:
-                seconds = max(1, round(retry_after))
-                response = self.error(429, "TooManyRequests", f"Please retry after {seconds} seconds.",
-                                      [("retry-after", str(seconds))], request=request)
+            elif not self.throttle.enter():
+                response = self.error(429, "ApplicationThrottled", "Application is over its MailboxConcurrency limit.",
+                                      [("retry-after", str(CONCURRENCY_RETRY_AFTER))], request=request)
             else:
                 try:
-                    with self.lock:
-                        response = await handler(request, mailbox)
+                    if (retry_after := self.throttle.check(user.lower())) is not None:
+                        seconds = max(1, round(retry_after))
+                        response = self.error(429, "TooManyRequests", f"Please retry after {seconds} seconds.",
+                                              [("retry-after", str(seconds))], request=request)
+                    else:
+                        if self.latency > 0:  # the time Exchange takes: the request stays in flight meanwhile
+                            await asyncio.sleep(self.latency)
+                        with self.lock:
+                            response = await handler(request, mailbox)
                 except HttpError as error:
                     response = error.response
+                finally:
+                    self.throttle.leave()
             with self.lock:
                 self.calls.append(GraphCall(request.method, request.path, request.query, user, response.status,
                                             self.clock()))

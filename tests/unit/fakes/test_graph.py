@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from datetime import UTC, datetime
 from typing import Any
@@ -263,6 +264,42 @@ def test_throttling_answers_429_with_retry_after_and_recovers(clock: ManualClock
         assert forced[0].headers["retry-after"] == "7"
     assert fake.throttle.throttled == 3
     assert [c.status for c in fake.calls].count(429) == 3
+
+
+async def test_a_fifth_request_in_flight_at_once_is_refused_with_429_and_retry_after() -> None:
+    """Outlook service limits: "Outlook can execute up to 4 concurrent requests" per app; beyond them Graph answers
+    429 ("Application is over its MailboxConcurrency limit.") with Retry-After, and the next request goes through."""
+    fake = GraphFake()
+    fake.latency = 1.5  # long enough that five requests sent together are all in flight at once, even under load
+    async with FakeServer(fake) as server, httpx.AsyncClient(base_url=f"{server.url}/v1.0",
+                                                             headers=fake.auth_headers(), timeout=10) as http:
+        answers = await asyncio.gather(*(http.get("/me") for _ in range(5)))
+        statuses = sorted(r.status_code for r in answers)
+        assert statuses == [200, 200, 200, 200, 429]
+        refused = next(r for r in answers if r.status_code == 429)
+        assert int(refused.headers["retry-after"]) >= 1
+        assert _error(refused)["code"] == "ApplicationThrottled"
+        assert "MailboxConcurrency" in _error(refused)["message"]
+        assert (await http.get("/me")).status_code == 200  # the four have finished: room again
+    assert fake.throttle.concurrency_refused == 1
+    assert [c.status for c in fake.calls].count(429) == 1
+
+
+def test_the_published_budget_is_10000_requests_per_10_minutes_per_mailbox(clock: ManualClock) -> None:
+    """Outlook service limits: "10,000 API requests in a 10 minute period" per app and mailbox, by default."""
+    fake = GraphFake(clock=clock)
+    second = fake.add_mailbox("megan@outlook.com", "Megan Bowen")
+    with FakeServer(fake) as server, httpx.Client(base_url=f"{server.url}/v1.0", headers=fake.auth_headers()) as http:
+        fake.throttle.check(fake.mailbox.user_principal_name.lower())  # the window starts now
+        clock.advance(1)
+        for _ in range(9_998):
+            assert fake.throttle.check(fake.mailbox.user_principal_name.lower()) is None
+        assert http.get("/me").status_code == 200  # the 10,000th request in the window
+        throttled = http.get("/me")
+        assert throttled.status_code == 429 and throttled.headers["retry-after"] == "599"
+        assert fake.throttle.check(second.user_principal_name.lower()) is None  # another mailbox: its own budget
+        clock.advance(599)
+        assert http.get("/me").status_code == 200
 
 
 def test_identity_platform_tokens_pkce_rotation_and_invalid_grant(graph: FakeServer[GraphFake]) -> None:

@@ -114,18 +114,23 @@ class GraphMessageRepository:
         )
         return {r["provider_key"]: folder_id for r in rows}
 
-    async def place(self, account_id: int, graph_ids: Sequence[str], folder_ids: Sequence[str]) -> None:
-        """Record the folder of freshly stored messages (the pipeline knows no Graph folders)."""
+    async def place(self, account_id: int, graph_ids: Sequence[str], folder_ids: Sequence[str],
+                    listed_at: datetime) -> None:
+        """Record the folder of freshly stored messages (the pipeline knows no Graph folders), and mark them listed
+        by the database's clock where the row's own stamp (the app's clock, at insert) is older than the listing:
+        only then could `unlisted` mistake them for gone. Rewriting every new row instead cost a second row
+        version, with all its index entries, per message: a third of a page's database time."""
         if graph_ids:
             await self.db.execute(
-                """WITH x AS (SELECT DISTINCT ON (m.id) m.id, x.f
+                """WITH x AS (SELECT DISTINCT ON (m.id) m.id, x.f, m.synced_at
                                 FROM unnest($2::text[], $3::text[]) AS x(g, f)
                                 JOIN message m ON m.provider_container = '' AND m.provider_key = x.g
                                               AND m.account_id = $1),
                         placed AS (INSERT INTO graph_message (message_id, folder_id) SELECT id, f FROM x
                                    ON CONFLICT (message_id) DO UPDATE SET folder_id = EXCLUDED.folder_id)
-                   UPDATE message m SET synced_at = now() FROM x WHERE m.id = x.id""",
-                account_id, list(graph_ids), list(folder_ids),
+                   UPDATE message m SET synced_at = now() FROM x
+                    WHERE m.id = x.id AND (x.synced_at IS NULL OR x.synced_at < $4)""",
+                account_id, list(graph_ids), list(folder_ids), listed_at,
             )
 
     # -- labels that stand for folders and categories --------------------------------------------------------
