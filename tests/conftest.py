@@ -185,4 +185,7 @@ async def running_lifespan(app: Litestar) -> AsyncIterator[None]:
         yield
     finally:
         stop.set()
-        await task
+        # Bounded, so an app whose shutdown hangs fails its test with this message instead of holding the run.
+        done, _ = await asyncio.wait({task}, timeout=60)
+        assert done, "the app's lifespan did not shut down within 60 s"
+        task.result()

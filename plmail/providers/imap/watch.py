@@ -21,6 +21,7 @@ from plmail.providers.imap.repos.mailboxes import IdleTarget, MailboxRepository
 from plmail.providers.imap.session import ImapConnector
 
 log = logging.getLogger(__name__)
+STOP_SECONDS = 10.0  # for a cancelled watcher to end at shutdown
 
 SyncRequest = Callable[[int], Awaitable[None]]
 _DEBOUNCE_SECONDS = 0.2  # a burst of pushes (EXISTS, RECENT, FETCH) becomes one sync
@@ -50,8 +51,7 @@ class IdleSupervisor:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await _ended(task, "the IMAP IDLE supervisor")
         await self._stop_all()
         for pending in list(self._pending.values()):
             pending.cancel()
@@ -116,8 +116,7 @@ class IdleSupervisor:
         for task in tasks:
             task.cancel()
         for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await _ended(task, "an IMAP IDLE watcher")
 
     async def _watch(self, target: IdleTarget) -> None:
         delay = 1.0
@@ -172,3 +171,15 @@ def _raise_if_stopping() -> None:
     current = asyncio.current_task()
     if current is not None and current.cancelling():
         raise asyncio.CancelledError
+
+
+async def _ended(task: asyncio.Task[None], what: str) -> None:
+    """Wait for a cancelled task, but not forever: a server that never answers the end of an IDLE must not hold the
+    shutdown (the connection goes with the process)."""
+    done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
+    if not done:
+        log.warning("%s did not stop within %.0f s after it was cancelled; left behind", what, STOP_SECONDS)
+        return
+    if not task.cancelled():
+        with contextlib.suppress(Exception):
+            task.result()
