@@ -68,6 +68,7 @@ async def test_shortcut_z_and_the_undo_button_put_the_conversation_back(world: W
     await page.keyboard.press("j")
     await page.keyboard.press("e")
     await expect(page.get_by_role("status").filter(has_text="Conversation archived.")).to_be_visible()
+    await page.wait_for_load_state("load")  # the toast is in the HTML before the scripts that hear z have run
     await page.keyboard.press("z")
     await expect(page.get_by_role("status").filter(has_text="Action undone.")).to_be_visible()
     await expect(page.locator("li.thread", has_text="Undo me by z")).to_have_count(1)
@@ -91,6 +92,7 @@ async def test_the_toast_goes_after_ten_seconds(world: World) -> None:
     await page.keyboard.press("e")
     toast = page.get_by_role("status").filter(has_text="Conversation archived.")
     await expect(toast).to_be_visible()
+    await page.wait_for_load_state("load")  # the toast's timer starts with the page's scripts
     await page.clock.run_for(9_000)
     await expect(toast).to_be_visible()
     await page.clock.run_for(1_500)
@@ -203,7 +205,8 @@ async def test_shortcuts_can_be_switched_off(world: World) -> None:
     page = await world.page()
     await page.goto(world.base + "/settings")
     await page.get_by_label("Keyboard shortcuts (press ? for the list)").uncheck()
-    await page.locator("#appearance").get_by_role("button", name="Save").click()
+    async with page.expect_navigation():  # the setting is saved before the next page is asked for
+        await page.locator("#appearance").get_by_role("button", name="Save").click()
     await page.goto(world.base + "/labels")
     await page.keyboard.press("g")
     await page.keyboard.press("i")
@@ -211,5 +214,6 @@ async def test_shortcuts_can_be_switched_off(world: World) -> None:
     assert page.url.endswith("/labels")
     await page.goto(world.base + "/settings")
     await page.get_by_label("Keyboard shortcuts (press ? for the list)").check()
-    await page.locator("#appearance").get_by_role("button", name="Save").click()
+    async with page.expect_navigation():
+        await page.locator("#appearance").get_by_role("button", name="Save").click()
     await page.context.close()
