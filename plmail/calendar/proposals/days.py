@@ -22,11 +22,13 @@ from plmail.calendar.proposals.vocabulary import (
 )
 from plmail.domain.enums import Locale
 
-# A year-less date is its next occurrence from the message day on, if that is near. A date already
-# behind the message this year is either a report about the past or next year's: no way to tell, so
-# neither is read.
+# A year-less date is its nearest occurrence: up to three months behind the message ("14 Feb" written at
+# the end of February is the day just past, which the proposer then leaves out as past), else ahead. Reading it
+# is the detector's job; refusing the past is the proposer's.
 YEARLESS_AHEAD = timedelta(days=240)
-YEARLESS_AHEAD_WITH_WEEKDAY = timedelta(days=365)
+YEARLESS_BEHIND = timedelta(days=90)
+# A weekday written beside it that agrees names the year ("Mon, Nov 13"), a year either side.
+YEARLESS_AROUND_WITH_WEEKDAY = timedelta(days=365)
 TWO_DIGIT_YEARS_AROUND = (-1, 2)
 
 
@@ -263,21 +265,23 @@ def _resolve(
     if not year:
         if past_tense:
             return None  # "there was a warning on Sept. 13": last year's as likely as this year's
-        found = _valid(reference.year, month, day)
-        if found is None or found < reference:
-            found = _valid(reference.year + 1, month, day)
-        # A weekday written beside it that agrees names the year too ("Mon, Nov 13" is this year's or none).
-        ahead = YEARLESS_AHEAD_WITH_WEEKDAY if weekday is not None else YEARLESS_AHEAD
-        if found is None or found - reference >= ahead:
+        years = (reference.year - 1, reference.year, reference.year + 1)
+        occurrences = [d for d in (_valid(y, month, day) for y in years) if d is not None]
+        if weekday is not None:
+            near = [d for d in occurrences
+                    if d.weekday() == weekday and abs(d - reference) < YEARLESS_AROUND_WITH_WEEKDAY]
+        else:
+            near = [d for d in occurrences if -YEARLESS_BEHIND < d - reference < YEARLESS_AHEAD]
+        if not near:
             return None
-    else:
-        full = int(year)
-        if len(year) == 2:
-            full += 2000
-            low, high = TWO_DIGIT_YEARS_AROUND
-            if not reference.year + low <= full <= reference.year + high:
-                return None
-        found = _valid(full, month, day)
+        return min(near, key=lambda d: abs(d - reference))
+    full = int(year)
+    if len(year) == 2:
+        full += 2000
+        low, high = TWO_DIGIT_YEARS_AROUND
+        if not reference.year + low <= full <= reference.year + high:
+            return None
+    found = _valid(full, month, day)
     if found is None or (weekday is not None and found.weekday() != weekday):
         return None
     return found

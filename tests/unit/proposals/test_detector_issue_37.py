@@ -158,6 +158,37 @@ def test_a_weekday_that_agrees_lets_a_year_less_date_lie_further_ahead() -> None
 
 
 @pytest.mark.parametrize(
+    ("language", "text", "sent", "start"),
+    [
+        # Written twelve days after it: the day just past, not next year's.
+        (EN, "Feb 14 at 10am", datetime(2027, 2, 26, 9, 0, tzinfo=BERLIN), "2027-02-14 10:00"),
+        (DE, "14. Februar um 10 Uhr", datetime(2027, 2, 26, 9, 0, tzinfo=BERLIN), "2027-02-14 10:00"),
+        # Written four months before it: ahead, into the next year.
+        (EN, "March 18 at 10am", datetime(2026, 11, 20, 9, 0, tzinfo=BERLIN), "2027-03-18 10:00"),
+        (DE, "18. März um 10 Uhr", datetime(2026, 11, 20, 9, 0, tzinfo=BERLIN), "2027-03-18 10:00"),
+        # A weekday that agrees names the year behind too: 13 November 2023 was a Monday, 2024's a Wednesday.
+        (EN, "Mon, Nov 13 at 10am", datetime(2023, 11, 20, 9, 0, tzinfo=BERLIN), "2023-11-13 10:00"),
+        (DE, "Montag, 13. November um 10 Uhr", datetime(2023, 11, 20, 9, 0, tzinfo=BERLIN), "2023-11-13 10:00"),
+    ],
+)
+def test_a_year_less_date_is_its_nearest_occurrence(language: Locale, text: str, sent: datetime, start: str) -> None:
+    assert starts(text, language, sent) == [start]
+
+
+@pytest.mark.parametrize(("language", "text"), [(EN, "Feb 14 at 10am"), (DE, "14. Februar um 10 Uhr")])
+def test_a_year_less_date_just_past_is_read_but_not_offered(language: Locale, text: str) -> None:
+    late_february = dataclasses.replace(BASELINE, body_text=text, language=language,
+                                        message_date=datetime(2027, 2, 26, 9, 0, tzinfo=BERLIN))  # fmt: skip
+    assert EventProposer().decide(late_february).refusals() == (Refusal.PAST,)
+
+
+@pytest.mark.parametrize(("language", "text"), [(EN, "May 1 at 10am"), (DE, "1. Mai um 10 Uhr")])
+def test_a_year_less_date_months_behind_and_far_ahead_is_refused(language: Locale, text: str) -> None:
+    # 1 May is 111 days behind 20 August and 254 ahead: a report about the past, or next year's? Not said.
+    assert starts(text, language, datetime(2026, 8, 20, 9, 0, tzinfo=BERLIN)) == []
+
+
+@pytest.mark.parametrize(
     ("language", "text", "sent"),
     [
         (EN, "Start: Fri Aug 27 11:00:09 2026", MONDAY),  # the weekday disagrees with the date
