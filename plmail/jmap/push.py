@@ -17,6 +17,7 @@ from typing import Any
 
 from litestar.response.sse import ServerSentEventMessage
 
+from plmail.aio import wait_at_most
 from plmail.domain.enums import JmapObjectType
 from plmail.domain.mailstore import MailScope, unified_key
 from plmail.domain.models import Principal
@@ -128,7 +129,7 @@ async def state_stream(feed: ChangeFeed, changes: ChangeLog, principal: Principa
             if remaining <= 0:
                 return
             try:
-                item = await asyncio.wait_for(queue.get(), min(options.ping or remaining, remaining))
+                item = await wait_at_most(queue.get(), min(options.ping or remaining, remaining))
             except TimeoutError:
                 if await watch.revoked():
                     return

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from plmail.aio import wait_at_most
 from plmail.calendar.reminders import CalendarReminders
 from plmail.db.database import Database
 from plmail.db.repos.jmap_auth import AppPasswordRepository
@@ -128,7 +129,7 @@ class PushDispatcher:
                     await self._push_users(users)
                 wait = min([next_sweep, *self._due.values()]) - loop.time()
                 try:
-                    item = await asyncio.wait_for(queue.get(), max(wait, 0.0))
+                    item = await wait_at_most(queue.get(), max(wait, 0.0))
                 except TimeoutError:
                     continue
                 items = [item]

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from plmail.aio import wait_at_most
 from plmail.db.repos.account_admin import IDLE_LEADER_LOCK, IDLE_POKE_CHANNEL, AccountAdminRepository
 from plmail.domain.enums import AccountStatus
 from plmail.providers.imap.errors import ImapError
@@ -81,7 +82,7 @@ class IdleSupervisor:
                             self._poke.clear()
                             await self._reconcile()
                             with contextlib.suppress(TimeoutError):
-                                await asyncio.wait_for(self._poke.wait(), self.refresh_seconds)
+                                await wait_at_most(self._poke.wait(), self.refresh_seconds)
                     finally:
                         if unlisten is not None:
                             await unlisten()
@@ -92,7 +93,7 @@ class IdleSupervisor:
                 log.exception("IMAP IDLE supervision failed; retrying")
             await self._stop_all()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._poke.wait(), self.refresh_seconds)
+                await wait_at_most(self._poke.wait(), self.refresh_seconds)
             self._poke.clear()
 
     async def _reconcile(self) -> None:
@@ -120,7 +121,7 @@ class IdleSupervisor:
 
     async def _watch(self, target: IdleTarget) -> None:
         delay = 1.0
-        while True:
+        while self._still_wanted(target):
             record = await self.accounts.for_job(target.account_id)
             if record is None or not record.is_active or record.status is not AccountStatus.OK:
                 return
@@ -148,6 +149,12 @@ class IdleSupervisor:
                 self.idling.discard(target.mailbox_id)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.backoff_max)
+
+    def _still_wanted(self, target: IdleTarget) -> bool:
+        """A watcher taken off the list (stopped, or its account changed) does not connect again, even if the
+        cancellation meant for it was lost on the way."""
+        entry = self._watchers.get(target.mailbox_id)
+        return entry is not None and entry[1] is asyncio.current_task()
 
     def _sync_soon(self, account_id: int) -> None:
         if account_id in self._pending:

@@ -16,6 +16,7 @@ from litestar import Request, get
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
+from plmail.aio import wait_at_most
 from plmail.services import services_from
 from plmail.web.pages import signed_in_user
 
@@ -37,7 +38,7 @@ async def mail_events(request: Request[Any, Any, Any]) -> ServerSentEvent:
             yield ServerSentEventMessage(event="ready", data="{}", retry=3000)
             while (remaining := deadline - loop.time()) > 0:
                 try:
-                    first = await asyncio.wait_for(queue.get(), min(KEEPALIVE_SECONDS, remaining))
+                    first = await wait_at_most(queue.get(), min(KEEPALIVE_SECONDS, remaining))
                 except TimeoutError:
                     yield ServerSentEventMessage(comment="keep-alive")
                     continue
