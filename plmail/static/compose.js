@@ -116,6 +116,7 @@
     this.limit = parseInt(shell.dataset.sizeLimit || "0", 10) || 25 * 1024 * 1024;
     this.queue = Promise.resolve();
     this.busy = 0;
+    this.removals = [];  // files taken off the list, by name and size, in order
     this.timer = null;
     this.done = false;
     this.pendingBytes = 0;
@@ -196,7 +197,9 @@
     this.files.addEventListener("click", function (e) {
       var remove = e.target.closest("[data-remove-file]");
       if (!remove) return;
-      remove.closest("li").remove();
+      var row = remove.closest("li");
+      self.removals.push(fileKey(row));
+      row.remove();
       self.saveNow();
     });
     // Offline, the service worker keeps a send for later and answers with X-Plmail-Queued: the composer stays,
@@ -420,6 +423,11 @@
     }, AUTOSAVE_DELAY);
   };
 
+  function fileKey(row) {
+    var name = row.querySelector(".name");
+    return (name ? name.textContent : "") + "\u0000" + (row.dataset.size || "");
+  }
+
   Composer.prototype.saveNow = function () {
     clearTimeout(this.timer);
     this.timer = null;
@@ -463,6 +471,7 @@
       (extra.files || []).forEach(function (file) { data.append("attachments", file, file.name); });
       (extra.inline || []).forEach(function (file) { data.append("inline_images", file, file.name || "image.png"); });
       var snapshot = self.snapshot();
+      var removalsSent = self.removals.length;
       var xhr = new XMLHttpRequest();
       xhr.open("POST", "/compose");
       xhr.setRequestHeader("x-csrftoken", csrfHeader());
@@ -476,6 +485,13 @@
           self.form.elements.draft_id.value = xhr.getResponseHeader("X-Draft-Id") || "";
           self.remember(xhr.getResponseHeader("X-Composition-Id"));
           self.files.innerHTML = xhr.responseText;
+          // A file taken off while this save was on its way is still in its answer: take it off again, so
+          // the save queued behind this one (and a send) leaves it out.
+          self.removals.slice(removalsSent).forEach(function (key) {
+            var rows = Array.prototype.slice.call(self.files.querySelectorAll("li"));
+            var again = rows.filter(function (li) { return fileKey(li) === key; })[0];
+            if (again) again.remove();
+          });
           self.showRemoveButtons();
           self.lastSaved = snapshot;
           self.say("saved");

@@ -16,7 +16,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Browser, Locator, Page, Request, Route, expect
 
 from plmail.services import Services
 from tests.integration.sending.conftest import Outgoing, add_sending_account, parsed
@@ -435,6 +435,57 @@ async def test_the_composer_script_swaps_signatures_splits_pasted_lists_takes_dr
     content_id = image["Content-ID"].strip("<>")
     assert f'src="cid:{content_id}"' in html and "/cid/" not in html  # the part, not the draft's URL
     assert image.get_payload(decode=True) == PNG
+
+
+async def test_a_file_removed_while_a_save_is_on_its_way_stays_removed_and_is_not_sent(
+    mailer: Mailer, browser: Browser
+) -> None:
+    """A save's answer lists the files the draft had when the save left. A file removed before that answer comes
+    back must not reappear with it, be kept by the next save, or go out with the message."""
+    page = await signed_in(browser, mailer)
+    await page.goto(mailer.url + "/compose")
+    await page.locator("input[name=to]").fill("bea@example.net")
+    await page.locator("input[name=subject]").fill("Two files")
+    await dropped(page, ".attachments-zone", {"plan.txt": "The plan.\n", "notes.txt": "Private notes.\n"})
+    files = page.locator("[data-files] li")
+    await expect(files).to_have_count(2)
+    remove_notes = page.get_by_role("button", name="Remove notes.txt")
+    await expect(remove_notes).to_be_visible()  # shown once the upload's save has answered
+
+    # The next save reaches the server, and its answer is held back until the file has been removed.
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(route: Route) -> None:
+        if route.request.method != "POST" or held.is_set():
+            await route.continue_()
+            return
+        answer = await route.fetch()
+        held.set()
+        await release.wait()
+        await route.fulfill(response=answer)
+
+    await page.route("**/compose", hold)
+    await page.locator("input[name=subject]").fill("Two files, one kept")  # an autosave two seconds on
+    await asyncio.wait_for(held.wait(), 30)
+    answered: list[Request] = []
+    page.on("requestfinished",
+            lambda r: answered.append(r) if r.method == "POST" and r.url.endswith("/compose") else None)
+    await remove_notes.click()
+    await expect(files).to_have_count(1)
+    release.set()
+    deadline = time.monotonic() + 30
+    while len(answered) < 2 and time.monotonic() < deadline:  # the held save, then the removal's own
+        await page.wait_for_timeout(50)
+    assert len(answered) >= 2
+    await expect(page.locator("[data-save-status]")).to_have_text("Saved")
+    await expect(files).to_have_count(1)
+    await expect(files).to_contain_text("plan.txt")
+
+    await page.keyboard.press("Control+Enter")
+    await expect(page.locator(".toast")).to_contain_text("Sent", timeout=20_000)
+    [received] = mailer.out.smtp.wait_for(1, timeout=10)
+    sent = [p.get_filename() for p in received.message.walk() if p.get_content_disposition() == "attachment"]
+    assert sent == ["plan.txt"]
 
 
 async def test_a_message_sent_offline_is_queued_and_sent_once_on_reconnect(mailer: Mailer, browser: Browser) -> None:
