@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 import zlib
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from functools import cache, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
 from babel import Locale as BabelLocale
-from babel.dates import format_date, format_datetime, format_skeleton, format_time
+from babel.dates import DateTimePattern, format_date, format_datetime, format_skeleton, get_time_format, parse_pattern
 from litestar import Request
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
@@ -138,16 +138,33 @@ def _clock_pattern(user: User | None) -> str:
     return {"12": "h:mm a", "24": "HH:mm"}.get(cycle, "short")
 
 
+@lru_cache(maxsize=16)
+def _time_pattern(language: BabelLocale, clock: str) -> DateTimePattern:
+    return get_time_format(clock, locale=language) if clock == "short" else parse_pattern(clock)
+
+
+def _clock(local: datetime, user: User | None) -> str:
+    """The time of day of a moment already in the reader's zone: babel's format_time, with the pattern looked up
+    once per language and clock rather than for each of a list's rows."""
+    language = _babel_locale(user)
+    return _time_pattern(language, _clock_pattern(user)).apply(local.timetz(), language, reference_date=local.date())
+
+
 def localtime(moment: datetime | None, user: User | None) -> str:
     """A timestamp in the reader's zone and language: the time for today, the day this year, else the date."""
     if moment is None:
         return ""
     zone = _zone(user)
+    return _list_time(moment, zone, datetime.now(zone).date(), _babel_locale(user), _clock_pattern(user))
+
+
+@lru_cache(maxsize=4096)
+def _list_time(moment: datetime, zone: tzinfo, today: date, language: BabelLocale, clock: str) -> str:
+    """Remembered: a list shows the same timestamps again on each refresh, and the text depends on nothing but
+    these arguments (today's date among them, so "10:42" becomes "Dec 6" the next day)."""
     local = moment.astimezone(zone)
-    today = datetime.now(zone).date()
-    language = _babel_locale(user)
     if local.date() == today:
-        return format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)
+        return _time_pattern(language, clock).apply(local.timetz(), language, reference_date=local.date())
     if local.year == today.year:
         return format_skeleton("MMMd", local, tzinfo=zone, locale=language)
     return format_date(local.date(), "medium", locale=language)
@@ -157,19 +174,15 @@ def fulltime(moment: datetime | None, user: User | None) -> str:
     """Date and time in full, for a message's header and "Show original"."""
     if moment is None:
         return ""
-    zone = _zone(user)
-    language = _babel_locale(user)
-    local = moment.astimezone(zone)
-    return (f"{format_date(local.date(), 'medium', locale=language)}, "
-            f"{format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)}")
+    local = moment.astimezone(_zone(user))
+    return f"{format_date(local.date(), 'medium', locale=_babel_locale(user))}, {_clock(local, user)}"
 
 
 def clocktime(moment: datetime | None, user: User | None) -> str:
     """The time of day in the reader's zone."""
     if moment is None:
         return ""
-    zone = _zone(user)
-    return format_time(moment.astimezone(zone), _clock_pattern(user), tzinfo=zone, locale=_babel_locale(user))
+    return _clock(moment.astimezone(_zone(user)), user)
 
 
 def fold_quotes(text: str) -> list[tuple[str, str]]:
@@ -218,10 +231,8 @@ def snooze_when(moment: datetime | None, user: User | None) -> str:
     if moment is None:
         return ""
     zone = _zone(user)
-    language = _babel_locale(user)
     local = moment.astimezone(zone)
-    return (f"{format_datetime(local, 'EEE', tzinfo=zone, locale=language)} "
-            f"{format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)}")
+    return f"{format_datetime(local, 'EEE', tzinfo=zone, locale=_babel_locale(user))} {_clock(local, user)}"
 
 
 def user_today(user: User | None) -> str:
