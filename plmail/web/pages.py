@@ -140,7 +140,7 @@ def _clock_pattern(user: User | None) -> str:
 
 @lru_cache(maxsize=16)
 def _time_pattern(language: BabelLocale, clock: str) -> DateTimePattern:
-    return get_time_format(clock, locale=language) if clock == "short" else parse_pattern(clock)
+    return get_time_format("short", locale=language) if clock == "short" else parse_pattern(clock)
 
 
 def _clock(local: datetime, user: User | None) -> str:
