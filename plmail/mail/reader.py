@@ -12,6 +12,7 @@ from plmail.db.repos.labels import LabelRepository
 from plmail.db.repos.users import UserRepository
 from plmail.domain.enums import Category, LabelRole
 from plmail.domain.errors import FilterError, NotFoundError
+from plmail.domain.models import SidebarLabel
 from plmail.mail.blobs import BlobStore
 from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCategorizer
 from plmail.mail.conversation import MessageParties, conversation_order, parties
@@ -59,19 +60,28 @@ class MailReader:
         self.categorizer = categorizer or MessageCategorizer()
 
     async def inbox(self, user_id: int, tab: Category, page: int = 1) -> ThreadPage:
+        return (await self.inbox_with_tabs(user_id, tab, page))[0]
+
+    async def inbox_with_tabs(self, user_id: int, tab: Category, page: int = 1) -> tuple[ThreadPage, dict[str, int]]:
+        """A page of the inbox's tab and the unread count of each tab, finding the inbox once for both."""
         inbox = await self.labels.by_role(user_id, LabelRole.INBOX)
         if inbox is None:
-            return ThreadPage([], 1, False)
-        return await self._page(user_id, inbox, tab.value, page)
+            return ThreadPage([], 1, False), {}
+        return await self._page(user_id, inbox, tab.value, page), await self.views.unread_by_category(user_id, inbox)
 
     async def label(self, user_id: int, label_id: int, page: int = 1, *, account_id: int | None = None
                     ) -> ThreadPage:
+        return (await self.label_view(user_id, label_id, page, account_id=account_id))[1]
+
+    async def label_view(self, user_id: int, label_id: int, page: int = 1, *, account_id: int | None = None
+                         ) -> tuple[SidebarLabel, ThreadPage]:
+        """The user's label and a page of its threads; NotFoundError when the label is not the user's."""
         label = await self.labels.owned(user_id, label_id)
         if label is None:
             raise NotFoundError("No such label.")
         # The trash view is the one place binned threads are listed.
-        return await self._page(user_id, label_id, None, page, account_id=account_id,
-                                include_binned=label.role is LabelRole.TRASH)
+        return label, await self._page(user_id, label_id, None, page, account_id=account_id,
+                                       include_binned=label.role is LabelRole.TRASH)
 
     async def walked(self, user_id: int, view: str, page: int = 1) -> ThreadPage:
         """Starred (the is:starred search), All mail (everything but Spam and Trash, as Gmail's) or Archive (what

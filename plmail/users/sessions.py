@@ -63,12 +63,14 @@ class SessionService:
         """The session a cookie names, or None when it ended (signed out, revoked, expired, user disabled)."""
         if not token or len(token) > 200:
             return None
-        found = await self.repo.resume(token_hash(token), idle_seconds=IDLE_SECONDS)
+        found = await self.repo.resume(token_hash(token), idle_seconds=IDLE_SECONDS,
+                                       touch_interval_seconds=TOUCH_INTERVAL_SECONDS)
         if found is None:
             return None
-        session, user = found
-        await self.repo.touch(session.id, user_agent=user_agent[:_MAX_AGENT], client_address=client[:64],
-                              min_interval_seconds=TOUCH_INTERVAL_SECONDS)
+        session, user, touch_due = found
+        if touch_due:
+            await self.repo.touch(session.id, user_agent=user_agent[:_MAX_AGENT], client_address=client[:64],
+                                  min_interval_seconds=TOUCH_INTERVAL_SECONDS)
         return ActiveSession(session, user)
 
     async def reauthenticated(self, session_id: int) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import zlib
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
+from functools import cache, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
-from babel.dates import format_date, format_datetime, format_skeleton, format_time
+from babel import Locale as BabelLocale
+from babel.dates import DateTimePattern, format_date, format_datetime, format_skeleton, get_time_format, parse_pattern
 from litestar import Request
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
@@ -120,8 +122,14 @@ def _zone(user: User | None) -> tzinfo:
         return UTC
 
 
-def _babel_locale(user: User | None) -> str:
-    return user.locale.value if user else Locale.EN.value
+@cache
+def _parsed_locale(language: str) -> BabelLocale:
+    """Babel's locale object, parsed once: given the name, each date formatted on a page parses it again."""
+    return BabelLocale.parse(language)
+
+
+def _babel_locale(user: User | None) -> BabelLocale:
+    return _parsed_locale(user.locale.value if user else Locale.EN.value)
 
 
 def _clock_pattern(user: User | None) -> str:
@@ -130,16 +138,33 @@ def _clock_pattern(user: User | None) -> str:
     return {"12": "h:mm a", "24": "HH:mm"}.get(cycle, "short")
 
 
+@lru_cache(maxsize=16)
+def _time_pattern(language: BabelLocale, clock: str) -> DateTimePattern:
+    return get_time_format("short", locale=language) if clock == "short" else parse_pattern(clock)
+
+
+def _clock(local: datetime, user: User | None) -> str:
+    """The time of day of a moment already in the reader's zone: babel's format_time, with the pattern looked up
+    once per language and clock rather than for each of a list's rows."""
+    language = _babel_locale(user)
+    return _time_pattern(language, _clock_pattern(user)).apply(local.timetz(), language, reference_date=local.date())
+
+
 def localtime(moment: datetime | None, user: User | None) -> str:
     """A timestamp in the reader's zone and language: the time for today, the day this year, else the date."""
     if moment is None:
         return ""
     zone = _zone(user)
+    return _list_time(moment, zone, datetime.now(zone).date(), _babel_locale(user), _clock_pattern(user))
+
+
+@lru_cache(maxsize=4096)
+def _list_time(moment: datetime, zone: tzinfo, today: date, language: BabelLocale, clock: str) -> str:
+    """Remembered: a list shows the same timestamps again on each refresh, and the text depends on nothing but
+    these arguments (today's date among them, so "10:42" becomes "Dec 6" the next day)."""
     local = moment.astimezone(zone)
-    today = datetime.now(zone).date()
-    language = _babel_locale(user)
     if local.date() == today:
-        return format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)
+        return _time_pattern(language, clock).apply(local.timetz(), language, reference_date=local.date())
     if local.year == today.year:
         return format_skeleton("MMMd", local, tzinfo=zone, locale=language)
     return format_date(local.date(), "medium", locale=language)
@@ -149,19 +174,15 @@ def fulltime(moment: datetime | None, user: User | None) -> str:
     """Date and time in full, for a message's header and "Show original"."""
     if moment is None:
         return ""
-    zone = _zone(user)
-    language = _babel_locale(user)
-    local = moment.astimezone(zone)
-    return (f"{format_date(local.date(), 'medium', locale=language)}, "
-            f"{format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)}")
+    local = moment.astimezone(_zone(user))
+    return f"{format_date(local.date(), 'medium', locale=_babel_locale(user))}, {_clock(local, user)}"
 
 
 def clocktime(moment: datetime | None, user: User | None) -> str:
     """The time of day in the reader's zone."""
     if moment is None:
         return ""
-    zone = _zone(user)
-    return format_time(moment.astimezone(zone), _clock_pattern(user), tzinfo=zone, locale=_babel_locale(user))
+    return _clock(moment.astimezone(_zone(user)), user)
 
 
 def fold_quotes(text: str) -> list[tuple[str, str]]:
@@ -210,10 +231,8 @@ def snooze_when(moment: datetime | None, user: User | None) -> str:
     if moment is None:
         return ""
     zone = _zone(user)
-    language = _babel_locale(user)
     local = moment.astimezone(zone)
-    return (f"{format_datetime(local, 'EEE', tzinfo=zone, locale=language)} "
-            f"{format_time(local, _clock_pattern(user), tzinfo=zone, locale=language)}")
+    return f"{format_datetime(local, 'EEE', tzinfo=zone, locale=_babel_locale(user))} {_clock(local, user)}"
 
 
 def user_today(user: User | None) -> str:
@@ -224,6 +243,7 @@ def user_today(user: User | None) -> str:
 _ICON_NAME = re.compile(r"[a-z0-9-]+")
 
 
+@lru_cache(maxsize=1024)  # a page draws a few hundred icons, of a few dozen kinds
 def icon(name: str, label: str | None = None, css: str = "") -> Markup:
     """A Lucide icon from the vendored sprite. Decorative (aria-hidden) unless `label` names it, for an icon that
     stands alone; a button that shows only an icon still needs its own aria-label."""
@@ -236,14 +256,21 @@ def icon(name: str, label: str | None = None, css: str = "") -> Markup:
                   f'<use href="/static/icons/lucide.svg#{name}"></use></svg>')
 
 
+# Stands for a list row's form id in the row's snooze menu, which thread_list.html renders once per page.
+ROW_PLACEHOLDER = "\x00row\x00"
+
+
 def configure_jinja(engine: JinjaTemplateEngine) -> None:
     environment = engine.engine
+    # The templates ship with the package and change only with it: no file check on every template a page includes.
+    environment.auto_reload = False
     environment.add_extension("jinja2.ext.i18n")
     # jinja2.ext.i18n adds install_gettext_callables to the environment; the callables read the page's language.
     environment.install_gettext_callables(  # type: ignore[attr-defined]
         _gettext, _ngettext, newstyle=False, pgettext=_pgettext, npgettext=_npgettext)
     environment.globals["category_tabs"] = CATEGORY_TABS
     environment.globals["icon"] = icon
+    environment.globals["row_placeholder"] = ROW_PLACEHOLDER
     environment.globals["user_today"] = user_today
     environment.filters["avatar_colour"] = avatar_colour
     environment.filters["initials"] = initials

@@ -82,6 +82,21 @@ async def test_sessions_end_after_fourteen_idle_days_and_sixty_days_in_all(clien
     assert not await _signed_in(client)  # however active: 60 days after signing in it ends
 
 
+async def test_a_visit_records_activity_unless_the_session_was_just_seen(client: httpx.AsyncClient,
+                                                                         services: Services) -> None:
+    """The idle clock restarts with a visit, but pages poll every few seconds: a session seen a minute ago is not
+    written again (the page's own lookup tells, without a second statement)."""
+    await sign_up_admin(client, "admin@example.org", PASSWORD)
+    await services.db.execute("UPDATE web_session SET last_seen_at = now() - interval '3 days'")
+    assert await _signed_in(client)
+    assert await services.db.fetchval("SELECT now() - last_seen_at < interval '1 minute' FROM web_session")
+
+    await services.db.execute("UPDATE web_session SET last_seen_at = now() - interval '1 minute', user_agent = 'x'")
+    before = await services.db.fetchval("SELECT last_seen_at FROM web_session")
+    assert await _signed_in(client)
+    assert await services.db.fetchrow("SELECT last_seen_at, user_agent FROM web_session") == (before, "x")
+
+
 async def test_remember_me_gives_a_persistent_cookie_and_without_it_the_cookie_ends_with_the_browser(
         client: httpx.AsyncClient) -> None:
     await sign_up_admin(client, "admin@example.org", PASSWORD)

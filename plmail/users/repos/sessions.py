@@ -30,18 +30,22 @@ class WebSessionRepository:
             user_id, token_hash, lifetime_seconds, remember, user_agent, client_address,
         ))
 
-    async def resume(self, token_hash: str, *, idle_seconds: int) -> tuple[WebSessionRow, User] | None:
-        """The live session with this token and its user: not past its end, not idle too long, user enabled."""
+    async def resume(self, token_hash: str, *, idle_seconds: int, touch_interval_seconds: int
+                     ) -> tuple[WebSessionRow, User, bool] | None:
+        """The live session with this token and its user: not past its end, not idle too long, user enabled; and
+        whether its last activity is older than `touch_interval_seconds` (by the database's clock, as `touch`
+        decides), so a request that need not record activity makes no second round trip."""
         row = await self.db.fetchrow(
-            f"""SELECT {_SESSION_COLUMNS}, {prefixed_user_columns("u", "u_")}
+            f"""SELECT {_SESSION_COLUMNS}, {prefixed_user_columns("u", "u_")},
+                       s.last_seen_at < now() - make_interval(secs => $3) AS touch_due
                   FROM web_session s JOIN app_user u ON u.id = s.user_id
                  WHERE s.token_hash = $1 AND s.expires_at > now()
                    AND s.last_seen_at > now() - make_interval(secs => $2) AND u.disabled_at IS NULL""",
-            token_hash, idle_seconds,
+            token_hash, idle_seconds, touch_interval_seconds,
         )
         if row is None:
             return None
-        return _session(row), user_from_row(row, "u_")
+        return _session(row), user_from_row(row, "u_"), bool(row["touch_due"])
 
     async def touch(self, session_id: int, *, user_agent: str, client_address: str, min_interval_seconds: int
                     ) -> None:

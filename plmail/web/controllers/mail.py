@@ -44,8 +44,7 @@ class MailController(Controller):
         user = signed_in_user(request)
         services = services_from(request)
         category = Category(tab) if tab in Category._value2member_map_ else Category.GENERAL
-        listing = await services.reader.inbox(user.id, category, page)
-        unread = await services.reader.tab_unread(user.id)
+        listing, unread = await services.reader.inbox_with_tabs(user.id, category, page)
         return await render(request, "inbox.html", tab=category.value, listing=listing, tab_unread=unread,
                             page_url=f"/?tab={category.value}&page=", view=f"inbox:{category.value}", view_role="inbox")
 
@@ -56,10 +55,12 @@ class MailController(Controller):
     ) -> Template:
         user = signed_in_user(request)
         services = services_from(request)
-        label = await services.labels.owned(user.id, label_id)
-        if label is None or (account is not None and await services.accounts.owned(user.id, account) is None):
+        if account is not None and await services.accounts.owned(user.id, account) is None:
             raise NotFoundException()
-        listing = await services.reader.label(user.id, label_id, page, account_id=account)
+        try:
+            label, listing = await services.reader.label_view(user.id, label_id, page, account_id=account)
+        except NotFoundError:
+            raise NotFoundException() from None
         scoped = account is not None
         view = f"label:{label_id}" + (f":account:{account}" if scoped else "")
         page_url = f"/label/{label_id}?" + (f"account={account}&" if scoped else "") + "page="

@@ -101,3 +101,35 @@ async def test_snoozed_shows_when_each_conversation_wakes_up(client: httpx.Async
     # 09:30 in Europe/Berlin, the user's zone, as picked; English clock for an English reader
     assert 'class="snoozed-until"' in row and "Mar 4, 2031, 9:30\u202fAM" in row
     assert 'datetime="2031-03-04T08:30:00+00:00"' in row
+
+
+def _snooze_menu(row: str) -> str:
+    match = re.search(r'<details class="menu-wrap snooze-menu">.*?</details>', row, re.S)
+    assert match, "the row has no snooze menu"
+    return match.group(0)
+
+
+async def test_each_rows_snooze_menu_posts_its_own_row_and_speaks_the_readers_language_at_once(
+    client: httpx.AsyncClient, services: Services,
+) -> None:
+    """The rows' words and snooze menu are made once per page (pages.py, thread_list.html): each row's menu still
+    posts that row's conversation, and a change of language shows on the very next list."""
+    world = await _world(services, client)
+    page = (await client.get("/all")).text
+    for thread in ("party", "old"):
+        menu = _snooze_menu(_row(page, world[thread]))
+        buttons = re.findall(r'<button([^>]*) name="snooze" value="(\w+)"', menu)
+        assert {value for _attrs, value in buttons} >= {"tomorrow", "weekend", "next_week"}
+        assert all(f'form="row-{world[thread]}"' in attrs for attrs, _value in buttons)
+        assert "Tomorrow" in menu and 'aria-label="Snooze until"' in menu
+    assert f'<form method="post" action="/actions" id="row-{world["party"]}"' in page
+
+    user = await services.users.by_email("eve@example.org")
+    assert user is not None
+    await services.users.update_preferences(user, display_name=user.display_name, locale="de",
+                                            time_zone=user.time_zone)
+    row = _row((await client.get("/all")).text, world["old"])
+    # German, as the catalog translates them: the row's actions and its snooze menu
+    assert 'aria-label="Archivieren"' in row and 'aria-label="Löschen"' in row
+    menu = _snooze_menu(row)
+    assert "Morgen" in menu and "Tomorrow" not in menu and f'form="row-{world["old"]}"' in menu
