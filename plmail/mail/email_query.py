@@ -136,10 +136,10 @@ class EmailQueryService:
         where = (self.unified_compiler if scope.unified else self.compiler).compile(tree, params)
         keys = sort_comparators(sort)
         try:
-            order = order_by([(sort_expression(k.property, k.keyword, params), k.ascending) for k in keys])
+            sorting = tuple((sort_expression(k.property, k.keyword, params), k.ascending) for k in keys)
         except FilterError as exc:
             raise ValidationError(str(exc), field="sort") from None
-        query = EmailQuery(where, tuple(params.values), order, unified=scope.unified)
+        query = EmailQuery(where, tuple(params.values), order_by(sorting), sorting, unified=scope.unified)
         thread_sorted = any(k.property in THREAD_SORTS for k in keys)
         mailbox_only = isinstance(tree, Mapping) and set(tree) == {"inMailbox"}
         return QueryPlan(query, collapse, collapse or thread_sorted or bool(used & _THREAD_CONDITIONS),

@@ -39,14 +39,14 @@ def sort_expression(name: str, keyword: str | None, params: Params) -> str:
     return SORT_EXPRESSIONS[name]
 
 
-def order_by(keys: Sequence[tuple[str, bool]]) -> str:
+def order_by(keys: Sequence[tuple[str, bool]], id_column: str = "m.id") -> str:
     """ORDER BY for (SQL expression, ascending) pairs; the id breaks ties in the first key's direction."""
     parts = []
     for expression, ascending in keys:
         direction = "ASC NULLS FIRST" if ascending else "DESC NULLS LAST"
         parts.append(f"{expression} {direction}")
     first_ascending = keys[0][1] if keys else False
-    parts.append("m.id ASC" if first_ascending else "m.id DESC")
+    parts.append(f"{id_column} ASC" if first_ascending else f"{id_column} DESC")
     return ", ".join(parts)
 
 
@@ -63,7 +63,8 @@ _QUERY = "(websearch_to_tsquery('english', {p}) || websearch_to_tsquery('simple'
 class EmailQuery:
     where: str  # compiled filter over alias m; $1 is the account id (or, unified, the account ids)
     params: tuple[Any, ...]
-    order: str  # from order_by()
+    order: str  # from order_by(keys)
+    keys: tuple[tuple[str, bool], ...]  # what `order` is made of: (SQL expression, ascending) pairs
     unified: bool = False
 
     def arg(self, position_offset: int) -> str:
@@ -78,14 +79,16 @@ def page_query(query: EmailQuery, limit: int, offset: int) -> tuple[str, tuple[A
     """The SQL of one page of a query's emails in order: (id, thread key)."""
     if query.unified:
         # Each account's first rows walked down its own (account_id, received_at, id) index, then merged: an
-        # account_id = ANY(...) over the whole set would sort every matching message of every account.
-        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
-                   WHERE m.id IN (SELECT x.id FROM unnest($1::bigint[]) AS acc(account_id)
-                                  CROSS JOIN LATERAL (SELECT m.id FROM message m
-                                                       WHERE m.account_id = acc.account_id AND {query.where}
-                                                       ORDER BY {query.order}
-                                                       LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x)
-                   ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        # account_id = ANY(...) over the whole set would sort every matching message of every account. The walks
+        # hand up what the merge sorts by, so it reads no message again (at 1M, 1.3 instead of 2.5 ms for 256).
+        sorted_by = "".join(f", {expression} AS s{n}" for n, (expression, _) in enumerate(query.keys))
+        merged = order_by([(f"x.s{n}", ascending) for n, (_, ascending) in enumerate(query.keys)], "x.id")
+        sql = f"""SELECT x.id, x.thread FROM unnest($1::bigint[]) AS acc(account_id)
+                   CROSS JOIN LATERAL (SELECT m.id, {THREAD_KEY} AS thread{sorted_by} FROM message m
+                                        WHERE m.account_id = acc.account_id AND {query.where}
+                                        ORDER BY {query.order}
+                                        LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x
+                   ORDER BY {merged} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
     else:
         sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
                    WHERE {query.accounts} AND {query.where}
