@@ -89,11 +89,19 @@ class EmailReader:
         return await self.repo.thread_emails(scope.account_ids, thread_ids)
 
     async def get(self, scope: MailScope, ids: Sequence[int], spec: ReadSpec) -> dict[int, EmailRecord]:
+        records, _ = await self.get_checking_bindings(None, scope, ids, spec)
+        return records
+
+    async def get_checking_bindings(self, user_id: int | None, scope: MailScope, ids: Sequence[int], spec: ReadSpec
+                                    ) -> tuple[dict[int, EmailRecord], bool]:
+        """The records, and (with a user id, when Mailbox ids are asked for) whether some label of the user lacks a
+        binding in the scope's accounts, told in the same statement: then the caller binds and reads again."""
         mailboxes: dict[int, tuple[int, ...]] = {}
+        unbound = False
         if "mailboxIds" in spec.properties:
-            with_mailboxes = await self.repo.emails_in_mailboxes(
+            with_mailboxes, unbound = await self.repo.emails_in_mailboxes(
                 scope.account_ids, ids, unified=scope.unified, headers=spec.wants_headers, bodies=spec.wants_values,
-                tree=spec.wants_parts, properties=spec.properties)
+                tree=spec.wants_parts, properties=spec.properties, unbound_of=user_id)
             rows = [row for row, _ in with_mailboxes]
             mailboxes = {row.id: boxes for row, boxes in with_mailboxes}
         else:
@@ -110,7 +118,7 @@ class EmailReader:
             values = await self._values(row, body, spec) if body is not None and spec.wants_values else {}
             headers = await self._headers(row) if spec.wants_headers else None
             records[row.id] = EmailRecord(row, mailboxes.get(row.id, ()), body, values, headers)
-        return records
+        return records, unbound
 
     async def parse(self, user_id: int, scope: MailScope, blob_id: str, spec: ReadSpec) -> EmailRecord:
         """A blob that holds a message (an attached message/rfc822, an upload) read as an Email (RFC 8621 §4.9):

@@ -88,22 +88,28 @@ class JmapEmailRepository:
 
     async def emails_in_mailboxes(self, account_ids: Sequence[int], ids: Sequence[int], *, unified: bool,
                                   headers: bool, bodies: bool, tree: bool = False,
-                                  properties: Collection[str] | None = None
-                                  ) -> list[tuple[EmailRow, tuple[int, ...]]]:
+                                  properties: Collection[str] | None = None, unbound_of: int | None = None
+                                  ) -> tuple[list[tuple[EmailRow, tuple[int, ...]]], bool]:
         """The rows with each email's Mailbox ids in the same statement: its own labels (message_label) in the
-        unified account, where a Mailbox is a label, else those labels' bindings in the email's account."""
+        unified account, where a Mailbox is a label, else those labels' bindings in the email's account. With
+        `unbound_of` (a user id), also whether some label of that user lacks a binding in one of the accounts
+        (asked once, beside the rows; False when no row was found)."""
         mailboxes = ("SELECT ml.label_id FROM message_label ml WHERE ml.message_id = m.id ORDER BY ml.label_id"
                      if unified else
                      """SELECT b.id FROM message_label ml
                           JOIN label_binding b ON b.label_id = ml.label_id AND b.account_id = m.account_id
                          WHERE ml.message_id = m.id ORDER BY b.id""")
+        unbound = """EXISTS (SELECT 1 FROM unnest($1::bigint[]) AS acc(id) JOIN label l ON l.user_id = $3
+                              WHERE NOT EXISTS (SELECT 1 FROM label_binding b
+                                                 WHERE b.label_id = l.id AND b.account_id = acc.id))"""
         rows = await self.db.fetch(
             f"""SELECT {_columns(properties, headers=headers, bodies=bodies, tree=tree)},
-                       ARRAY({mailboxes}) AS mailbox_ids
+                       ARRAY({mailboxes}) AS mailbox_ids, {unbound if unbound_of is not None else "false"} AS unbound
                   FROM message m WHERE m.account_id = ANY($1::bigint[]) AND m.id = ANY($2::bigint[])""",
-            list(account_ids), list(ids),
+            list(account_ids), list(ids), *(() if unbound_of is None else (unbound_of,)),
         )
-        return [(_email(r, headers, bodies, tree), tuple(r["mailbox_ids"])) for r in rows]
+        return ([(_email(r, headers, bodies, tree), tuple(r["mailbox_ids"])) for r in rows],
+                any(r["unbound"] for r in rows[:1]))
 
     async def remember_tree(self, message_id: int, tree: dict[str, Any]) -> None:
         """The MIME tree read from the original of a message stored before trees were kept."""

@@ -16,6 +16,7 @@ import asyncpg
 from plmail.domain.enums import JmapObjectType, LabelRole, ProviderKind
 from plmail.domain.mailstore import MailScope
 from plmail.mail.ingest import parse_message
+from plmail.mail.labels import LabelManager
 from tests.integration.jmap.conftest import JmapBox
 from tests.support.mail import BASE_DATE, make_message
 from tests.support.repos import account_rows
@@ -151,3 +152,26 @@ async def test_a_state_is_read_only_after_the_writers_in_flight_have_committed(b
         assert int(await asyncio.wait_for(reading, 10)) == sequence
     finally:
         await writer.close()
+
+
+async def test_a_label_made_in_the_web_ui_is_a_mailbox_of_the_next_email_get(box: JmapBox) -> None:
+    """Every label is a Mailbox in every account (RFC 8621 §2 through the bindings): one made in the web UI since the
+    last request, holding an email, shows in that email's mailboxIds in the very next Email/get, in one account
+    (its new binding) and in the unified account (the label), and is announced as a created Mailbox."""
+    stored = await box.ingest(make_message(message_id="r@x", subject="Receipt"))
+    email = str(stored.messages[0].id)
+    inbox = await box.mailbox_id(LabelRole.INBOX)
+    mailbox_state = await box.state("Mailbox")
+    label = await LabelManager(box.services.db).create(box.user.id, "Receipts")
+    await box.services.operations.add_label(box.user.id, label, message_ids=[int(email)])
+    got = await box.call("Email/get", {"ids": [email], "properties": ["mailboxIds"]})
+    binding = await box.services.db.fetchval(
+        "SELECT id FROM label_binding WHERE label_id = $1 AND account_id = $2", label, box.account_id)
+    assert binding is not None
+    assert got["list"] == [{"id": email, "mailboxIds": {inbox: True, str(binding): True}}]
+    changes = await box.call("Mailbox/changes", {"sinceState": mailbox_state})
+    assert str(binding) in changes["created"]
+    unified = await box.request([["Email/get", {"accountId": box.primary, "ids": [email],
+                                                "properties": ["mailboxIds"]}, "g"]])
+    assert unified.json()["methodResponses"][0][1]["list"][0]["mailboxIds"] == {
+        str(box.roles[LabelRole.INBOX]): True, str(label): True}
