@@ -19,6 +19,7 @@ import json
 import pstats
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -33,11 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.cluster import private_cluster
 from benchmarks.jmap import LIST_PROPERTIES, list_view
 from benchmarks.scale import load_filled
+from plmail.config import Settings
 from plmail.jmap.api import parse_request
 from plmail.jmap.routes import API
 from plmail.jmap.session import build_session
 from plmail.mail.ingest import parse_message
 from plmail.services import Services, open_services
+from tests.support.bulk_mail import Filled
 from tests.support.mail import make_message
 
 USING = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"]
@@ -123,55 +126,65 @@ async def measure(services: Services, token: str, trips: RoundTrips, body: dict[
             "cpu": statistics.median(cpus), "trips": statistics.median(counts), "db": statistics.median(waits)}
 
 
-async def main_async(fill_dir: Path, runs: int, profile_it: bool, explain: bool) -> None:
+async def main_async(fill_dir: Path, runs: int, profile_it: bool, explain: bool, dsn: str | None) -> None:
+    if dsn is not None:  # a copy of the fill already running (it is written to: new messages, stars)
+        settings = Settings.from_env({"PLMAIL_DATA_DIR": str(Path(tempfile.mkdtemp(prefix="plmail-profile-"))),
+                                      "PLMAIL_DATABASE_URL": dsn})
+        await profile(load_filled(fill_dir)[0], settings, dsn, runs, profile_it, explain)
+        return
     with private_cluster("jmap-profile", seed=fill_dir) as cluster:
-        filled, _ = load_filled(cluster.settings.data_dir)
-        services = await open_services(cluster.settings, cluster.dsn)
-        trips = RoundTrips()
-        try:
-            principal = await services.app_passwords.authenticate(f"Bearer {filled.token}", client="127.0.0.1")
-            unified = build_session(principal, "http://127.0.0.1/")["primaryAccounts"]["urn:ietf:params:jmap:mail"]
-            arrived = 0
+        await profile(load_filled(cluster.settings.data_dir)[0], cluster.settings, cluster.dsn, runs, profile_it,
+                      explain)
 
-            async def star(run: int) -> None:
-                await services.operations.set_starred(filled.user_id, run % 2 == 0, thread_ids=[3])
 
-            def arrival(account_id: int) -> Callable[[int], Awaitable[None]]:
-                async def arrive(run: int) -> None:
-                    nonlocal arrived
-                    arrived += 1
-                    await services.pipeline.ingest([parse_message(
-                        make_message(message_id=f"profiled{arrived}@bench.example", subject=f"Profiled {arrived}",
-                                     date=datetime.now(UTC)),
-                        account_id=account_id, label_ids=(filled.labels["inbox"],))])
-                return arrive
+async def profile(filled: Filled, settings: Settings, dsn: str, runs: int, profile_it: bool, explain: bool
+                  ) -> None:
+    services = await open_services(settings, dsn)
+    trips = RoundTrips()
+    try:
+        principal = await services.app_passwords.authenticate(f"Bearer {filled.token}", client="127.0.0.1")
+        unified = build_session(principal, "http://127.0.0.1/")["primaryAccounts"]["urn:ietf:params:jmap:mail"]
+        arrived = 0
 
-            print(f"{filled.messages:,} messages; runs {runs}")
-            print(f"{'request':58} {'p50':>6} {'p95':>6} {'cpu':>6} {'trips':>5} {'db ms':>6}")
-            for account, label in ((unified, "unified"), (str(filled.accounts[0]), "account 1")):
-                answer = await request(services, filled.token, {"using": USING, "methodCalls": [
-                    ["Mailbox/get", {"accountId": account, "properties": ["role"]}, "m"]]})
-                boxes = json.loads(answer)["methodResponses"][0][1]["list"]
-                inbox = next(m["id"] for m in boxes if m["role"] == "inbox")
-                first = list_view(account, inbox, properties=LIST_PROPERTIES)
-                total = list_view(account, inbox, total=True, properties=LIST_PROPERTIES)
-                new_mail = arrival(filled.accounts[0])
-                for name, body, before in (("query+get", first, None), ("query+get after a star", first, star),
-                                           ("query+get after a new message", first, new_mail),
-                                           ("query(total)+get after a new message", total, new_mail)):
-                    profile = cProfile.Profile() if profile_it else None
-                    figures = await measure(services, filled.token, trips, body, runs, before, profile)
-                    print(f"[{label}] {name:48} {figures['p50']:6.2f} {figures['p95']:6.2f} {figures['cpu']:6.2f} "
-                          f"{figures['trips']:5.0f} {figures['db']:6.2f}", flush=True)
-                    if explain:
-                        for sql, planning, execution in await trips.explain(services):
-                            print(f"     {sql:70} plan {planning:5.2f} ms, run {execution:5.2f} ms")
-                    if profile_it:
-                        print("   statements:", *trips.statements, sep="\n     ")
-                        assert profile is not None
-                        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
-        finally:
-            await services.close()
+        async def star(run: int) -> None:
+            await services.operations.set_starred(filled.user_id, run % 2 == 0, thread_ids=[3])
+
+        def arrival(account_id: int) -> Callable[[int], Awaitable[None]]:
+            async def arrive(run: int) -> None:
+                nonlocal arrived
+                arrived += 1
+                await services.pipeline.ingest([parse_message(
+                    make_message(message_id=f"profiled{arrived}@bench.example", subject=f"Profiled {arrived}",
+                                 date=datetime.now(UTC)),
+                    account_id=account_id, label_ids=(filled.labels["inbox"],))])
+            return arrive
+
+        print(f"{filled.messages:,} messages; runs {runs}")
+        print(f"{'request':58} {'p50':>6} {'p95':>6} {'cpu':>6} {'trips':>5} {'db ms':>6}")
+        for account, label in ((unified, "unified"), (str(filled.accounts[0]), "account 1")):
+            answer = await request(services, filled.token, {"using": USING, "methodCalls": [
+                ["Mailbox/get", {"accountId": account, "properties": ["role"]}, "m"]]})
+            boxes = json.loads(answer)["methodResponses"][0][1]["list"]
+            inbox = next(m["id"] for m in boxes if m["role"] == "inbox")
+            first = list_view(account, inbox, properties=LIST_PROPERTIES)
+            total = list_view(account, inbox, total=True, properties=LIST_PROPERTIES)
+            new_mail = arrival(filled.accounts[0])
+            for name, body, before in (("query+get", first, None), ("query+get after a star", first, star),
+                                       ("query+get after a new message", first, new_mail),
+                                       ("query(total)+get after a new message", total, new_mail)):
+                profile = cProfile.Profile() if profile_it else None
+                figures = await measure(services, filled.token, trips, body, runs, before, profile)
+                print(f"[{label}] {name:48} {figures['p50']:6.2f} {figures['p95']:6.2f} {figures['cpu']:6.2f} "
+                      f"{figures['trips']:5.0f} {figures['db']:6.2f}", flush=True)
+                if explain:
+                    for sql, planning, execution in await trips.explain(services):
+                        print(f"     {sql:70} plan {planning:5.2f} ms, run {execution:5.2f} ms")
+                if profile_it:
+                    print("   statements:", *trips.statements, sep="\n     ")
+                    assert profile is not None
+                    pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+    finally:
+        await services.close()
 
 
 def main() -> None:
@@ -180,8 +193,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--profile", action="store_true", help="print the statements and a cProfile of each")
     parser.add_argument("--explain", action="store_true", help="the SQL time of each statement (EXPLAIN ANALYZE)")
+    parser.add_argument("--dsn", help="measure on this running copy of the fill instead of a fresh copy")
     args = parser.parse_args()
-    asyncio.run(main_async(args.fill_dir, args.runs, args.profile, args.explain))
+    asyncio.run(main_async(args.fill_dir, args.runs, args.profile, args.explain, args.dsn))
 
 
 if __name__ == "__main__":
