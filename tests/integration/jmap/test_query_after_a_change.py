@@ -175,3 +175,18 @@ async def test_a_label_made_in_the_web_ui_is_a_mailbox_of_the_next_email_get(box
                                                 "properties": ["mailboxIds"]}, "g"]])
     assert unified.json()["methodResponses"][0][1]["list"][0]["mailboxIds"] == {
         str(box.roles[LabelRole.INBOX]): True, str(label): True}
+
+
+async def test_an_empty_mailbox_totals_zero_and_a_filled_one_its_count(box: JmapBox) -> None:
+    """RFC 8620 §5.5: `total` is the number of results, also when there are none (no row to carry it), and with
+    collapseThreads the number of threads (RFC 8621 §4.4.3)."""
+    await _two_accounts(box)
+    trash, inbox = str(box.roles[LabelRole.TRASH]), str(box.roles[LabelRole.INBOX])
+    for collapse in (True, False):
+        arguments = {"accountId": box.primary, "collapseThreads": collapse, "calculateTotal": True}
+        empty = await box.request([["Email/query", {**arguments, "filter": {"inMailbox": trash}}, "q"]])
+        assert empty.json()["methodResponses"][0][1]["ids"] == []
+        assert empty.json()["methodResponses"][0][1]["total"] == 0
+        full = await box.request([["Email/query", {**arguments, "filter": {"inMailbox": inbox}, "limit": 2}, "q"]])
+        answer = full.json()["methodResponses"][0][1]
+        assert len(answer["ids"]) == 2 and answer["total"] == 6  # six messages, six threads of their own
