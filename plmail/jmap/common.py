@@ -113,9 +113,9 @@ def set_response(account_id: str, old_state: str, new_state: str, *, created: di
 async def ensure_bound(call: Call, scope: MailScope) -> None:
     """Labels created since the last request get their binding (and their Mailbox id) first."""
     if scope not in call.ctx.bound_scopes:
-        await call.ctx.services.mailboxes.bind_labels(call.ctx.principal.user_id, scope)
+        if await call.ctx.services.mailboxes.bind_labels(call.ctx.principal.user_id, scope):
+            call.ctx.states.invalidate()  # new Mailboxes moved the states read so far
         call.ctx.bound_scopes.add(scope)
-        call.ctx.states.invalidate()
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,10 +136,10 @@ class EmailQueryService:
         where = (self.unified_compiler if scope.unified else self.compiler).compile(tree, params)
         keys = sort_comparators(sort)
         try:
-            order = order_by([(sort_expression(k.property, k.keyword, params), k.ascending) for k in keys])
+            sorting = tuple((sort_expression(k.property, k.keyword, params), k.ascending) for k in keys)
         except FilterError as exc:
             raise ValidationError(str(exc), field="sort") from None
-        query = EmailQuery(where, tuple(params.values), order, unified=scope.unified)
+        query = EmailQuery(where, tuple(params.values), order_by(sorting), sorting, unified=scope.unified)
         thread_sorted = any(k.property in THREAD_SORTS for k in keys)
         mailbox_only = isinstance(tree, Mapping) and set(tree) == {"inMailbox"}
         return QueryPlan(query, collapse, collapse or thread_sorted or bool(used & _THREAD_CONDITIONS),
@@ -153,14 +153,19 @@ class EmailQueryService:
         return await self.repo.total(plan.query, collapse=plan.collapse)
 
     async def _scan(self, plan: QueryPlan, scan: ScanState, *, stop: int | None = None,
-                    anchor: int | None = None) -> None:
-        """Read on until `stop` results, the anchor, or the end; collapsing keeps each thread's first email."""
+                    anchor: int | None = None, total: bool = False) -> None:
+        """Read on until `stop` results, the anchor, or the end; collapsing keeps each thread's first email. With
+        `total` (a mailbox's), the first read brings the total along."""
         while not scan.done:
             if (stop is not None and len(scan.ids) >= stop) or (anchor is not None and anchor in scan.index):
                 return
             wanted = _CHUNK if stop is None else max(_CHUNK, 2 * (stop - len(scan.ids)))
             size = min(wanted, 2048)
-            rows = await self.repo.page(plan.query, size, scan.offset)
+            if total and scan.total is None:
+                rows, scan.total = await self.repo.page_and_mailbox_total(plan.query, size, scan.offset,
+                                                                          collapse=plan.collapse)
+            else:
+                rows = await self.repo.page(plan.query, size, scan.offset)
             scan.offset += len(rows)
             for email_id, thread in rows:
                 scan.add(email_id, thread, plan.collapse)
@@ -173,7 +178,11 @@ class EmailQueryService:
         params = tuple(tuple(v) if isinstance(v, list) else v for v in q.params)  # lists of ids are not hashable
         scan = self.results.entry((q.where, params, q.order, plan.collapse, states))
         async with scan.lock:
-            if (want_total or position < 0) and scan.total is None:
+            # A mailbox's total rides on the page read that follows, where one does (one round trip less).
+            rides = (want_total and scan.total is None and plan.mailbox_only and anchor is None and position >= 0
+                     and limit > 0 and (plan.collapse or bool(scan.ids)) and not scan.done
+                     and len(scan.ids) < position + limit)
+            if (want_total or position < 0) and scan.total is None and not rides:
                 scan.total = await self._total(plan)
             if anchor is not None:
                 await self._scan(plan, scan, anchor=anchor)
@@ -187,8 +196,10 @@ class EmailQueryService:
             if limit == 0:
                 return QueryPage(position, [], total)
             if plan.collapse or scan.ids:
-                await self._scan(plan, scan, stop=position + limit)
-                return QueryPage(position, scan.ids[position:position + limit], total)
+                await self._scan(plan, scan, stop=position + limit, total=rides)
+                if want_total and scan.total is None:  # no row came back to carry it
+                    scan.total = await self._total(plan)
+                return QueryPage(position, scan.ids[position:position + limit], scan.total if want_total else None)
         # Without collapsing a page is one indexed read; nothing is worth remembering.
         return QueryPage(position, [email_id for email_id, _ in await self.repo.page(q, limit, position)], total)
 

@@ -18,7 +18,6 @@ from plmail.mail.downloads import HEADER_BLOCK_LIMIT, BlobService
 from plmail.mail.headers import raw_header_pairs, stored_headers
 from plmail.mail.mime import parse_mime
 from plmail.mail.repos.jmap_email import JmapEmailRepository
-from plmail.mail.repos.jmap_mailboxes import JmapMailboxRepository
 from plmail.mail.sanitizer import sanitize_html
 from plmail.mail.structure import parts_of, section, tree_of
 
@@ -69,7 +68,6 @@ class EmailRecord:
 class EmailReader:
     def __init__(self, db: Database, blobs: BlobService) -> None:
         self.repo = JmapEmailRepository(db)
-        self.mailboxes = JmapMailboxRepository(db)
         self.blobs = blobs
 
     async def count(self, scope: MailScope) -> int:
@@ -91,18 +89,25 @@ class EmailReader:
         return await self.repo.thread_emails(scope.account_ids, thread_ids)
 
     async def get(self, scope: MailScope, ids: Sequence[int], spec: ReadSpec) -> dict[int, EmailRecord]:
-        rows = await self.repo.emails(scope.account_ids, ids, headers=spec.wants_headers, bodies=spec.wants_values,
-                                      tree=spec.wants_parts)
+        records, _ = await self.get_checking_bindings(None, scope, ids, spec)
+        return records
+
+    async def get_checking_bindings(self, user_id: int | None, scope: MailScope, ids: Sequence[int], spec: ReadSpec
+                                    ) -> tuple[dict[int, EmailRecord], bool]:
+        """The records, and (with a user id, when Mailbox ids are asked for) whether some label of the user lacks a
+        binding in the scope's accounts, told in the same statement: then the caller binds and reads again."""
+        mailboxes: dict[int, tuple[int, ...]] = {}
+        unbound = False
+        if "mailboxIds" in spec.properties:
+            with_mailboxes, unbound = await self.repo.emails_in_mailboxes(
+                scope.account_ids, ids, unified=scope.unified, headers=spec.wants_headers, bodies=spec.wants_values,
+                tree=spec.wants_parts, properties=spec.properties, unbound_of=user_id)
+            rows = [row for row, _ in with_mailboxes]
+            mailboxes = {row.id: boxes for row, boxes in with_mailboxes}
+        else:
+            rows = await self.repo.emails(scope.account_ids, ids, headers=spec.wants_headers,
+                                          bodies=spec.wants_values, tree=spec.wants_parts, properties=spec.properties)
         found = [r.id for r in rows]
-        mailboxes: dict[int, list[int]] = {}
-        if "mailboxIds" in spec.properties and found:
-            labels = await self.repo.labels(found)
-            if scope.unified:  # the unified account's Mailboxes are the labels themselves
-                mailboxes = {m: sorted(ls) for m, ls in labels.items()}
-            else:
-                binding_of = await self.mailboxes.bindings_of_labels(scope.account_id)
-                mailboxes = {m: sorted(binding_of[label] for label in ls if label in binding_of)
-                             for m, ls in labels.items()}
         parts_of: dict[int, list[PartRow]] = {}
         if spec.wants_parts and found:
             for part in await self.repo.parts(found):
@@ -112,8 +117,8 @@ class EmailReader:
             body = email_body(row, parts_of.get(row.id, []), await self._tree(row)) if spec.wants_parts else None
             values = await self._values(row, body, spec) if body is not None and spec.wants_values else {}
             headers = await self._headers(row) if spec.wants_headers else None
-            records[row.id] = EmailRecord(row, tuple(mailboxes.get(row.id, ())), body, values, headers)
-        return records
+            records[row.id] = EmailRecord(row, mailboxes.get(row.id, ()), body, values, headers)
+        return records, unbound
 
     async def parse(self, user_id: int, scope: MailScope, blob_id: str, spec: ReadSpec) -> EmailRecord:
         """A blob that holds a message (an attached message/rfc822, an upload) read as an Email (RFC 8621 §4.9):

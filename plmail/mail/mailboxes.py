@@ -40,16 +40,17 @@ class MailboxService:
         self._counts: OrderedDict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
                                   dict[int, MailboxCounts]] = OrderedDict()
 
-    async def bind_labels(self, user_id: int, scope: MailScope) -> None:
+    async def bind_labels(self, user_id: int, scope: MailScope) -> bool:
         """Every label of the user is a Mailbox in every account; a label created since (in the web UI)
-        gets its binding now, announced as created so connected clients learn of it."""
-        for account_id in scope.account_ids:
-            if not await self.repo.unbound(user_id, account_id):
-                continue
+        gets its binding now, announced as created so connected clients learn of it. Whether any was bound."""
+        bound = False
+        for account_id in await self.repo.unbound(user_id, scope.account_ids) if scope.account_ids else []:
             async with self.db.transaction():
                 created = await self.repo.bind_missing(user_id, account_id)
                 if created:
                     await self._record(account_id, created, ChangeType.CREATED)
+                    bound = True
+        return bound
 
     async def _rows(self, user_id: int, scope: MailScope) -> list[MailboxRow]:
         return await (self.repo.labels(user_id) if scope.unified else self.repo.mailboxes(user_id, scope.account_id))

@@ -83,10 +83,15 @@ class StateReader:
         self._cache.clear()
 
     async def sequence(self, scope: MailScope, kind: JmapObjectType) -> int:
-        key = (scope.log_accounts(kind.value), kind.value)
-        if key not in self._cache:
-            self._cache.update(await self._read([key]))
-        return self._cache[key]
+        return (await self.sequences(scope, (kind,)))[0]
+
+    async def sequences(self, scope: MailScope, kinds: tuple[JmapObjectType, ...]) -> tuple[int, ...]:
+        """Several types' states of one scope, those not read yet in this request read together."""
+        keys = [(scope.log_accounts(kind.value), kind.value) for kind in kinds]
+        missing = [key for key in keys if key not in self._cache]
+        if missing:
+            self._cache.update(await self._read(missing))
+        return tuple(self._cache[key] for key in keys)
 
     async def _read(self, keys: list[tuple[tuple[int, ...], str]]) -> dict[tuple[tuple[int, ...], str], int]:
         pairs = sorted({(a, kind) for accounts, kind in keys for a in accounts})

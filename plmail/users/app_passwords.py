@@ -115,5 +115,4 @@ class AppPasswordService:
         if match.last_used_at is None or datetime.now(UTC) - match.last_used_at > timedelta(
                 seconds=TOUCH_INTERVAL_SECONDS):
             await self.repo.touch(match.password_id, TOUCH_INTERVAL_SECONDS)
-        accounts = await self.repo.accounts(match.user_id)
-        return Principal(match.user_id, match.email, match.display_name, match.password_id, tuple(accounts))
+        return Principal(match.user_id, match.email, match.display_name, match.password_id, match.accounts)

@@ -22,13 +22,9 @@ T = TypeVar("T")
 
 _LOCK_TIMEOUT = "2s"
 PRUNE_BATCH = 10_000
-_WATERMARKS = """
-SELECT x.a, x.t, greatest(
-       coalesce((SELECT max(c.sequence) FROM jmap_change_log c WHERE c.account_id = x.a AND c.object_type = x.t), 0),
-       coalesce((SELECT h.pruned_through FROM jmap_change_horizon h
-                  WHERE h.account_id = x.a AND h.object_type = x.t), 0)) AS state
-  FROM unnest($1::bigint[], $2::text[]) AS x(a, t)
-"""
+# Takes the change log's SHARE lock and reads each (account, type)'s newest sequence in one statement (migration
+# 2026-12-07T14:40): one round trip instead of four, several times a JMAP request.
+_WATERMARKS = "SELECT a, t, state FROM plmail_jmap_watermarks($1::bigint[], $2::text[])"
 
 
 async def under_share_lock(db: Database, table: str, read: Callable[[], Awaitable[T]]) -> T:
@@ -54,7 +50,7 @@ class JmapChangeRepository:
         if not pairs:
             return {}
         accounts, kinds = [p[0] for p in pairs], [p[1] for p in pairs]
-        rows = await under_share_lock(self.db, "jmap_change_log", lambda: self.db.fetch(_WATERMARKS, accounts, kinds))
+        rows = await self.db.fetch(_WATERMARKS, accounts, kinds)  # under the log's share lock, as under_share_lock
         return {(r["a"], r["t"]): int(r["state"]) for r in rows}
 
     async def horizon(self, account_ids: Sequence[int], object_type: str) -> int:

@@ -31,8 +31,7 @@ def id_strings(ids: Sequence[int]) -> list[str]:
 async def _states(call: Call, scope: MailScope, thread_dependent: bool) -> tuple[int, ...]:
     """The states a query's results depend on. Sequences are one counter for all types, so the larger of
     them is a query state that moves with either, and /changes from it misses neither."""
-    email = await call.ctx.states.sequence(scope, EMAIL)
-    return (email, await call.ctx.states.sequence(scope, THREAD)) if thread_dependent else (email,)
+    return await call.ctx.states.sequences(scope, (EMAIL, THREAD) if thread_dependent else (EMAIL,))
 
 
 @table.method("Email/query", MAIL)

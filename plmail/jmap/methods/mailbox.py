@@ -43,10 +43,11 @@ async def get(call: Call) -> dict[str, Any]:
     ids = get_ids(args)
     props = properties(args, MAILBOX_PROPERTIES, MAILBOX_PROPERTIES)
     await ensure_bound(call, scope)
-    state = await call.ctx.states.state(scope, MAILBOX)
-    counts_at = (await call.ctx.states.sequence(scope, JmapObjectType.EMAIL),
-                 await call.ctx.states.sequence(scope, MAILBOX)) \
-        if COUNT_PROPERTIES & set(props) and ids != [] else None
+    counted = bool(COUNT_PROPERTIES & set(props)) and ids != []
+    # Both states in one read when the counts need the Email state too.
+    mailbox, *email = await call.ctx.states.sequences(scope, (MAILBOX, JmapObjectType.EMAIL) if counted else (MAILBOX,))
+    state = str(mailbox)
+    counts_at = (email[0], mailbox) if counted else None
     views = await call.ctx.services.mailboxes.views(call.ctx.principal.user_id, scope, counts_at=counts_at,
                                                 only=set(ids) if ids is not None else None)
     by_id = {str(v.row.binding_id): v for v in views}

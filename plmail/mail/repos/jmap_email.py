@@ -8,7 +8,7 @@ which is the union over a thread and would put every message of a conversation i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import asyncpg
@@ -19,13 +19,24 @@ from plmail.domain.mailstore import EmailRow, PartRow
 
 # An Email's own category is the user's "file into category" verdict when a rule wrote one.
 _BASE = """m.id, m.account_id, m.thread_id, m.size, m.received_at, m.sent_at, m.created_at, m.rfc_message_id,
-           m.in_reply_to, m.thread_references, m.subject, m.from_address, m.from_name, m.to_addresses, m.cc_addresses,
-           m.bcc_addresses, m.reply_to, m.seen_at IS NOT NULL AS seen, m.starred_at IS NOT NULL AS starred, m.flags,
+           {in_reply_to}, {thread_references}, m.subject, m.from_address, m.from_name, {to_addresses}, {cc_addresses},
+           {bcc_addresses}, {reply_to}, m.seen_at IS NOT NULL AS seen, m.starred_at IS NOT NULL AS starred, m.flags,
            m.has_attachments, m.preview, coalesce(m.rule_category, m.category) AS category, m.raw_path,
            octet_length(m.body_text) AS text_size, octet_length(m.body_html_safe) AS html_size,
            CASE WHEN coalesce(m.subject, '') <> '' THEN true
-                ELSE EXISTS (SELECT 1 FROM jsonb_object_keys(coalesce(m.headers, '{}'::jsonb)) k
+                ELSE EXISTS (SELECT 1 FROM jsonb_object_keys(coalesce(m.headers, '{{}}'::jsonb)) k
                               WHERE lower(k) = 'subject') END AS has_subject"""
+# The lists of addresses and ids each only one Email property shows: read (and decoded) only when it is asked for.
+_ONLY_FOR = {"in_reply_to": "inReplyTo", "thread_references": "references", "to_addresses": "to",
+             "cc_addresses": "cc", "bcc_addresses": "bcc", "reply_to": "replyTo"}
+
+
+def _columns(properties: Collection[str] | None, *, headers: bool, bodies: bool, tree: bool) -> str:
+    """The columns of an EmailRow; with `properties`, the lists no asked-for property shows come back empty."""
+    lists = {column: f"m.{column}" if properties is None or shown in properties else f"NULL::jsonb AS {column}"
+             for column, shown in _ONLY_FOR.items()}
+    return (_BASE.format(**lists) + (", m.headers" if headers else "")
+            + (", m.body_text, m.body_html_safe" if bodies else "") + (", m.mime_tree" if tree else ""))
 
 
 def loads(value: Any) -> Any:
@@ -67,14 +78,38 @@ class JmapEmailRepository:
         self.db = db
 
     async def emails(self, account_ids: Sequence[int], ids: Sequence[int], *, headers: bool, bodies: bool,
-                     tree: bool = False) -> list[EmailRow]:
-        columns = (_BASE + (", m.headers" if headers else "") + (", m.body_text, m.body_html_safe" if bodies else "")
-                   + (", m.mime_tree" if tree else ""))
+                     tree: bool = False, properties: Collection[str] | None = None) -> list[EmailRow]:
         rows = await self.db.fetch(
-            f"SELECT {columns} FROM message m WHERE m.account_id = ANY($1::bigint[]) AND m.id = ANY($2::bigint[])",
+            f"""SELECT {_columns(properties, headers=headers, bodies=bodies, tree=tree)} FROM message m
+                 WHERE m.account_id = ANY($1::bigint[]) AND m.id = ANY($2::bigint[])""",
             list(account_ids), list(ids),
         )
         return [_email(r, headers, bodies, tree) for r in rows]
+
+    async def emails_in_mailboxes(self, account_ids: Sequence[int], ids: Sequence[int], *, unified: bool,
+                                  headers: bool, bodies: bool, tree: bool = False,
+                                  properties: Collection[str] | None = None, unbound_of: int | None = None
+                                  ) -> tuple[list[tuple[EmailRow, tuple[int, ...]]], bool]:
+        """The rows with each email's Mailbox ids in the same statement: its own labels (message_label) in the
+        unified account, where a Mailbox is a label, else those labels' bindings in the email's account. With
+        `unbound_of` (a user id), also whether some label of that user lacks a binding in one of the accounts
+        (asked once, beside the rows; False when no row was found)."""
+        mailboxes = ("SELECT ml.label_id FROM message_label ml WHERE ml.message_id = m.id ORDER BY ml.label_id"
+                     if unified else
+                     """SELECT b.id FROM message_label ml
+                          JOIN label_binding b ON b.label_id = ml.label_id AND b.account_id = m.account_id
+                         WHERE ml.message_id = m.id ORDER BY b.id""")
+        unbound = """EXISTS (SELECT 1 FROM unnest($1::bigint[]) AS acc(id) JOIN label l ON l.user_id = $3
+                              WHERE NOT EXISTS (SELECT 1 FROM label_binding b
+                                                 WHERE b.label_id = l.id AND b.account_id = acc.id))"""
+        rows = await self.db.fetch(
+            f"""SELECT {_columns(properties, headers=headers, bodies=bodies, tree=tree)},
+                       ARRAY({mailboxes}) AS mailbox_ids, {unbound if unbound_of is not None else "false"} AS unbound
+                  FROM message m WHERE m.account_id = ANY($1::bigint[]) AND m.id = ANY($2::bigint[])""",
+            list(account_ids), list(ids), *(() if unbound_of is None else (unbound_of,)),
+        )
+        return ([(_email(r, headers, bodies, tree), tuple(r["mailbox_ids"])) for r in rows],
+                any(r["unbound"] for r in rows[:1]))
 
     async def remember_tree(self, message_id: int, tree: dict[str, Any]) -> None:
         """The MIME tree read from the original of a message stored before trees were kept."""
@@ -89,15 +124,6 @@ class JmapEmailRepository:
         rows = await self.db.fetch("SELECT id FROM message WHERE account_id = ANY($1::bigint[]) ORDER BY id LIMIT $2",
                                    list(account_ids), limit)
         return [r["id"] for r in rows]
-
-    async def labels(self, message_ids: Sequence[int]) -> dict[int, list[int]]:
-        """Each message's own labels (message_label): the thread's union would put it in every mailbox."""
-        rows = await self.db.fetch(
-            "SELECT message_id, label_id FROM message_label WHERE message_id = ANY($1::bigint[])", list(message_ids))
-        found: dict[int, list[int]] = {}
-        for r in rows:
-            found.setdefault(r["message_id"], []).append(r["label_id"])
-        return found
 
     async def parts(self, message_ids: Sequence[int]) -> list[PartRow]:
         rows = await self.db.fetch(

@@ -39,14 +39,14 @@ def sort_expression(name: str, keyword: str | None, params: Params) -> str:
     return SORT_EXPRESSIONS[name]
 
 
-def order_by(keys: Sequence[tuple[str, bool]]) -> str:
+def order_by(keys: Sequence[tuple[str, bool]], id_column: str = "m.id") -> str:
     """ORDER BY for (SQL expression, ascending) pairs; the id breaks ties in the first key's direction."""
     parts = []
     for expression, ascending in keys:
         direction = "ASC NULLS FIRST" if ascending else "DESC NULLS LAST"
         parts.append(f"{expression} {direction}")
     first_ascending = keys[0][1] if keys else False
-    parts.append("m.id ASC" if first_ascending else "m.id DESC")
+    parts.append(f"{id_column} ASC" if first_ascending else f"{id_column} DESC")
     return ", ".join(parts)
 
 
@@ -63,7 +63,8 @@ _QUERY = "(websearch_to_tsquery('english', {p}) || websearch_to_tsquery('simple'
 class EmailQuery:
     where: str  # compiled filter over alias m; $1 is the account id (or, unified, the account ids)
     params: tuple[Any, ...]
-    order: str  # from order_by()
+    order: str  # from order_by(keys)
+    keys: tuple[tuple[str, bool], ...]  # what `order` is made of: (SQL expression, ascending) pairs
     unified: bool = False
 
     def arg(self, position_offset: int) -> str:
@@ -74,20 +75,24 @@ class EmailQuery:
         return "m.account_id = ANY($1::bigint[])" if self.unified else "m.account_id = $1"
 
 
-def page_query(query: EmailQuery, limit: int, offset: int) -> tuple[str, tuple[Any, ...]]:
-    """The SQL of one page of a query's emails in order: (id, thread key)."""
+def page_query(query: EmailQuery, limit: int, offset: int, total: str | None = None) -> tuple[str, tuple[Any, ...]]:
+    """The SQL of one page of a query's emails in order: (id, thread key); with `total` (a scalar subquery over
+    the query's parameters, see mailbox_total_query) also that, on every row, computed once."""
+    also = f", ({total}) AS total" if total is not None else ""
     if query.unified:
         # Each account's first rows walked down its own (account_id, received_at, id) index, then merged: an
-        # account_id = ANY(...) over the whole set would sort every matching message of every account.
-        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
-                   WHERE m.id IN (SELECT x.id FROM unnest($1::bigint[]) AS acc(account_id)
-                                  CROSS JOIN LATERAL (SELECT m.id FROM message m
-                                                       WHERE m.account_id = acc.account_id AND {query.where}
-                                                       ORDER BY {query.order}
-                                                       LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x)
-                   ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
+        # account_id = ANY(...) over the whole set would sort every matching message of every account. The walks
+        # hand up what the merge sorts by, so it reads no message again (at 1M, 1.3 instead of 2.5 ms for 256).
+        sorted_by = "".join(f", {expression} AS s{n}" for n, (expression, _) in enumerate(query.keys))
+        merged = order_by([(f"x.s{n}", ascending) for n, (_, ascending) in enumerate(query.keys)], "x.id")
+        sql = f"""SELECT x.id, x.thread{also} FROM unnest($1::bigint[]) AS acc(account_id)
+                   CROSS JOIN LATERAL (SELECT m.id, {THREAD_KEY} AS thread{sorted_by} FROM message m
+                                        WHERE m.account_id = acc.account_id AND {query.where}
+                                        ORDER BY {query.order}
+                                        LIMIT {query.arg(1)}::bigint + {query.arg(2)}::bigint) x
+                   ORDER BY {merged} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
     else:
-        sql = f"""SELECT m.id, {THREAD_KEY} AS thread FROM message m
+        sql = f"""SELECT m.id, {THREAD_KEY} AS thread{also} FROM message m
                    WHERE {query.accounts} AND {query.where}
                    ORDER BY {query.order} LIMIT {query.arg(1)} OFFSET {query.arg(2)}"""
     return sql, (*query.params, limit, offset)
@@ -111,16 +116,25 @@ class JmapQueryRepository:
 
     async def page(self, query: EmailQuery, limit: int, offset: int) -> list[tuple[int, int]]:
         """(id, thread key) of matching emails in order."""
-        sql, args = page_query(query, limit, offset)
-        if limit + offset <= _SERIAL_ROWS:
+        return [(r["id"], r["thread"]) for r in await self._page(*page_query(query, limit, offset), limit + offset)]
+
+    async def page_and_mailbox_total(self, query: EmailQuery, limit: int, offset: int, *, collapse: bool
+                                     ) -> tuple[list[tuple[int, int]], int | None]:
+        """A page of a query whose filter is `inMailbox` alone, and its total (mailbox_total) in the same statement:
+        one round trip less when both are wanted. The total is None when the page is empty (no row carried it)."""
+        total, _ = mailbox_total_query(query, collapse=collapse)
+        rows = await self._page(*page_query(query, limit, offset, total), limit + offset)
+        return [(r["id"], r["thread"]) for r in rows], (int(rows[0]["total"]) if rows else None)
+
+    async def _page(self, sql: str, args: tuple[Any, ...], depth: int) -> list[Any]:
+        if depth <= _SERIAL_ROWS:
+            return await self.db.fetch(sql, *args)
+        async with self.db.transaction():
+            # Deeper pages are still cheapest walked down the index in order; split across parallel
+            # workers (the planner's choice past ~1,000 rows) they took 4 times as long.
+            await self.db.execute("SET LOCAL max_parallel_workers_per_gather = 0")
             rows = await self.db.fetch(sql, *args)
-        else:
-            async with self.db.transaction():
-                # Deeper pages are still cheapest walked down the index in order; split across parallel
-                # workers (the planner's choice past ~1,000 rows) they took 4 times as long.
-                await self.db.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-                rows = await self.db.fetch(sql, *args)
-        return [(r["id"], r["thread"]) for r in rows]
+        return rows
 
     async def total(self, query: EmailQuery, *, collapse: bool) -> int:
         counted = f"count(DISTINCT {THREAD_KEY})" if collapse else "count(*)"
