@@ -8,6 +8,7 @@ from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.account_services import MAIL_SERVER_ACCOUNTS
 from plmail.mail.labels import LabelResolver
+from plmail.mail.parse_worker import ParserProcess
 from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.autoconfig import AUTOCONFIG_URLS, MailDiscovery
 from plmail.providers.imap.destroyer import ImapDestroyer
@@ -30,7 +31,8 @@ def install(host: PluginHost) -> None:
     admin = AccountAdminRepository(db)
     mailboxes = MailboxRepository(db)
     connector = ImapConnector(admin, host.keys.credentials)
-    ingest = FolderIngest(db, host.pipeline)
+    parser = ParserProcess()  # the first import's pages read ahead are parsed there
+    ingest = FolderIngest(db, host.pipeline, parser)
     messages = MessageSyncer(db, mailboxes, ingest)
     history = ImapHistoryImporter(db, admin, connector, ingest, messages)
     providers.syncers.add(ImapAccountSyncer(db, admin, connector, MailboxSyncer(db, mailboxes, LabelResolver(db)),
@@ -61,6 +63,7 @@ def install(host: PluginHost) -> None:
     async def close() -> None:
         await idle.stop()
         await history.close()
+        await parser.close()
         await connector.close()
 
     providers.closers.append(close)
