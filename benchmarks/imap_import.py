@@ -209,6 +209,7 @@ class ForegroundRun:
     index_seconds: float  # computing the search vectors the import's pages left for index_search, afterwards
     searchable_rate: float  # messages/s counting the import and that indexing together
     worker_rss: float | None  # peak RSS of the process the import parses in (plmail.mail.parse_worker), MiB
+    worker_cpu: float  # CPU seconds of that process (included in plmail_cpu)
 
 
 async def _wal_syncs(dsn: str) -> int:
@@ -238,8 +239,8 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
         seconds = time.perf_counter() - started
         own, pg = time.process_time() - own, process_tree_cpu(postmaster) - pg
         parser = services.providers.get(ImapHistoryImporter).ingest.parser
-        if parser is not None and parser.pid is not None:  # the parsing process's CPU counts as plmail's
-            own += process_tree_cpu(parser.pid)
+        worker_cpu = process_tree_cpu(parser.pid) if parser is not None and parser.pid is not None else 0.0
+        own += worker_cpu  # the parsing process's CPU counts as plmail's
         syncs = await _wal_syncs(dsn) - syncs
         load = os.getloadavg()[0]
         worker_rss = parser.peak_rss_mib() if parser is not None else None
@@ -254,7 +255,7 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
     finally:
         await services.close()
     return ForegroundRun(count / seconds, own, pg, syncs, load, index_seconds, count / (seconds + index_seconds),
-                         worker_rss)
+                         worker_rss, worker_cpu)
 
 
 async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
@@ -334,7 +335,9 @@ def main() -> None:
                   + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else "")
                   + f"; plmail / (mbsync + notmuch new) = {args.messages / fg / peer:.2f} (target <= 1.0); "
                   f"searchable after {run.index_seconds:.1f} s more ({run.searchable_rate:,.0f} msg/s in all); "
-                  f"plmail CPU {run.plmail_cpu:.1f} s, PostgreSQL CPU {run.postgres_cpu:.1f} s, "
+                  f"plmail CPU {run.plmail_cpu:.1f} s"
+                  + (f" (its parsing process {run.worker_cpu:.1f} s)" if run.worker_cpu else "")
+                  + f", PostgreSQL CPU {run.postgres_cpu:.1f} s, "
                   f"{run.wal_syncs} WAL flushes, peak RSS {peak_rss_mib():.0f} MiB"
                   + (f" (its parsing process: {run.worker_rss:.0f} MiB)" if run.worker_rss else "")
                   + f", load average {run.load:.2f}",
