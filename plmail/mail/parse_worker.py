@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 30.0  # a child not asked for this long exits; the next page starts another (~0.5 s)
 _HEADER = struct.Struct("!Q")
+_READY = b"plmail parse worker ready\n"
 _WORKER_MODULE = "plmail.mail.parse_worker"
 _SOURCE_ROOT = str(Path(__file__).resolve().parents[2])  # where `plmail` is imported from, for the child
 
@@ -155,16 +156,30 @@ class ParserProcess:
         if self._process is not None and self._process.returncode is None:
             return self._process
         await self._discard()
-        argv = [sys.executable, "-m", _WORKER_MODULE, *([self.parser] if self.parser else [])]
+        # -P: the working directory is not put on the path, so the child imports the same plmail as this process.
+        argv = [sys.executable, "-P", "-m", _WORKER_MODULE, *([self.parser] if self.parser else [])]
         try:
-            self._process = await asyncio.create_subprocess_exec(
+            process = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=2**20,
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(
                     filter(None, (_SOURCE_ROOT, os.environ.get("PYTHONPATH"))))})
         except OSError as exc:
             raise ParserUnavailable(f"could not start the parsing process: {exc}") from exc
+        # The child says it is ready once its imports are done: one that cannot start is told apart from one
+        # that died on a message, so a broken installation parses here instead of refusing every message.
+        assert process.stdout is not None
+        try:
+            ready = await process.stdout.readexactly(len(_READY))
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            ready = b""
+            log.warning("the parsing process did not start: %s", exc)
+        if ready != _READY:
+            self._process = process
+            await self._discard()
+            raise ParserUnavailable("the parsing process did not start")
         self.started += 1
-        return self._process
+        self._process = process
+        return process
 
     @property
     def pid(self) -> int | None:
@@ -245,6 +260,8 @@ def main(argv: Sequence[str]) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     logging.basicConfig(level=logging.WARNING, format="plmail parse worker: %(levelname)s %(message)s")
     parser = _parser_named(argv[0] if argv else None)
+    out.write(_READY)
+    out.flush()
     source = sys.stdin.buffer
     while (frame := _read_frame(source)) is not None:
         jobs = pickle.loads(frame)  # noqa: S301 - written by our parent

@@ -70,3 +70,26 @@ async def test_the_parsing_process_answers_like_the_parser_and_ends_when_idle() 
         assert parser.started == 2  # asked again, a new one starts
     finally:
         await parser.close()
+
+
+async def test_a_parsing_process_that_cannot_start_leaves_the_parse_to_this_process(imap: ImapSetup) -> None:
+    """A child that fails before it is ready (here: its parser cannot be imported) is not a message's fault: the
+    page is parsed in the importing process and every message is stored."""
+    raws = [message(1), message(2)]
+    imap.mail.deliver(raws)
+    await imap.sync()
+    folder = next(f for f in await MailboxRepository(imap.services.db).for_account(imap.account_id)
+                  if f.full_path == "INBOX")
+    fetched = [FetchedMessage(uid, frozenset(), datetime(2026, 11, 28, tzinfo=UTC), len(raw), raw)
+               for uid, raw in enumerate(raws, start=1)]
+    parser = ParserProcess("tests.support.no_such_module:parse")
+    try:
+        ingest = FolderIngest(imap.services.db, imap.services.pipeline, parser)
+        page = await ingest.parse(imap.account_id, folder, fetched, yielding=True)
+        assert parser.started == 0
+        assert page.unreadable == ()
+        outcome = await ingest.store(imap.account_id, folder, fetched, listed_at=datetime.now(UTC), page=page)
+    finally:
+        await parser.close()
+    assert outcome.stored == 2
+    assert (await imap.stored_ids())["INBOX"] == {"seq-1@plmail.test", "seq-2@plmail.test"}
