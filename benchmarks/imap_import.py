@@ -292,6 +292,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-workers", action="store_true", help="measure only the foreground import")
     parser.add_argument("--real", action="store_true", help="the SpamAssassin corpus instead of generated mail")
+    parser.add_argument("--parse-process", action="store_true",
+                        help="parse the pages read ahead in a child process (PLMAIL_PARSE_PROCESS=1)")
     parser.add_argument("--folders", type=int, default=4, choices=range(1, len(FOLDERS) + 1),
                         help="folders the mail is spread over, in turn")
     args = parser.parse_args()
@@ -318,7 +320,8 @@ def main() -> None:
             try:
                 dsn = pg.start()
                 postmaster = int((pg.cluster_dir / "postmaster.pid").read_text().splitlines()[0])
-                settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn})
+                settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn,
+                                              "PLMAIL_PARSE_PROCESS": "1" if args.parse_process else "0"})
                 mb = mbsync_rate(mail, base, args.messages)
                 indexed = notmuch_seconds(base)
                 mb_nofsync = mbsync_rate(mail, base, args.messages, fsync=False)

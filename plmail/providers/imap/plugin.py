@@ -31,7 +31,9 @@ def install(host: PluginHost) -> None:
     admin = AccountAdminRepository(db)
     mailboxes = MailboxRepository(db)
     connector = ImapConnector(admin, host.keys.credentials)
-    parser = ParserProcess()  # the first import's pages read ahead are parsed there
+    settings = host.settings
+    # the first import's pages read ahead are parsed there, where the settings ask for it
+    parser = ParserProcess() if settings is not None and settings.parse_process else None
     ingest = FolderIngest(db, host.pipeline, parser)
     messages = MessageSyncer(db, mailboxes, ingest)
     history = ImapHistoryImporter(db, admin, connector, ingest, messages)
@@ -48,7 +50,6 @@ def install(host: PluginHost) -> None:
     host.sync.on_synced(lambda _account_id: idle.poke())
     providers.watchers.append(idle)
     gate = host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db))  # SMTP's test shares the gate
-    settings = host.settings
     discovery = MailDiscovery() if settings is None else MailDiscovery(
         autoconfig_urls=settings.autoconfig_urls or AUTOCONFIG_URLS, dns_servers=settings.dns_servers,
         allow=settings.test_fetch_allow)
@@ -63,7 +64,8 @@ def install(host: PluginHost) -> None:
     async def close() -> None:
         await idle.stop()
         await history.close()
-        await parser.close()
+        if parser is not None:
+            await parser.close()
         await connector.close()
 
     providers.closers.append(close)
