@@ -167,8 +167,8 @@ class Settings:
     # Web Push to loopback endpoints: for the test suite's push service only, never in production (SSRF).
     push_allow_loopback: bool = False
     # The IMAP first import parses the page it reads ahead in a child process (mail/parse_worker.py). Off by
-    # default: on a 2-core machine already busy, the child competed for the cores and the import was ~20% slower
-    # (pickling both ways costs ~20% more CPU); with cores to spare it takes ~40% of the importing process's CPU off.
+    # default: it costs ~20% more CPU in all (pickling both ways) to take ~40% off the importing process, which
+    # measured 4-14% faster on a 2-core machine at load 6 but ~20% slower at load 8-9, the cores already taken.
     parse_process: bool = False
     # Where the internet reaches this plmail (https://mail.example.org): with it, Gmail and Microsoft accounts
     # are told of new mail by push (Gmail's users.watch through Pub/Sub, Graph's change notifications) instead
