@@ -189,8 +189,8 @@ def process_tree_cpu(root: int) -> float:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
-        if (fields := stats.get(pid)) is not None:
-            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        if (found := stats.get(pid)) is not None:
+            total += sum(int(f) for f in found[11:15])  # utime, stime, cutime, cstime
             todo += children.get(pid, [])
     return total / _TICKS
 
@@ -202,12 +202,14 @@ def peak_rss_mib() -> float:
 @dataclass(frozen=True, slots=True)
 class ForegroundRun:
     rate: float  # messages/s
-    plmail_cpu: float  # CPU seconds of this process (the import runs in it)
+    plmail_cpu: float  # CPU seconds of this process (the import runs in it) and of its parsing process
     postgres_cpu: float  # CPU seconds of the cluster's processes
     wal_syncs: int  # times the WAL was flushed to disk (each commit that waits for the disk is one)
     load: float  # one-minute load average at the end
     index_seconds: float  # computing the search vectors the import's pages left for index_search, afterwards
     searchable_rate: float  # messages/s counting the import and that indexing together
+    worker_rss: float | None  # peak RSS of the process the import parses in (plmail.mail.parse_worker), MiB
+    worker_cpu: float  # CPU seconds of that process (included in plmail_cpu)
 
 
 async def _wal_syncs(dsn: str) -> int:
@@ -236,8 +238,12 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
         final = await services.sync.run_until_done(account_id)
         seconds = time.perf_counter() - started
         own, pg = time.process_time() - own, process_tree_cpu(postmaster) - pg
+        parser = services.providers.get(ImapHistoryImporter).ingest.parser
+        worker_cpu = process_tree_cpu(parser.pid) if parser is not None and parser.pid is not None else 0.0
+        own += worker_cpu  # the parsing process's CPU counts as plmail's
         syncs = await _wal_syncs(dsn) - syncs
         load = os.getloadavg()[0]
+        worker_rss = parser.peak_rss_mib() if parser is not None else None
         if final is None or final.done != count:
             raise SystemExit(f"plmail stored {final.done if final else 0} messages, expected {count}")
         indexing = time.perf_counter()
@@ -248,7 +254,8 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
             raise SystemExit(f"{vectors} messages have a search vector, expected {count}")
     finally:
         await services.close()
-    return ForegroundRun(count / seconds, own, pg, syncs, load, index_seconds, count / (seconds + index_seconds))
+    return ForegroundRun(count / seconds, own, pg, syncs, load, index_seconds, count / (seconds + index_seconds),
+                         worker_rss, worker_cpu)
 
 
 async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
@@ -285,6 +292,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-workers", action="store_true", help="measure only the foreground import")
     parser.add_argument("--real", action="store_true", help="the SpamAssassin corpus instead of generated mail")
+    parser.add_argument("--parse-process", action="store_true",
+                        help="parse the pages read ahead in a child process (PLMAIL_PARSE_PROCESS=1)")
     parser.add_argument("--folders", type=int, default=4, choices=range(1, len(FOLDERS) + 1),
                         help="folders the mail is spread over, in turn")
     args = parser.parse_args()
@@ -311,7 +320,8 @@ def main() -> None:
             try:
                 dsn = pg.start()
                 postmaster = int((pg.cluster_dir / "postmaster.pid").read_text().splitlines()[0])
-                settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn})
+                settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn,
+                                              "PLMAIL_PARSE_PROCESS": "1" if args.parse_process else "0"})
                 mb = mbsync_rate(mail, base, args.messages)
                 indexed = notmuch_seconds(base)
                 mb_nofsync = mbsync_rate(mail, base, args.messages, fsync=False)
@@ -328,8 +338,12 @@ def main() -> None:
                   + (f", plmail jobs {jobs:,.0f} msg/s" if jobs else "")
                   + f"; plmail / (mbsync + notmuch new) = {args.messages / fg / peer:.2f} (target <= 1.0); "
                   f"searchable after {run.index_seconds:.1f} s more ({run.searchable_rate:,.0f} msg/s in all); "
-                  f"plmail CPU {run.plmail_cpu:.1f} s, PostgreSQL CPU {run.postgres_cpu:.1f} s, "
-                  f"{run.wal_syncs} WAL flushes, peak RSS {peak_rss_mib():.0f} MiB, load average {run.load:.2f}",
+                  f"plmail CPU {run.plmail_cpu:.1f} s"
+                  + (f" (its parsing process {run.worker_cpu:.1f} s)" if run.worker_cpu else "")
+                  + f", PostgreSQL CPU {run.postgres_cpu:.1f} s, "
+                  f"{run.wal_syncs} WAL flushes, peak RSS {peak_rss_mib():.0f} MiB"
+                  + (f" (its parsing process: {run.worker_rss:.0f} MiB)" if run.worker_rss else "")
+                  + f", load average {run.load:.2f}",
                   flush=True)
     finally:
         server.stop()

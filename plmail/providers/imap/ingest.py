@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from plmail.db.database import Database
 from plmail.db.repos.changes import ChangeLogRepository
@@ -23,8 +24,9 @@ from plmail.db.repos.threads import ThreadRepository
 from plmail.domain.ingest import IngestedMessage
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.ingest import parse_message
+from plmail.mail.parse_worker import ParseJob, ParserProcess, ParserUnavailable
 from plmail.mail.pipeline import PostIngestPipeline, Rehomed
-from plmail.mail.rows import PreparedAhead
+from plmail.mail.rows import PreparedAhead, RowFields
 from plmail.mail.settle import announce, settle_deleted
 from plmail.providers.gmailify import claim_note, may_be_claimed, named_addresses
 from plmail.providers.imap.models import FetchedMessage
@@ -64,17 +66,23 @@ class StoreOutcome:
 
 
 class FolderIngest:
-    def __init__(self, db: Database, pipeline: PostIngestPipeline) -> None:
+    def __init__(self, db: Database, pipeline: PostIngestPipeline, parser: ParserProcess | None = None) -> None:
         self.db = db
         self.pipeline = pipeline
+        self.parser = parser
         self.messages = ImapMessageRepository(db)
         self.threads = ThreadRepository(db)
 
     async def parse(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage], *,
                     yielding: bool = False) -> ParsedPage:
-        """With `yielding`, the event loop gets a turn after every message, so a page read ahead is parsed
-        in the gaps while the page before it waits on the database; its rows' fields are then prepared the
-        same way."""
+        """With `yielding` (a page read ahead, parsed while the page before it is stored), the parse and the
+        rows' fields are worked out in the parsing process when there is one (`mail.parse_worker`), else here
+        with the event loop getting a turn after every message."""
+        if yielding and self.parser is not None:
+            try:
+                return await self._parse_elsewhere(self.parser, account_id, folder, fetched)
+            except ParserUnavailable as exc:
+                log.warning("parsing in this process instead: %s", exc)
         parsed: list[tuple[FetchedMessage, IngestedMessage]] = []
         unreadable: list[tuple[FetchedMessage, str]] = []
         for message in fetched:
@@ -88,6 +96,25 @@ class FolderIngest:
                 await asyncio.sleep(0)
         ahead = await self.pipeline.prepare_ahead([ingested for _, ingested in parsed]) if yielding else None
         return ParsedPage(tuple(parsed), tuple(unreadable), ahead)
+
+    async def _parse_elsewhere(self, parser: ParserProcess, account_id: int, folder: MailboxRow,
+                               fetched: Sequence[FetchedMessage]) -> ParsedPage:
+        ids = await self.pipeline.repo.allocate_message_ids(len(fetched))
+        jobs = [ParseJob(message.raw, message_id, self._facts(account_id, folder, message))
+                for message, message_id in zip(fetched, ids, strict=True)]
+        parsed: list[tuple[FetchedMessage, IngestedMessage]] = []
+        unreadable: list[tuple[FetchedMessage, str]] = []
+        fields: list[RowFields | None] = []
+        for message, job, result in zip(fetched, jobs, await parser.parse_each(jobs), strict=True):
+            if result.parsed is None:
+                log.error("could not parse %s of account %s: %s", source_ref(folder.full_path, message.uid),
+                          account_id, result.error)
+                unreadable.append((message, result.error or "parse: no result"))
+                continue
+            parsed.append((message, job.ingested(result.parsed)))
+            fields.append(result.fields)
+        messages = tuple(ingested for _, ingested in parsed)
+        return ParsedPage(tuple(parsed), tuple(unreadable), PreparedAhead(messages, tuple(fields)))
 
     async def store(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage],
                     *, listed_at: datetime, page: ParsedPage | None = None) -> StoreOutcome:
@@ -111,14 +138,18 @@ class FolderIngest:
         return StoreOutcome(frozenset(m.uid for m in fetched) - retry, frozenset(retry), stored, len(adopted))
 
     def _parse(self, account_id: int, folder: MailboxRow, message: FetchedMessage) -> IngestedMessage:
-        flags = tuple(sorted(message.flags))
-        return parse_message(
-            message.raw, account_id=account_id, ref=imap_ref(folder.id, message.uid),
-            received_at=message.internaldate, flags=flags, seen="\\Seen" in message.flags,
-            starred="\\Flagged" in message.flags, is_draft="\\Draft" in message.flags,
-            label_ids=(folder.label_id,) if folder.label_id is not None else (),
-            source_ref=source_ref(folder.full_path, message.uid),
-        )
+        return parse_message(message.raw, **self._facts(account_id, folder, message))
+
+    @staticmethod
+    def _facts(account_id: int, folder: MailboxRow, message: FetchedMessage) -> dict[str, Any]:
+        """What the server says of a message, as `IngestedMessage` fields."""
+        return {
+            "account_id": account_id, "ref": imap_ref(folder.id, message.uid), "received_at": message.internaldate,
+            "flags": tuple(sorted(message.flags)), "seen": "\\Seen" in message.flags,
+            "starred": "\\Flagged" in message.flags, "is_draft": "\\Draft" in message.flags,
+            "label_ids": (folder.label_id,) if folder.label_id is not None else (),
+            "source_ref": source_ref(folder.full_path, message.uid),
+        }
 
     async def _count_attempts(self, account_id: int, folder: MailboxRow, uids: Sequence[int], failed: set[int]
                               ) -> set[int]:

@@ -8,6 +8,7 @@ from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.account_services import MAIL_SERVER_ACCOUNTS
 from plmail.mail.labels import LabelResolver
+from plmail.mail.parse_worker import ParserProcess
 from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.autoconfig import AUTOCONFIG_URLS, MailDiscovery
 from plmail.providers.imap.destroyer import ImapDestroyer
@@ -30,7 +31,10 @@ def install(host: PluginHost) -> None:
     admin = AccountAdminRepository(db)
     mailboxes = MailboxRepository(db)
     connector = ImapConnector(admin, host.keys.credentials)
-    ingest = FolderIngest(db, host.pipeline)
+    settings = host.settings
+    # the first import's pages read ahead are parsed there, where the settings ask for it
+    parser = ParserProcess() if settings is not None and settings.parse_process else None
+    ingest = FolderIngest(db, host.pipeline, parser)
     messages = MessageSyncer(db, mailboxes, ingest)
     history = ImapHistoryImporter(db, admin, connector, ingest, messages)
     providers.syncers.add(ImapAccountSyncer(db, admin, connector, MailboxSyncer(db, mailboxes, LabelResolver(db)),
@@ -46,7 +50,6 @@ def install(host: PluginHost) -> None:
     host.sync.on_synced(lambda _account_id: idle.poke())
     providers.watchers.append(idle)
     gate = host.shared(ConnectionTestGate, lambda: ConnectionTestGate(db))  # SMTP's test shares the gate
-    settings = host.settings
     discovery = MailDiscovery() if settings is None else MailDiscovery(
         autoconfig_urls=settings.autoconfig_urls or AUTOCONFIG_URLS, dns_servers=settings.dns_servers,
         allow=settings.test_fetch_allow)
@@ -61,6 +64,8 @@ def install(host: PluginHost) -> None:
     async def close() -> None:
         await idle.stop()
         await history.close()
+        if parser is not None:
+            await parser.close()
         await connector.close()
 
     providers.closers.append(close)
