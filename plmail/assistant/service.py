@@ -35,6 +35,7 @@ from plmail.mail.categorizer import CategoryFacts, CategoryVerdict, MessageCateg
 from plmail.mail.changes import MailChangeRecorder, StateManager
 from plmail.mail.headers import has_header
 from plmail.mail.steps import InitialImportState
+from plmail.tls import verifying_context
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class AssistantService:
         self.db = db
         self.settings = settings
         self.queues = queues
-        self.http = http or httpx.AsyncClient()
+        self.http = http or httpx.AsyncClient(verify=verifying_context())
         self.classifier = Classifier(self.http)
         self.categorizer = categorizer or MessageCategorizer()
         self.stats_repo = QueueStatsRepository(db)

@@ -56,6 +56,7 @@ from plmail.domain.errors import (
 from plmail.domain.models import Account
 from plmail.keys import CredentialBox
 from plmail.providers.repos.oauth_accounts import OAuthAccountRepository
+from plmail.tls import verifying_context
 
 if TYPE_CHECKING:
     from plmail.providers.oauth_apps import OAuthAppStore
@@ -263,7 +264,7 @@ class OAuthHttp:
                  clock: Clock = _utcnow) -> None:
         self.config = config
         self.apps = apps
-        self.http = http or httpx.AsyncClient(timeout=_HTTP_TIMEOUT)
+        self.http = http or httpx.AsyncClient(timeout=_HTTP_TIMEOUT, verify=verifying_context())
         self.clock = clock
 
     async def close(self) -> None:

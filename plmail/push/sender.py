@@ -7,19 +7,19 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
-import socket
 import time
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
-
-import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
-from pywebpush import WebPushException, webpush_async
 
 from plmail.domain.push import PushOutcome, PushResult, PushSubscriptionRow
 from plmail.keys import VapidKey
 from plmail.push.addresses import address_refused, literal_address
+
+if TYPE_CHECKING:
+    # aiohttp and pywebpush are imported when the first push goes out, not by every `plmail` command that builds
+    # the services: they were an eighth of a command's start-up
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -29,30 +29,6 @@ VAPID_LIFETIME_SECONDS = 12 * 3600  # RFC 8292 §2: no more than 24 hours
 TTL_SECONDS = 86400
 
 
-class PublicOnlyResolver(AbstractResolver):
-    """Resolves as usual and drops every address plmail must not reach; none left is a failed connection."""
-
-    def __init__(self, *, allow_loopback: bool) -> None:
-        self.inner = aiohttp.ThreadedResolver()
-        self.allow_loopback = allow_loopback
-
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-                      ) -> list[ResolveResult]:
-        found = await self.inner.resolve(host, port, family)
-        allowed = [r for r in found if not _refused(r["host"], self.allow_loopback)]
-        if not allowed:
-            raise OSError(f"{host} resolves only to addresses of the server's own network")
-        return allowed
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-
-def _refused(host: str, allow_loopback: bool) -> bool:
-    address = literal_address(host)
-    return address is None or address_refused(address, allow_loopback=allow_loopback)
-
-
 class _NoRedirects:
     """What pywebpush calls on its aiohttp session, with redirects off and plmail's timeout."""
 
@@ -60,6 +36,8 @@ class _NoRedirects:
         self.session = session
 
     async def post(self, url: str, **kwargs: Any) -> aiohttp.ClientResponse:
+        import aiohttp
+
         kwargs["timeout"] = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
         return await self.session.post(url, allow_redirects=False, **kwargs)
 
@@ -97,6 +75,10 @@ class WebPushSender:
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        from plmail.push.public_resolver import PublicOnlyResolver
+
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(resolver=PublicOnlyResolver(allow_loopback=self.allow_loopback),
                                              limit=32)
@@ -110,6 +92,9 @@ class WebPushSender:
 
     async def send(self, subscription: PushSubscriptionRow, payload: dict[str, Any], *, contact: str,
                    urgency: str = "normal") -> PushResult:
+        import aiohttp
+        from pywebpush import WebPushException, webpush_async
+
         parts = urlsplit(subscription.url)
         host = parts.hostname or ""
         literal = literal_address(host)

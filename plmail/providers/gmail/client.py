@@ -43,6 +43,7 @@ from plmail.providers.gmail.pacer import (
 )
 from plmail.providers.oauth import OAuthTokens
 from plmail.providers.oauth_apps import OAuthAppStore
+from plmail.tls import verifying_context
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +226,7 @@ class GmailApi:
         self.tokens = tokens
         self.apps = apps
         self.pacer = pacer
-        self.http = http or httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0),
+        self.http = http or httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0), verify=verifying_context(),
                                               limits=httpx.Limits(max_connections=50))
 
     async def close(self) -> None:

@@ -32,6 +32,7 @@ from plmail.providers.graph.errors import (
     GraphThrottled,
 )
 from plmail.providers.graph.models import DeltaPage, RemoteFolder, RemoteMessage, remote_folder, remote_message
+from plmail.tls import verifying_context
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class GraphClient:
     @property
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
-            self._http = httpx.AsyncClient(timeout=_TIMEOUT)
+            self._http = httpx.AsyncClient(timeout=_TIMEOUT, verify=verifying_context())
         return self._http
 
     async def close(self) -> None:

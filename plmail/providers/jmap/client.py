@@ -28,6 +28,7 @@ from plmail.providers.jmap.errors import (
     NotJmapError,
 )
 from plmail.providers.network import BlockedAddress, Network, is_local_host, public_addresses
+from plmail.tls import verifying_context
 
 CORE = "urn:ietf:params:jmap:core"
 MAIL = "urn:ietf:params:jmap:mail"
@@ -112,7 +113,7 @@ class JmapClient:
 
     def __init__(self, *, timeout: float = 60.0, http: httpx.AsyncClient | None = None,
                  allow: Sequence[Network] = ()) -> None:
-        self.http = http or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        self.http = http or httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=verifying_context())
         self.allow = tuple(allow)
 
     async def check(self, url: str) -> None:
