@@ -121,8 +121,12 @@ class JmapSocket:
         principal, services = self.principal, self.services
         watch = StateWatch(services.change_feed, services.changes, principal, pushed_types(types),
                            lambda: services.app_passwords.still_valid(principal))
-        self.push = asyncio.create_task(self.pushing(watch, last if isinstance(last, str) else None),
+        watching: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.push = asyncio.create_task(self.pushing(watch, last if isinstance(last, str) else None, watching),
                                         name="jmap-websocket-push")
+        # The next message is read only once the states are taken: a change the client makes after this message
+        # (on any connection) is then pushed, never folded into the starting point.
+        await asyncio.wait({self.push, watching}, return_when=asyncio.FIRST_COMPLETED)
 
     async def stop_push(self) -> None:
         if self.push is not None:
@@ -131,11 +135,12 @@ class JmapSocket:
                 await self.push
             self.push = None
 
-    async def pushing(self, watch: StateWatch, last: str | None) -> None:
+    async def pushing(self, watch: StateWatch, last: str | None, watching: asyncio.Future[None]) -> None:
         """StateChange objects as the states move; first, with a pushState from before, whatever moved since."""
         try:
             async with watch.feed.subscribe(watch.accounts) as queue:
                 watch.sent = await watch.snapshot()
+                watching.set_result(None)
                 if last is not None and last != push_state(watch.sent) and watch.pairs:
                     await self.send({**state_change(watch.sent), "pushState": push_state(watch.sent)})
                 while True:
