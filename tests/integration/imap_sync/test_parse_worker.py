@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from plmail.mail.parse_worker import ParseJob, ParserProcess
 from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.models import FetchedMessage
-from plmail.providers.imap.repos.mailboxes import MailboxRepository
+from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
 from tests.integration.imap_sync.conftest import ImapSetup
 from tests.support.dying_parser import PARSER
 from tests.support.imap_mail import message
@@ -17,14 +17,21 @@ KILLER = message(2, subject="kills the parser")
 TRIPPER = message(4, subject="trips the parser")
 
 
-async def test_a_message_that_kills_the_parsing_process_costs_only_itself(imap: ImapSetup) -> None:
-    raws = [message(1), KILLER, message(3), TRIPPER, message(5)]
+async def delivered_to_the_inbox(imap: ImapSetup, raws: list[bytes]) -> tuple[MailboxRow, list[FetchedMessage]]:
+    """The raw messages delivered to Dovecot's INBOX and synced, with the INBOX row and the fetch results a page
+    of the first import would hand to the parser."""
     imap.mail.deliver(raws)
     await imap.sync()
     folder = next(f for f in await MailboxRepository(imap.services.db).for_account(imap.account_id)
                   if f.full_path == "INBOX")
     fetched = [FetchedMessage(uid, frozenset(), datetime(2026, 11, 28, tzinfo=UTC), len(raw), raw)
                for uid, raw in enumerate(raws, start=1)]
+    return folder, fetched
+
+
+async def test_a_message_that_kills_the_parsing_process_costs_only_itself(imap: ImapSetup) -> None:
+    raws = [message(1), KILLER, message(3), TRIPPER, message(5)]
+    folder, fetched = await delivered_to_the_inbox(imap, raws)
     parser = ParserProcess(PARSER)
     try:
         ingest = FolderIngest(imap.services.db, imap.services.pipeline, parser)
@@ -76,12 +83,7 @@ async def test_a_parsing_process_that_cannot_start_leaves_the_parse_to_this_proc
     """A child that fails before it is ready (here: its parser cannot be imported) is not a message's fault: the
     page is parsed in the importing process and every message is stored."""
     raws = [message(1), message(2)]
-    imap.mail.deliver(raws)
-    await imap.sync()
-    folder = next(f for f in await MailboxRepository(imap.services.db).for_account(imap.account_id)
-                  if f.full_path == "INBOX")
-    fetched = [FetchedMessage(uid, frozenset(), datetime(2026, 11, 28, tzinfo=UTC), len(raw), raw)
-               for uid, raw in enumerate(raws, start=1)]
+    folder, fetched = await delivered_to_the_inbox(imap, raws)
     parser = ParserProcess("tests.support.no_such_module:parse")
     try:
         ingest = FolderIngest(imap.services.db, imap.services.pipeline, parser)
