@@ -144,10 +144,13 @@ def _time_pattern(language: BabelLocale, clock: str) -> DateTimePattern:
 
 
 def _clock(local: datetime, user: User | None) -> str:
+    return _time_of_day(local, _babel_locale(user), _clock_pattern(user))
+
+
+def _time_of_day(local: datetime, language: BabelLocale, clock: str) -> str:
     """The time of day of a moment already in the reader's zone: babel's format_time, with the pattern looked up
     once per language and clock rather than for each of a list's rows."""
-    language = _babel_locale(user)
-    return _time_pattern(language, _clock_pattern(user)).apply(local.timetz(), language, reference_date=local.date())
+    return _time_pattern(language, clock).apply(local.timetz(), language, reference_date=local.date())
 
 
 def localtime(moment: datetime | None, user: User | None) -> str:
@@ -164,7 +167,7 @@ def _list_time(moment: datetime, zone: tzinfo, today: date, language: BabelLocal
     these arguments (today's date among them, so "10:42" becomes "Dec 6" the next day)."""
     local = moment.astimezone(zone)
     if local.date() == today:
-        return _time_pattern(language, clock).apply(local.timetz(), language, reference_date=local.date())
+        return _time_of_day(local, language, clock)
     if local.year == today.year:
         return format_skeleton("MMMd", local, tzinfo=zone, locale=language)
     return format_date(local.date(), "medium", locale=language)
