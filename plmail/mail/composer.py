@@ -227,14 +227,15 @@ class ComposerService:
 
     async def send(self, user_id: int, written: ComposerInput, *, send_at: datetime | None = None) -> Submission:
         """Save, then submit: at `send_at` when scheduled, else after the user's undo delay."""
-        saved = await self.save(user_id, written)
         content = written.content
-        if send_at is None:
-            send_at = datetime.now(UTC) + timedelta(seconds=await self.outbox.undo_delay(user_id))
-        message_id = saved.draft.message_id
-        assert message_id is not None
-        return await self.outbox.submit(user_id, message_id, content.identity_id, send_at=send_at,
-                                        answers=content.answers, answer_keyword=content.answer_keyword)
+        async with self.drafts.sending(user_id, written.draft_id):
+            saved = await self.save(user_id, written)
+            if send_at is None:
+                send_at = datetime.now(UTC) + timedelta(seconds=await self.outbox.undo_delay(user_id))
+            message_id = saved.draft.message_id
+            assert message_id is not None
+            return await self.outbox.submit(user_id, message_id, content.identity_id, send_at=send_at,
+                                            answers=content.answers, answer_keyword=content.answer_keyword)
 
     async def submission(self, user_id: int, submission_id: int) -> Submission:
         return await self.outbox.owned(user_id, submission_id)

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -60,6 +61,8 @@ _KEEPS_ONLY = ("Only drafts ($draft, in Drafts) and copies of sent mail (in Sent
 # A version's life (draft_version.state): the composition's draft (current), waiting to go (submitted), or no
 # longer a draft: replaced by a newer version (superseded), gone out (sent), deleted (destroyed).
 CURRENT, SUBMITTED, SUPERSEDED, SENT, DESTROYED = "current", "submitted", "superseded", "sent", "destroyed"
+# The compositions whose lock this task holds: a send holds it across its save and its submit, which take it too.
+_HELD: ContextVar[frozenset[int]] = ContextVar("plmail_held_compositions", default=frozenset())
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,26 @@ class DraftService:
         if push or previous is not None:
             await self._push_composition(composition)
         return dataclasses.replace(saved, composition=composition)
+
+    @contextlib.asynccontextmanager
+    async def sending(self, user_id: int, replaces: int | None) -> AsyncIterator[None]:
+        """Held across a send's last save and its submit, so no other window's save (an autosave still on its way
+        when Send was pressed) comes between them and is left behind as a draft of a message that went."""
+        lineage = await self._lineage(user_id, replaces) if replaces is not None else None
+        async with self._composition(lineage):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def submitting(self, message_id: int) -> AsyncIterator[None]:
+        """Held while a version is submitted: a version another window replaced, or that was sent or discarded,
+        is refused rather than sent beside the draft that replaced it."""
+        lineage = await self.versions.lineage_of(message_id)
+        async with self._composition(lineage):
+            if lineage is not None and await self.versions.state_of(message_id) in (SUPERSEDED, SENT, DESTROYED):
+                raise NotFoundError("This draft was changed in another window (or sent or discarded there) since "
+                                    "this version was saved, so it was not sent. Open the draft again to send what "
+                                    "it says now.")
+            yield
 
     async def live_version(self, user_id: int, draft_or_composition: int) -> int:
         """The composition's draft now (the newest version, whichever window saved it). Reads only: a draft saved
@@ -528,14 +551,19 @@ class DraftService:
 
     @contextlib.asynccontextmanager
     async def _composition(self, lineage: int | None) -> AsyncIterator[None]:
-        """Saves, discards and sends of one composition one after another, across processes."""
-        if lineage is None:
+        """Saves, discards and sends of one composition one after another, across processes. Taken again by the
+        task that holds it (a send's save and submit), it is already held."""
+        if lineage is None or lineage in _HELD.get():
             yield
             return
         async with self.accounts.session_lock(DRAFT_LOCK, lineage & 0x7FFFFFFF, wait=30.0) as lock:
             if not lock.taken:
                 raise TimeoutError("another window is saving this draft; try again")
-            yield
+            token = _HELD.set(_HELD.get() | {lineage})
+            try:
+                yield
+            finally:
+                _HELD.reset(token)
 
     async def _retire(self, draft: WrittenMessage, state: str) -> None:
         """The version is no longer the draft (inside a transaction): gone here, its provider copy to delete."""

@@ -115,6 +115,14 @@ class OutboxService:
                      answer_keyword: str | None = None, now: datetime | None = None,
                      marks_answered: bool = True) -> Submission:
         """Put the message in the outbox, to go at `send_at` (default now). Refusals say why in JMAP's words."""
+        async with self.drafts.submitting(message_id):  # no other window's save of it comes between
+            return await self._submit(user_id, message_id, identity_id, envelope=envelope, send_at=send_at,
+                                      origin=origin, answers=answers, answer_keyword=answer_keyword, now=now,
+                                      marks_answered=marks_answered)
+
+    async def _submit(self, user_id: int, message_id: int, identity_id: int, *, envelope: Envelope | None,
+                      send_at: datetime | None, origin: str, answers: int | None, answer_keyword: str | None,
+                      now: datetime | None, marks_answered: bool) -> Submission:
         moment = now or datetime.now(UTC)
         message = await self.messages.owned(user_id, message_id)
         if message is None or message.raw_path is None:

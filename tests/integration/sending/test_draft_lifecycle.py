@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plmail.domain.errors import ConflictError
-from plmail.domain.outgoing import DraftContent
+from plmail.domain.errors import ConflictError, NotFoundError
+from plmail.domain.outgoing import BodyFormat, DraftContent
+from plmail.mail.composer import ComposerInput
 from plmail.mail.drafts import SavedDraft
 from tests.integration.sending.conftest import Outgoing
 
@@ -51,10 +52,10 @@ async def test_send_while_an_autosave_and_its_push_are_under_way_leaves_no_draft
         async def push() -> None:
             await outgoing.run_jobs()
 
-        async def send(content: DraftContent = content, first: SavedDraft = first) -> int:
-            saved = await services.drafts.save(user.id, dataclasses.replace(content, text_body="Final words.\n"),
-                                               replaces=first.message_id)
-            submission = await services.outbox.submit(user.id, saved.message_id, content.identity_id)
+        async def send(content: DraftContent = content, first: SavedDraft = first) -> int:  # Send, as pressed
+            written = ComposerInput(dataclasses.replace(content, text_body="Final words.\n"), BodyFormat.PLAIN,
+                                    draft_id=first.message_id)
+            submission = await services.composer.send(user.id, written, send_at=datetime.now(UTC))
             return submission.id
 
         # The three at once, in an order that changes with each round.
@@ -113,6 +114,21 @@ async def test_a_second_window_sends_the_composition_once_and_the_first_cannot_b
     await no_draft_anywhere(outgoing)
     [received] = outgoing.smtp.received
     assert "Typed in window B." in received.message.get_payload()
+
+
+async def test_a_version_another_window_replaced_is_not_submitted_and_its_replacement_stays_the_draft(
+    outgoing: Outgoing,
+) -> None:
+    services, user = outgoing.services, outgoing.user
+    content = await outgoing.content(subject="Stale")
+    opened = await outgoing.save(content)
+    newer = await outgoing.save(dataclasses.replace(content, text_body="Newer words.\n"), replaces=opened.message_id)
+    with pytest.raises(NotFoundError, match="changed in another window"):
+        await services.outbox.submit(user.id, opened.message_id, content.identity_id)
+    await outgoing.run_jobs()
+    assert outgoing.smtp.received == []
+    assert await drafts_in_plmail(outgoing) == [newer.rfc_message_id]
+    assert outgoing.folder("Drafts") == {newer.rfc_message_id}
 
 
 async def test_jmap_on_success_destroy_email_removes_the_draft_at_the_server_too(outgoing: Outgoing) -> None:
