@@ -6,7 +6,10 @@ from __future__ import annotations
 import email
 from email.policy import compat32
 
-from plmail.mail.bounds import bound_message
+import pytest
+
+from plmail.mail import bounds
+from plmail.mail.bounds import MAX_DEPTH, MAX_PARTS, bound_message
 from plmail.mail.mime import parse_mime
 from tests.support.hostile import deep_multipart, good, long_header_line, many_attachments
 
@@ -81,3 +84,31 @@ def test_quoted_boundaries_and_crlf_lines_are_followed() -> None:
     parsed = parse_mime(raw)
     assert len(parsed.parts) == 10_000 - 1 and parsed.cut_note is not None
     assert parse_mime(good(1)).cut_note is None
+
+
+def test_mail_that_cannot_reach_a_limit_is_not_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_scan(raw: bytes) -> None:
+        raise AssertionError("scanned a message that cannot reach a limit")
+
+    ordinary = many_attachments(50)
+    monkeypatch.setattr(bounds, "_Scan", no_scan)
+    bounded = bound_message(ordinary)
+    assert bounded.data is ordinary and bounded.cuts == ()
+
+
+def test_small_messages_at_each_limit_are_still_cut() -> None:
+    head = b"Subject: small\nContent-Type: multipart/mixed; boundary=b\n\n"
+    too_many_parts = head + b"--b\n\n" * (MAX_PARTS + 1) + b"--b--\n"
+    encapsulated = b"Content-Type: message/rfc822\n\n" * (MAX_DEPTH + 1) + b"Subject: inner\n\nx"
+    for raw in (too_many_parts, encapsulated, deep_multipart(MAX_DEPTH + 1)):
+        assert len(raw) <= 64 * 1024  # small enough that size alone would not send it to the scan
+        assert bound_message(raw).cuts, raw[:60]
+
+
+def test_counting_agrees_with_the_scan_just_below_each_limit() -> None:
+    head = b"Subject: small\nContent-Type: multipart/mixed; boundary=b\n\n"
+    for raw in (head + b"--b\n\n" * (MAX_PARTS - 1) + b"--b--\n",
+                b"Content-Type: message/rfc822\n\n" * (MAX_DEPTH - 1) + b"Subject: inner\n\nx",
+                deep_multipart(MAX_DEPTH), good(3), long_header_line(60_000)):
+        assert bound_message(raw) == bounds._Scan(raw).run()
+        assert bound_message(raw).cuts == ()
