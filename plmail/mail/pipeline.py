@@ -311,8 +311,8 @@ class PostIngestPipeline:
         """Leave out what is stored already, or twice in this batch, under its provider id, and the Sent copies
         a provider filed itself of what plmail sent (the sent message is stored already)."""
         refs = [(p.message_id, p.source.ref) for p in prepared]
-        # A message the user destroyed that the provider still lists (its deletion there may still wait).
-        known = await self.repo.already_stored(account.id, refs) | await self.repo.tombstoned(account.id, refs)
+        # Tombstoned: a message the user destroyed that the provider still lists (its deletion there may still wait).
+        known = await self.repo.stored_or_tombstoned(account.id, refs)
         adopted = await self.repo.adopt_sent_copies(account.id, [
             (rfc_id, p.source.ref) for p in prepared
             if p.message_id not in known and (rfc_id := p.source.parsed.message_id) and p.source.ref.identity()])

@@ -78,15 +78,18 @@ class IngestRepository:
         rows = await self.db.fetch(_INSERT_MESSAGES, *columns)
         return {r["id"] for r in rows}
 
-    async def already_stored(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
-        """Which of (our id, provider reference) the account already holds under its provider id."""
+    async def stored_or_tombstoned(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
+        """Which of (our id, provider reference) the account already holds under its provider id, or name a message
+        the user destroyed (never stored again); one question, as it is asked for every batch."""
         keyed = [(i, r.container, r.key) for i, r in refs if r.key is not None]
         if not keyed:
             return set()
         rows = await self.db.fetch(
             """SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(i, c, k)
                 WHERE EXISTS (SELECT 1 FROM message m WHERE m.provider_container = x.c AND m.provider_key = x.k
-                                 AND m.account_id = $1)""",
+                                 AND m.account_id = $1)
+                   OR EXISTS (SELECT 1 FROM message_tombstone t WHERE t.account_id = $1
+                                 AND t.provider_container = x.c AND t.provider_key = x.k)""",
             account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed],
         )
         return {r["i"] for r in rows}
@@ -100,18 +103,6 @@ class IngestRepository:
                  FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS x(i, c, t) WHERE m.id = x.i""",
             [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
         )
-    async def tombstoned(self, account_id: int, refs: Sequence[tuple[int, ProviderRef]]) -> set[int]:
-        """Which of (our id, provider reference) name a message the user destroyed: never stored again."""
-        keyed = [(i, r.container, r.key) for i, r in refs if r.key is not None]
-        if not keyed:
-            return set()
-        rows = await self.db.fetch(
-            """SELECT x.i FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(i, c, k)
-                WHERE EXISTS (SELECT 1 FROM message_tombstone t WHERE t.account_id = $1
-                                 AND t.provider_container = x.c AND t.provider_key = x.k)""",
-            account_id, [k[0] for k in keyed], [k[1] for k in keyed], [k[2] for k in keyed],
-        )
-        return {r["i"] for r in rows}
 
     async def adopt_sent_copies(self, account_id: int, copies: Sequence[tuple[str, ProviderRef]]) -> set[str]:
         """Sent copies a provider filed itself of messages plmail sent: the stored message takes the copy's

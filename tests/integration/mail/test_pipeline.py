@@ -337,3 +337,27 @@ async def test_steps_are_told_once_per_batch_after_the_last_commit(mailbox: Mail
     await mailbox.services.pipeline.ingest([
         mailbox.message(make_message(message_id=f"w{i}@x", subject=f"Witnessed {i}")) for i in range(3)])
     assert seen == [(3, 3, 3, 3, 3)]  # told once: stored, threaded, announced and labelled
+
+
+async def test_stored_and_tombstoned_provider_ids_are_left_out_with_one_question(
+        mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    raws = [make_message(message_id=f"k{i}@x", subject=f"Known {i}") for i in range(3)]
+    first = await mailbox.services.pipeline.ingest([mailbox.message(raws[0], ref=ProviderRef(key="k0"))])
+    assert first.stored == 1
+    await mailbox.services.db.execute(
+        """INSERT INTO message_tombstone (account_id, provider_container, provider_key, rfc_message_id, attempts,
+                                          last_error, created_at) VALUES ($1, '', 'k1', 'k1@x', 0, '', now())""",
+        mailbox.account_id)
+    asked: list[str] = []
+    fetch = type(mailbox.services.db).fetch
+
+    async def counting(db: object, sql: str, *args: object) -> object:
+        if "x(i, c, k)" in sql:  # a batch's provider ids looked up among the stored and the tombstoned
+            asked.append(sql)
+        return await fetch(db, sql, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(mailbox.services.db), "fetch", counting)
+    result = await mailbox.services.pipeline.ingest(
+        [mailbox.message(raw, ref=ProviderRef(key=f"k{i}")) for i, raw in enumerate(raws)])
+    assert [m.parsed.message_id for m in result.messages] == ["k2@x"] and result.duplicates == 2
+    assert len(asked) == 1  # stored and tombstoned are one question per batch, not two
