@@ -84,8 +84,8 @@ class SenderAuthentication:
         fresh = sorted((m for m in batch if inbox is not None and inbox in m.label_ids and not m.is_draft),
                        key=lambda m: m.occurred_at.timestamp() if m.occurred_at else 0.0, reverse=True)
         sample = [m.parsed.headers for m in fresh[:LEARN_SAMPLE]]
-        if len(sample) < LEARN_SAMPLE:
-            sample += await self.repo.newest_inbox_headers(account.id, LEARN_SAMPLE - len(sample))
+        if len(sample) < LEARN_SAMPLE and inbox is not None:
+            sample += await self.repo.newest_inbox_headers(account.id, inbox, LEARN_SAMPLE - len(sample))
         learned = learn_receiver(sample)
         if learned is None:
             return account
@@ -139,7 +139,9 @@ class SenderAuthentication:
         async with self.db.transaction():
             await self.accounts.set_authserv_ids(account_id, "authserv_ids", ids)
             if ids is None:  # back to learning: learn again from the Inbox as it is now
-                learned = learn_receiver(await self.repo.newest_inbox_headers(account_id, LEARN_SAMPLE))
+                inbox = (await self.labels.role_ids(account.user_id)).get(LabelRole.INBOX)
+                learned = learn_receiver(await self.repo.newest_inbox_headers(account_id, inbox, LEARN_SAMPLE)
+                                         if inbox is not None else [])
                 await self.accounts.set_authserv_ids(account_id, "authserv_ids_learned",
                                                      [learned] if learned is not None else None)
             await self.repo.forget_account(account_id)

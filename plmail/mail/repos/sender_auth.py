@@ -9,6 +9,21 @@ from typing import Any
 from plmail.db.database import Database
 from plmail.domain.messages import HeaderValue
 
+# Learning looks among the account's newest messages only. It asks for every batch of a first import while nothing
+# is learned, so it must not read more as the Inbox grows: where the Inbox holds under 20 of the newest 500, arriving
+# mail is filed elsewhere and the Inbox's older mail says little about the server's stamp now.
+LEARN_WINDOW = 500
+
+
+def newest_inbox_headers_query(account_id: int, inbox: int, limit: int) -> tuple[str, tuple[Any, ...]]:
+    return ("""SELECT m.headers FROM (SELECT id FROM message WHERE account_id = $1
+                                          ORDER BY received_at DESC NULLS LAST, id DESC LIMIT $4) newest
+                 JOIN message m ON m.id = newest.id
+                WHERE NOT (m.flags ? '$draft')
+                  AND EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id AND ml.label_id = $2)
+                ORDER BY m.received_at DESC NULLS LAST, m.id DESC LIMIT $3""",
+            (account_id, inbox, limit, LEARN_WINDOW))
+
 
 def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
@@ -41,15 +56,10 @@ class SenderAuthRepository:
             """UPDATE message SET sender_auth = sender_auth || jsonb_build_object('withheld', $2::text)
                 WHERE id = ANY($1::bigint[]) AND sender_auth IS NOT NULL""", list(message_ids), category)
 
-    async def newest_inbox_headers(self, account_id: int, limit: int) -> list[dict[str, HeaderValue]]:
-        """The headers of the account's newest received messages in its Inbox."""
-        rows = await self.db.fetch(
-            """SELECT m.headers FROM message m
-                WHERE m.account_id = $1 AND NOT (m.flags ? '$draft')
-                  AND EXISTS (SELECT 1 FROM message_label ml JOIN label l ON l.id = ml.label_id
-                               WHERE ml.message_id = m.id AND l.role = 'inbox')
-                ORDER BY m.received_at DESC NULLS LAST, m.id DESC LIMIT $2""", account_id, limit)
-        return [_json(r["headers"]) or {} for r in rows]
+    async def newest_inbox_headers(self, account_id: int, inbox: int, limit: int) -> list[dict[str, HeaderValue]]:
+        """The headers of the account's newest received messages in its Inbox (label `inbox`)."""
+        sql, args = newest_inbox_headers_query(account_id, inbox, limit)
+        return [_json(r["headers"]) or {} for r in await self.db.fetch(sql, *args)]
 
     async def forget_account(self, account_id: int) -> None:
         """The account's verdicts were made with ids that no longer hold: judge again on first use."""

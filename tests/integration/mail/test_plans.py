@@ -17,7 +17,9 @@ from plmail.domain.enums import Category
 from plmail.domain.mailstore import MailScope
 from plmail.mail.reader import WALKED_VIEWS
 from plmail.mail.repos.jmap_query import mailbox_total_query
+from plmail.mail.repos.sender_auth import newest_inbox_headers_query
 from plmail.mail.search import parse_search
+from plmail.mail.sender_auth import LEARN_SAMPLE
 from plmail.services import Services
 from tests.support.bulk_mail import fill
 
@@ -151,6 +153,11 @@ async def test_every_page_and_search_operator_reads_a_bounded_part_of_the_mail(s
             pages.append((f"JMAP Inbox total, {'unified' if scope.unified else 'one account'}, "
                           f"{'threads' if collapse else 'emails'}", mailbox_total_query(plan.query, collapse=collapse)))
 
+    # Learning an IMAP account's receiving server asks for its newest Inbox mail on every batch of a first import
+    # while nothing is learned: reading the whole Inbox each time made the import slower with every page.
+    pages.append(("the newest Inbox mail a receiver is learned from",
+                  newest_inbox_headers_query(filled.accounts[0], labels["inbox"], LEARN_SAMPLE)))
+
     problems: list[str] = []
     for name, (sql, args) in pages:
         problems += _verdict(name, await _explain(services, sql, args))
@@ -181,3 +188,15 @@ async def test_every_page_and_search_operator_reads_a_bounded_part_of_the_mail(s
         read = sum(s.rows for s in scans)
         assert walked <= 4 * 51 and read <= 16 * 51, (query, walked, read, [s for s in scans if s.rows > 10])
         assert any(s.index == "idx_message_address_term_walk" for s in scans), scans
+
+    # A first import stores the Inbox first, so the rest of an account's mail can all be newer than its Inbox: the
+    # sample a receiving server is learned from still reads a bounded part of the mail.
+    await services.db.execute(
+        """UPDATE message m SET received_at = m.received_at - interval '30 years'
+            WHERE m.account_id = $1
+              AND EXISTS (SELECT 1 FROM message_label ml WHERE ml.message_id = m.id AND ml.label_id = $2)""",
+        filled.accounts[0], labels["inbox"])
+    async with services.db.connection() as conn:
+        await conn.execute("ANALYZE message")
+    buried = newest_inbox_headers_query(filled.accounts[0], labels["inbox"], LEARN_SAMPLE)
+    assert not _verdict("the newest Inbox mail, under newer mail elsewhere", await _explain(services, *buried))

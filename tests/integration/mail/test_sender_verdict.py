@@ -14,6 +14,7 @@ import pytest
 from plmail.config import Settings
 from plmail.domain.enums import ProviderKind
 from plmail.domain.errors import NotFoundError, ValidationError
+from plmail.domain.ingest import IngestedMessage
 from plmail.mail.rules.model import RuleDraft
 from tests.integration.imap_sync.test_cli import _run
 from tests.integration.mail.conftest import Mailbox
@@ -133,6 +134,24 @@ async def test_an_imap_accounts_receiver_is_learned_from_its_inbox_and_set_by_th
     assert {(v.passed, v.reason.value) for v in verdicts.values()} == {(False, "not-aligned")}  # judged again
     confirmed = await services.sender_auth.receiver_settings(mailbox.user.id, account)
     assert confirmed.configured == frozenset({"relay.other.example"}) and not confirmed.awaiting_confirmation
+
+
+async def test_a_receiver_is_learned_across_batches_from_the_inbox_mail_already_stored(mailbox: Mailbox) -> None:
+    services = mailbox.services
+    account = await account_rows(services).create(user_id=mailbox.user.id, provider_kind=ProviderKind.IMAP,
+                                                  name="Home", email="reader@home.example")
+    own = "mail.home.example; dkim=pass header.d={d}; dmarc=pass header.from={d}"
+
+    def arriving(n: int) -> IngestedMessage:
+        return mailbox.message(_raw(f"b{n}@x", f"Batch {n}", f"friend{n}@site{n}.example",
+                                    own.format(d=f"site{n}.example"), "relay.other.example; spf=pass"),
+                               account_id=account, received_at=BASE_DATE + timedelta(minutes=n))
+
+    await services.pipeline.ingest([arriving(0), arriving(1)])  # two agree: too few to learn from
+    assert (await services.sender_auth.receiver_settings(mailbox.user.id, account)).learned == frozenset()
+    await services.pipeline.ingest([arriving(2)])  # the third, with the two in the Inbox already
+    assert (await services.sender_auth.receiver_settings(mailbox.user.id, account)).learned == frozenset(
+        {"mail.home.example"})
 
 
 async def test_a_gmail_account_believes_only_google_and_a_stranger_cannot_read_the_settings(mailbox: Mailbox) -> None:
