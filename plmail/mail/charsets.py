@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+from email.policy import Compat32
 
 import charset_normalizer
 
@@ -116,3 +117,14 @@ def repair_surrogates(value: str) -> str:
 def storable(value: str) -> str:
     """PostgreSQL text and jsonb refuse NUL characters; drop them."""
     return value.replace("\x00", "") if "\x00" in value else value
+
+
+class _EightBitHeaders(Compat32):
+    """compat32, except that a header carrying raw 8-bit octets (RFC 6532 allows UTF-8 there) is read as text the way
+    a body without a label is, instead of compat32's U+FFFD for every such byte."""
+
+    def header_fetch_parse(self, name: str, value: str) -> str:
+        return repair_surrogates(value) if isinstance(value, str) else value
+
+
+READING_POLICY = _EightBitHeaders()

@@ -1,7 +1,8 @@
 """Raw RFC 822 bytes to a ParsedMessage: headers, addresses, bodies and parts.
 
-Parsing uses the `compat32` policy: `policy.default` builds header objects for every header and is
-about 14 times slower, which alone would make ingest slower than notmuch. Display headers are
+Parsing uses the `compat32` policy (with raw 8-bit headers read as text, `charsets.READING_POLICY`):
+`policy.default` builds header objects for every header and is about 14 times slower, which alone would make
+ingest slower than notmuch. Display headers are
 decoded on demand with `decode_words`, and every step tolerates broken input: a message always
 parses to something.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 from plmail.domain.messages import Address, HeaderValue, ParsedMessage, PartData
 from plmail.mail.bounds import MAX_DEPTH, MAX_PARTS, bound_message
-from plmail.mail.charsets import decode_text, repair_surrogates, storable
+from plmail.mail.charsets import READING_POLICY, decode_text, repair_surrogates, storable
 from plmail.mail.headers import decode_words, header
 from plmail.mail.html_text import html_to_text as render_html_text
 from plmail.mail.structure import read_tree
@@ -216,9 +217,9 @@ def _read(raw: bytes) -> tuple[Message, list[str]]:
     bounded = bound_message(raw)
     cuts = list(bounded.cuts)
     try:
-        return email.message_from_bytes(bounded.data, policy=compat32), cuts
+        return email.message_from_bytes(bounded.data, policy=READING_POLICY), cuts
     except (RecursionError, TypeError, ValueError, LookupError, IndexError):
-        headers_only = email.parser.BytesParser(policy=compat32).parsebytes(bounded.data, headersonly=True)
+        headers_only = email.parser.BytesParser(policy=READING_POLICY).parsebytes(bounded.data, headersonly=True)
         return headers_only, [*cuts, UNREADABLE_STRUCTURE]
 
 

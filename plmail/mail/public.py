@@ -7,6 +7,7 @@ from __future__ import annotations
 from plmail.mail.blobs import BlobStore, RawMessageResolver
 from plmail.mail.bounds import bound_message
 from plmail.mail.categorizer import CategoryFacts, MessageCategorizer
+from plmail.mail.charsets import READING_POLICY
 from plmail.mail.compose import parse_address_list
 from plmail.mail.drafts import DraftService
 from plmail.mail.headers import has_header, header, header_values, names_a_meeting
@@ -17,6 +18,7 @@ from plmail.mail.states import ChangeSet, collect_changes, parse_state
 from plmail.mail.steps import EnrichmentRouter
 
 __all__ = [
+    "READING_POLICY",
     "BlobStore",
     "CategoryFacts",
     "ChangeSet",

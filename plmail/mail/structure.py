@@ -23,7 +23,7 @@ from email.policy import compat32
 from typing import Any
 
 from plmail.domain.errors import NotFoundError
-from plmail.mail.charsets import repair_surrogates, storable
+from plmail.mail.charsets import READING_POLICY, repair_surrogates, storable
 from plmail.mail.headers import decode_words
 
 MAX_NODES = 500
@@ -145,7 +145,7 @@ def read_tree(msg: Message) -> dict[str, Any]:
 
 
 def tree_of(raw: bytes) -> dict[str, Any]:
-    return read_tree(email.message_from_bytes(raw, policy=compat32))
+    return read_tree(email.message_from_bytes(raw, policy=READING_POLICY))
 
 
 # -- the tree as body parts -----------------------------------------------------------------------------------
@@ -271,7 +271,7 @@ class Section:
 
 def section(raw: bytes, part_id: str) -> Section:
     """The part at an IMAP section number ("2.1") of a message; "1" of a single-part message is its body."""
-    node: Message = email.message_from_bytes(raw, policy=compat32)
+    node: Message = email.message_from_bytes(raw, policy=READING_POLICY)
     for depth, step in enumerate(part_id.split(".")):
         children = node.get_payload() if node.get_content_type().startswith("multipart/") else None
         if not isinstance(children, list):

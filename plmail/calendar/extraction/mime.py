@@ -20,7 +20,7 @@ from email.utils import getaddresses, parsedate_to_datetime
 from plmail.calendar.extraction.context import CALENDAR_CONTENT_TYPES
 from plmail.calendar.extraction.text import decode_bytes
 from plmail.domain.calendar import AttachmentFacts, CalendarPart, ExtractionContext, RawMimeLoader
-from plmail.mail.public import bound_message
+from plmail.mail.public import READING_POLICY, bound_message
 
 MAX_PARTS = 500
 MAX_DEPTH = 40
@@ -86,10 +86,10 @@ def context_from_mime(
 def _parse(raw: bytes) -> Message:
     bounded = bound_message(raw).data  # the same limits as for storing it (mail/bounds.py)
     try:
-        return email.message_from_bytes(bounded, policy=email.policy.compat32)
+        return email.message_from_bytes(bounded, policy=READING_POLICY)
     except RecursionError:
         # The stdlib parser recurses once per nested multipart; a hostile depth leaves us the headers.
-        return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(bounded, headersonly=True)
+        return email.parser.BytesParser(policy=READING_POLICY).parsebytes(bounded, headersonly=True)
 
 
 def _leaves(message: Message) -> list[Message]:

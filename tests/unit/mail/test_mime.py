@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from plmail.mail.headers import header, header_values, names_a_meeting
 from plmail.mail.mime import parse_mime
+from plmail.mail.structure import section
 
 
 def test_latin1_windows1252_and_broken_charset_declarations_decode() -> None:
@@ -30,6 +31,32 @@ def test_encoded_words_and_addresses() -> None:
     assert parsed.from_name == "Jürgen Müller"
     assert parsed.from_address == "juergen@example.org"
     assert [(a.name, a.address) for a in parsed.to] == [("Team, Ops", "ops@example.org"), ("", "bob@example.net")]
+
+
+def test_raw_utf8_headers_as_rfc_6532_allows_read_as_text_in_names_subjects_and_file_names() -> None:
+    """RFC 6532 lets headers carry UTF-8 unencoded; before, every such byte came out as U+FFFD ("J��rg")."""
+    raw = ("From: Jörg Müller <joerg@example.org>\r\nTo: Zoë <zoe@example.org>\r\nSubject: Grüße aus Köln\r\n"
+           "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n"
+           "Content-Type: text/plain; charset=utf-8\r\n\r\nHallo\r\n--b\r\n"
+           'Content-Type: application/pdf; name="Prüfbericht.pdf"\r\n'
+           'Content-Disposition: attachment; filename="Prüfbericht.pdf"\r\n'
+           "Content-Transfer-Encoding: base64\r\n\r\nJVBERi0=\r\n--b--\r\n").encode()
+    parsed = parse_mime(raw)
+    assert parsed.from_name == "Jörg Müller"
+    assert parsed.subject == "Grüße aus Köln"
+    assert [(a.name, a.address) for a in parsed.to] == [("Zoë", "zoe@example.org")]
+    assert parsed.headers["Subject"] == "Grüße aus Köln"  # the stored header, which JMAP's header:Subject reads
+    assert [p.filename for p in parsed.parts if not p.is_inline] == ["Prüfbericht.pdf"]
+    assert parsed.mime_tree is not None
+    assert [c["name"] for c in parsed.mime_tree["parts"]] == [None, "Prüfbericht.pdf"]
+    assert section(raw, "2").name == "Prüfbericht.pdf"  # the name a download is offered under
+
+
+def test_raw_8bit_headers_that_are_not_utf8_read_as_windows_1252_like_unlabelled_bodies() -> None:
+    raw = b"From: J\xf6rg M\xfcller <joerg@example.org>\r\nSubject: Gr\xfc\xdfe \x80 5\r\n\r\nx\r\n"
+    parsed = parse_mime(raw)
+    assert parsed.from_name == "Jörg Müller"
+    assert parsed.subject == "Grüße € 5"
 
 
 def test_headers_are_stored_raw_with_repeats_as_lists_and_read_case_insensitively() -> None:
