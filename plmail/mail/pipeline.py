@@ -147,7 +147,7 @@ class PostIngestPipeline:
         threads_by_account: dict[int, tuple[int, ...]] = {}
         propagate: set[int] = set()
         async with self.db.transaction():
-            await self.repo.reuse_plans()
+            await self.repo.open_batch()
             for account_id, batch in groups.items():
                 outcome = await self._ingest_account(
                     facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding,
@@ -158,6 +158,7 @@ class PostIngestPipeline:
                 skipped.extend(outcome.skipped)
                 duplicates += outcome.duplicates
                 threads_by_account[account_id] = outcome.threads
+            await self.repo.close_batch()
             await state.write()
             await state.announce()
         if propagate and self.rules is not None:

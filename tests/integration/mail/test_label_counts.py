@@ -207,3 +207,82 @@ async def test_the_repair_puts_drifted_counts_right_and_logs_them(
         again = await services.label_counts.repair()
     assert again.shares_moved == 0 and again.drifted == ()
     assert not caplog.records  # nothing drifted, nothing logged
+
+
+async def test_a_batch_that_threads_labels_and_merges_at_once_leaves_every_count_right(mailbox: Mailbox) -> None:
+    """One ingest call the way a first import's page arrives: two accounts, replies before the mail they answer, a
+    message joining two conversations, read and unread, two labels; every count as if counted from scratch."""
+    services, user_id = mailbox.services, mailbox.user.id
+    second = await mailbox.new_account("Second")
+    await _hide_nothing(mailbox)
+    work = await services.labels.find_or_create(user_id, "Work")
+    roles = await services.labels.role_ids(user_id)
+
+    def raw(mid: str, refs: tuple[str, ...] = (), minute: int = 0) -> bytes:
+        return make_message(message_id=f"{mid}@batch.example", subject=f"Thread of {mid}",
+                            references=tuple(f"{r}@batch.example" for r in refs),
+                            in_reply_to=f"{refs[-1]}@batch.example" if refs else None,
+                            date=BASE_DATE + timedelta(minutes=minute))
+
+    batch = [
+        mailbox.message(raw("a2", ("a1",), 2)),  # the reply arrives before what it answers
+        mailbox.message(raw("a1", (), 1), seen=True),
+        mailbox.message(raw("b1", (), 3), label_ids=(mailbox.inbox, work)),
+        mailbox.message(raw("b2", ("b1",), 4), seen=True, label_ids=(work,)),
+        mailbox.message(raw("j1", ("a1", "b1"), 5)),  # joins the two conversations into one
+        mailbox.message(raw("c1", (), 6), seen=True),
+        mailbox.message(raw("d1", (), 7), account_id=second),
+        mailbox.message(raw("d2", ("d1",), 8), account_id=second, seen=True, label_ids=(work,)),
+    ]
+    await services.pipeline.ingest(batch)
+    assert await _read(mailbox, [mailbox.account_id, second], 1) == await _fresh(mailbox, roles[LabelRole.INBOX])
+    assert await label_counts(services).kept_counts() == await label_counts(services).fresh_counts()
+    assert await services.db.fetchval("SELECT count(DISTINCT thread_id) FROM message") == 3
+
+    # A second page answering the first: the kept shares of the first page's threads move, not only new ones.
+    await services.pipeline.ingest([mailbox.message(raw("a3", ("a1", "a2"), 9)),
+                                    mailbox.message(raw("d3", ("d2",), 10), account_id=second, seen=True)])
+    assert await _read(mailbox, [mailbox.account_id, second], 2) == await _fresh(mailbox, roles[LabelRole.INBOX])
+    assert await label_counts(services).kept_counts() == await label_counts(services).fresh_counts()
+
+
+async def test_deferred_refreshes_wait_for_the_flush_and_are_forgotten_with_a_rollback(mailbox: Mailbox) -> None:
+    services = mailbox.services
+    db = services.db
+    await services.pipeline.ingest([mailbox.message(make_message(message_id="x1@defer.example", subject="One"))])
+    emails_of = "SELECT emails FROM label_count WHERE label_id = $1 AND account_id = $2"
+    start = await db.fetchval(emails_of, mailbox.inbox, mailbox.account_id)
+    thread = await db.fetchval("SELECT thread_id FROM message WHERE rfc_message_id = 'x1@defer.example'")
+    message = await db.fetchval("SELECT id FROM message WHERE rfc_message_id = 'x1@defer.example'")
+    work = await services.labels.find_or_create(mailbox.user.id, "Work")
+
+    async with db.transaction():
+        await db.execute("SELECT set_config('plmail.defer_label_counts', 'on', true)")
+        await db.execute("INSERT INTO message_label (message_id, label_id) VALUES ($1, $2)", message, work)
+        await db.execute("INSERT INTO thread_label (thread_id, label_id) VALUES ($1, $2)", thread, work)
+        # Noted, not counted yet.
+        assert await db.fetchval(emails_of, work, mailbox.account_id) is None
+        await db.execute("SELECT plmail_flush_label_counts()")
+        assert await db.fetchval(emails_of, work, mailbox.account_id) == 1
+        # After the flush the triggers count at once again.
+        await db.execute("DELETE FROM message_label WHERE message_id = $1 AND label_id = $2", message, work)
+        assert await db.fetchval(emails_of, work, mailbox.account_id) == 0
+    assert await label_counts(services).kept_counts() == await label_counts(services).fresh_counts()
+
+    class Abandon(Exception):
+        pass
+
+    async def abandoned_removal() -> None:
+        async with db.transaction():
+            await db.execute("SELECT set_config('plmail.defer_label_counts', 'on', true)")
+            await db.execute("DELETE FROM message_label WHERE message_id = $1 AND label_id = $2",
+                             message, mailbox.inbox)
+            raise Abandon
+
+    with pytest.raises(Abandon):
+        await abandoned_removal()
+    # The rollback took the noted threads with it: the next transaction counts at once, and nothing drifted.
+    assert await db.fetchval(emails_of, mailbox.inbox, mailbox.account_id) == start
+    await db.execute("DELETE FROM message_label WHERE message_id = $1 AND label_id = $2", message, mailbox.inbox)
+    assert await db.fetchval(emails_of, mailbox.inbox, mailbox.account_id) == start - 1
+    assert await label_counts(services).kept_counts() == await label_counts(services).fresh_counts()
