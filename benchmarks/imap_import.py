@@ -1,7 +1,7 @@
 """IMAP first import end to end, against `mbsync` pulling the same mailbox in the same run.
 
 Usage: .venv/bin/python benchmarks/imap_import.py [--messages 10000] [--repeat 3] [--real] [--folders 4]
-                                                  [--skip-workers]
+                                                  [--skip-workers] [--parse-process auto|true|false]
 
 Needs `mbsync` (Debian: isync) and `notmuch`; it says so and stops when they are missing.
 
@@ -20,13 +20,15 @@ PostgreSQL cluster (plmail's embedded settings, fsync on) and a fresh Maildir fo
 Prints messages/s for each, per round plmail's time over mbsync + notmuch new's (issue 22's target: <= 1.0
 in every round, and >= 1,100 msg/s), and the ratio to mbsync alone. Beside the foreground import's time: the CPU
 seconds plmail and its PostgreSQL spent on it (steadier than wall time on a shared machine), the commits that
-waited for the disk, this process's peak RSS, and the load average when the round ended.
+waited for the disk, this process's peak RSS during the import (the corpus it delivered is let go first) and its
+parsing process's, and the load average when the round ended.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import random
 import re
@@ -196,7 +198,25 @@ def process_tree_cpu(root: int) -> float:
 
 
 def peak_rss_mib() -> float:
+    """This process's peak resident memory since `reset_peak_rss` (Linux; the lifetime peak elsewhere)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_peak_rss() -> None:
+    """Start the peak over (Linux: writing 5 to clear_refs), so a round's peak is its own import's, not the corpus
+    this benchmark read and delivered before it, nor an earlier round's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +230,7 @@ class ForegroundRun:
     searchable_rate: float  # messages/s counting the import and that indexing together
     worker_rss: float | None  # peak RSS of the process the import parses in (plmail.mail.parse_worker), MiB
     worker_cpu: float  # CPU seconds of that process (included in plmail_cpu)
+    peak_rss: float  # this process's peak RSS over the import and its indexing, MiB (plmail runs in it)
 
 
 async def _wal_syncs(dsn: str) -> int:
@@ -229,6 +250,7 @@ async def _account(services: Services, mail: DovecotUser, email: str) -> int:
 
 async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, count: int, postmaster: int
                             ) -> ForegroundRun:
+    reset_peak_rss()
     services = await open_services(settings, dsn)
     try:
         account_id = await _account(services, mail, "foreground@bench.example")
@@ -255,7 +277,7 @@ async def plmail_foreground(settings: Settings, dsn: str, mail: DovecotUser, cou
     finally:
         await services.close()
     return ForegroundRun(count / seconds, own, pg, syncs, load, index_seconds, count / (seconds + index_seconds),
-                         worker_rss, worker_cpu)
+                         worker_rss, worker_cpu, peak_rss_mib())
 
 
 async def plmail_jobs(settings: Settings, dsn: str, mail: DovecotUser, count: int) -> float:
@@ -292,8 +314,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-workers", action="store_true", help="measure only the foreground import")
     parser.add_argument("--real", action="store_true", help="the SpamAssassin corpus instead of generated mail")
-    parser.add_argument("--parse-process", action="store_true",
-                        help="parse the pages read ahead in a child process (PLMAIL_PARSE_PROCESS=1)")
+    parser.add_argument("--parse-process", choices=("auto", "true", "false"), default="auto",
+                        help="PLMAIL_PARSE_PROCESS: parse the pages read ahead in a child process always (true), "
+                             "never (false) or, as plmail does by default, while the machine has a CPU to spare")
     parser.add_argument("--folders", type=int, default=4, choices=range(1, len(FOLDERS) + 1),
                         help="folders the mail is spread over, in turn")
     args = parser.parse_args()
@@ -311,6 +334,8 @@ def main() -> None:
         folders = FOLDERS[:args.folders]
         for index, folder in enumerate(folders):
             mail.deliver(messages[index::len(folders)], folder)
+        del messages  # delivered: from here on this process holds what plmail holds, for the peak RSS
+        gc.collect()
         with mail.peer() as peer:  # Dovecot indexes the folders now, before anyone is timed
             for folder in folders:
                 peer.uids(folder)
@@ -321,7 +346,7 @@ def main() -> None:
                 dsn = pg.start()
                 postmaster = int((pg.cluster_dir / "postmaster.pid").read_text().splitlines()[0])
                 settings = Settings.from_env({"PLMAIL_DATA_DIR": str(data), "PLMAIL_DATABASE_URL": dsn,
-                                              "PLMAIL_PARSE_PROCESS": "1" if args.parse_process else "0"})
+                                              "PLMAIL_PARSE_PROCESS": args.parse_process})
                 mb = mbsync_rate(mail, base, args.messages)
                 indexed = notmuch_seconds(base)
                 mb_nofsync = mbsync_rate(mail, base, args.messages, fsync=False)
@@ -341,7 +366,7 @@ def main() -> None:
                   f"plmail CPU {run.plmail_cpu:.1f} s"
                   + (f" (its parsing process {run.worker_cpu:.1f} s)" if run.worker_cpu else "")
                   + f", PostgreSQL CPU {run.postgres_cpu:.1f} s, "
-                  f"{run.wal_syncs} WAL flushes, peak RSS {peak_rss_mib():.0f} MiB"
+                  f"{run.wal_syncs} WAL flushes, peak RSS {run.peak_rss:.0f} MiB"
                   + (f" (its parsing process: {run.worker_rss:.0f} MiB)" if run.worker_rss else "")
                   + f", load average {run.load:.2f}",
                   flush=True)

@@ -52,6 +52,17 @@ def _flag(environ: Mapping[str, str], key: str, default: bool) -> bool:
     raise ConfigurationError(f"{key} must be true or false, got {raw!r}")
 
 
+def _flag_or_auto(environ: Mapping[str, str], key: str) -> bool | None:
+    """True or false as `_flag` reads them; None for "auto" or unset."""
+    raw = environ.get(key)
+    if raw is None or raw.strip().lower() in ("", "auto"):
+        return None
+    try:
+        return _flag(environ, key, False)
+    except ConfigurationError:
+        raise ConfigurationError(f"{key} must be auto, true or false, got {raw!r}") from None
+
+
 def _choice(environ: Mapping[str, str], key: str, default: str, allowed: tuple[str, ...]) -> str:
     raw = (environ.get(key) or default).strip().lower()
     if raw not in allowed:
@@ -166,10 +177,11 @@ class Settings:
     test_fetch_allow: tuple[Network, ...] = ()
     # Web Push to loopback endpoints: for the test suite's push service only, never in production (SSRF).
     push_allow_loopback: bool = False
-    # The IMAP first import parses the page it reads ahead in a child process (mail/parse_worker.py). Off by
-    # default: it costs ~20% more CPU in all (pickling both ways) to take ~40% off the importing process, which
-    # measured 4-14% faster on a 2-core machine at load 6 but ~20% slower at load 8-9, the cores already taken.
-    parse_process: bool = False
+    # The IMAP first import parses the page it reads ahead in a child process (mail/parse_worker.py): True always,
+    # False never, None (the default) while the machine has a CPU to spare (parse_worker.spare_cpu). It costs ~20%
+    # more CPU in all (pickling both ways) to take ~40% off the importing process: 10,000 real messages imported
+    # in 14-16 s instead of 17-19 s on a quiet 2-core machine, 4-14% faster at load 6, ~20% slower at load 8-9.
+    parse_process: bool | None = None
     # Where the internet reaches this plmail (https://mail.example.org): with it, Gmail and Microsoft accounts
     # are told of new mail by push (Gmail's users.watch through Pub/Sub, Graph's change notifications) instead
     # of waiting for the 15-minute poll. Gmail needs its Pub/Sub topic and the push subscription's service account
@@ -232,7 +244,7 @@ class Settings:
             dns_servers=_servers("PLMAIL_DNS_SERVERS", env.get("PLMAIL_DNS_SERVERS")),
             test_fetch_allow=_networks("PLMAIL_TEST_FETCH_ALLOW", env.get("PLMAIL_TEST_FETCH_ALLOW")),
             push_allow_loopback=_flag(env, "PLMAIL_PUSH_ALLOW_LOOPBACK", False),
-            parse_process=_flag(env, "PLMAIL_PARSE_PROCESS", False),
+            parse_process=_flag_or_auto(env, "PLMAIL_PARSE_PROCESS"),
             public_url=_public_url(env.get("PLMAIL_PUBLIC_URL")),
             gmail_pubsub_topic=_topic(env.get("PLMAIL_GMAIL_PUBSUB_TOPIC")),
             gmail_push_service_account=env.get("PLMAIL_GMAIL_PUSH_SERVICE_ACCOUNT") or None,

@@ -76,9 +76,9 @@ class FolderIngest:
     async def parse(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage], *,
                     yielding: bool = False) -> ParsedPage:
         """With `yielding` (a page read ahead, parsed while the page before it is stored), the parse and the
-        rows' fields are worked out in the parsing process when there is one (`mail.parse_worker`), else here
-        with the event loop getting a turn after every message."""
-        if yielding and self.parser is not None:
+        rows' fields are worked out in the parsing process when there is one and the machine has room for it
+        (`mail.parse_worker`), else here with the event loop getting a turn after every message."""
+        if yielding and self.parser is not None and self.parser.wanted():
             try:
                 return await self._parse_elsewhere(self.parser, account_id, folder, fetched)
             except ParserUnavailable as exc:

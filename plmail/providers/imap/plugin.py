@@ -8,7 +8,7 @@ from plmail.accounts.connection_tests import ConnectionTestGate
 from plmail.db.repos.account_admin import AccountAdminRepository
 from plmail.domain.account_services import MAIL_SERVER_ACCOUNTS
 from plmail.mail.labels import LabelResolver
-from plmail.mail.parse_worker import ParserProcess
+from plmail.mail.parse_worker import ParserProcess, spare_cpu
 from plmail.providers.imap.accounts import ImapAccountService
 from plmail.providers.imap.autoconfig import AUTOCONFIG_URLS, MailDiscovery
 from plmail.providers.imap.destroyer import ImapDestroyer
@@ -32,8 +32,9 @@ def install(host: PluginHost) -> None:
     mailboxes = MailboxRepository(db)
     connector = ImapConnector(admin, host.keys.credentials)
     settings = host.settings
-    # the first import's pages read ahead are parsed there, where the settings ask for it
-    parser = ParserProcess() if settings is not None and settings.parse_process else None
+    # the first import's pages read ahead are parsed there: always, never, or while the machine has room for it
+    choice = settings.parse_process if settings is not None else False
+    parser = None if choice is False else ParserProcess(when=spare_cpu if choice is None else None)
     ingest = FolderIngest(db, host.pipeline, parser)
     messages = MessageSyncer(db, mailboxes, ingest)
     history = ImapHistoryImporter(db, admin, connector, ingest, messages)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from plmail.mail.parse_worker import ParseJob, ParserProcess
+import pytest
+
+from plmail.config import Settings
+from plmail.domain.errors import ConfigurationError
+from plmail.mail.parse_worker import ParseJob, ParserProcess, spare_cpu
 from plmail.providers.imap.ingest import FolderIngest
 from plmail.providers.imap.models import FetchedMessage
 from plmail.providers.imap.repos.mailboxes import MailboxRepository, MailboxRow
@@ -95,3 +99,48 @@ async def test_a_parsing_process_that_cannot_start_leaves_the_parse_to_this_proc
         await parser.close()
     assert outcome.stored == 2
     assert (await imap.stored_ids())["INBOX"] == {"seq-1@plmail.test", "seq-2@plmail.test"}
+
+
+async def test_a_busy_machine_parses_the_page_here_and_a_machine_with_room_in_the_parsing_process(
+    imap: ImapSetup,
+) -> None:
+    """The default (PLMAIL_PARSE_PROCESS unset): asked before every page, so an import that starts on a busy machine
+    uses the child once the machine has room, and the other way round."""
+    raws = [message(1), message(2), message(3)]
+    folder, fetched = await delivered_to_the_inbox(imap, raws)
+    room = [False]
+    parser = ParserProcess(when=lambda: room[0])
+    try:
+        ingest = FolderIngest(imap.services.db, imap.services.pipeline, parser)
+        busy = await ingest.parse(imap.account_id, folder, fetched[:1], yielding=True)
+        assert parser.started == 0  # parsed here: no child was started
+        room[0] = True
+        free = await ingest.parse(imap.account_id, folder, fetched[1:], yielding=True)
+        assert parser.started == 1
+        assert [m.uid for m, _ in busy.parsed] == [1]
+        assert [m.uid for m, _ in free.parsed] == [2, 3]
+        await ingest.store(imap.account_id, folder, fetched[:1], listed_at=datetime.now(UTC), page=busy)
+        await ingest.store(imap.account_id, folder, fetched[1:], listed_at=datetime.now(UTC), page=free)
+    finally:
+        await parser.close()
+    assert (await imap.stored_ids())["INBOX"] == {"seq-1@plmail.test", "seq-2@plmail.test", "seq-3@plmail.test"}
+
+
+def test_the_child_is_used_only_with_a_second_cpu_that_has_room() -> None:
+    # The README's measurements on 2 cores: faster at load 1 and 6, slower at 8-9.
+    assert spare_cpu(load=1.0, cpus=2)
+    assert spare_cpu(load=6.0, cpus=2)
+    assert not spare_cpu(load=8.0, cpus=2)
+    assert not spare_cpu(load=9.0, cpus=2)
+    assert not spare_cpu(load=0.0, cpus=1)  # one CPU has no second to give
+    assert spare_cpu(load=20.0, cpus=8)  # 2.5 per CPU, as busy as load 5 on two
+    assert not spare_cpu(load=40.0, cpus=8)
+
+
+def test_plmail_parse_process_is_auto_by_default_and_says_what_it_takes() -> None:
+    assert Settings.from_env({}).parse_process is None
+    assert Settings.from_env({"PLMAIL_PARSE_PROCESS": "auto"}).parse_process is None
+    assert Settings.from_env({"PLMAIL_PARSE_PROCESS": "true"}).parse_process is True
+    assert Settings.from_env({"PLMAIL_PARSE_PROCESS": "0"}).parse_process is False
+    with pytest.raises(ConfigurationError, match="PLMAIL_PARSE_PROCESS must be auto, true or false, got 'sometimes'"):
+        Settings.from_env({"PLMAIL_PARSE_PROCESS": "sometimes"})
