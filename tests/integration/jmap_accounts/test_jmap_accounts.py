@@ -24,7 +24,12 @@ from plmail.providers.jmap.client import JmapClient, JmapCredentials
 from plmail.providers.jmap.errors import JmapBlocked, NotJmapError
 from plmail.providers.jmap.push import EventSourceWatcher
 from plmail.services import Services
-from tests.integration.jmap_accounts.conftest import UpstreamServer, UpstreamUser, make_upstream_user
+from tests.integration.jmap_accounts.conftest import (
+    UpstreamServer,
+    UpstreamUser,
+    make_upstream_user,
+    upstream_sends_through,
+)
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_user
 from tests.support.jobs import run_queued
 from tests.support.mail import make_message
@@ -51,18 +56,6 @@ async def _labels_of(services: Services, message_id: int) -> set[str]:
         "SELECT l.name FROM message_label ml JOIN label l ON l.id = ml.label_id WHERE ml.message_id = $1",
         message_id)
     return {r["name"] for r in rows}
-
-
-def _upstream_sends_through(server: UpstreamServer, up: UpstreamUser, mail: DovecotUser, smtp: SmtpServer) -> str:
-    """The upstream sends through an IMAP account of its own, whose SMTP server is the suite's; its address."""
-    sender = f"{mail.name}@example.org"
-    imap = mail.imap()
-    server.cli(
-        "account", "add-imap", "--user", up.email, "--host", imap.host, "--port", str(imap.port), "--tls", "none",
-        "--username", mail.name, "--email", sender, "--password-stdin", "--smtp-host", smtp.host,
-        "--smtp-port", str(smtp.port), "--smtp-tls", "starttls", "--smtp-username", smtp.username,
-        "--smtp-password-stdin", "--ca-file", str(smtp.ca_file), stdin=f"{mail.password}\n{smtp.password}\n")
-    return sender
 
 
 def _in(up: UpstreamUser, role: str) -> dict[str, dict[str, Any]]:
@@ -228,7 +221,7 @@ async def test_a_message_is_sent_through_the_upstreams_email_submission(
     smtp: SmtpServer,
 ) -> None:
     up = make_upstream_user(upstream_server, tmp_path, inbox=1, projects=0)
-    sender = _upstream_sends_through(upstream_server, up, dovecot_user, smtp)
+    sender = upstream_sends_through(upstream_server, up, dovecot_user, smtp)
     user_id, account_id = await _downstream(services, up)
     await services.sync.run_until_done(account_id)
 
@@ -302,7 +295,7 @@ async def test_a_draft_is_kept_once_in_the_upstreams_drafts_and_goes_when_sent(
     smtp: SmtpServer,
 ) -> None:
     up = make_upstream_user(upstream_server, tmp_path, inbox=1, projects=0)
-    sender = _upstream_sends_through(upstream_server, up, dovecot_user, smtp)
+    sender = upstream_sends_through(upstream_server, up, dovecot_user, smtp)
     user_id, account_id = await _downstream(services, up)
     await services.sync.run_until_done(account_id)
     identity = {i.email: i for i in await services.identities.for_account(user_id, account_id)}[sender]

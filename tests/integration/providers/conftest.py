@@ -24,7 +24,12 @@ from plmail.providers.jmap.accounts import JmapAccountInput, JmapAccountService
 from plmail.services import Services
 from tests.integration.gmail.conftest import connect_account as connect_gmail
 from tests.integration.graph.conftest import connect as connect_graph
-from tests.integration.jmap_accounts.conftest import UpstreamServer, make_upstream_user, upstream_server
+from tests.integration.jmap_accounts.conftest import (
+    UpstreamServer,
+    make_upstream_user,
+    upstream_sends_through,
+    upstream_server,
+)
 from tests.integration.sending.conftest import add_sending_account
 from tests.support.cyrus import CyrusUser, cyrus, cyrus_user
 from tests.support.dovecot import DovecotUser, dovecot, dovecot_user
@@ -314,15 +319,8 @@ async def _jmap(request: pytest.FixtureRequest, services: Services) -> Connected
     # one message first: the upstream keeps imported mail in an account its import makes
     up = make_upstream_user(upstream, tmp_path, inbox=1, projects=0)
     # the upstream sends through an IMAP account of its own, whose SMTP server is the suite's
-    mail: DovecotUser = request.getfixturevalue("dovecot_user")
     smtp: SmtpServer = request.getfixturevalue("smtp")
-    sender = f"{mail.name}@example.org"
-    imap = mail.imap()
-    upstream.cli(
-        "account", "add-imap", "--user", up.email, "--host", imap.host, "--port", str(imap.port), "--tls", "none",
-        "--username", mail.name, "--email", sender, "--password-stdin", "--smtp-host", smtp.host,
-        "--smtp-port", str(smtp.port), "--smtp-tls", "starttls", "--smtp-username", smtp.username,
-        "--smtp-password-stdin", "--ca-file", str(smtp.ca_file), stdin=f"{mail.password}\n{smtp.password}\n")
+    sender = upstream_sends_through(upstream, up, request.getfixturevalue("dovecot_user"), smtp)
     user = await _new_user(services)
     account_id = await services.providers.get(JmapAccountService).add(
         user.id, JmapAccountInput(email=up.email, secret=up.token, server=up.url))
