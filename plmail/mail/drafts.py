@@ -49,7 +49,7 @@ from plmail.mail.identities import IdentityService
 from plmail.mail.ingest import parse_message
 from plmail.mail.mime import parse_mime
 from plmail.mail.pipeline import PostIngestPipeline
-from plmail.mail.repos.draft_versions import DRAFT_LOCK, DraftVersionRepository
+from plmail.mail.repos.draft_versions import DRAFT_LOCK, RETIRED_STATES, DraftVersionRepository
 from plmail.mail.repos.submissions import SubmissionRepository
 from plmail.mail.settle import settle_deleted
 
@@ -173,9 +173,10 @@ class DraftService:
     async def submitting(self, message_id: int) -> AsyncIterator[None]:
         """Held while a version is submitted: a version another window replaced, or that was sent or discarded,
         is refused rather than sent beside the draft that replaced it."""
-        lineage = await self.versions.lineage_of(message_id)
+        lineage = await self.versions.lineage_of(message_id)  # the lock is per composition: its lineage first
         async with self._composition(lineage):
-            if lineage is not None and await self.versions.state_of(message_id) in (SUPERSEDED, SENT, DESTROYED):
+            # read under the lock: another window may have replaced this version while we waited for it
+            if lineage is not None and await self.versions.state_of(message_id) in RETIRED_STATES:
                 raise NotFoundError("This draft was changed in another window (or sent or discarded there) since "
                                     "this version was saved, so it was not sent. Open the draft again to send what "
                                     "it says now.")
