@@ -98,7 +98,7 @@ def spare_cpu(load: float | None = None, cpus: int | None = None) -> bool:
     average, `cpus`: the CPUs this process may run on; both read from the system when not given).
 
     The child costs about a fifth more CPU in all (pickling both ways) to take the parse off the importing process,
-    so it pays only while a second CPU has room. Measured on 2 cores: a quarter faster at load 1, 4-14 % faster at
+    so it pays only while a second CPU has room. Measured on 2 cores: 10-25 % faster at load 1, 4-14 % faster at
     load 6, about 20 % slower at load 8-9; one CPU has no second to give."""
     if cpus is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -128,8 +128,8 @@ class ParserProcess:
         self.started = 0  # children started so far (for tests and logs)
 
     def wanted(self) -> bool:
-        """Whether the next page should be parsed here (asked per page, so a machine that gets busy mid-import
-        parses in the importing process until it has room again)."""
+        """Whether the next page goes to the child (asked per page, so a machine that gets busy mid-import parses
+        in the importing process until it has room again)."""
         return self.when is None or self.when()
 
     async def parse(self, jobs: Sequence[ParseJob]) -> list[ParseResult]:
