@@ -2,9 +2,8 @@
 
 Parsing uses the `compat32` policy (with raw 8-bit headers read as text, `charsets.READING_POLICY`):
 `policy.default` builds header objects for every header and is about 14 times slower, which alone would make
-ingest slower than notmuch. Display headers are
-decoded on demand with `decode_words`, and every step tolerates broken input: a message always
-parses to something.
+ingest slower than notmuch. Display headers are decoded on demand with `decode_words`, and every step tolerates
+broken input: a message always parses to something.
 """
 
 from __future__ import annotations
@@ -83,10 +82,11 @@ def _addresses(values: list[str]) -> tuple[Address, ...]:
 
 
 def _raw_headers(msg: Message) -> dict[str, HeaderValue]:
+    """The headers as stored; their values come already read as text (READING_POLICY), their names raw."""
     headers: dict[str, HeaderValue] = {}
     for key, value in msg.items():
         name = storable(repair_surrogates(str(key)))
-        text = storable(repair_surrogates(str(value)))
+        text = storable(str(value))
         existing = headers.get(name)
         if existing is None:
             headers[name] = text

@@ -81,7 +81,7 @@ def _header_pairs(part: Message) -> list[list[str]]:
     pairs: list[list[str]] = []
     used = 0
     for name, value in part.items():
-        text = storable(repair_surrogates(str(value)))
+        text = storable(str(value))  # already read as text: the tree is read from READING_POLICY's parse
         used += len(name) + len(text)
         if used > MAX_HEADER_CHARS:
             break
