@@ -23,6 +23,8 @@ from plmail.calendar.proposals.vocabulary import (
 from plmail.calendar.proposals.zones import Zone, zone_after
 
 _DAY = 24 * 60
+# An hour before this, written without am/pm or a part of the day, is the afternoon (see resolve_hour).
+AFTERNOON_BEFORE = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,11 +559,11 @@ def resolve_hour(clock: ClockMention, part: DayPart | None, *, german: bool = Fa
     """The 24-hour hour, or None when the writing leaves it open ("um 3" is 03:00 or 15:00).
 
     Without a part of day, 7 to 12 read as written (the 24-hour convention of German mail, and English
-    "9:00" or "10 o'clock"); 1 to 6 are as likely afternoon as night, so they need a part or am/pm, and so
-    does a bare English "at 8", which is a dinner as often as a meeting. One exception: a clock reading
-    of 5 or 6 written the German way ("6:30 Uhr", or "6:38" in German mail) is the morning, since an
-    evening there is written 17 or 18 and 05:xx-06:xx is when early trains, flights and shifts leave;
-    a 3 or 4 at night is no time for an appointment, so "um 3:30" may mean the afternoon and stays open.
+    "9:00" or "10 o'clock"); a bare English "at 8" is a dinner as often as a meeting and stays open, and
+    so does a 6. An hour before six is the afternoon ("Freitag um 3", "Friday at 5"), as Thunderbird's
+    calExtract reads it: a time in the night is written with am or a part of the day. One exception: a
+    clock reading of 5 or 6 written the German way ("5:30 Uhr", or "6:38" in German mail) is the morning,
+    since an evening there is written 17 or 18 and 05:xx-06:xx is when early trains, flights and shifts leave.
     """
     hour = clock.hour
     if clock.fixed:
@@ -576,7 +578,11 @@ def resolve_hour(clock: ClockMention, part: DayPart | None, *, german: bool = Fa
         return hour if consistent else None
     if part is None:
         early = hour in (5, 6) and (clock.uhr or (german and clock.minutes_written))
-        return hour if (7 <= hour <= 12 or early) and (clock.morning_default or hour == 12) else None
+        if early:
+            return hour
+        if 1 <= hour < AFTERNOON_BEFORE:
+            return hour + 12
+        return hour if 7 <= hour <= 12 and (clock.morning_default or hour == 12) else None
     if part is DayPart.MORNING:
         return hour if hour <= 11 else None
     if part is DayPart.NOON:

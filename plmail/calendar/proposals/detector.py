@@ -90,10 +90,10 @@ def _span(item: DayMention | ClockMention | PartMention | DurationMention) -> tu
 class DeterministicDateDetector:
     """Rules over German and English sentences, precision first: an unclear reading is no reading.
 
-    A wrong proposal costs more than a missed one, so ambiguity refuses: an hour from 1 to 6 without
-    am/pm or a part of the day (a German "6:30 Uhr" excepted), "next Thursday" inside the current week,
-    a D/M date that is impossible in the user's order, two times competing for one day, a date next
-    to a price or a phone number. A relative day or a weekday
+    A wrong proposal costs more than a missed one, so ambiguity refuses: a bare 6, 7 or 8 that may be
+    the evening (see resolve_hour), "next Thursday" inside the current week, a D/M date that is
+    impossible in the user's order, two times competing for one day, a date next to a price or a phone
+    number. A relative day or a weekday
     alone names no appointment ("Angebot endet Freitag!"); it needs a time. What the sentence writes
     beside its start is kept: the end of a range ("14–16 Uhr", "zwischen 14 und 16 Uhr") or a length,
     and the place it names.

@@ -118,12 +118,8 @@ def test_shapes(text: str, start: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "Freitag um 3",  # 03:00 or 15:00
-        "Friday at 5",
-        "Freitag um 3 Uhr",
         "nächsten Mittwoch um 14 Uhr",  # said on a Monday: this week's or next week's
         "letzten Freitag um 14 Uhr",
-        "Freitag zwischen 3 und 4 Uhr",  # 03:00 or 15:00
         "in der letzten Woche am Donnerstag um 16 Uhr",  # not the coming Thursday
         "Freitag bis 14 Uhr",
         "Friday by 2pm",
@@ -131,7 +127,6 @@ def test_shapes(text: str, start: str) -> None:
         "Freitag um 14 Uhr IST",  # a zone we cannot resolve
         "Friday at 9am EST",  # New York is on EDT in August: which one was meant?
         "Freitag um 14:30:17",
-        "Freitag halb 3",
         "Montag um 14 Uhr",  # written on a Monday: today, or a week on?
     ],
 )

@@ -107,12 +107,8 @@ def test_shapes(language: Locale, text: str, start: str) -> None:
 @pytest.mark.parametrize(
     ("language", "text"),
     [
-        (DE, "Freitag um halb 3"),  # 02:30 or 14:30
-        (DE, "Mittwoch um ein Uhr"),  # 01:00 or 13:00
-        (DE, "Freitag um 3:30"),  # a 3 at night is no time for an appointment, so it may be the afternoon
         (EN, "Friday at 6:30"),  # English: 06:30 or 18:30
         (EN, "Friday at quarter past ten"),  # an English "at 10" says neither morning nor evening
-        (EN, "quarter to 5 on Friday"),
         (DE, "Freitag, 5 vor 12!"),  # an idiom, not 11:55
         (DE, "Am Freitag kommen etwa 8 Teilnehmer."),  # a count of people
         (DE, "Freitag 2030"),  # a year as often as a time
@@ -129,7 +125,6 @@ def test_shapes(language: Locale, text: str, start: str) -> None:
         (EN, "Friday the 8th at 10am?"),  # the 8th is a Saturday: which did the writer mean?
         (EN, "Wed 5 at 10am"),  # a bare number after a weekday is no day of the month
         (DE, "Lieferung in 3 Tagen."),  # a relative day needs a time
-        (DE, "Freitag zwischen 3 und 4 Uhr"),  # 03:00 or 15:00
         (DE, "Freitag um 9 oder 10 Uhr"),
     ],
 )

@@ -92,11 +92,9 @@ def test_without_a_written_end_the_end_is_the_default_hour_and_says_so() -> None
         (DE, "Ausstellung vom 1.9. 10 Uhr bis 30.10. 18 Uhr"),  # a season, not an event
         (DE, "Ausstellung vom 1.9.2026 10 Uhr bis 30.10.2026 18 Uhr"),
         (DE, "Freitag bis 14 Uhr"),  # an open end
-        (DE, "Freitag zwischen 2 und 4"),  # 02:00 or 14:00: no part of the day, no am/pm
-        (EN, "Friday between 2 and 4"),
         (DE, "Freitag um 9 und 11 Uhr"),  # two times to choose from, not two ends
         (EN, "Friday at 9 and 11"),
-        (EN, "Thursday after 2 but before 4"),  # 02:00 or 14:00
+        (EN, "Thursday after 2 but before 4"),  # two bare numbers after "after" are not read as hours
         (EN, "Friday 5-6"),  # numbers, or hours at night or in the afternoon
         (EN, "Friday 5-6 people in the evening"),  # a count
         (DE, "am Donnerstag nach 9:30"),  # an open start

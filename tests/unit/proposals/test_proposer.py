@@ -177,7 +177,7 @@ def test_a_later_detector_is_asked_only_about_what_earlier_ones_could_not_read()
     proposer = EventProposer([DeterministicDateDetector(), later])
     assert proposer.decide(BASELINE).proposals[0].detector == "deterministic"
     assert later.calls == 0
-    decision = proposer.decide(with_(body_text="Wie wäre es Freitag um 3?"))
+    decision = proposer.decide(with_(body_text="Wie wäre es Freitag um 6?"))
     assert later.calls == 1
     assert decision.proposals[0].detector == "model"
 

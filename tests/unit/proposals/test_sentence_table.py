@@ -165,7 +165,7 @@ ROWS: list[Row] = [
     Row(DE, "Gestern um 15 Uhr hatten wir ein Gespräch.", None),
     Row(DE, "Ich kann am Dienstag um 10 Uhr leider nicht.", None),
     Row(DE, "Montag oder Dienstag um 14 Uhr?", None),
-    Row(DE, "Am Freitag um 3?", None),
+    Row(DE, "Am Freitag um 3?", "2026-08-07T15:00", "2026-08-07T16:00"),  # an hour before six is the afternoon
     Row(DE, "Guten Morgen!", None),
     Row(DE, "Ihre Bestellung vom 12.07. wurde versandt.", None),
     Row(DE, "Von 4.8. bis 8.8. bin ich im Urlaub.", None),
@@ -178,7 +178,7 @@ ROWS: list[Row] = [
     Row(EN, "Thanks for the meeting on August 1st at 10am.", None),
     Row(EN, "Every Monday at 9am we have standup.", None),
     Row(EN, "I was born on 4 August 1990.", None),
-    Row(EN, "Call me at 3 tomorrow.", None),
+    Row(EN, "Call me at 3 tomorrow.", "2026-08-04T15:00", "2026-08-04T16:00"),
     Row(EN, "Dinner on Friday at 8?", None),  # 08:00 or 20:00: an English "at 8" does not say
     Row(EN, "We met yesterday at 2pm.", None),
     Row(EN, "The next day, Aug. 13, there was another warning at 9:00.", None),  # which year? a report
