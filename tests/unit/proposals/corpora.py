@@ -118,6 +118,8 @@ WRONG_GOLD: dict[tuple[str, str, str], str] = {
      "2018-06-19T00:00"): "gold puts PT at UTC-8 on 20 June; Pacific time is then PDT, UTC-7",
     ("recognizers", "Cortana, schedule 30 minutes next Tuesday around 3pm pacific for us to Skype.",
      "2018-06-19T00:00"): "gold puts pacific at UTC-8 on 26 June; Pacific time is then PDT, UTC-7",
+    ("recognizers", "Cortana please set up a call today for 10 minutes and also set up a 30 minute call Wednesday "
+     "at 7 PM Eastern.", "2018-06-19T00:00"): "gold puts Eastern at UTC-5 on 20 June; Eastern time is then EDT, UTC-4",
     ("recognizers", "Book a meeting for Monday 21 between 9:30 and 3:00 pm PST.",
      "2019-02-27T00:00"): "gold starts 9:30 UTC; the text says PST, UTC-8 (its ComplexCalendar twin: 17:30 UTC)",
     ("recognizers", "book my time for swimming every Tuesday and Thursday 19:00 - 21:00.",

@@ -277,20 +277,43 @@ def test_the_same_numeric_dates_with_their_full_year_are_offered(
 
 
 @pytest.mark.parametrize(
-    ("language", "text"),
+    ("language", "text", "start"),
     [
-        # A zone named by its place or region is not the user's: read in the user's zone it would be hours off.
-        (EN, "Friday at 12PM Singapore time?"),
-        (EN, "Friday at 5pm New York time?"),
-        (EN, "Wednesday at 7 PM Eastern."),
-        (EN, "Can we talk next Tuesday around 3pm pacific?"),
-        (EN, "Skype next Tuesday around 3pm pacific for us?"),
-        (EN, "Friday at 5pm central time for us?"),
-        (DE, "Freitag um 14 Uhr New Yorker Zeit?"),
-        (DE, "Freitag um 14 Uhr Londoner Zeit?"),
+        # A zone named by its place or region is that place's clock, summer time included (IANA's zones), shown
+        # in the user's (Berlin, UTC+2 in August): Singapore is UTC+8, New York UTC-4, Chicago UTC-5, Los
+        # Angeles UTC-7, London UTC+1.
+        (EN, "Friday at 12PM Singapore time?", "2026-08-07 06:00"),
+        (EN, "Friday at 5pm New York time?", "2026-08-07 23:00"),
+        (EN, "Wednesday at 7 PM Eastern.", "2026-08-06 01:00"),
+        (EN, "Can we talk Thursday around 3pm pacific?", "2026-08-07 00:00"),
+        (EN, "Friday at 9am Pacific Time", "2026-08-07 18:00"),
+        (EN, "Friday at 5pm central time for us?", "2026-08-08 00:00"),
+        (EN, "Friday 3pm (London time)", "2026-08-07 16:00"),
+        (EN, "Friday at seven p m Pacific", "2026-08-08 04:00"),
+        (DE, "Freitag um 14 Uhr New Yorker Zeit?", "2026-08-07 20:00"),
+        (DE, "Freitag um 14 Uhr Londoner Zeit?", "2026-08-07 15:00"),
+        (DE, "Freitag um 14 Uhr Singapur-Zeit?", "2026-08-07 08:00"),
     ],
 )
-def test_a_time_in_a_zone_named_by_its_place_is_refused(language: Locale, text: str) -> None:
+def test_a_time_in_a_zone_named_by_its_place_is_read_in_that_place(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # A place we do not know, or a "local time" that does not say whose: read in the user's zone it would be
+        # hours off.
+        (EN, "Friday at 5pm Mars time?"),
+        (DE, "Freitag um 14 Uhr Kabuler Zeit?"),
+        (DE, "Freitag um 14 Uhr Kabul-Zeit?"),
+        (EN, "Friday at 2pm local time"),
+        (EN, "Friday at 3pm your time"),
+        (DE, "Freitag um 14 Uhr Ortszeit"),
+        (DE, "Freitag um 14 Uhr Ihrer Zeit"),
+    ],
+)
+def test_a_time_in_a_zone_we_cannot_place_is_refused(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
 
 
@@ -386,7 +409,6 @@ def test_spoken_english_times_and_ordinal_days(text: str, start: str) -> None:
         "Please reply by nine thirty on Friday",  # a deadline
         "we march fifth avenue at 9am",  # a walk: no time right after "march fifth"
         "you may first check at 9am",  # "may first" is a verb
-        "Friday at seven p m Pacific",  # a zone by its name
     ],
 )
 def test_spoken_english_times_still_refused(text: str) -> None:
