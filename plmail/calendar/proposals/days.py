@@ -191,6 +191,14 @@ _ORDINAL_AFTER = re.compile(
     rf"(?![\d{LETTER}]|\.\d)",
     re.IGNORECASE,
 )
+# "Friday 23 at 4": a bare number after a weekday is its day of the month only where it can be no hour (13 to 31)
+# and no time, range or count follows; "Wed 5 at 10am" stays a weekday and a stray number.
+_BARE_DAY_AFTER = re.compile(
+    rf",?\s+(?P<d>1[3-9]|2\d|3[01])(?![\d{LETTER}]|\.\d|\s*(?:[:\-–/%€$]|h\b|uhr|o'?clock|[ap]\.?\s?m\b|bis\b|to\b"
+    r"|until\b|till\b|and\b|und\b|or\b|oder\b|people|persons|personen|leute|gäste|guests|minutes|minuten|hours"
+    r"|stunden|mal\b|times\b))",
+    re.IGNORECASE,
+)
 # An abbreviated weekday is a day only before a time or a day of the month ("Thu at 8 am", "Fr um 16:25 Uhr",
 # "Wed 31th"), written with its capital where it is also a word ("Sat", "Sun", "Mon"; never German "so"), and
 # not as the end of a span ("Mo-Fr 9-17 Uhr").
@@ -455,6 +463,12 @@ def _weekday_mention(
 ) -> DayMention:
     """A weekday, or with a day of the month after it ("Friday the 26th") the date both agree on."""
     ordinal = _ORDINAL_AFTER.match(sentence, m.end())
+    past = past_tense or modifier.lower().startswith(("last", "letzte", "vergangene", "previous"))
+    bare = _BARE_DAY_AFTER.match(sentence, m.end()) if ordinal is None else None
+    # Only where both agree: a Friday that is no 23rd leaves the number to mean something else.
+    day_of_month = _day_of_month(int(bare["d"]), target, reference, past) if bare is not None else None
+    if day_of_month is not None and bare is not None:
+        return DayMention(m.start(), bare.end(), DayKind.EXPLICIT, day_of_month, part, needs_clock=True)
     if ordinal is None:
         span = (m.start(), m.end())
         day = _weekday_day(target, modifier, next_week, sentence, span, reference, relative_refused)
@@ -465,7 +479,6 @@ def _weekday_mention(
             if_passed = reference + timedelta(days=7)
         return DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part, if_passed=if_passed)
     number = int(ordinal["d2"]) if ordinal["d2"] else _day_number(ordinal)
-    past = past_tense or modifier.lower().startswith(("last", "letzte", "vergangene", "previous"))
     day = _day_of_month(number, target, reference, past)
     # An abbreviation is a day only beside a time: "Wed 31th" alone says too little to be an all-day matter.
     return DayMention(m.start(), ordinal.end(), DayKind.EXPLICIT, day, part, needs_clock=abbreviated)

@@ -619,3 +619,39 @@ def test_a_time_before_its_date(language: Locale, text: str, start: str) -> None
 )
 def test_a_time_before_its_date_refusals(language: Locale, text: str) -> None:
     assert starts(text, language, TUESDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A weekday and a bare number that can be no hour (13 to 31): the day of the month that is that weekday.
+        # 14 August 2026 is a Friday, 21 August too.
+        (EN, "Let's meet Friday 14 at 10am", "2026-08-14 10:00"),
+        (EN, "i'll go back friday 14 at 4", "2026-08-14 16:00"),
+        (EN, "Friday 21, 4pm?", "2026-08-21 16:00"),
+        (EN, "Fri 14 at 3pm", "2026-08-14 15:00"),
+        (DE, "Freitag 14 um 16 Uhr?", "2026-08-14 16:00"),
+        # Not a day of the month: an hour, a range of hours, a count.
+        (DE, "Freitag 23 Uhr", "2026-08-07 23:00"),
+        (DE, "Freitag 20 bis 22 Uhr", "2026-08-07 20:00"),
+        (EN, "Friday 14:00", "2026-08-07 14:00"),
+        (EN, "Friday 14 people at 5pm", "2026-08-07 17:00"),
+    ],
+)
+def test_a_weekday_with_a_bare_day_of_the_month(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Friday 15 at 10am"),  # 15 August 2026 is a Saturday: which did the writer mean?
+        (DE, "Freitag 15 um 10 Uhr"),
+        (EN, "Wed 5 at 10am"),  # 5 may be an hour
+        (EN, "Friday 14 alone"),  # a day of the month with no time is no appointment
+    ],
+)
+def test_a_weekday_with_a_bare_number_that_does_not_agree_or_says_too_little_is_refused(
+    language: Locale, text: str
+) -> None:
+    assert starts(text, language, MONDAY) == []
