@@ -239,6 +239,8 @@ def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | Non
 
 def _range(a: _Read, b: _Read) -> tuple[int, int, bool, timedelta] | None:
     """Carry am/pm from the end to the start ("2-4pm", "8-9am"); the length survives a later shift."""
+    if b.meridiem == "am" and b.hour == 0 and a.meridiem != "pm" and 0 < a.hour < 12:
+        b = replace(b, hour=12)  # "10am-12am" ends at noon: a morning that runs to midnight is no appointment
     hour, fixed = a.hour, a.fixed
     if not a.fixed and b.fixed and not b.meridiem and a.hour < b.hour < a.hour + 12:
         fixed = True  # "6:10 - 13:35", "9-17 Uhr": a start twelve hours later would come after the end

@@ -655,3 +655,18 @@ def test_a_weekday_with_a_bare_number_that_does_not_agree_or_says_too_little_is_
     language: Locale, text: str
 ) -> None:
     assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # "12am" after a morning start is written for noon: a morning that runs to midnight is no appointment.
+        ("book me a meeting room tomorrow from 10am-12am", "2026-08-04 10:00", "2026-08-04 12:00"),
+        ("Friday 10-12am", "2026-08-07 10:00", "2026-08-07 12:00"),
+        ("Friday from 9am to 12am", "2026-08-07 09:00", "2026-08-07 12:00"),
+        # After an evening start it is midnight, as written.
+        ("Friday 11pm-12am", "2026-08-07 23:00", "2026-08-08 00:00"),
+    ],
+)
+def test_twelve_am_ending_a_morning_is_noon(text: str, start: str, end: str) -> None:
+    assert read(text, EN, MONDAY) == [(start, end)]
