@@ -216,11 +216,19 @@ class FolderIngest:
         facts = await self.pipeline.accounts.facts(account_id)
         if facts is None:
             return set()
+        # The Gmail rows first: most users have none, and reading every message's addresses cost the import
+        # about a tenth of its own CPU.
+        gmail_rows = await self.messages.gmail_copies(
+            facts.user_id, sorted({i.parsed.message_id for _, i in parsed if i.parsed.message_id}))
+        if not gmail_rows:
+            return set()
+        copied = {copy.rfc_message_id for copy in gmail_rows}
         mine = {ingested.parsed.message_id: (message, ingested) for message, ingested in parsed
-                if ingested.parsed.message_id and named_addresses(ingested.parsed) & facts.addresses}
+                if ingested.parsed.message_id in copied and named_addresses(ingested.parsed) & facts.addresses}
         chosen: dict[str, GmailCopy] = {}
-        for copy in await self.messages.gmail_copies(facts.user_id, sorted(k for k in mine if k)):
-            if copy.rfc_message_id not in chosen and may_be_claimed(copy.provider_labels):
+        for copy in gmail_rows:
+            if copy.rfc_message_id in mine and copy.rfc_message_id not in chosen and may_be_claimed(
+                    copy.provider_labels):
                 chosen[copy.rfc_message_id] = copy
         if not chosen:
             return set()
