@@ -74,6 +74,10 @@ class SenderAuthentication:
         self.repo = SenderAuthRepository(db)
         self.accounts = AccountRepository(db)
         self.labels = LabelRepository(db)
+        # Accounts whose newest stored Inbox mail taught no receiver, as this process last looked: a page with no
+        # Inbox mail of its own would read those same headers again (in a first import, every page of every
+        # other folder). New Inbox mail in a batch looks again.
+        self._taught_nothing: set[int] = set()
 
     async def facts_with_receivers(self, account: AccountFacts, batch: Sequence[IngestedMessage]) -> AccountFacts:
         """The account as the pipeline judges a batch with: an IMAP account whose receiving server nobody set and
@@ -83,12 +87,16 @@ class SenderAuthentication:
         inbox = (await self.labels.role_ids(account.user_id)).get(LabelRole.INBOX)
         fresh = sorted((m for m in batch if inbox is not None and inbox in m.label_ids and not m.is_draft),
                        key=lambda m: m.occurred_at.timestamp() if m.occurred_at else 0.0, reverse=True)
+        if not fresh and account.id in self._taught_nothing:
+            return account
         sample = [m.parsed.headers for m in fresh[:LEARN_SAMPLE]]
         if len(sample) < LEARN_SAMPLE and inbox is not None:
             sample += await self.repo.newest_inbox_headers(account.id, inbox, LEARN_SAMPLE - len(sample))
         learned = learn_receiver(sample)
         if learned is None:
+            self._taught_nothing.add(account.id)
             return account
+        self._taught_nothing.discard(account.id)
         await self.accounts.set_authserv_ids(account.id, "authserv_ids_learned", [learned])
         return dataclasses.replace(account, authserv_ids_learned=frozenset({learned}))
 

@@ -154,6 +154,30 @@ async def test_a_receiver_is_learned_across_batches_from_the_inbox_mail_already_
         {"mail.home.example"})
 
 
+async def test_pages_of_other_folders_between_do_not_keep_later_inbox_mail_from_teaching(mailbox: Mailbox) -> None:
+    """A first import stores pages of every folder in turn; after an Inbox that taught nothing yet, pages without
+    Inbox mail skip the lookup, and the next Inbox mail still teaches with what is stored."""
+    services = mailbox.services
+    account = await account_rows(services).create(user_id=mailbox.user.id, provider_kind=ProviderKind.IMAP,
+                                                  name="Home", email="reader@home.example")
+    own = "mail.home.example; dkim=pass header.d={d}; dmarc=pass header.from={d}"
+    archive = await services.labels.find_or_create(mailbox.user.id, "Archive 2019")
+
+    def arriving(n: int, *, in_inbox: bool = True) -> IngestedMessage:
+        return mailbox.message(_raw(f"c{n}@x", f"Page {n}", f"friend{n}@site{n}.example",
+                                    own.format(d=f"site{n}.example"), "relay.other.example; spf=pass"),
+                               account_id=account, received_at=BASE_DATE + timedelta(minutes=n),
+                               label_ids=(mailbox.inbox,) if in_inbox else (archive,))
+
+    await services.pipeline.ingest([arriving(0), arriving(1)])  # two agree: too few to learn from
+    for page in range(2, 5):  # the archive's pages: another folder, the same two in the Inbox
+        await services.pipeline.ingest([arriving(page, in_inbox=False)])
+        assert (await services.sender_auth.receiver_settings(mailbox.user.id, account)).learned == frozenset()
+    await services.pipeline.ingest([arriving(5)])  # the third in the Inbox
+    assert (await services.sender_auth.receiver_settings(mailbox.user.id, account)).learned == frozenset(
+        {"mail.home.example"})
+
+
 async def test_a_gmail_account_believes_only_google_and_a_stranger_cannot_read_the_settings(mailbox: Mailbox) -> None:
     services = mailbox.services
     account = await account_rows(services).create(user_id=mailbox.user.id, provider_kind=ProviderKind.GMAIL,
