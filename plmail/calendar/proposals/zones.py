@@ -52,8 +52,9 @@ _PLACE_ZONES = {
     "wien": "Europe/Vienna", "warsaw": "Europe/Warsaw", "warschau": "Europe/Warsaw", "zurich": "Europe/Zurich",
     "zürich": "Europe/Zurich", "zürcher": "Europe/Zurich", "deutsche": "Europe/Berlin", "deutscher": "Europe/Berlin",
 }  # fmt: skip
-_REGION_WORDS = {"eastern": "America/New_York", "central": "America/Chicago", "mountain": "America/Denver",
-                 "pacific": "America/Los_Angeles"}  # fmt: skip
+# The regions spelled out: the zones of "ET", "CT", "MT" and "PT".
+_REGION_WORDS = {"eastern": _REGION_ZONES["et"], "central": _REGION_ZONES["ct"], "mountain": _REGION_ZONES["mt"],
+                 "pacific": _REGION_ZONES["pt"]}  # fmt: skip
 # German writes the place as an adjective: "Londoner Zeit", "New Yorker Zeit".
 _PLACE_ZONE = re.compile(rf"\s*\(?(?P<place>{alternation(_PLACE_ZONES)})(?:er)?[\s-]+(?:time|zeit)\b\)?", re.IGNORECASE)
 # "Eastern", "Pacific time": capitalised, or after am/pm, and not the first word of a place ("Central Station").
