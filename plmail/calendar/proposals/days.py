@@ -465,10 +465,11 @@ def _weekday_mention(
     ordinal = _ORDINAL_AFTER.match(sentence, m.end())
     past = past_tense or modifier.lower().startswith(("last", "letzte", "vergangene", "previous"))
     bare = _BARE_DAY_AFTER.match(sentence, m.end()) if ordinal is None else None
-    # Only where both agree: a Friday that is no 23rd leaves the number to mean something else.
-    day_of_month = _day_of_month(int(bare["d"]), target, reference, past) if bare is not None else None
-    if day_of_month is not None and bare is not None:
-        return DayMention(m.start(), bare.end(), DayKind.EXPLICIT, day_of_month, part, needs_clock=True)
+    if bare is not None:
+        # Only where both agree: a Friday that is no 23rd leaves the number to mean something else.
+        day_of_month = _day_of_month(int(bare["d"]), target, reference, past)
+        if day_of_month is not None:
+            return DayMention(m.start(), bare.end(), DayKind.EXPLICIT, day_of_month, part, needs_clock=True)
     if ordinal is None:
         span = (m.start(), m.end())
         day = _weekday_day(target, modifier, next_week, sentence, span, reference, relative_refused)
