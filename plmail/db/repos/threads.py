@@ -87,18 +87,24 @@ _NEWEST_FIRST = "coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DES
 # The subject comes from the side of a merge that holds the replied-to message: the oldest message of the
 # thread that replies to no other message in it (its root), not simply the oldest, whose date may be a
 # replier's wrong clock. A thread whose every message replies to another falls back to the oldest.
+# The replies are found with one hash join of the thread's references against its Message-IDs, so a long
+# thread costs its length, not its length squared as comparing each message with every other's ids did.
 _RECOMPUTE = f"""
-WITH own_ids AS (
-    SELECT m.thread_id, array_agg(m.rfc_message_id) FILTER (WHERE m.rfc_message_id IS NOT NULL) AS ids
+WITH members AS MATERIALIZED (
+    SELECT m.id, m.thread_id, m.subject, m.rfc_message_id, m.in_reply_to || m.thread_references AS refs,
+           coalesce(m.sent_at, m.received_at, m.created_at) AS written_at
       FROM message m
      WHERE m.thread_id = ANY($1::bigint[])
-     GROUP BY m.thread_id
+), refs AS MATERIALIZED (
+    SELECT x.id, x.thread_id, r.ref
+      FROM members x CROSS JOIN LATERAL jsonb_array_elements_text(x.refs) AS r(ref)
+     WHERE r.ref IS DISTINCT FROM x.rfc_message_id
+), replying AS (
+    SELECT DISTINCT f.id FROM refs f JOIN members p ON p.thread_id = f.thread_id AND p.rfc_message_id = f.ref
 ), roots AS (
-    SELECT DISTINCT ON (m.thread_id) m.thread_id, m.subject
-      FROM message m JOIN own_ids o ON o.thread_id = m.thread_id
-     ORDER BY m.thread_id,
-              coalesce((m.in_reply_to || m.thread_references) ?| array_remove(o.ids, m.rfc_message_id), false),
-              coalesce(m.sent_at, m.received_at, m.created_at), m.id
+    SELECT DISTINCT ON (x.thread_id) x.thread_id, x.subject
+      FROM members x LEFT JOIN replying y ON y.id = x.id
+     ORDER BY x.thread_id, y.id IS NOT NULL, x.written_at, x.id
 ), stats AS (
     SELECT m.thread_id,
            count(*) AS n,
