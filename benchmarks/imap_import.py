@@ -7,7 +7,9 @@ Usage: .venv/bin/python benchmarks/imap_import.py [--messages 10000] [--repeat 3
 Needs `mbsync` (Debian: isync) and `notmuch`; it says so and stops when they are missing.
 
 The mail is generated (`generate()`: small personal mail) or, with --real, the SpamAssassin public corpus from
-../shared/corpus (6,046 real messages, cycled with fresh Message-IDs when more are asked for), spread over
+../shared/corpus (6,046 real messages, cycled when more are asked for: each copy with Message-IDs, references and
+a subject of its own, so its conversations are as long as the corpus's; --copies-join-originals keeps the
+originals' references and subjects, as before 2026-12-07, and every copy of a reply joins the original's), spread over
 --folders folders in turn. A private Dovecot gets the messages as Maildir files; then, per repeat, with a fresh
 PostgreSQL cluster (plmail's embedded settings, fsync on) and a fresh Maildir for mbsync:
   mbsync        `mbsync -a` pulls every folder into a Maildir (isync's defaults: fsync on), then `notmuch new`
@@ -107,11 +109,30 @@ def generate(count: int, seed: int = 11) -> list[bytes]:
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "spamassassin-public-corpus"
 FOLDERS = ("INBOX", "Lists", "Newsletters", "Later")
 _MESSAGE_ID = re.compile(rb"^(Message-ID:[ \t]*<)", re.IGNORECASE | re.MULTILINE)
+# The header fields that name other messages, with their folded lines, and the ids in them.
+_REFERRING = re.compile(rb"^(?:In-Reply-To|References):[^\n]*(?:\n[ \t][^\n]*)*", re.IGNORECASE | re.MULTILINE)
+_ID_OPENER = re.compile(rb"<(?=[^<>\s]+@)")
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+_SUBJECT_LINE = re.compile(rb"^(Subject:[^\r\n]*)", re.IGNORECASE | re.MULTILINE)
 
 
-def real_mail(count: int) -> list[bytes]:
-    """The SpamAssassin corpus's messages as they are; beyond its 6,046 each copy gets a Message-ID of its own
-    (a copy is a new message, not a duplicate the pipeline would fold into the first)."""
+def _copy_of(raw: bytes, copy: int, *, join_originals: bool) -> bytes:
+    """A copy that is a message of its own: a Message-ID of its own and, unless `join_originals`, references and
+    a subject of its copy too, so each copy of a conversation is a conversation like the original, not more
+    replies to the original messages (which grew a thread of 5 to 5 x copies)."""
+    blank = _BLANK_LINE.search(raw)
+    head, body = (raw, b"") if blank is None else (raw[: blank.start()], raw[blank.start() :])
+    tag = b"copy%d." % copy
+    head = _MESSAGE_ID.sub(rb"\g<1>" + tag, head, count=1)
+    if not join_originals:
+        head = _REFERRING.sub(lambda m: _ID_OPENER.sub(b"<" + tag, m[0]), head)
+        head = _SUBJECT_LINE.sub(rb"\g<1> (" + tag[:-1] + b")", head, count=1)
+    return head + body
+
+
+def real_mail(count: int, *, join_originals: bool = False) -> list[bytes]:
+    """The SpamAssassin corpus's messages as they are; beyond its 6,046 each copy is a message of its own
+    (`_copy_of`; a copy is a new message, not a duplicate the pipeline would fold into the first)."""
     originals: list[bytes] = []
     for archive in sorted(CORPUS.glob("*.tar.gz")):
         with tarfile.open(archive) as tar:
@@ -124,7 +145,7 @@ def real_mail(count: int) -> list[bytes]:
     out: list[bytes] = []
     for n in range(count):
         raw, copy = originals[n % len(originals)], n // len(originals)
-        out.append(_MESSAGE_ID.sub(rb"\g<1>copy%d." % copy, raw, count=1) if copy else raw)
+        out.append(_copy_of(raw, copy, join_originals=join_originals) if copy else raw)
     return out
 
 
@@ -324,6 +345,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-workers", action="store_true", help="measure only the foreground import")
     parser.add_argument("--real", action="store_true", help="the SpamAssassin corpus instead of generated mail")
+    parser.add_argument("--copies-join-originals", action="store_true",
+                        help="with --real beyond 6,046: copies keep the originals' references and subjects, so each "
+                             "copy of a reply joins the original conversation (the scheme before 2026-12-07)")
     parser.add_argument("--parse-process", choices=("auto", "true", "false"), default="auto",
                         help="PLMAIL_PARSE_PROCESS: parse the pages read ahead in a child process always (true), "
                              "never (false) or, as plmail does by default, while the machine has a CPU to spare")
@@ -342,7 +366,10 @@ def main() -> None:
     server = DovecotServer(base / "dovecot").start()
     rows: list[tuple[float, float, float | None, float | None]] = []
     try:
-        messages = real_mail(args.messages) if args.real else generate(args.messages)
+        if args.real:
+            messages = real_mail(args.messages, join_originals=args.copies_join_originals)
+        else:
+            messages = generate(args.messages)
         mail = server.add_user("bench")
         folders = FOLDERS[:args.folders]
         for index, folder in enumerate(folders):
