@@ -334,8 +334,10 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
             hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
         zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
+        # As for "at 10": "at half past ten" is the morning unless the sentence is about an evening.
+        morning_default = prefix not in ("at", "@") or (9 <= hour % 24 <= 11 and not _EVENING_OCCASION.search(sentence))
         yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
-                           refused=refused, morning_default=prefix not in ("at", "@"))
+                           refused=refused, morning_default=morning_default)
 
 
 def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:

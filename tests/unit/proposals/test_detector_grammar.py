@@ -108,7 +108,7 @@ def test_shapes(language: Locale, text: str, start: str) -> None:
     ("language", "text"),
     [
         (EN, "Friday at 6:30"),  # English: 06:30 or 18:30
-        (EN, "Friday at quarter past ten"),  # an English "at 10" says neither morning nor evening
+        (EN, "Friday at quarter past eight"),  # an English "at 8" says neither morning nor evening
         (DE, "Freitag, 5 vor 12!"),  # an idiom, not 11:55
         (DE, "Am Freitag kommen etwa 8 Teilnehmer."),  # a count of people
         (DE, "Freitag 2030"),  # a year as often as a time

@@ -670,3 +670,31 @@ def test_a_weekday_with_a_bare_number_that_does_not_agree_or_says_too_little_is_
 )
 def test_twelve_am_ending_a_morning_is_noon(text: str, start: str, end: str) -> None:
     assert read(text, EN, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A clock phrase after "at" reads as "at 10:30" does: nine to eleven is the morning.
+        (EN, "See you tomorrow at half past ten", "2026-08-04 10:30"),
+        (EN, "Call on Friday at a quarter past eleven?", "2026-08-07 11:15"),
+        (EN, "Tomorrow at quarter to ten works for me.", "2026-08-04 09:45"),
+        # "um" never left it open: German phrases stay as they were.
+        (DE, "Morgen um Viertel nach zehn?", "2026-08-04 10:15"),
+        (DE, "Morgen um halb neun?", "2026-08-04 08:30"),
+    ],
+)
+def test_a_clock_phrase_after_at_reads_like_its_digits(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dinner tomorrow at half past nine?",  # an evening occasion: 09:30 or 21:30
+        "Tomorrow at quarter past eight?",  # 08:15 or 20:15, as "at 8" is
+        "Drinks on Friday at half past seven",
+    ],
+)
+def test_a_clock_phrase_after_at_that_may_be_the_evening_stays_refused(text: str) -> None:
+    assert read(text, EN, MONDAY) == []
