@@ -169,6 +169,13 @@ _EVENING_OCCASION = re.compile(
     r"|abendessen|party|konzert|kino|theater|kneipe|bier|feier)\b",
     re.IGNORECASE,
 )
+
+def _morning_after_at(hour: int, sentence: str) -> bool:
+    """English "at 9" to "at 11", in digits, words or a phrase, is the morning unless the sentence is about an
+    evening ("dinner tomorrow at 9"); "at 6" to "at 8" is breakfast as often as dinner."""
+    return 9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None
+
+
 _ENGLISH_APPROX = frozenset({"around", "about", "approx", "approx.", "approximately"})
 _PART = re.compile(
     rf"(?<![{LETTER}])(?<!guten\s)(?<!gute\s)(?<!good\s)(?:(?:am|in\s+the|at)\s+)?"
@@ -334,8 +341,7 @@ def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
             hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
         zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
         refused = _refused(sentence, m, zone)
-        # As for "at 10": "at half past ten" is the morning unless the sentence is about an evening.
-        morning_default = prefix not in ("at", "@") or (9 <= hour % 24 <= 11 and not _EVENING_OCCASION.search(sentence))
+        morning_default = prefix not in ("at", "@") or _morning_after_at(hour % 24, sentence)
         yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
                            refused=refused, morning_default=morning_default)
 
@@ -353,7 +359,7 @@ def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cloc
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
         zone, end = zone_after(sentence, m.end(), bool(meridiem))
         # As for "at 8": "at seven thirty" is dinner as often as breakfast; "at nine thirty" the morning.
-        morning_default = not prefix or (9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None)
+        morning_default = not prefix or _morning_after_at(hour, sentence)
         yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
                            refused=_refused(sentence, m, zone), morning_default=morning_default,
                            adjacent_any_day=not (prefix or meridiem), minutes_written=True)
@@ -487,12 +493,10 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
             if not (bare or approximate or before_day):
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
-        # "at 9" to "at 11" is the morning unless the sentence is about an evening ("dinner tomorrow at 9").
         zone, end = zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
-        morning_default = read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX) or (
-            9 <= read.hour <= 11 and _EVENING_OCCASION.search(sentence) is None
-        ) or zone.zone is not None
+        morning_default = (read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX)
+                           or _morning_after_at(read.hour, sentence) or zone.zone is not None)
         refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
                            adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
