@@ -88,11 +88,13 @@ _NEWEST_FIRST = "coalesce(m.received_at, m.sent_at, m.created_at) DESC, m.id DES
 # thread that replies to no other message in it (its root), not simply the oldest, whose date may be a
 # replier's wrong clock. A thread whose every message replies to another falls back to the oldest.
 # The replies are found with one hash join of the thread's references against its Message-IDs, so a long
-# thread costs its length, not its length squared as comparing each message with every other's ids did.
+# thread costs its length, not its length squared as comparing each message with every other's ids did. The
+# thread's messages are read once, for the root and the counts alike.
 _RECOMPUTE = f"""
 WITH members AS MATERIALIZED (
     SELECT m.id, m.thread_id, m.subject, m.rfc_message_id, m.in_reply_to || m.thread_references AS refs,
-           coalesce(m.sent_at, m.received_at, m.created_at) AS written_at
+           m.sent_at, m.received_at, m.created_at, m.seen_at, m.has_attachments, m.starred_at, m.category,
+           m.rule_category, {_DECIDES} AS decides
       FROM message m
      WHERE m.thread_id = ANY($1::bigint[])
 ), refs AS MATERIALIZED (
@@ -104,7 +106,7 @@ WITH members AS MATERIALIZED (
 ), roots AS (
     SELECT DISTINCT ON (x.thread_id) x.thread_id, x.subject
       FROM members x LEFT JOIN replying y ON y.id = x.id
-     ORDER BY x.thread_id, y.id IS NOT NULL, x.written_at, x.id
+     ORDER BY x.thread_id, y.id IS NOT NULL, coalesce(x.sent_at, x.received_at, x.created_at), x.id
 ), stats AS (
     SELECT m.thread_id,
            count(*) AS n,
@@ -112,10 +114,9 @@ WITH members AS MATERIALIZED (
            count(*) FILTER (WHERE m.has_attachments) AS attachments,
            max(m.starred_at) AS starred_at,
            max(coalesce(m.received_at, m.sent_at, m.created_at)) AS last_at,
-           (array_agg(m.category ORDER BY {_NEWEST_FIRST}) FILTER (WHERE {_DECIDES}))[1] AS newest_category,
-           (array_agg(m.rule_category ORDER BY {_NEWEST_FIRST}) FILTER (WHERE {_DECIDES}))[1] AS newest_rule_category
-      FROM message m
-     WHERE m.thread_id = ANY($1::bigint[])
+           (array_agg(m.category ORDER BY {_NEWEST_FIRST}) FILTER (WHERE m.decides))[1] AS newest_category,
+           (array_agg(m.rule_category ORDER BY {_NEWEST_FIRST}) FILTER (WHERE m.decides))[1] AS newest_rule_category
+      FROM members m
      GROUP BY m.thread_id
 ), old AS (
     SELECT t.id, {thread_tab("t")} AS old_tab FROM message_thread t WHERE t.id = ANY($1::bigint[])
