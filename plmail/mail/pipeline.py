@@ -119,10 +119,11 @@ class PostIngestPipeline:
         ids, outside any transaction; hand the result to `ingest` with that batch."""
         return await prepare_ahead(messages, await self.repo.allocate_message_ids(len(messages)))
 
-    async def ingest(self, messages: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None
-                     ) -> PostIngestResult:
+    async def ingest(self, messages: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None,
+                     refetchable: bool = False) -> PostIngestResult:
         """Store, thread and announce a batch; then notify the steps. Returns what was stored. `ahead` holds row
-        fields prepared beforehand (`prepare_ahead`) for some or all of the messages."""
+        fields prepared beforehand (`prepare_ahead`) for some or all of the messages. `refetchable`: a page of an
+        account's history, which the provider still holds; its commit does not wait for the disk (`open_batch`)."""
         groups: dict[int, list[IngestedMessage]] = {}
         for message in messages:
             groups.setdefault(message.account_id, []).append(message)
@@ -147,7 +148,7 @@ class PostIngestPipeline:
         threads_by_account: dict[int, tuple[int, ...]] = {}
         propagate: set[int] = set()
         async with self.db.transaction():
-            await self.repo.open_batch()
+            await self.repo.open_batch(unflushed=refetchable)
             for account_id, batch in groups.items():
                 outcome = await self._ingest_account(
                     facts[account_id], batch, recorder, live=account_id in live_accounts, holding=holding,
@@ -176,21 +177,21 @@ class PostIngestPipeline:
             await self.steps.notify(result)
         return result
 
-    async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None
-                                        ) -> tuple[int, set[str]]:
+    async def ingest_isolating_failures(self, batch: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None,
+                                        refetchable: bool = False) -> tuple[int, set[str]]:
         """(stored, source refs not stored). A batch the pipeline cannot take as a whole is taken one by one,
         so a message that breaks more than itself still costs only itself; each one that fails is noted."""
-        outcome = await self.ingest_each_if_needed(batch, ahead=ahead)
+        outcome = await self.ingest_each_if_needed(batch, ahead=ahead, refetchable=refetchable)
         return outcome.stored, {s.source_ref for s in outcome.skipped}
 
-    async def ingest_each_if_needed(self, batch: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None
-                                    ) -> IsolatedIngest:
+    async def ingest_each_if_needed(self, batch: Sequence[IngestedMessage], *, ahead: PreparedAhead | None = None,
+                                    refetchable: bool = False) -> IsolatedIngest:
         """Ingest the batch; when it fails as a whole, one message at a time, noting each that fails. Fields
         prepared ahead serve the retries too: the failed batch rolled back, so its ids are still unused."""
         if not batch:
             return IsolatedIngest(0, 0, ())
         try:
-            result = await self.ingest(batch, ahead=ahead)
+            result = await self.ingest(batch, ahead=ahead, refetchable=refetchable)
             return IsolatedIngest(result.stored, result.duplicates, result.skipped)
         except Exception:
             log.exception("a batch of %s messages failed as a whole; storing them one by one", len(batch))
@@ -198,7 +199,7 @@ class PostIngestPipeline:
         skipped: list[SkippedMessage] = []
         for message in batch:
             try:
-                result = await self.ingest([message], ahead=ahead)
+                result = await self.ingest([message], ahead=ahead, refetchable=refetchable)
             except Exception as exc:
                 log.exception("could not store %s of account %s", message.source_ref, message.account_id)
                 reason = f"{type(exc).__name__}: {exc}"

@@ -13,6 +13,7 @@ import email
 import email.policy
 import logging
 import re
+import shutil
 import ssl
 import tempfile
 import threading
@@ -154,6 +155,7 @@ class SmtpServer:
 
     def stop(self) -> None:
         self.controller.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
 
     def reset(self) -> None:
         with self.lock:

@@ -51,16 +51,22 @@ class IngestRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def open_batch(self) -> None:
+    async def open_batch(self, *, unflushed: bool = False) -> None:
         """For the rest of the transaction, let statements keep their plans, and hold the label counts' refreshes
         for `close_batch`. The pool plans every execution afresh (`engine.py`: page queries must see how rare a
         searched word is), and that held for what the triggers and foreign keys run per ingest statement too (label
         counts, `binned`, key checks): measured on a 6,000-message import, re-planning them was a fifth of the
         database's time. A batch's statements are by id and by array, where a kept plan is as good as a fresh one.
         Each statement of a batch fired the count triggers for the same threads; they now refresh once (migration
-        2026-12-07T15:00)."""
+        2026-12-07T15:00).
+
+        `unflushed`: the batch commits without waiting for its WAL to reach the disk (`synchronous_commit` off for
+        this transaction alone). Only for mail the provider still holds: a crash of the database loses at most the
+        last such batches, and with them the progress written after them (the WAL is flushed in order, so any
+        later flushed commit makes them durable), so they are fetched again."""
         await self.db.execute("SELECT set_config('plan_cache_mode', 'auto', true), "
-                              "set_config('plmail.defer_label_counts', 'on', true)")
+                              "set_config('plmail.defer_label_counts', 'on', true)"
+                              + (", set_config('synchronous_commit', 'off', true)" if unflushed else ""))
 
     async def close_batch(self) -> None:
         """Refresh the label counts of every thread the batch touched; called before its transaction commits."""

@@ -161,7 +161,9 @@ class ImapHistoryImporter:
                 listed_at, fetched, parsed = read.listed_at, read.fetched, read.parsed
         if following:
             self._read_ahead(record, folder, _PageKey.of(folder, state.uidvalidity, following))
-        outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed)
+        # The floor is lowered after the page commits: a page lost unflushed in a crash is below the floor again.
+        outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed,
+                                          history=True)
         if outcome.failed:
             # The floor stays above a message that failed, so the next page asks for it again; after its
             # fifth failure it counts as done and the floor moves past it.
