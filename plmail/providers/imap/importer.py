@@ -6,16 +6,19 @@ the ones stored already, so a message that is here is never fetched twice, and a
 is simply asked for again. Folders come in the order a person wants them: Inbox, Sent, Drafts, own
 folders, Archive, Spam, Trash.
 
-While a page is being stored, the next one is read ahead on the account's parked connection, parsed and
-its rows prepared (`plmail.mail.rows`) in the gaps, so the server, the parser and the database work at the
-same time. A page read ahead is used
-only if it is exactly the page the next call would fetch; otherwise it is dropped and fetched as usual.
+While a page is being stored, the next two are read ahead on the account's parked connection, parsed and
+their rows prepared (`plmail.mail.rows`) in the gaps, so the server, the parser and the database work at the
+same time. Two, because reading a page ahead takes about as long as storing one: with one ahead, each page
+waited for the rest of its own read; with two, the parser starts the page after next while the next one waits.
+A page read ahead is used only if it is exactly the page its call would fetch; otherwise it is dropped and
+fetched as usual.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Sequence
@@ -42,6 +45,7 @@ from plmail.providers.imap.session import ImapConnector
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = BATCH_MESSAGES
+PAGES_AHEAD = 2
 READ_AHEAD_SECONDS = 60.0  # a page read ahead and not asked for within this long is dropped
 
 
@@ -110,7 +114,10 @@ class ImapHistoryImporter:
         self.syncer = messages
         self.mailboxes = MailboxRepository(db)
         self.rows = ImapMessageRepository(db)
-        self._ahead: dict[int, _ReadAhead] = {}
+        self._ahead: dict[int, list[_ReadAhead]] = {}  # per account, in the order the pages come
+        # The account's one parked connection serves its page and the pages read ahead, one at a time: without
+        # this, a page asking while a read ahead holds it would sign in a second connection.
+        self._connection: dict[int, asyncio.Lock] = {}
         self._closing = False
 
     async def has_history(self, account_id: int) -> bool:
@@ -130,9 +137,8 @@ class ImapHistoryImporter:
         folder = waiting[0]
         floor = folder.import_floor_uid
         assert floor is not None
-        # The page read ahead holds the account's parked connection until it is done; wait for it.
         ahead = await self._take_ahead(account.id)
-        async with self.connector.session(record) as client:
+        async with self._connection_of(account.id), self.connector.session(record) as client:
             try:
                 state = await _open_folder(client, folder.full_path)
             except ImapProtocolError as exc:
@@ -148,10 +154,10 @@ class ImapHistoryImporter:
             if not candidates:
                 await self.mailboxes.lower_floor(folder.id, 1)
                 return ImportPage(folder=folder.full_path, more=len(waiting) > 1)
-            # Downward: the page is the top of what is left, and the page after it the run below that.
+            # Downward: the page is the top of what is left, and the pages after it the runs below that.
             runs = batches(candidates[::-1], sizes, count=PAGE_SIZE)
             page = sorted(next(runs))
-            following = sorted(next(runs, []))
+            coming = [sorted(run) for run in itertools.islice(runs, PAGES_AHEAD)]
             key = _PageKey.of(folder, state.uidvalidity, page)
             read = ahead.result() if ahead is not None and ahead.key == key else None
             if read is None:
@@ -159,8 +165,7 @@ class ImapHistoryImporter:
                 fetched, parsed = await client.fetch_raw(page), None
             else:
                 listed_at, fetched, parsed = read.listed_at, read.fetched, read.parsed
-        if following:
-            self._read_ahead(record, folder, _PageKey.of(folder, state.uidvalidity, following))
+        self._read_ahead(record, folder, [_PageKey.of(folder, state.uidvalidity, run) for run in coming if run])
         # The floor is lowered after the page commits: a page lost unflushed in a crash is below the floor again.
         outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed,
                                           history=True)
@@ -181,7 +186,7 @@ class ImapHistoryImporter:
         """UIDs under the floor still to import, the server's sizes of the window, and the lowest UID asked
         about. The server is asked about a window under the floor that widens until it holds two pages or
         reaches UID 1: asking about all of the folder's history on every page made each page cost as much as
-        the folder is large."""
+        the folder is large. Enough for this page and the pages read ahead."""
         given_up = await self.rows.given_up_uids(account_id, folder.full_path)
         span = 2 * PAGE_SIZE
         while True:
@@ -189,22 +194,34 @@ class ImapHistoryImporter:
             sizes = await client.sizes_below(floor, low=low)
             skip = await self.rows.stored_uids_between(folder.id, low, floor - 1) | given_up
             candidates = [u for u in sizes if u not in skip]
-            if len(candidates) >= 2 * PAGE_SIZE or low == 1:
+            if len(candidates) >= (1 + PAGES_AHEAD) * PAGE_SIZE or low == 1:
                 return candidates, sizes, low
             span *= 4
 
-    def _read_ahead(self, record: AccountRecord, folder: MailboxRow, key: _PageKey) -> None:
-        if self._closing:
-            return
+    def _connection_of(self, account_id: int) -> asyncio.Lock:
+        return self._connection.setdefault(account_id, asyncio.Lock())
+
+    def _read_ahead(self, record: AccountRecord, folder: MailboxRow, keys: Sequence[_PageKey]) -> None:
+        """Read `keys` ahead, in order: a page already being read ahead is kept, one no longer coming is dropped."""
         self._drop_stale()
-        task = asyncio.create_task(self._read(record, folder, key), name=f"imap-read-ahead-{record.id}")
-        self._ahead[record.id] = _ReadAhead(key, task, time.monotonic())
+        queued = {ahead.key: ahead for ahead in self._ahead.pop(record.id, [])}
+        wanted: list[_ReadAhead] = []
+        for key in keys if not self._closing else ():
+            ahead = queued.pop(key, None)
+            if ahead is None:
+                task = asyncio.create_task(self._read(record, folder, key), name=f"imap-read-ahead-{record.id}")
+                ahead = _ReadAhead(key, task, time.monotonic())
+            wanted.append(ahead)
+        for dropped in queued.values():
+            dropped.task.cancel()
+        if wanted:
+            self._ahead[record.id] = wanted
 
     async def _read(self, record: AccountRecord, folder: MailboxRow, key: _PageKey) -> _ReadPage | None:
         """Fetch and parse a page ahead of its call; any trouble leaves it to the call, which reports it."""
         try:
             listed_at = await self.rows.now()
-            async with self.connector.session(record) as client:
+            async with self._connection_of(record.id), self.connector.session(record) as client:
                 state = await _open_folder(client, key.path)
                 if state.uidvalidity != key.uid_validity:
                     return None
@@ -218,23 +235,32 @@ class ImapHistoryImporter:
         return _ReadPage(fetched, parsed, listed_at)
 
     async def _take_ahead(self, account_id: int) -> _ReadAhead | None:
-        """The account's page read ahead, finished (so the connection it used is parked again)."""
-        ahead = self._ahead.pop(account_id, None)
-        if ahead is not None:
-            await asyncio.wait([ahead.task])
+        """The account's next page read ahead, finished; the pages after it go on being read."""
+        queue = self._ahead.get(account_id)
+        if not queue:
+            return None
+        ahead = queue.pop(0)
+        if not queue:
+            del self._ahead[account_id]
+        await asyncio.wait([ahead.task])
         return ahead
 
     def _drop_stale(self) -> None:
         now = time.monotonic()
-        for account_id, ahead in list(self._ahead.items()):
-            if now - ahead.started > READ_AHEAD_SECONDS:
+        for account_id, queue in list(self._ahead.items()):
+            kept = [ahead for ahead in queue if now - ahead.started <= READ_AHEAD_SECONDS]
+            for ahead in queue:
+                if ahead not in kept:
+                    ahead.task.cancel()
+            if kept:
+                self._ahead[account_id] = kept
+            else:
                 del self._ahead[account_id]
-                ahead.task.cancel()
 
     async def close(self) -> None:
         """Stop reading ahead (at shutdown), before the connections are closed."""
         self._closing = True
-        pending, self._ahead = list(self._ahead.values()), {}
+        pending, self._ahead = [ahead for queue in self._ahead.values() for ahead in queue], {}
         for ahead in pending:
             ahead.task.cancel()
         if pending:

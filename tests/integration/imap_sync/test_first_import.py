@@ -102,3 +102,25 @@ async def test_a_page_read_ahead_is_used_only_if_it_is_still_the_next_page(imap:
     await imap.import_all()
     assert await imap.stored_ids() == imap.server_ids(["INBOX"])
     assert await imap.count() == 179
+
+
+async def test_the_page_after_next_is_read_ahead_too_and_dropped_when_the_server_changed_it(imap: ImapSetup) -> None:
+    """Two pages are read ahead while one is stored; a message expunged from the page after next before its turn
+    must not come back from that early read."""
+    imap.mail.deliver([message(n) for n in range(1, 181)])
+    await imap.sync()
+    first = await imap.import_page()
+    assert first.page.stored == 50  # UIDs 131..180; 81..130 and 31..80 are being read ahead
+    with imap.mail.peer() as peer:
+        peer.store(50, "+FLAGS", "(\\Deleted)")
+        peer.expunge()
+    second = await imap.import_page()
+    assert second.page.stored == 50  # 81..130, as read ahead
+    third = await imap.import_page()
+    assert third.page.stored == 50  # 30..80 without 50: fetched again, not taken from the early read
+    stored = (await imap.stored_ids())["INBOX"]
+    assert "seq-50@plmail.test" not in stored
+    assert {f"seq-{n}@plmail.test" for n in (30, 49, 51, 80, 81, 130)} <= stored
+    await imap.import_all()
+    assert await imap.stored_ids() == imap.server_ids(["INBOX"])
+    assert await imap.count() == 179
