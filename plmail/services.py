@@ -79,6 +79,7 @@ from plmail.push.dispatcher import PushDispatcher
 from plmail.push.sender import WebPushSender
 from plmail.push.subscriptions import PushSubscriptionService
 from plmail.users.app_passwords import AppPasswordService
+from plmail.users.passwords import check_profile
 from plmail.users.service import UserService
 from plmail.users.sessions import SessionService, TrustedDevices
 from plmail.users.throttle import LoginThrottle
@@ -179,6 +180,7 @@ class Services:
 async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys | None = None,
                         plugins: Sequence[str | ProviderPlugin] = PLUGINS) -> Services:
     """Connect to the database, bring its schema up to date, connect the queues, install the provider plugins."""
+    check_profile()
     keys = keys or InstallationKeys.load(settings.secret_key_path)
     engine = await open_engine(dsn, max_size=settings.db_pool_max)
     db = Database(engine)

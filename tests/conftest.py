@@ -21,6 +21,11 @@ from plmail.db.migrate import migrate
 from plmail.services import Services, open_services
 from tests.support.pg import TEMPLATE_DB, PgTestCluster
 
+# Every test that signs in hashes or checks a password: at RFC 9106's parameters that was 0.1-0.2 s of CPU each,
+# a fifth of the light tests' time. The suite uses argon2's cheapest parameters (`plmail.users.passwords`), and
+# the `plmail serve` processes it starts inherit them; tests/unit/test_password_profile.py checks the default.
+os.environ.setdefault("PLMAIL_ARGON2_PROFILE", "CHEAPEST")
+
 # tools/test runs the suite in three phases. First most tests, two at a time (pytest-xdist). Then the `heavy` ones,
 # which drive a browser, start `plmail serve` or servers of their own: two at a time again, but after the light ones
 # (so a browser never shares the machine with them) and each module whole on one worker (`--dist loadfile`), so its
