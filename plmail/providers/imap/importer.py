@@ -184,9 +184,9 @@ class ImapHistoryImporter:
     async def _candidates(self, client: ImapClient, account_id: int, folder: MailboxRow, floor: int
                           ) -> tuple[list[int], dict[int, int], int]:
         """UIDs under the floor still to import, the server's sizes of the window, and the lowest UID asked
-        about. The server is asked about a window under the floor that widens until it holds two pages or
-        reaches UID 1: asking about all of the folder's history on every page made each page cost as much as
-        the folder is large. Enough for this page and the pages read ahead."""
+        about. The server is asked about a window under the floor that widens until it holds this page and the
+        pages to read ahead, or reaches UID 1: asking about all of the folder's history on every page made each
+        page cost as much as the folder is large."""
         given_up = await self.rows.given_up_uids(account_id, folder.full_path)
         span = 2 * PAGE_SIZE
         while True:
