@@ -220,8 +220,9 @@ class ImapHistoryImporter:
     async def _read(self, record: AccountRecord, folder: MailboxRow, key: _PageKey) -> _ReadPage | None:
         """Fetch and parse a page ahead of its call; any trouble leaves it to the call, which reports it."""
         try:
-            listed_at = await self.rows.now()
+            # The connection is asked for first, so the pages ahead are fetched in the order they were asked for.
             async with self._connection_of(record.id), self.connector.session(record) as client:
+                listed_at = await self.rows.now()
                 state = await _open_folder(client, key.path)
                 if state.uidvalidity != key.uid_validity:
                     return None
