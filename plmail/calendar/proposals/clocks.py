@@ -1,59 +1,39 @@
-"""Times of day, time ranges and parts of the day, as a sentence writes them (see durations.py, zones.py)."""
+"""Times of day and time ranges written in digits, and parts of the day (words: clock_words.py; zones: zones.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import timedelta, tzinfo
+from datetime import timedelta
 
+from plmail.calendar.proposals.clock_mentions import (
+    APPROX,
+    GERMAN_AM_FOLLOWER,
+    ClockMention,
+    PartMention,
+    deadline_before,
+    morning_after_at,
+    overlaps,
+    refused_as_start,
+    text_end,
+    written_meridiem,
+)
+from plmail.calendar.proposals.clock_words import phrase_clocks, spoken_clocks, word_clocks
 from plmail.calendar.proposals.durations import MAX_DURATION, MIN_DURATION
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
-    ENGLISH_HOUR_WORDS,
-    GERMAN_SPOKEN_MINUTES,
-    HOUR_WORDS,
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
-    SPOKEN_MINUTES,
     DayPart,
     alternation,
 )
-from plmail.calendar.proposals.zones import Zone, zone_after
+from plmail.calendar.proposals.zones import zone_after
 
 _DAY = 24 * 60
 # An hour before this, written without am/pm or a part of the day, is the afternoon (see resolve_hour).
 AFTERNOON_BEFORE = 6
-
-
-@dataclass(frozen=True, slots=True)
-class ClockMention:
-    """A time as written. `fixed` says the hour needs no guessing (24-hour evidence or am/pm)."""
-
-    start: int
-    end: int
-    hour: int
-    minute: int
-    fixed: bool
-    length: timedelta | None = None  # a range's length ("14–16 Uhr"), so a later am/pm shift moves both ends
-    zone: tzinfo | None = None
-    zone_region: str | None = None  # "PST" written in July means Pacific time, which is then PDT: refused
-    refused: bool = False  # read, but not as an event start: a deadline, a window, a zone we cannot resolve
-    adjacent_only: bool = False  # a bare dotted "11.05" is a time only right after its day, else a number
-    morning_default: bool = True  # without a part of day, 7 to 12 may be read as written (not after "at 8")
-    adjacent_any_day: bool = False  # a bare "noon" or "1430" is a time only right after a day of any kind
-    uhr: bool = False  # written with "Uhr" or "h", the German way of writing a clock reading
-    minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
-    next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
-    date_like: tuple[int, int] | None = None  # "Friday 7-6": two plain numbers that may be a month and a day
-
-
-@dataclass(frozen=True, slots=True)
-class PartMention:
-    start: int
-    end: int
-    part: DayPart
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,31 +55,23 @@ def _clock(tag: str) -> str:
         # A timetable's "07:35+1": the day after the date written; "14 Uhr +1 Gast" is a guest.
         rf"(?P<{tag}next>\+1(?![\d{LETTER}])|\s\+1(?!\s*[\d{LETTER}]))?"
     )
-
-
 _EDGE = r"(?<![\w.,:/+\-])"
 # A time glued to an airport code is a timetable's ("09.07. 14:15WAW", "1410-1745ECO"), not a word or an amount.
 _AIRPORT = rf"(?-i:[A-Z]{{3}})(?![{LETTER}\d])"
 _NOT_AN_AMOUNT = rf"(?!(?!{_AIRPORT})[\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))"
-_APPROX = r"(?:ca\.?|circa|zirka|etwa|ungefähr|approx\.?|approximately|around|about|gg\.?)"
 _SINGLE = re.compile(
-    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{_APPROX})\s*)?{_EDGE}{_clock('a')}{_NOT_AN_AMOUNT}",
+    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{APPROX})\s*)?{_EDGE}{_clock('a')}{_NOT_AN_AMOUNT}",
     re.IGNORECASE,
 )
 _RANGE = re.compile(
     rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+|(?P<after>later\s+than|after|nach)\s+)?"
-    rf"(?:{_APPROX}\s+)?{_clock('a')}\s*"
+    rf"(?:{APPROX}\s+)?{_clock('a')}\s*"
     rf"(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und|(?P<before>,?\s*(?:but|aber)\s+(?:before|vor)))"
-    rf"\s*(?:{_APPROX}\s+)?{_clock('b')}"
+    rf"\s*(?:{APPROX}\s+)?{_clock('b')}"
     rf"{_NOT_AN_AMOUNT}(?!/\d)",  # "10:00 to 01/21/2021 12:00": the far side is a date, not an hour
     re.IGNORECASE,
 )
 _BARE_PREFIXES = frozenset({"um", "gegen", "at", "@"})
-_GERMAN_AM_FOLLOWER = re.compile(
-    r"\s*(?:\d|(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|nachmittag|vormittag|abend|morgen|"
-    r"mittag|wochenende|tag|ende|anfang|ersten|nächsten|kommenden|selben|gleichen)\b)",
-    re.IGNORECASE,
-)
 # What _read is told instead of a written prefix: a range side, or a dotted time right after its day.
 _SYNTHETIC_PREFIXES = frozenset({"range", "adjacent"})
 _NOON = re.compile(r"\b(?:at|um)\s+noon\b|\b12\s+noon\b", re.IGNORECASE)
@@ -115,43 +87,13 @@ _COMPACT_RANGE = re.compile(
     re.IGNORECASE,
 )
 _COMPACT_SINGLE = re.compile(
-    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{_APPROX})\s*)?{_EDGE}"
+    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{APPROX})\s*)?{_EDGE}"
     r"(?P<h>[01]?\d|2[0-3])(?P<m>[0-5]\d)"
     rf"(?:\s?(?P<suf>uhr|h(?![{LETTER}]))|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![{LETTER}]))?"
     rf"(?![\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))",
     re.IGNORECASE,
 )
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
-# Spoken, "a m" and "p . m ." may come apart: "nine a m", "seven p . m .".
-_SPOKEN_MERIDIEM = rf"[ap]\s?\.?\s?m(?![{LETTER}])(?:\s?\.)?"
-_HOUR = rf"(?:\d{{1,2}}|{alternation(HOUR_WORDS)})"
-# "um acht Uhr", "at six pm": an hour word is a time only with its "Uhr", "o'clock" or am/pm.
-_WORD_CLOCK = re.compile(
-    rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
-    rf"(?P<h>{alternation(HOUR_WORDS)})"
-    rf"(?:\s?(?P<suf>uhr|o'?clock)(?:\s+(?-i:(?P<min>{alternation(GERMAN_SPOKEN_MINUTES)})))?(?![{LETTER}])"
-    rf"|\s?(?P<mer>{_SPOKEN_MERIDIEM}))",
-    re.IGNORECASE,
-)
-# "halb vier" (3:30), "Viertel nach 3", "dreiviertel 8", "quarter to 5", "half past ten", "20 minutes to 2pm".
-_PHRASE_CLOCK = re.compile(
-    rf"(?<![{LETTER}\d])(?:(?P<pre>um|gegen|at|ab|@)\s+)?(?:(?P<apx>{_APPROX})\s+)?"
-    r"(?:(?P<half>halb)|(?P<qpast>viertel\s+nach|(?:a\s+)?quarter\s+(?:past|after))"
-    r"|(?P<qto>viertel\s+vor|dreiviertel|drei\s*viertel|(?:a\s+)?quarter\s+(?:to|of|before))|(?P<hpast>half\s+past)"
-    r"|(?P<n>\d{1,2}|fünf|zehn|zwanzig|five|ten|twenty)\s+(?P<unit>(?:minuten|minutes|mins?)\s+)?"
-    r"(?P<dir>nach|vor|past|after|to|before))"
-    rf"\s+(?P<h>{_HOUR})(?:\s?(?P<suf>uhr|o'?clock)|\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm))?"
-    rf"(?![{LETTER}\d]|[.:,]\d)",
-    re.IGNORECASE,
-)
-# "nine thirty", "seven twenty-seven", "at five-thirty", "one thirty p m": an English time spoken with its minutes.
-_SPOKEN_CLOCK = re.compile(
-    rf"(?<![{LETTER}\d\-])(?:(?P<pre>at|@|around|about)\s+)?"
-    rf"(?P<h>{alternation(ENGLISH_HOUR_WORDS)})[\s-](?P<m>{alternation(SPOKEN_MINUTES)})(?:\s+minutes)?"
-    rf"(?:\s?(?P<mer>{_SPOKEN_MERIDIEM}))?(?![{LETTER}\d\-])",
-    re.IGNORECASE,
-)
-_PHRASE_MINUTES = {"fünf": 5, "five": 5, "zehn": 10, "ten": 10, "zwanzig": 20, "twenty": 20}
 # "8 tonight", "9 tomorrow morning", "see you 9 tomorrow": a bare hour opening its clause right before its day.
 _BEFORE_DAY_WORD = re.compile(
     r"\s+(?:tonight|today|tomorrow|this\s+(?:morning|afternoon|evening))\b",
@@ -164,18 +106,6 @@ _APPROX_BARE_END = re.compile(
     rf"|heute|morgen|übermorgen)(?![{LETTER}])",
     re.IGNORECASE,
 )
-_EVENING_OCCASION = re.compile(
-    r"\b(?:dinner|supper|drinks?|beers?|party|concert|gig|show|movie|film|theat(?:er|re)|bar|pub|club|dance|date"
-    r"|abendessen|party|konzert|kino|theater|kneipe|bier|feier)\b",
-    re.IGNORECASE,
-)
-
-def _morning_after_at(hour: int, sentence: str) -> bool:
-    """English "at 9" to "at 11", in digits, words or a phrase, is the morning unless the sentence is about an
-    evening ("dinner tomorrow at 9"); "at 6" to "at 8" is breakfast as often as dinner."""
-    return 9 <= hour <= 11 and _EVENING_OCCASION.search(sentence) is None
-
-
 _ENGLISH_APPROX = frozenset({"around", "about", "approx", "approx.", "approximately"})
 _PART = re.compile(
     rf"(?<![{LETTER}])(?<!guten\s)(?<!gute\s)(?<!good\s)(?:(?:am|in\s+the|at)\s+)?"
@@ -187,15 +117,6 @@ _PART_RIGHT_AFTER = re.compile(
 )
 # "next Monday morning 6-8", "Freitag abends 7-9": the part of the day written right before two numbers.
 _PART_RIGHT_BEFORE = re.compile(rf"(?<![{LETTER}])(?:{alternation(DAY_PART_WORDS)})\s+$", re.IGNORECASE)
-# An open end, a deadline or a clock phrase we do not read: "bis 15 Uhr", "by 2pm", "nach 14 Uhr",
-# "20 minutes to 2pm", "halb 3".
-_DEADLINE_BEFORE = re.compile(
-    r"\b(?:bis|until|till|by|before|vor|spätestens|latest|nach|after|seit|since|frühestens|earliest|than|als|"
-    r"halb|half|viertel|dreiviertel|(?:minutes?|minuten|mins?|quarter|\d+)\s+(?:to|past|nach|vor|before|after))"
-    r"\s*:?\s+(?:zum\s+|um\s+|at\s+)?$"
-    r"|\b(?:between|zwischen)\b[^.!?]{0,40}\b(?:and|und)\s+$",  # the far end of a window
-    re.IGNORECASE,
-)
 # After a bare "um 14", these make it an amount or a day ("um 14 Prozent", "at 14 Main Street",
 # "at 18 and 19 June").
 _AMOUNT_AFTER = re.compile(
@@ -206,8 +127,6 @@ _AMOUNT_AFTER = re.compile(
     rf"{alternation(MONTH_ABBREVIATIONS)})(?![{LETTER}]))",
     re.IGNORECASE,
 )
-# "um 9 oder 10 Uhr": the first of two times to choose from, kept so that its day sees both.
-_ALTERNATIVE_AFTER = re.compile(r"\s*(?:oder|or|/)\s*\d", re.IGNORECASE)
 
 
 def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | None:
@@ -220,7 +139,7 @@ def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | Non
         return None  # "2 h" is a length, "14h" and "18.00 h" are times
     meridiem = (m[f"{tag}mer"] or "").lower().replace(".", "").replace(" ", "")
     # German "am" is a preposition ("um 3 am Nachmittag", "10 am Montag"), not a.m. ("9am ET", "9am Monday").
-    german_am = prefix in ("um", "gegen", "ab") or _GERMAN_AM_FOLLOWER.match(sentence, m.end(f"{tag}mer"))
+    german_am = prefix in ("um", "gegen", "ab") or GERMAN_AM_FOLLOWER.match(sentence, m.end(f"{tag}mer"))
     if meridiem == "am" and german_am:
         meridiem = ""
     if m[f"{tag}mer1"]:
@@ -281,93 +200,9 @@ def _odd_seconds(m: re.Match[str], tag: str) -> bool:
     return bool(m[f"{tag}s"]) and m[f"{tag}s"] != "00"
 
 
-def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
-    return any(start < t_end and t_start < end for t_start, t_end in taken)
-
-
-def _meridiem(m: re.Match[str], sentence: str, prefix: str) -> str:
-    """ "am" or "pm" as written, or "" (German "am" is a preposition after "um" or before a day: "um 3 am Montag")."""
-    meridiem = (m["mer"] or "").lower().replace(".", "").replace(" ", "")
-    if meridiem == "am" and (prefix in ("um", "gegen", "ab") or _GERMAN_AM_FOLLOWER.match(sentence, m.end("mer"))):
-        return ""
-    return meridiem
-
-
-def _text_end(sentence: str, m: re.Match[str], group: str, kept: str) -> int:
-    """Where the time's text ends: a German "am" read as a preposition ("um 3 am Montag") is not part of it."""
-    if m[group] and not kept:
-        return len(sentence[: m.start(group)].rstrip())
-    return m.end()
-
-
-def _deadline_before(sentence: str, start: int) -> bool:
-    return _DEADLINE_BEFORE.search(sentence, 0, start) is not None
-
-
-def _refused(sentence: str, m: re.Match[str], zone: Zone) -> bool:
-    """A zone we cannot resolve, a deadline ("bis 15 Uhr") or the first of two choices ("um 9 oder 10 Uhr")."""
-    alternative = _ALTERNATIVE_AFTER.match(sentence, m.end()) is not None
-    return zone.unknown or alternative or _deadline_before(sentence, m.start())
-
-
-def _phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
-    """ "halb vier" is 3:30, "Viertel vor 8" 7:45, "quarter past ten" 10:15, "20 minutes to 2pm" 13:40."""
-    for m in _PHRASE_CLOCK.finditer(sentence):
-        prefix = (m["pre"] or "").lower()
-        if _overlaps(m.start(), m.end(), taken) or (m["n"] and not (m["unit"] or prefix)):
-            continue  # "5 vor 12" is an idiom; "um 5 vor 12" and "5 Minuten vor 12" are times
-        text = m["h"].lower()
-        hour = int(text) if text.isdigit() else HOUR_WORDS[text]
-        meridiem = _meridiem(m, sentence, prefix)
-        if meridiem:
-            if not 1 <= hour <= 12:
-                continue
-            hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        elif hour > 23:
-            continue
-        fixed = bool(meridiem) or hour >= 13
-        if m["half"] or m["qto"]:
-            back, minute = 1, 30 if m["half"] else 45
-        elif m["qpast"] or m["hpast"]:
-            back, minute = 0, 15 if m["qpast"] else 30
-        else:
-            count = int(m["n"]) if m["n"].isdigit() else _PHRASE_MINUTES[m["n"].lower()]
-            if not 0 < count < 60:
-                continue
-            forward = m["dir"].lower() in ("nach", "past", "after")
-            back, minute = (0, count) if forward else (1, 60 - count)
-        hour -= back
-        if hour == 0 and back and not fixed:
-            hour = 12  # "halb eins" is half past twelve, whichever twelve the rest of the sentence says
-        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
-        refused = _refused(sentence, m, zone)
-        morning_default = prefix not in ("at", "@") or _morning_after_at(hour % 24, sentence)
-        yield ClockMention(m.start(), end, hour % 24, minute, fixed, zone=zone.zone, zone_region=zone.region,
-                           refused=refused, morning_default=morning_default)
-
-
-def _spoken_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
-    """ "nine thirty" is 9:30, "seven twenty-seven" 7:27: a time after "at" or with am/pm, else only right after
-    its day ("march eighteenth nine thirty"), where two number words are no count of anything."""
-    for m in _SPOKEN_CLOCK.finditer(sentence):
-        if _overlaps(m.start(), m.end(), taken):
-            continue
-        prefix = (m["pre"] or "").lower()
-        meridiem = "".join(c for c in (m["mer"] or "").lower() if c in "apm")
-        hour, minute = ENGLISH_HOUR_WORDS[m["h"].lower()], SPOKEN_MINUTES[" ".join(m["m"].lower().split())]
-        if meridiem:
-            hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = zone_after(sentence, m.end(), bool(meridiem))
-        # As for "at 8": "at seven thirty" is dinner as often as breakfast; "at nine thirty" the morning.
-        morning_default = not prefix or _morning_after_at(hour, sentence)
-        yield ClockMention(m.start(), end, hour, minute, bool(meridiem), zone=zone.zone, zone_region=zone.region,
-                           refused=_refused(sentence, m, zone), morning_default=morning_default,
-                           adjacent_any_day=not (prefix or meridiem), minutes_written=True)
-
-
 def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     for m in _RANGE.finditer(sentence):
-        if _overlaps(m.start(), m.end(), taken):
+        if overlaps(m.start(), m.end(), taken):
             continue
         a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
         if a is None or b is None or bool(m["after"]) != bool(m["before"]):
@@ -397,13 +232,13 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         # "and" without "between" joins two choices ("um 9 und 10 Uhr"), not two ends.
         # "after 9:30 but before 11:00", "nach 9:30 aber vor 11:00" bound the same span.
         choices = m["conn"].lower() in ("and", "und") and not m["win"]
-        zone, end = zone_after(sentence, _text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
+        zone, end = zone_after(sentence, text_end(sentence, m, "bmer", b.meridiem), bool(m["amer"] or m["bmer"]))
         if resolved is None:
             yield ClockMention(m.start(), end, a.hour, a.minute, a.fixed, refused=True, adjacent_only=adjacent_only,
                                adjacent_any_day=adjacent_any)
             continue
         hour, minute, fixed, length = resolved
-        refused = (choices or zone.unknown or _deadline_before(sentence, m.start())
+        refused = (choices or zone.unknown or deadline_before(sentence, m.start())
                    or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
                            adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
@@ -413,7 +248,7 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     """ "0935-1101", "1845-1955 Uhr": without "Uhr" or "at" only right after a day (else they may be years)."""
     for m in _COMPACT_RANGE.finditer(sentence):
-        if _overlaps(m.start(), m.end(), taken):
+        if overlaps(m.start(), m.end(), taken):
             continue
         hour, minute = int(m["ah"]), int(m["am"])
         first, last = hour * 60 + minute, int(m["bh"]) * 60 + int(m["bm"])
@@ -423,7 +258,7 @@ def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Clo
         if not MIN_DURATION <= length <= MAX_DURATION:
             yield ClockMention(m.start(), end, hour, minute, True, refused=True, adjacent_any_day=not written)
             continue
-        refused = zone.unknown or _deadline_before(sentence, m.start())
+        refused = zone.unknown or deadline_before(sentence, m.start())
         yield ClockMention(m.start(), end, hour, minute, True, length, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
 
@@ -431,11 +266,11 @@ def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Clo
 def _compact_singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     """ "1430 Uhr", "0845am", "830am", and a bare "1115" right after its day ("12 Nov 1115")."""
     for m in _COMPACT_SINGLE.finditer(sentence):
-        if _overlaps(m.start(), m.end(), taken):
+        if overlaps(m.start(), m.end(), taken):
             continue
         prefix = (m["pre"] or m["apx"] or "").lower()
         hour, minute = int(m["h"]), int(m["m"])
-        meridiem = _meridiem(m, sentence, prefix)
+        meridiem = written_meridiem(m, sentence, prefix)
         if meridiem and 1 <= hour <= 12:
             hour = hour % 12 + (12 if meridiem == "pm" else 0)
         elif meridiem and not (hour >= 13 and meridiem == "pm"):
@@ -445,34 +280,15 @@ def _compact_singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cl
         written = bool(m["suf"] or meridiem)
         if not written and (_YEARLIKE.fullmatch(m["h"] + m["m"]) or _AMOUNT_AFTER.match(sentence, m.end())):
             continue  # "Sunday 2015" is a year as often as a time
-        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
-        refused = _refused(sentence, m, zone)
+        zone, end = zone_after(sentence, text_end(sentence, m, "mer", meridiem), bool(meridiem))
+        refused = refused_as_start(sentence, m, zone)
         yield ClockMention(m.start(), end, hour, minute, True, None, zone.zone, zone.region, refused,
                            adjacent_any_day=not written)
 
 
-def _word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
-    for m in _WORD_CLOCK.finditer(sentence):
-        if _overlaps(m.start(), m.end(), taken):
-            continue
-        prefix = (m["pre"] or m["apx"] or "").lower()
-        meridiem = _meridiem(m, sentence, prefix)
-        if not (meridiem or m["suf"]):
-            continue
-        hour = HOUR_WORDS[m["h"].lower()]
-        if meridiem:
-            hour = hour % 12 + (12 if meridiem == "pm" else 0)
-        zone, end = zone_after(sentence, _text_end(sentence, m, "mer", meridiem), bool(meridiem))
-        refused = _refused(sentence, m, zone)
-        # "acht Uhr dreißig" is 8:30, not 8:00 with a word left over.
-        minute = GERMAN_SPOKEN_MINUTES[m["min"].lower()] if m["min"] else 0
-        yield ClockMention(m.start(), end, hour, minute, bool(meridiem), None, zone.zone, zone.region, refused,
-                           minutes_written=bool(m["min"]))
-
-
 def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     for m in _SINGLE.finditer(sentence):
-        if _overlaps(m.start(), m.end(), taken):
+        if overlaps(m.start(), m.end(), taken):
             continue
         written_prefix, approx = (m["pre"] or "").lower(), (m["apx"] or "").lower()
         read = _read(m, "a", sentence, written_prefix or approx)
@@ -493,11 +309,11 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
             if not (bare or approximate or before_day):
                 continue
         # English "at 8" (or "around 8") is dinner at 20:00 as often as a meeting at 08:00; German "um 8" is 08:00.
-        zone, end = zone_after(sentence, _text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
+        zone, end = zone_after(sentence, text_end(sentence, m, "amer", read.meridiem), bool(m["amer"] or m["amer1"]))
         # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
         morning_default = (read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX)
-                           or _morning_after_at(read.hour, sentence) or zone.zone is not None)
-        refused = _refused(sentence, m, zone) or _odd_seconds(m, "a")
+                           or morning_after_at(read.hour, sentence) or zone.zone is not None)
+        refused = refused_as_start(sentence, m, zone) or _odd_seconds(m, "a")
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
                            adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
                            next_day=m["anext"] is not None)
@@ -505,15 +321,13 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
 
 def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     for m in _NOON.finditer(sentence):
-        if not _overlaps(m.start(), m.end(), taken):
+        if not overlaps(m.start(), m.end(), taken):
             yield ClockMention(m.start(), m.end(), 12, 0, True)
     for m in _BARE_NOON.finditer(sentence):
-        if not _overlaps(m.start(), m.end(), taken):
-            yield ClockMention(m.start(), m.end(), 12, 0, True, refused=_deadline_before(sentence, m.start()),
+        if not overlaps(m.start(), m.end(), taken):
+            yield ClockMention(m.start(), m.end(), 12, 0, True, refused=deadline_before(sentence, m.start()),
                                adjacent_any_day=True)
-
-
-_FINDERS = (_phrase_clocks, _spoken_clocks, _ranges, _compact_ranges, _compact_singles, _word_clocks, _singles, _noons)
+_FINDERS = (phrase_clocks, spoken_clocks, _ranges, _compact_ranges, _compact_singles, word_clocks, _singles, _noons)
 
 
 def find_clocks(sentence: str) -> list[ClockMention]:
@@ -525,8 +339,6 @@ def find_clocks(sentence: str) -> list[ClockMention]:
             clocks.append(mention)
             taken.append((mention.start, mention.end))
     return _join_zoned_windows(sentence, sorted(clocks, key=lambda c: c.start))
-
-
 _WINDOW_JOINT = re.compile(r"\s*(?P<conn>-|–|—|bis|to|until|till|and|und)\s*", re.IGNORECASE)
 _WINDOW_OPENER = re.compile(r"\b(?:between|zwischen)\s+$", re.IGNORECASE)
 
