@@ -171,6 +171,15 @@ _WEEKDAY_NOT_ITSELF_AFTER = re.compile(
     r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)",
     re.IGNORECASE,
 )
+# "the first Monday of next month", "am ersten Montag im nächsten Monat", and with the weekday's time between
+# them, "the first Monday 1pm to 3pm of next month": the nth such weekday of that month.
+_NTH = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "erste": 1, "zweite": 2, "dritte": 3,
+        "vierte": 4}  # fmt: skip
+_OF_MONTH_AFTER = re.compile(
+    r"(?:\s*(?:[\d:.\-–]+|(?:[ap]\.?m\.?|uhr|h|to|bis|and|und|at|um|from|von|between|zwischen)\b|@))*?\s*,?\s+"
+    r"(?:of|in|im|des)\s+(?:the\s+)?(?P<which>next|coming|this|n(?:ä|ae)chsten|kommenden|diesem)\s+(?:month|monats?)\b",
+    re.IGNORECASE,
+)
 # "in der letzten Woche am Donnerstag", "the week before on Monday": a week we do not resolve names the weekday.
 _WEEK_BEFORE = re.compile(r"\b(?:woche|week)\s+(?:(?:am|on)\s+)?$", re.IGNORECASE)
 _TIME_RIGHT_AFTER = re.compile(
@@ -427,6 +436,14 @@ def _range_mention(m: re.Match[str], first: date | None, last: date | None) -> D
     return DayMention(m.start(), m.end(), DayKind.EXPLICIT, first, needs_clock=True, last_day=last)
 
 
+def _nth_weekday(target: int, nth: int, reference: date, months_on: int) -> date | None:
+    """The nth `target` weekday of the month `months_on` after the message's; None if it has no such day."""
+    years, month = divmod(reference.month - 1 + months_on, 12)
+    first = date(reference.year + years, month + 1, 1)
+    found = first + timedelta(days=(target - first.weekday()) % 7 + 7 * (nth - 1))
+    return found if found.month == first.month else None
+
+
 def _weekday_day(
     target: int, modifier: str, next_week: int, sentence: str, span: tuple[int, int], reference: date,
     relative_refused: bool,
@@ -436,6 +453,11 @@ def _weekday_day(
     "next Thursday" said on a Tuesday is this week's for some writers and next week's for others (the
     corpora disagree too), so inside the current week it is refused; "kommenden"/"coming" is unambiguous.
     """
+    nth = _NTH.get(modifier.lower().rstrip("nmrs"))
+    of_month = _OF_MONTH_AFTER.match(sentence, span[1]) if nth else None
+    if nth and of_month:
+        this_month = of_month["which"].lower().startswith(("this", "dies"))
+        return None if relative_refused else _nth_weekday(target, nth, reference, 0 if this_month else 1)
     if _WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, span[0]) or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, span[1]):
         return None
     ahead = (target - reference.weekday()) % 7 or 7

@@ -698,3 +698,39 @@ def test_a_clock_phrase_after_at_reads_like_its_digits(language: Locale, text: s
 )
 def test_a_clock_phrase_after_at_that_may_be_the_evening_stays_refused(text: str) -> None:
     assert read(text, EN, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # The nth weekday of next (or this) month, its time written before "of next month" or after it. Written on
+        # Monday 3 August 2026: September's first Monday is the 7th, August's third Friday the 21st.
+        (EN, "Can you set something up for the first Monday 1pm to 3pm of next month?", "2026-09-07 13:00",
+         "2026-09-07 15:00"),
+        (DE, "Kannst du am ersten Montag im nächsten Monat von 13 bis 15 Uhr etwas einrichten?", "2026-09-07 13:00",
+         "2026-09-07 15:00"),
+        (EN, "Let's meet the first Monday of next month at 2pm", "2026-09-07 14:00", "2026-09-07 15:00"),
+        (DE, "Treffen am ersten Montag des nächsten Monats um 14 Uhr", "2026-09-07 14:00", "2026-09-07 15:00"),
+        (EN, "Let's meet the third Friday of this month at 10am", "2026-08-21 10:00", "2026-08-21 11:00"),
+        (DE, "Treffen am dritten Freitag in diesem Monat um 10 Uhr", "2026-08-21 10:00", "2026-08-21 11:00"),
+    ],
+)
+def test_the_nth_weekday_of_next_month(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Let's meet the fifth Monday of next month at 2pm"),  # September 2026 has four Mondays
+        (EN, "Let's meet the first Monday 1pm to 3pm"),  # which month's first Monday? Not said
+        (DE, "Treffen am ersten Montag um 14 Uhr"),
+        (EN, "Let's meet the first Monday of next month"),  # a weekday without a time names no appointment
+        (DE, "Treffen am ersten Montag im nächsten Monat"),
+        (EN, "We met the first Monday of last month at 2pm"),  # the past
+        (EN, "The first Monday 9 am or 1 pm of next month?"),  # two times to choose from
+        (DE, "Am ersten Montag im nächsten Monat um 9 oder 13 Uhr?"),
+    ],
+)
+def test_the_nth_weekday_of_a_month_refusals(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
