@@ -18,6 +18,7 @@ from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
 from plmail.calendar.proposals.vocabulary import DayPart
+from plmail.calendar.proposals.zones import zone_after
 from plmail.domain.calendar import DetectionRequest, ProposalCandidate
 from plmail.domain.enums import Locale
 
@@ -41,6 +42,8 @@ _SPAN_OPENER = re.compile(r"\b(?:vom|von|from)\s+(?:(?:dem|den|the)\s+)?$", re.I
 _SPAN_BETWEEN = re.compile(
     r"[\s,()]*(?:-|–|—|bis(?:\s+zum)?|to|till|until|untill|til|through)[\s,]*(?:(?:zum|the|den|dem)\s+)?", re.IGNORECASE
 )
+# A time written before its day: "16:00, 23 Apr".
+_TIME_THEN_DAY = re.compile(r"\s*,\s*")
 _APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
 
 
@@ -151,7 +154,12 @@ class DeterministicDateDetector:
         days = [_Day(d, self._day_usable(sentence, d, mentions, clock_mentions), []) for d in mentions]
         clocks = [_Clock(c, self._clock_usable(sentence, c, mentions)) for c in clock_mentions]
         tokens = _Tokens(sentence)
-        self._pair(days, clocks, tokens)
+        self._pair(days, clocks, tokens, sentence)
+        for day in days:
+            for clock in day.clocks:
+                zoned = _zone_after_its_day(sentence, day.mention, clock.mention)
+                clock.usable = clock.usable and zoned is not None
+                clock.mention = zoned or clock.mention
         # A sentence that writes a time we did not join to its day is not an all-day matter.
         any_clock = any(c.paired or not _needs_its_day(c.mention) for c in clocks)
         parts = find_parts(sentence)
@@ -218,8 +226,8 @@ class DeterministicDateDetector:
         request: DetectionRequest,
     ) -> tuple[list[ProposalCandidate], set[int]]:
         """A day with its time to another day with its time: "vom 22.09. um 15 Uhr bis 24.09. um 11 Uhr",
-        "5.8. 8 Uhr - 16.8. 13 Uhr", "Sep 7th, 9am - Sep 7th, 11pm". Both ends are written, so both are kept;
-        the days themselves are ends of a span and offer nothing on their own."""
+        "5.8. 8 Uhr - 16.8. 13 Uhr", "Sep 7th, 9am - Sep 7th, 11pm", "16:00, 23 Apr - 22:00, 27 April". Both ends
+        are written, so both are kept; the days themselves are ends of a span and offer nothing on their own."""
         found: list[ProposalCandidate] = []
         spanned: set[int] = set()
         german = request.language is Locale.DE
@@ -237,14 +245,17 @@ class DeterministicDateDetector:
                 continue
             if a.mention.length or b.mention.length or first.mention.clock or second.mention.clock:
                 continue
-            ordered = first.mention.end <= a.mention.start and a.mention.end <= second.mention.start <= b.mention.start
-            if not ordered or not _SPAN_BETWEEN.fullmatch(sentence, a.mention.end, second.mention.start):
+            one, other = _unit(sentence, first.mention, a.mention), _unit(sentence, second.mention, b.mention)
+            if one is None or other is None or not one[1] <= other[0]:
                 continue
-            if cues.bound_before(sentence, first.mention.start) and not _SPAN_OPENER.search(
-                sentence, 0, first.mention.start
-            ):
+            if not _SPAN_BETWEEN.fullmatch(sentence, one[1], other[0]):
+                continue
+            if cues.bound_before(sentence, one[0]) and not _SPAN_OPENER.search(sentence, 0, one[0]):
                 continue  # "bis Freitag 14 Uhr bis Samstag": the first day is itself a bound
-            start = self._resolve(first.mention.day, a.mention, first.mention, parts, tokens, zone, german=german)
+            # A zone written once, after the span's far end, is the start's too: "… 22:00, 27 April (UTC+8)".
+            opening = a.mention if a.mention.zone else replace(a.mention, zone=b.mention.zone,
+                                                                zone_region=b.mention.zone_region)
+            start = self._resolve(first.mention.day, opening, first.mention, parts, tokens, zone, german=german)
             end = self._resolve(second.mention.day, b.mention, second.mention, parts, tokens, zone, german=german)
             if start is None or end is None or not timedelta(0) < end - start <= MAX_SPAN:
                 continue
@@ -351,8 +362,9 @@ class DeterministicDateDetector:
         return not cues.vague_time(sentence) and not cues.unread_digits_after(sentence, day.end)
 
     @staticmethod
-    def _pair(days: list[_Day], clocks: list[_Clock], tokens: _Tokens) -> None:
-        """Each time goes to its nearest day within MAX_JOIN_TOKENS words; ties go to the day before it."""
+    def _pair(days: list[_Day], clocks: list[_Clock], tokens: _Tokens, sentence: str) -> None:
+        """Each time goes to its nearest day within MAX_JOIN_TOKENS words; ties go to the day before it, unless a
+        span's dash or "to" stands between them: in "16:00, 23 Apr - 22:00, 27 April" 22:00 is the 27th's."""
         for clock in clocks:
             best: _Day | None = None
             best_key: tuple[int, int] | None = None
@@ -364,7 +376,10 @@ class DeterministicDateDetector:
                     continue
                 if clock.mention.adjacent_only and day.mention.kind is not DayKind.EXPLICIT:
                     continue
-                key = (distance, 0 if day.mention.start < clock.mention.start else 1)
+                side = 1
+                if day.mention.start < clock.mention.start:
+                    side = 2 if _SPAN_BETWEEN.fullmatch(sentence, day.mention.end, clock.mention.start) else 0
+                key = (distance, side)
                 if best_key is None or key < best_key:
                     best, best_key = day, key
             if best is not None:
@@ -429,6 +444,27 @@ def _to_last_day(candidate: ProposalCandidate, last_day: date, zone: ZoneInfo) -
     start_local, end_local = candidate.start.astimezone(zone), candidate.end.astimezone(zone)
     end = _at(last_day + (end_local.date() - start_local.date()), end_local.time(), zone)
     return replace(candidate, end=end, stated_end=end)
+
+
+def _unit(sentence: str, day: DayMention, clock: ClockMention) -> tuple[int, int] | None:
+    """Where a day and its time are written as one: the time after the day, or before it with a comma."""
+    if day.end <= clock.start:
+        return day.start, clock.end
+    if clock.end <= day.start and _TIME_THEN_DAY.fullmatch(sentence, clock.end, day.start):
+        return clock.start, day.end
+    return None
+
+
+def _zone_after_its_day(sentence: str, day: DayMention, clock: ClockMention) -> ClockMention | None:
+    """ "16:00, 23 Apr (UTC+8)": a zone after a day whose time is written before it is that time's zone.
+    None when it is a zone we cannot resolve, which leaves the time as unclear as one written beside it."""
+    if clock.zone is not None or not (clock.end <= day.start and _TIME_THEN_DAY.fullmatch(sentence, clock.end,
+                                                                                           day.start)):
+        return clock
+    found, _ = zone_after(sentence, day.end, False)
+    if found.unknown:
+        return None
+    return replace(clock, zone=found.zone, zone_region=found.region) if found.zone is not None else clock
 
 
 def _may_be_its_date(numbers: tuple[int, int], day: DayMention) -> bool:

@@ -734,3 +734,39 @@ def test_the_nth_weekday_of_next_month(language: Locale, text: str, start: str, 
 )
 def test_the_nth_weekday_of_a_month_refusals(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # Each end's time written before its day, with a comma, and one zone after the whole span for both ends:
+        # 16:00 at UTC+8 is 08:00 UTC, 10:00 in Berlin (UTC+2 in September); 22:00 at UTC+8 is 16:00 in Berlin.
+        (EN, "The event is scheduled 16:00, 23 Sep - 22:00, 27 September (UTC+8)", "2026-09-23 10:00",
+         "2026-09-27 16:00"),
+        (DE, "Die Veranstaltung ist angesetzt 16:00 Uhr, 23. September – 22:00 Uhr, 27. September (UTC+8)",
+         "2026-09-23 10:00", "2026-09-27 16:00"),
+        (EN, "Conference 16:00, 23 Sep - 12:00, 25 Sep", "2026-09-23 16:00", "2026-09-25 12:00"),
+        (DE, "Tagung 16:00, 23. September – 12:00, 25. September", "2026-09-23 16:00", "2026-09-25 12:00"),
+        # One day: the zone after it is its time's.
+        (EN, "Kick-off 16:00, 23 Sep (UTC+8)", "2026-09-23 10:00", "2026-09-23 11:00"),
+        (DE, "Beginn 16:00, 23. September (UTC+8)", "2026-09-23 10:00", "2026-09-23 11:00"),
+    ],
+)
+def test_a_span_whose_times_are_written_before_their_days(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, TUESDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "The event is scheduled 16:00, 23 Sep - 22:00, 27 September (IST)"),  # India's, Ireland's or Israel's
+        (EN, "Kick-off 16:00, 23 Sep IST"),
+        (EN, "The event is scheduled 16:00, 1 Sep - 22:00, 27 September"),  # weeks long: a season, not an event
+        (EN, "Register by 16:00, 23 Sep - 22:00, 27 Sep"),  # a deadline
+        (DE, "Anmeldung bis 16:00, 23. September – 22:00, 27. September"),
+        (DE, "Tagung 16:00, 23.09. – 22:00, 27.09."),  # year-less numeric dates
+        (EN, "Conference 16:00, 9/23 - 22:00, 9/27"),
+    ],
+)
+def test_a_span_whose_times_are_written_before_their_days_refusals(language: Locale, text: str) -> None:
+    assert read(text, language, TUESDAY) == []
