@@ -56,15 +56,18 @@ def _clock(tag: str) -> str:
         rf"(?P<{tag}next>\+1(?![\d{LETTER}])|\s\+1(?!\s*[\d{LETTER}]))?"
     )
 _EDGE = r"(?<![\w.,:/+\-])"
+# "May/22(Tue)-11:30 AM": a time glued with a dash to the bracket closing its day's weekday.
+_GLUED_EDGE = rf"(?:{_EDGE}|(?<=[{LETTER}]\)-))"
 # A time glued to an airport code is a timetable's ("09.07. 14:15WAW", "1410-1745ECO"), not a word or an amount.
 _AIRPORT = rf"(?-i:[A-Z]{{3}})(?![{LETTER}\d])"
 _NOT_AN_AMOUNT = rf"(?!(?!{_AIRPORT})[\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))"
 _SINGLE = re.compile(
-    rf"{_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{APPROX})\s*)?{_EDGE}{_clock('a')}{_NOT_AN_AMOUNT}",
+    rf"{_GLUED_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{APPROX})\s*)?{_GLUED_EDGE}{_clock('a')}"
+    rf"{_NOT_AN_AMOUNT}",
     re.IGNORECASE,
 )
 _RANGE = re.compile(
-    rf"{_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+|(?P<after>later\s+than|after|nach)\s+)?"
+    rf"{_GLUED_EDGE}(?:(?P<win>zwischen|between)\s+|(?P<span>von|from|vom)\s+|(?P<after>later\s+than|after|nach)\s+)?"
     rf"(?:{APPROX}\s+)?{_clock('a')}\s*"
     rf"(?P<conn>-|–|—|bis|to|until|untill|till|til|and|und|(?P<before>,?\s*(?:but|aber)\s+(?:before|vor)))"
     rf"\s*(?:{APPROX}\s+)?{_clock('b')}"

@@ -128,6 +128,9 @@ _MONTH_DAY = re.compile(
     + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
     re.IGNORECASE,
 )
+# "May/22(Tue)", as some calendars print a day: "Jan/20" is as often January 2020, so it is a day only with a
+# weekday written beside it.
+_MONTH_SLASH_DAY = re.compile(rf"(?<![\w./])(?P<mon>{_MONTH})/(?P<d>\d{{1,2}})(?![\d/])", re.IGNORECASE)
 _RELATIVE = re.compile(
     rf"(?<![{LETTER}])(?P<rel>heute|today|tonight|morgen|tomorrow|übermorgen|uebermorgen|day after tomorrow)"
     + _NOT_LETTER
@@ -365,6 +368,13 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
             resolved = _resolve(m["y"], month, _day_number(m), reference, weekday, past_tense)
             # "October fifth" spelled out is spoken more than written: a date only beside a time.
             add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=m["dw"] is not None))
+    for m in _MONTH_SLASH_DAY.finditer(sentence):
+        month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
+        start, weekday, bare = _weekday_before(sentence, m.start())
+        after = _WEEKDAY_AFTER.match(sentence, m.end())
+        weekday = _weekday_of(after) if weekday is None and after else weekday
+        resolved = None if weekday is None else _resolve(None, month, int(m["d"]), reference, weekday, past_tense)
+        add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=True))
     for m in _SLASH.finditer(sentence):
         if f"{m['a']}/{m['b']}" in _SLASH_IDIOMS and not m["y"]:
             continue  # "9/11", "24/7", "50/50" are names and ratios

@@ -122,6 +122,8 @@ WRONG_GOLD: dict[tuple[str, str, str], str] = {
      "at 7 PM Eastern.", "2018-06-19T00:00"): "gold puts Eastern at UTC-5 on 20 June; Eastern time is then EDT, UTC-4",
     ("recognizers", "Book a meeting for Monday 21 between 9:30 and 3:00 pm PST.",
      "2019-02-27T00:00"): "gold starts 9:30 UTC; the text says PST, UTC-8 (its ComplexCalendar twin: 17:30 UTC)",
+    ("recognizers", "I'll leave on May/22(Tue)-11:30 AM PT.", "2018-07-30T20:00"): "gold is 11:30 UTC, PT left out; "
+     "Pacific time on 22 May is PDT, UTC-7 (its ComplexCalendar twin, not read, puts PT at UTC-8)",
     ("recognizers", "book my time for swimming every Tuesday and Thursday 19:00 - 21:00.",
      "2019-03-01T00:00"): "gold is one Thursday; the text says every Tuesday and Thursday, a set",
     ("ctparse", "12 Nov 1115", "2017-08-25T12:15"): "gold is 13 Nov; the text says 12 Nov",

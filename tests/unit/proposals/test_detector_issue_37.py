@@ -770,3 +770,31 @@ def test_a_span_whose_times_are_written_before_their_days(language: Locale, text
 )
 def test_a_span_whose_times_are_written_before_their_days_refusals(language: Locale, text: str) -> None:
     assert read(text, language, TUESDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # A month's name, a slash and a day, with the weekday that agrees (22 September 2026 is a Tuesday), and a
+        # time glued to it with a dash. PT is Pacific time in its season: PDT, UTC-7, in September, so 11:30 there
+        # is 18:30 UTC, 20:30 in Berlin.
+        ("I'll leave on Sep/22(Tue)-11:30 AM PT.", "2026-09-22 20:30", "2026-09-22 21:30"),
+        ("I'll leave on Tue, Sep/22 at 11:30 AM", "2026-09-22 11:30", "2026-09-22 12:30"),
+        ("Flight Sep/22(Tue)-11:30-13:30", "2026-09-22 11:30", "2026-09-22 13:30"),
+    ],
+)
+def test_a_month_slash_day_with_its_weekday(text: str, start: str, end: str) -> None:
+    assert read(text, EN, TUESDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll leave on Sep/22 at 11:30 AM",  # no weekday: September 2022 as often as the 22nd
+        "I'll leave on Sep/22(Wed)-11:30 AM PT.",  # 22 September 2026 is a Tuesday
+        "I'll leave on Sep/22(Tue)-11:30 AM PST.",  # Pacific time is on PDT in September: which was meant?
+        "Sep/22(Tue) works for me",  # a day without a time
+    ],
+)
+def test_a_month_slash_day_refusals(text: str) -> None:
+    assert read(text, EN, TUESDAY) == []
