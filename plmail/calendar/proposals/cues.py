@@ -60,6 +60,12 @@ _HARMLESS_NEGATION = re.compile(
     r"nicht\s+vergessen|vergiss\s+nicht|vergessen\s+sie\s+nicht|don't\s+forget|do\s+not\s+forget|"
     r"warum\s+nicht|why\s+not|(?:was|were)\s+(?:wondering|hoping|thinking|going\s+to))\b"
 )
+# A request to book points ahead: "Book meeting room on 14th Feb" is the next 14 February, never one behind.
+_BOOKING_REQUEST = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:please|pls|kindly|you|me|to|let's|let\s+us)\s+)(?:please\s+)?(?:book|schedule|reserve)\b"
+    r"|\b(?:buche|buchen|reserviere|reservieren)\b",
+    re.IGNORECASE,
+)
 _ALTERNATIVES = frozenset({"oder", "or", "alternativ", "alternatively", "either", "bzw", "beziehungsweise"})
 
 # Directly before a day: the day is a bound or a reference, not the day of an event.
@@ -134,6 +140,10 @@ def sentence_vetoed(vocabulary: set[str], sentence: str) -> bool:
 
 def past_tense(vocabulary: set[str]) -> bool:
     return not _PAST.isdisjoint(vocabulary)
+
+
+def asks_to_book(sentence: str) -> bool:
+    return _BOOKING_REQUEST.search(sentence) is not None
 
 
 def offers_alternatives(vocabulary: set[str]) -> bool:

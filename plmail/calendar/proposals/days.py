@@ -279,9 +279,13 @@ def _weekday_of(match: re.Match[str]) -> int | None:
 
 
 def _resolve(
-    year: str | None, month: int, day: int, reference: date, weekday: int | None, past_tense: bool = False
+    year: str | None, month: int, day: int, reference: date, weekday: int | None, past_tense: bool = False,
+    booking: bool = False,
 ) -> date | None:
-    """The date, or None when it is impossible, ambiguous, or contradicts a written weekday."""
+    """The date, or None when it is impossible, ambiguous, or contradicts a written weekday.
+
+    `booking` says the sentence asks for something to be booked, which cannot be in the past: a year-less date
+    too far behind and too far ahead to be the nearest is then the next one."""
     if not year:
         if past_tense:
             return None  # "there was a warning on Sept. 13": last year's as likely as this year's
@@ -292,6 +296,8 @@ def _resolve(
                     if d.weekday() == weekday and abs(d - reference) < YEARLESS_AROUND_WITH_WEEKDAY]
         else:
             near = [d for d in occurrences if -YEARLESS_BEHIND < d - reference < YEARLESS_AHEAD]
+        if not near and booking and weekday is None:
+            near = [d for d in occurrences if d >= reference][:1]
         if not near:
             return None
         return min(near, key=lambda d: abs(d - reference))
@@ -320,7 +326,7 @@ def _with_weekday_after(sentence: str, mention: DayMention) -> DayMention:
     return DayMention(mention.start, m.end(), mention.kind, day, mention.part, mention.needs_clock, mention.clock)
 
 
-def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool) -> list[DayMention]:
+def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool, booking: bool) -> list[DayMention]:
     found: list[DayMention] = []
     taken: list[tuple[int, int]] = []
 
@@ -365,7 +371,7 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
                 continue  # "Windows 10 may crash", "march 5 miles": the month is written with a capital
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
             start, weekday, bare = _weekday_before(sentence, m.start())
-            resolved = _resolve(m["y"], month, _day_number(m), reference, weekday, past_tense)
+            resolved = _resolve(m["y"], month, _day_number(m), reference, weekday, past_tense, booking)
             # "October fifth" spelled out is spoken more than written: a date only beside a time.
             add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=m["dw"] is not None))
     for m in _MONTH_SLASH_DAY.finditer(sentence):
@@ -518,14 +524,16 @@ def _weekday_mention(
 
 
 def find_days(
-    sentence: str, reference: date, language: Locale, *, relative_refused: bool = False, past_tense: bool = False
+    sentence: str, reference: date, language: Locale, *, relative_refused: bool = False, past_tense: bool = False,
+    booking: bool = False,
 ) -> list[DayMention]:
     """Every day the sentence names, in order.
 
     `relative_refused` says "today" is not known for this sentence (it is in the past tense, or the writer's
     day differs from the user's), so relative words and weekdays are recognised but not resolved;
-    `past_tense` does the same for year-less dates, whose year a report about the past leaves open."""
-    mentions = _explicit(sentence, reference, language, past_tense)
+    `past_tense` does the same for year-less dates, whose year a report about the past leaves open; `booking`
+    (a request to book) makes one that is neither the near past nor the near future the next."""
+    mentions = _explicit(sentence, reference, language, past_tense, booking)
     taken = [(d.start, d.end) for d in mentions]
     for m in _IN_DAYS.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):

@@ -142,7 +142,8 @@ class DeterministicDateDetector:
     ) -> list[ProposalCandidate]:
         vocabulary = cues.words(sentence)
         past = cues.past_tense(vocabulary)
-        mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past)
+        mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past,
+                             booking=not past and cues.asks_to_book(sentence))
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):
             return []
         clock_mentions = [c for c in find_clocks(sentence) if self._clock_stands(sentence, c, mentions)]

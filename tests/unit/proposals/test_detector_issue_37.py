@@ -798,3 +798,44 @@ def test_a_month_slash_day_with_its_weekday(text: str, start: str, end: str) -> 
 )
 def test_a_month_slash_day_refusals(text: str) -> None:
     assert read(text, EN, TUESDAY) == []
+
+
+END_OF_MAY = datetime(2026, 5, 31, 9, 0, tzinfo=BERLIN)  # 14 February is 106 days behind, 259 ahead
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # A request to book cannot be about the past: a year-less date too far behind and too far ahead to be the
+        # nearest one is the next, with the length written as its end.
+        (EN, "Book meeting room on 14th Feb for 7 hours from 9:30am", "2027-02-14 09:30", "2027-02-14 16:30"),
+        (EN, "Book meeting room on 14th Feb from 9:30am for 7 hours", "2027-02-14 09:30", "2027-02-14 16:30"),
+        (DE, "Bitte buche den Besprechungsraum am 14. Februar um 9:30 Uhr für 7 Stunden.", "2027-02-14 09:30",
+         "2027-02-14 16:30"),
+        (DE, "Kannst du den Raum am 14. Februar von 9:30 Uhr an für 7 Stunden reservieren?", "2027-02-14 09:30",
+         "2027-02-14 16:30"),
+        (EN, "Could you please schedule the review on Feb 14 at 2pm?", "2027-02-14 14:00", "2027-02-14 15:00"),
+    ],
+)
+def test_a_request_to_book_a_year_less_date_months_behind_is_the_next_one(
+    language: Locale, text: str, start: str, end: str
+) -> None:
+    assert read(text, language, END_OF_MAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Meeting room on 14th Feb for 7 hours from 9:30am"),  # no request: last February's or next? Not said
+        (DE, "Besprechungsraum am 14. Februar um 9:30 Uhr für 7 Stunden."),
+        (EN, "I booked the meeting room on 14th Feb from 9:30am"),  # a report, not a request
+        (EN, "Did you book the meeting room on 14th Feb from 9:30am?"),
+        (EN, "Book meeting room on 14/02 from 9:30am"),  # a year-less numeric date
+        (DE, "Bitte buche den Raum am 14.02. um 9:30 Uhr"),
+        (EN, "Book meeting room on 14th Feb by 2pm"),  # a deadline
+        (DE, "Bitte bis 14 Uhr am 14. Februar buchen"),
+        (EN, "Book meeting room on 14th Feb at 9am or 1pm"),  # two times to choose from
+    ],
+)
+def test_a_request_to_book_refusals(language: Locale, text: str) -> None:
+    assert read(text, language, END_OF_MAY) == []
