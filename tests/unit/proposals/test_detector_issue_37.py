@@ -514,3 +514,17 @@ def test_a_request_to_book_a_year_less_date_months_behind_is_the_next_one(
 )
 def test_a_request_to_book_refusals(language: Locale, text: str) -> None:
     assert read(text, language, END_OF_MAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Past-tense wording asks about a 12th gone by, which the proposer would refuse as past; the next 12th
+        # would contradict it. A day of the month in a report about the past stays unread.
+        (EN, "Where were you the 12th between 0730-0930"),
+        (DE, "Wo warst du am 12. zwischen 7:30 und 9:30 Uhr?"),
+        (EN, "Where were you on Friday the 14th at 10am?"),
+    ],
+)
+def test_a_day_of_the_month_in_a_question_about_the_past_stays_unread(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
