@@ -12,6 +12,7 @@ domain, relaxed (the same organisational domain, from the Public Suffix List, RF
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -24,8 +25,6 @@ from plmail.mail.headers import header_values
 
 GMAIL_RECEIVER = "mx.google.com"
 HEADER = "authentication-results"
-# The bundled snapshot of the list, never fetched: the list changes slowly and mail must not wait on the network.
-_PSL = PublicSuffixList()
 # DMARC results that mean "no policy to apply": the receiver's own alignment below decides instead.
 # Microsoft writes `bestguesspass` when the domain has no DMARC record but would have passed.
 _NO_POLICY = frozenset({"none", "bestguesspass"})
@@ -42,10 +41,17 @@ def domain_of(address: str | None) -> str:
     return address.rpartition("@")[2].strip().rstrip(".").lower()
 
 
+@functools.cache
+def _public_suffixes() -> PublicSuffixList:
+    """The bundled snapshot of the list, never fetched: it changes slowly and mail must not wait on the network.
+    Parsed on first use, not at import: that took a tenth of a second at every start of every plmail command."""
+    return PublicSuffixList()
+
+
 def organisational_domain(domain: str) -> str | None:
     """The registered domain under its public suffix (RFC 7489 §3.2); None for a public suffix itself. The list's
     lookup ignores case and a trailing dot itself."""
-    found: str | None = _PSL.privatesuffix(domain)
+    found: str | None = _public_suffixes().privatesuffix(domain)
     return found
 
 

@@ -13,10 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import extruct
 import lxml.etree  # type: ignore[import-untyped]
-from extruct.jsonld import JsonLdExtractor
-from extruct.utils import parse_html
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +47,10 @@ class MarkupItems:
 
 
 def read_markup(html: str) -> MarkupItems:
+    # extruct is imported here, not at the top: it brings rdflib, html5lib, BeautifulSoup and mf2py, a fifth of a
+    # second at every start of plmail (each command, each serve), and only mail that carries HTML needs it.
+    from extruct.utils import parse_html
+
     if len(html) > MAX_HTML_CHARS:
         return MarkupItems((), (), (f"HTML of {len(html)} characters not read",))
     errors: list[str] = []
@@ -66,6 +67,8 @@ def read_markup(html: str) -> MarkupItems:
 
 
 def _json_ld(tree: object, errors: list[str]) -> list[object]:
+    from extruct.jsonld import JsonLdExtractor
+
     items: list[object] = []
     reader = JsonLdExtractor()
     try:
@@ -90,6 +93,8 @@ def _json_ld(tree: object, errors: list[str]) -> list[object]:
 
 
 def _microdata(tree: object, errors: list[str]) -> list[object]:
+    import extruct
+
     try:
         scopes = _ITEMSCOPES(tree)
         if not scopes:
@@ -160,6 +165,8 @@ def _rdfa(tree: object, errors: list[str]) -> list[object]:
     HTML+RDFa reads a ``<time datetime>`` as the value, which pyRdfa does not, so it is copied to content.
     Runs last: it changes the parsed tree.
     """
+    import extruct
+
     try:
         for element in _DATETIME_PROPERTIES(tree):
             element.set("content", element.get("datetime"))
