@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser, Playwright, async_playwright, expect
 
 from tests.support.browser import SharedChromium
 from tests.support.pg import PgTestCluster
@@ -24,27 +24,41 @@ expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")
-async def shared_chromium() -> AsyncIterator[SharedChromium]:
+async def _playwright() -> AsyncIterator[Playwright]:
     async with async_playwright() as playwright:
-        chromium = SharedChromium(playwright)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+async def shared_chromium(_playwright: Playwright) -> AsyncIterator[SharedChromium]:
+    chromium = SharedChromium(_playwright)
+    try:
+        yield chromium
+    finally:
+        await chromium.close()
+
+
+@pytest.fixture(scope="session")
+async def full_chromium(_playwright: Playwright) -> AsyncIterator[SharedChromium]:
+    """The whole browser, for what the headless shell lacks: its PDF viewer, notifications."""
+    chromium = SharedChromium(_playwright, full=True)
+    try:
+        yield chromium
+    finally:
+        await chromium.close()
 
 
 @pytest.fixture(autouse=True)
 async def _close_the_tests_contexts(request: pytest.FixtureRequest) -> AsyncIterator[None]:
     """Close the browser contexts a test opened (its pages' scripts and streams end with it)."""
-    if "shared_chromium" not in request.fixturenames:
-        yield
-        return
-    chromium: SharedChromium = request.getfixturevalue("shared_chromium")
-    before = set(chromium.contexts())
+    browsers: list[SharedChromium] = [request.getfixturevalue(name) for name in ("shared_chromium", "full_chromium")
+                                      if name in request.fixturenames]
+    before = {context for chromium in browsers for context in chromium.contexts()}
     yield
-    for context in chromium.contexts():
-        if context not in before:
-            await context.close()
+    for chromium in browsers:
+        for context in chromium.contexts():
+            if context not in before:
+                await context.close()
 
 
 @pytest.fixture

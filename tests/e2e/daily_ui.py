@@ -46,8 +46,9 @@ class World:
     def base(self) -> str:
         return self.server.url
 
-    async def page(self, who: str = "eve", *, width: int = 1366, height: int = 800, dark: bool = False) -> Page:
-        context = await self.browser.new_context(viewport={"width": width, "height": height},
+    async def page(self, who: str = "eve", *, width: int = 1366, height: int = 800, dark: bool = False,
+                   browser: Browser | None = None) -> Page:
+        context = await (browser or self.browser).new_context(viewport={"width": width, "height": height},
                                                  color_scheme="dark" if dark else "light",
                                                  storage_state=self.states[who])
         return await context.new_page()

@@ -19,6 +19,7 @@ from playwright.async_api import expect
 
 from plmail.mail.ingest import parse_message
 from tests.e2e.daily_ui import OUTPUT, World, inbox_with
+from tests.support.browser import SharedChromium
 from tests.support.mail import CORPUS
 
 pytestmark = pytest.mark.browser
@@ -226,9 +227,11 @@ async def test_an_image_attachment_shows_as_a_card_with_a_preview(world: World) 
     await page.context.close()
 
 
-async def test_a_pdf_attachment_shows_its_first_page_and_opens_in_the_browser(world: World) -> None:
+async def test_a_pdf_attachment_shows_its_first_page_and_opens_in_the_browser(
+        world: World, full_chromium: SharedChromium) -> None:
     """Issue 32's "preview for images and PDFs": the corpus PDF's first page on its card (screenshots
-    issue32-thread-pdf-*), and the preview opens the PDF in a new tab; the download stays."""
+    issue32-thread-pdf-*), and the preview opens the PDF in a new tab; the download stays. The tab is opened in
+    the whole browser: the headless shell has no PDF viewer and would download the file instead."""
     OUTPUT.mkdir(parents=True, exist_ok=True)
     pdf = next(part.get_payload(decode=True) for part in email.message_from_bytes(PDF_MAIL.read_bytes()).walk()
                if part.get_content_type() == "application/pdf")
@@ -236,7 +239,9 @@ async def test_a_pdf_attachment_shows_its_first_page_and_opens_in_the_browser(wo
                            body="Here is the signed lease.\n", files=(("lease.pdf", "application/pdf", pdf),))
     for width in (390, 1366):
         for dark in (False, True):
-            page = await world.page(width=width, height=900, dark=dark)
+            opens_the_tab = width == 1366 and not dark
+            viewer = await full_chromium.get() if opens_the_tab else None
+            page = await world.page(width=width, height=900, dark=dark, browser=viewer)
             shade = "dark" if dark else "light"
             await page.goto(world.base + f"/thread/{thread}")
             card = page.locator(".attachment-card", has_text="lease.pdf")
@@ -248,7 +253,7 @@ async def test_a_pdf_attachment_shows_its_first_page_and_opens_in_the_browser(wo
             await expect(card.get_by_role("link", name="Download lease.pdf")).to_have_attribute("download", "lease.pdf")
             await page.screenshot(path=OUTPUT / f"issue32-thread-pdf-{width}-{shade}.png")
             assert await page.evaluate("document.documentElement.scrollWidth") <= width
-            if width == 1366 and not dark:
+            if opens_the_tab:
                 async with page.context.expect_page() as opened:
                     await preview.click()
                 tab = await opened.value

@@ -23,6 +23,7 @@ from plmail.config import Settings
 from plmail.domain.enums import LabelRole
 from plmail.domain.push import NewMailNotice, NotificationPreference
 from tests.integration.imap_sync.conftest import ImapSetup, imap
+from tests.support.browser import SharedChromium
 from tests.support.dovecot import dovecot, dovecot_user
 from tests.support.imap_mail import message as imap_message
 from tests.support.push_service import PushService
@@ -55,6 +56,12 @@ FAKE_PUSH_MANAGER = """
 def settings(settings: Settings) -> Settings:
     """The suite's push service listens on loopback, which only this test-only setting lets through."""
     return dataclasses.replace(settings, push_allow_loopback=True)
+
+
+@pytest.fixture
+async def browser(full_chromium: SharedChromium) -> Browser:
+    """The whole browser: the headless shell shows no notifications."""
+    return await full_chromium.get()
 
 
 @pytest.fixture
