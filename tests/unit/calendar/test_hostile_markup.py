@@ -20,10 +20,18 @@ from plmail.calendar.extraction import (
     structured_events,
 )
 from plmail.calendar.extraction.claims import jscalendar
+from plmail.calendar.extraction.markup import read_markup
 from plmail.calendar.extraction.structured import MAX_EVENTS
 
 SECONDS = 2.0
 MEGABYTES = 150
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _markup_readers_loaded() -> None:
+    """The bounds are for reading hostile markup. The markup libraries load once per process, on first use, so
+    one harmless page is read first."""
+    read_markup('<script type="application/ld+json">{}</script><div itemscope></div><p typeof="Event">x</p>')
 
 
 def script(payload: object) -> str:
