@@ -168,7 +168,7 @@ class ImapHistoryImporter:
         self._read_ahead(record, folder, [_PageKey.of(folder, state.uidvalidity, run) for run in coming if run])
         # The floor is lowered after the page commits: a page lost unflushed in a crash is below the floor again.
         outcome = await self.ingest.store(account.id, folder, fetched, listed_at=listed_at, page=parsed,
-                                          history=True)
+                                          refetchable=True)
         if outcome.failed:
             # The floor stays above a message that failed, so the next page asks for it again; after its
             # fifth failure it counts as done and the floor moves past it.

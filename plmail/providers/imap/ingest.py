@@ -117,9 +117,11 @@ class FolderIngest:
         return ParsedPage(tuple(parsed), tuple(unreadable), PreparedAhead(messages, tuple(fields)))
 
     async def store(self, account_id: int, folder: MailboxRow, fetched: Sequence[FetchedMessage],
-                    *, listed_at: datetime, page: ParsedPage | None = None, history: bool = False) -> StoreOutcome:
-        """Store fetched messages; `page` is their parse when it was done ahead of time. `history`: a page of the
-        first import, which the server still holds, so its commit need not wait for the disk."""
+                    *, listed_at: datetime, page: ParsedPage | None = None, refetchable: bool = False
+                    ) -> StoreOutcome:
+        """Store fetched messages; `page` is their parse when it was done ahead of time. `refetchable`: a page of the
+        first import, which the server still holds and the folder's floor fetches again should it be lost, so its
+        commit need not wait for the disk."""
         if not fetched:
             return StoreOutcome(frozenset(), frozenset())
         if page is None:
@@ -133,7 +135,7 @@ class FolderIngest:
         adopted = await self._adopt(account_id, folder, parsed, listed_at)
         adopted |= await self._claim_gmailified(account_id, folder, [p for p in parsed if p[0].uid not in adopted])
         rest = [ingested for message, ingested in parsed if message.uid not in adopted]
-        stored, refused = await self.pipeline.ingest_isolating_failures(rest, ahead=page.ahead, refetchable=history)
+        stored, refused = await self.pipeline.ingest_isolating_failures(rest, ahead=page.ahead, refetchable=refetchable)
         failed |= {uid for uid in (uid_of(ref) for ref in refused) if uid is not None}
         retry = await self._count_attempts(account_id, folder, [m.uid for m in fetched], failed)
         return StoreOutcome(frozenset(m.uid for m in fetched) - retry, frozenset(retry), stored, len(adopted))
