@@ -245,11 +245,18 @@ class AccountAdminRepository:
             raise RuntimeError("database pool is not open")
         async with pool.acquire() as conn:
             deadline = time.monotonic() + wait
-            while True:
-                taken = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", namespace, key))
-                if taken or time.monotonic() >= deadline:
-                    break
-                await asyncio.sleep(0.2)
+            try:
+                while True:
+                    taken = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", namespace, key))
+                    if taken or time.monotonic() >= deadline:
+                        break
+                    await asyncio.sleep(0.2)
+            except BaseException:
+                # Cancelled (or failed) while asking: the server may have granted the lock without our hearing
+                # of it, and the pool does not reset connections, so a lock kept there would refuse every later
+                # caller until the process ended. The connection ends instead, and any lock goes with it.
+                conn.terminate()
+                raise
             held = HeldLock(conn, taken)
             try:
                 yield held
