@@ -26,13 +26,13 @@ from tests.support.pg import TEMPLATE_DB, PgTestCluster
 # the `plmail serve` processes it starts inherit them; tests/unit/test_password_profile.py checks the default.
 os.environ.setdefault("PLMAIL_ARGON2_PROFILE", "CHEAPEST")
 
-# tools/test runs the suite in three phases. First most tests, two at a time (pytest-xdist). Then the `heavy` ones,
-# which drive a browser, start `plmail serve` or servers of their own: two at a time again, but after the light ones
-# (so a browser never shares the machine with them) and each module whole on one worker (`--dist loadfile`), so its
-# module-scoped servers start once. Last the `alone` ones, which measure how long something takes against a bound:
-# one at a time, so a neighbour's load cannot make them miss a deadline.
+# tools/test runs the suite in three phases. First most tests, side by side (pytest-xdist, a worker more than the
+# machine has cores). Then the `heavy` ones, which drive a browser, start `plmail serve` or servers of their own: side
+# by side again, but after the light ones (so a browser never shares the machine with them) and each module whole on
+# one worker (`--dist loadfile`), so its module-scoped servers start once. Last the `alone` ones, which measure how
+# long something takes against a bound: one at a time, so a neighbour's load cannot make them miss a deadline.
 # A path names a whole module or folder; path::name (a prefix of the test's name) only the tests that time themselves,
-# so their modules' other tests still run two at a time. `_ALONE` wins over `_HEAVY`.
+# so their modules' other tests still run side by side. `_ALONE` wins over `_HEAVY`.
 _HEAVY = (
     "tests/e2e/",
     "tests/integration/sending/test_disabled_user.py",
