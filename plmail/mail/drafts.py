@@ -524,10 +524,16 @@ class DraftService:
             await self._enqueue_push(account_id, lineage)
 
     async def _enqueue_push(self, account_id: int, lineage: int) -> None:
-        """One push job per composition and account, however many saves come while it waits (autosave)."""
-        if self.queues is not None:
-            await self.queues.enqueue(PUSH_DRAFT, unique_key=f"push_draft:{account_id}:{lineage}",
-                                      account_id=account_id, message_id=lineage)
+        """One push job per composition and account, however many saves come while it waits (autosave), and one
+        more behind it. A key is refused while its job runs, and for the rest of the second it finished in (the
+        queue keeps whole seconds): a send landing just after the running job's last look would otherwise leave
+        the provider's copy to the minute's sweep. The second job runs a second later, after the lock is free."""
+        if self.queues is None:
+            return
+        if await self.queues.enqueue(PUSH_DRAFT, unique_key=f"push_draft:{account_id}:{lineage}",
+                                     account_id=account_id, message_id=lineage) is None:
+            await self.queues.enqueue(PUSH_DRAFT, unique_key=f"push_draft:{account_id}:{lineage}:again",
+                                      delay_seconds=1, account_id=account_id, message_id=lineage)
 
     async def _lineage(self, user_id: int, message_id: int) -> int:
         lineage = await self.versions.lineage_of(message_id)

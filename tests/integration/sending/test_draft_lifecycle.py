@@ -140,3 +140,24 @@ async def test_jmap_on_success_destroy_email_removes_the_draft_at_the_server_too
     assert (await outgoing.deliver(submission.id)).state.value == "sent"
     await no_draft_anywhere(outgoing)
     assert [r.message["Subject"] for r in outgoing.smtp.received] == ["From the phone"]
+
+
+async def test_a_change_while_the_compositions_push_job_runs_queues_another_push_behind_it(
+    outgoing: Outgoing,
+) -> None:
+    """The queue refuses a job's key while that job runs. A send or save landing after the running push's last look
+    must still be pushed (its copy at the provider deleted) by a job of its own, not wait for the minute's sweep."""
+    services, user = outgoing.services, outgoing.user
+    first = await services.drafts.save(user.id, await outgoing.content(subject="Behind", text_body="One.\n"))
+    # A worker has taken the push job: saq marks it active while it runs.
+    taken = await services.db.fetch(
+        "UPDATE saq_jobs SET status = 'active' WHERE status = 'queued' AND key LIKE 'push_draft:%' RETURNING key")
+    assert len(taken) == 1
+    await services.drafts.save(user.id, await outgoing.content(subject="Behind", text_body="Two.\n"),
+                               replaces=first.message_id)
+    queued = await services.db.fetch(
+        "SELECT key, scheduled FROM saq_jobs WHERE status = 'queued' AND key LIKE 'push_draft:%'")
+    assert [r["key"] for r in queued] == [f"{taken[0]['key']}:again"], queued
+    await services.db.execute("DELETE FROM saq_jobs WHERE key = $1", taken[0]["key"])  # the worker finished it
+    assert "push_draft" in await outgoing.run_jobs()
+    assert len(outgoing.folder("Drafts")) == 1  # the second version, pushed by the job behind
