@@ -20,6 +20,9 @@ from plmail.db.engine import close_engine, open_engine
 from plmail.db.migrate import migrate
 from plmail.services import Services, open_services
 from tests.support.pg import TEMPLATE_DB, PgTestCluster
+from tests.support.scratch import use_memory_for_scratch
+
+use_memory_for_scratch()
 
 # Every test that signs in hashes or checks a password: at RFC 9106's parameters that was 0.1-0.2 s of CPU each,
 # a fifth of the light tests' time. The suite uses argon2's cheapest parameters (`plmail.users.passwords`), and
