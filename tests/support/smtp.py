@@ -154,8 +154,10 @@ class SmtpServer:
         return self
 
     def stop(self) -> None:
-        self.controller.stop()
-        shutil.rmtree(self.base, ignore_errors=True)
+        try:
+            self.controller.stop()
+        finally:  # its TLS files go even when the controller's loop is already gone
+            shutil.rmtree(self.base, ignore_errors=True)
 
     def reset(self) -> None:
         with self.lock:
