@@ -447,11 +447,16 @@ def _to_last_day(candidate: ProposalCandidate, last_day: date, zone: ZoneInfo) -
     return replace(candidate, end=end, stated_end=end)
 
 
+def _time_before_its_day(sentence: str, day: DayMention, clock: ClockMention) -> bool:
+    """ "16:00, 23 Apr": the time written first, a comma between."""
+    return clock.end <= day.start and _TIME_THEN_DAY.fullmatch(sentence, clock.end, day.start) is not None
+
+
 def _unit(sentence: str, day: DayMention, clock: ClockMention) -> tuple[int, int] | None:
     """Where a day and its time are written as one: the time after the day, or before it with a comma."""
     if day.end <= clock.start:
         return day.start, clock.end
-    if clock.end <= day.start and _TIME_THEN_DAY.fullmatch(sentence, clock.end, day.start):
+    if _time_before_its_day(sentence, day, clock):
         return clock.start, day.end
     return None
 
@@ -459,8 +464,7 @@ def _unit(sentence: str, day: DayMention, clock: ClockMention) -> tuple[int, int
 def _zone_after_its_day(sentence: str, day: DayMention, clock: ClockMention) -> ClockMention | None:
     """ "16:00, 23 Apr (UTC+8)": a zone after a day whose time is written before it is that time's zone.
     None when it is a zone we cannot resolve, which leaves the time as unclear as one written beside it."""
-    if clock.zone is not None or not (clock.end <= day.start and _TIME_THEN_DAY.fullmatch(sentence, clock.end,
-                                                                                           day.start)):
+    if clock.zone is not None or not _time_before_its_day(sentence, day, clock):
         return clock
     found, _ = zone_after(sentence, day.end, False)
     if found.unknown:
