@@ -2,7 +2,8 @@
 
 A sync asked for while another runs for the same account is not dropped: it leaves a "sync again" flag
 before trying the lock, and the running sync looks at the flag after letting the lock go, so whichever
-happens last sees the other. Every sync ends by making sure the account's first import is running.
+happens last sees the other. A sync asked for while a draft, a send or a propagation holds the account's lock
+waits for that lock. Every sync ends by making sure the account's first import is running.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from plmail.mail.identities import IdentityService
 log = logging.getLogger(__name__)
 
 _FOREGROUND_ATTEMPTS = 6
+# A draft, a send or a propagation holds the account's lock for seconds and never looks at requests for a sync:
+# a sync asked for meanwhile waits for the lock, unless a running sync takes the request first.
+_WAIT_FOR_THE_LOCK_SECONDS = 60.0
 _PROGRESS_EVERY = 0.5  # seconds between progress counts while pages keep coming
 
 Progress = Callable[[ImportProgress], None]
@@ -78,9 +82,11 @@ class AccountSyncService:
         await self.accounts.request_resync(account_id)
         touched: set[int] = set()
         while True:
-            async with self.accounts.session_lock(SYNC_LOCK, account_id) as lock:
+            async with self.accounts.session_lock(SYNC_LOCK, account_id, wait=_WAIT_FOR_THE_LOCK_SECONDS,
+                                                  still_wanted=lambda: self.accounts.resync_requested(account_id)
+                                                  ) as lock:
                 if not lock.taken:
-                    return sorted(touched)  # the running sync will see our request and go again
+                    return sorted(touched)  # a running sync took our request and goes again (or the lock stayed busy)
                 started = time.time()
                 try:
                     stopped = not await self._sync_while_requested(record, syncer, touched)

@@ -236,10 +236,11 @@ class AccountAdminRepository:
         await self.db.execute("SELECT pg_notify($1, '')", channel)
 
     @asynccontextmanager
-    async def session_lock(self, namespace: int, key: int, *, wait: float = 0.0) -> AsyncIterator[HeldLock]:
+    async def session_lock(self, namespace: int, key: int, *, wait: float = 0.0,
+                           still_wanted: Callable[[], Awaitable[bool]] | None = None) -> AsyncIterator[HeldLock]:
         """A session advisory lock on a connection of its own, held across many transactions and network waits;
         it dies with the connection, so a killed process never leaves it behind. Tries for up to `wait`
-        seconds; `taken` says whether it got it."""
+        seconds, and stops early once `still_wanted` says no; `taken` says whether it got it."""
         pool = self.db.engine.pool
         if pool is None:
             raise RuntimeError("database pool is not open")
@@ -251,6 +252,8 @@ class AccountAdminRepository:
                     if taken or time.monotonic() >= deadline:
                         break
                     await asyncio.sleep(0.2)
+                    if still_wanted is not None and not await still_wanted():
+                        break
             except BaseException:
                 # Cancelled (or failed) while asking: the server may have granted the lock without our hearing
                 # of it, and the pool does not reset connections, so a lock kept there would refuse every later
