@@ -122,14 +122,17 @@ _PART_RIGHT_AFTER = re.compile(
 _PART_RIGHT_BEFORE = re.compile(rf"(?<![{LETTER}])(?:{alternation(DAY_PART_WORDS)})\s+$", re.IGNORECASE)
 # After a bare "um 14", these make it an amount or a day ("um 14 Prozent", "at 14 Main Street",
 # "at 18 and 19 June").
+_MONTH_RIGHT_AFTER = (rf"(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?:{alternation(MONTHS)}|{alternation(MONTH_ABBREVIATIONS)})"
+                      rf"(?![{LETTER}])")
 _AMOUNT_AFTER = re.compile(
     r"\s*(?:%|€|\$|prozent|percent|euro|eur|dollar|cent|minuten|minutes|min|mins|stunden|hours|tage|days|wochen|"
     r"weeks|monate|months|jahre|jahren|years|mal|times|stück|grad|degrees|punkte|points|km|kg|mb|gb|personen|"
     r"people|leute|plätze|seats|[\wäöü]*stra(?:ß|ss)e|[A-Z]\w+\s+(?:street|st\.|road|avenue|ave\.?)(?!\w)|"
-    rf"(?:and|und|to|bis|-|–)\s*\d|(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?:{alternation(MONTHS)}|"
-    rf"{alternation(MONTH_ABBREVIATIONS)})(?![{LETTER}]))",
+    rf"(?:and|und|to|bis|-|–)\s*\d|{_MONTH_RIGHT_AFTER})",
     re.IGNORECASE,
 )
+# "14 Uhr bis 7. August": a bare number at a range's far end with its month after it is the next day, not an hour.
+_DAY_OF_A_MONTH_AFTER = re.compile(_MONTH_RIGHT_AFTER, re.IGNORECASE)
 
 
 def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | None:
@@ -210,6 +213,8 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
         a, b = _read(m, "a", sentence, "range"), _read(m, "b", sentence, "range")
         if a is None or b is None or bool(m["after"]) != bool(m["before"]):
             continue  # "after 9:30 but before 11:00" is a window like "between"; "after 9 to 11" is no range
+        if not b.explicit and _DAY_OF_A_MONTH_AFTER.match(sentence, m.end()):
+            continue
         adjacent_only = adjacent_any = False
         date_like: tuple[int, int] | None = None
         if not (a.explicit or b.explicit):

@@ -154,6 +154,9 @@ _WEEKDAY = re.compile(
 _MORNING_NOUN_BEFORE = re.compile(
     r"\b(?:guten|gute|heute|am|jeden|diesen|schönen|einen|den|dem|der|frühen|früh|bis|morgen)\s*$", re.IGNORECASE
 )
+# "von heute 14 Uhr bis morgen 16:30 Uhr": after a "von" or "vom" in the same sentence, "bis morgen" is a span's far
+# end, tomorrow. Alone it stays unread: "Bis morgen!" says goodbye, "bis morgen 12 Uhr" sets a deadline.
+_SPAN_TO_TOMORROW = re.compile(r"\b(?:von|vom)\b[^.;!?]*\bbis\s*$", re.IGNORECASE)
 # Before a year-less "7.3." or "4.8.26", the words that make it a date rather than "Red Hat 7.3." or
 # "kernel 2.6.27": a German article or preposition, a weekday, a colon, or nothing at all.
 _DOTTED_CONTEXT_BEFORE = re.compile(
@@ -548,7 +551,8 @@ def find_days(
         if _overlaps(m.start(), m.end(), taken):
             continue
         word = m["rel"].lower()
-        if word == "morgen" and _MORNING_NOUN_BEFORE.search(sentence, 0, m.start()):
+        if (word == "morgen" and _MORNING_NOUN_BEFORE.search(sentence, 0, m.start())
+                and not _SPAN_TO_TOMORROW.search(sentence, 0, m.start())):
             continue
         part_word = (m["part"] or ("tonight" if word == "tonight" else "")).lower()
         day = None if relative_refused else reference + timedelta(days=_RELATIVE_OFFSET[word])

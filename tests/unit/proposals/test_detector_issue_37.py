@@ -528,3 +528,33 @@ def test_a_request_to_book_refusals(language: Locale, text: str) -> None:
 )
 def test_a_day_of_the_month_in_a_question_about_the_past_stays_unread(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # A bare hour before the far end's day is that day's number, not a span of hours to 7.
+        (DE, "Ich bin vom 6. August 14 Uhr bis 7. August 16:30 Uhr in Berlin", "2026-08-06 14:00", "2026-08-07 16:30"),
+        (DE, "6. August 14 Uhr bis 7. August 16:30 Uhr", "2026-08-06 14:00", "2026-08-07 16:30"),
+        (EN, "I'm in Berlin from August 6 2pm to August 7 4:30pm", "2026-08-06 14:00", "2026-08-07 16:30"),
+        # After "von", "bis morgen" is the span's far end, tomorrow, as "till tomorrow" is after "from".
+        (DE, "Ich bin von heute 14 Uhr bis morgen 16:30 Uhr weg", "2026-08-03 14:00", "2026-08-04 16:30"),
+        (DE, "von heute um 14 Uhr bis morgen um 16:30 Uhr", "2026-08-03 14:00", "2026-08-04 16:30"),
+        (EN, "I'm away from today 2pm till tomorrow 4:30pm", "2026-08-03 14:00", "2026-08-04 16:30"),
+    ],
+)
+def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("de", "Bis morgen!"),  # goodbye
+        ("de", "Bitte schick es mir bis morgen 12 Uhr"),  # a deadline
+        ("de", "Die Antwort brauche ich bis morgen um 16:30 Uhr"),
+        ("en", "Please send it by tomorrow 4:30pm"),
+    ],
+)
+def test_until_tomorrow_without_a_start_stays_unread(language: str, text: str) -> None:
+    assert read(text, Locale(language), MONDAY) == []
