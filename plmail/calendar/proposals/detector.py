@@ -37,7 +37,7 @@ _SHORT_TITLE = 80
 _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+")
 _JUST_AFTER = re.compile(r"[\s,]*")
-_SPAN_OPENER = re.compile(r"\b(?:vom|von|from)\s+(?:(?:dem|den|the)\s+)?$", re.IGNORECASE)
+_SPAN_OPENER = re.compile(r"\b(?:vom|von|ab|from)\s+(?:(?:dem|den|the)\s+)?$", re.IGNORECASE)
 # Between the first day's time and the second day of a span: "15:00 Uhr bis 24.09.", "(14:00) - 30.11".
 _SPAN_BETWEEN = re.compile(
     r"[\s,()]*(?:-|–|—|bis(?:\s+zum)?|to|till|until|untill|til|through)[\s,]*(?:(?:zum|the|den|dem)\s+)?", re.IGNORECASE

@@ -541,6 +541,10 @@ def test_a_day_of_the_month_in_a_question_about_the_past_stays_unread(language: 
         (DE, "Ich bin von heute 14 Uhr bis morgen 16:30 Uhr weg", "2026-08-03 14:00", "2026-08-04 16:30"),
         (DE, "von heute um 14 Uhr bis morgen um 16:30 Uhr", "2026-08-03 14:00", "2026-08-04 16:30"),
         (EN, "I'm away from today 2pm till tomorrow 4:30pm", "2026-08-03 14:00", "2026-08-04 16:30"),
+        # "ab … bis" opens a span as "von … bis" does.
+        (DE, "Ab Donnerstag 9 Uhr bis Freitag 17 Uhr ist das Büro zu", "2026-08-06 09:00", "2026-08-07 17:00"),
+        (DE, "ab morgen 9 Uhr bis übermorgen 17 Uhr", "2026-08-04 09:00", "2026-08-05 17:00"),
+        (EN, "from tomorrow 9am to the day after tomorrow 5pm", "2026-08-04 09:00", "2026-08-05 17:00"),
     ],
 )
 def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, start: str, end: str) -> None:
@@ -554,7 +558,11 @@ def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, star
         ("de", "Bitte schick es mir bis morgen 12 Uhr"),  # a deadline
         ("de", "Die Antwort brauche ich bis morgen um 16:30 Uhr"),
         ("en", "Please send it by tomorrow 4:30pm"),
+        # "ab" without its "bis" is a bound: from then on, no event.
+        ("de", "Ich bin ab morgen 9 Uhr erreichbar"),
+        ("de", "ab Donnerstag 9 Uhr"),
+        ("en", "I can be reached from tomorrow 9am"),
     ],
 )
-def test_until_tomorrow_without_a_start_stays_unread(language: str, text: str) -> None:
+def test_an_open_end_or_start_of_a_span_stays_unread(language: str, text: str) -> None:
     assert read(text, Locale(language), MONDAY) == []
