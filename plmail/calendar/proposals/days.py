@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from enum import Enum
 
@@ -187,7 +187,16 @@ _OF_MONTH_AFTER = re.compile(
     re.IGNORECASE,
 )
 # "in der letzten Woche am Donnerstag", "the week before on Monday": a week we do not resolve names the weekday.
-_WEEK_BEFORE = re.compile(r"\b(?:woche|week)\s+(?:(?:am|on)\s+)?$", re.IGNORECASE)
+# A count of weeks beside a weekday that no rule reads ("letzte Woche am Dienstag", "two weeks from now on Tuesday",
+# "Dienstag zwei Wochen später") moves it to a week we do not know: the weekday alone would be this week's.
+_WEEK_BEFORE = re.compile(
+    r"\b(?:wochen?|weeks?)(?:\s+(?:from\s+(?:now|today)|later|später|danach|ahead|out))?[\s,]+(?:(?:am|on)\s+)?$",
+    re.IGNORECASE,
+)
+_WEEKS_AFTER = re.compile(
+    r"[\s,]+(?:in\s+)?(?:\d{1,2}|a|one|two|three|four|five|six|einer|eine|zwei|drei|vier|fünf|sechs)\s+(?:wochen?|weeks?)\b",
+    re.IGNORECASE,
+)
 _TIME_RIGHT_AFTER = re.compile(
     rf"\s*,?\s*(?:(?:at|around|about|@)\s*)?(?:\d|(?:{alternation(ENGLISH_HOUR_WORDS)})(?![{LETTER}]))", re.IGNORECASE
 )
@@ -491,11 +500,29 @@ def _weekday_day(
         return coming if target > reference.weekday() else None
     if modifier.startswith(("coming", "upcoming", "kommende")):
         return coming
-    if modifier or _WEEK_BEFORE.search(sentence, 0, span[0]):
+    if modifier or _WEEK_BEFORE.search(sentence, 0, span[0]) or _WEEKS_AFTER.match(sentence, span[1]):
         return None  # last, previous, übernächste, first, zweiten, "letzte Woche am": not the coming one
     if target == reference.weekday():
         return None  # "on Thursday" written on a Thursday: today to some writers, a week on to others
     return None if relative_refused else coming
+
+
+# "in zwei Wochen am Dienstag", "in two weeks on Tuesday", "Dienstag in zwei Wochen": the weekday of the week that
+# many weeks on; read alone, the weekday would be this week's and the count a day that is no Tuesday.
+_COUNT_THEN_WEEKDAY = re.compile(r"[\s,]*(?:(?:am|on)\s+)?", re.IGNORECASE)
+_WEEKDAY_THEN_COUNT = re.compile(r"[\s,]*")
+
+
+def _count_beside(sentence: str, m: re.Match[str], mentions: list[DayMention], counted: dict[int, int]
+                  ) -> DayMention | None:
+    for mention in mentions:
+        if mention.start not in counted:
+            continue
+        if mention.end <= m.start() and _COUNT_THEN_WEEKDAY.fullmatch(sentence, mention.end, m.start()):
+            return mention
+        if m.end() <= mention.start and _WEEKDAY_THEN_COUNT.fullmatch(sentence, m.end(), mention.start):
+            return mention
+    return None
 
 
 def _weekday_mention(
@@ -538,15 +565,19 @@ def find_days(
     (a request to book) makes one that is neither the near past nor the near future the next."""
     mentions = _explicit(sentence, reference, language, past_tense, booking)
     taken = [(d.start, d.end) for d in mentions]
+    counted: dict[int, int] = {}  # "in zwei Wochen": the mention's start -> its weeks (0: a count of days)
     for m in _IN_DAYS.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
         count = int(m["n"]) if m["n"].isdigit() else _COUNT_WORDS[m["n"].lower()]
-        ahead = count * (7 if m["unit"].lower().startswith(("w", "W")) else 1)
+        weeks = m["unit"].lower().startswith("w")
+        ahead = count * (7 if weeks else 1)
         base = _RELATIVE_OFFSET[m["base"].lower()] if m["base"] else 0
         day = None if relative_refused or not 0 < ahead <= _MAX_DAYS_AHEAD else reference + timedelta(days=ahead + base)
         mentions.append(DayMention(m.start(), m.end(), DayKind.RELATIVE, day))
         taken.append((m.start(), m.end()))
+        if not m["base"]:
+            counted[m.start()] = count if weeks else 0
     for m in _RELATIVE.finditer(sentence):
         if _overlaps(m.start(), m.end(), taken):
             continue
@@ -568,8 +599,19 @@ def find_days(
             continue
         part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
         weeks_on = 2 if m["wan"] else int(bool(m["nwb"] or m["nwa"]))
+        beside = _count_beside(sentence, m, mentions, counted)
+        if beside is not None:
+            mentions.remove(beside)
+            if weeks_on or m["mod"] or not 0 < counted[beside.start] * 7 <= _MAX_DAYS_AHEAD:
+                # "in zwei Wochen am nächsten Dienstag", "in 3 Tagen am Dienstag", in two months: unclear
+                both = (min(m.start(), beside.start), max(m.end(), beside.end))
+                mentions.append(DayMention(*both, DayKind.WEEKDAY, None))
+                continue
+            weeks_on = counted[beside.start]
         mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", weeks_on, part,
                                    sentence, reference, relative_refused, past_tense, abbreviated=False)
+        if beside is not None:
+            mention = replace(mention, start=min(mention.start, beside.start), end=max(mention.end, beside.end))
         mentions.append(mention)
         taken.append((mention.start, mention.end))
     for m in _WEEKDAY_SHORT.finditer(sentence):

@@ -1,0 +1,79 @@
+"""Issue 37, spans and weeks: a day and time to another day and time in German as in English, and a weekday
+moved by a count of weeks, with the refusals that stay. Shares the helpers of test_detector_issue_37.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from plmail.domain.enums import Locale
+from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, read, starts
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # A bare hour before the far end's day is that day's number, not a span of hours to 7.
+        (DE, "Ich bin vom 6. August 14 Uhr bis 7. August 16:30 Uhr in Berlin", "2026-08-06 14:00", "2026-08-07 16:30"),
+        (DE, "6. August 14 Uhr bis 7. August 16:30 Uhr", "2026-08-06 14:00", "2026-08-07 16:30"),
+        (EN, "I'm in Berlin from August 6 2pm to August 7 4:30pm", "2026-08-06 14:00", "2026-08-07 16:30"),
+        # After "von", "bis morgen" is the span's far end, tomorrow, as "till tomorrow" is after "from".
+        (DE, "Ich bin von heute 14 Uhr bis morgen 16:30 Uhr weg", "2026-08-03 14:00", "2026-08-04 16:30"),
+        (DE, "von heute um 14 Uhr bis morgen um 16:30 Uhr", "2026-08-03 14:00", "2026-08-04 16:30"),
+        (EN, "I'm away from today 2pm till tomorrow 4:30pm", "2026-08-03 14:00", "2026-08-04 16:30"),
+        # "ab … bis" opens a span as "von … bis" does.
+        (DE, "Ab Donnerstag 9 Uhr bis Freitag 17 Uhr ist das Büro zu", "2026-08-06 09:00", "2026-08-07 17:00"),
+        (DE, "ab morgen 9 Uhr bis übermorgen 17 Uhr", "2026-08-04 09:00", "2026-08-05 17:00"),
+        (EN, "from tomorrow 9am to the day after tomorrow 5pm", "2026-08-04 09:00", "2026-08-05 17:00"),
+    ],
+)
+def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("de", "Bis morgen!"),  # goodbye
+        ("de", "Bitte schick es mir bis morgen 12 Uhr"),  # a deadline
+        ("de", "Die Antwort brauche ich bis morgen um 16:30 Uhr"),
+        ("en", "Please send it by tomorrow 4:30pm"),
+        # "ab" without its "bis" is a bound: from then on, no event.
+        ("de", "Ich bin ab morgen 9 Uhr erreichbar"),
+        ("de", "ab Donnerstag 9 Uhr"),
+        ("en", "I can be reached from tomorrow 9am"),
+    ],
+)
+def test_an_open_end_or_start_of_a_span_stays_unread(language: str, text: str) -> None:
+    assert read(text, Locale(language), MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # Written on Monday 3 August: the Tuesday of the week two weeks on, not tomorrow.
+        (DE, "in zwei Wochen am Dienstag um 10 Uhr", "2026-08-18 10:00"),
+        (DE, "Dienstag in zwei Wochen um 10 Uhr", "2026-08-18 10:00"),
+        (DE, "Dienstag in einer Woche um 10 Uhr", "2026-08-11 10:00"),
+        (EN, "in two weeks on Tuesday at 10am", "2026-08-18 10:00"),
+        (EN, "Tuesday in two weeks at 10am", "2026-08-18 10:00"),
+    ],
+)
+def test_a_weekday_a_count_of_weeks_on(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Weeks we do not count, or a count of days beside a weekday: never this week's Tuesday.
+        (EN, "two weeks from now on Tuesday at 10am"),
+        (EN, "Tuesday two weeks from now at 10am"),
+        (DE, "zwei Wochen später am Dienstag um 10 Uhr"),
+        (DE, "Dienstag zwei Wochen später um 10 Uhr"),
+        (DE, "Dienstag in 14 Tagen um 10 Uhr"),
+        (EN, "in 6 weeks on Tuesday at 10am"),  # past the month ahead the detector reads
+        (DE, "in zwei Wochen am nächsten Dienstag um 10 Uhr"),
+    ],
+)
+def test_a_weekday_moved_by_weeks_we_cannot_count_is_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
