@@ -170,11 +170,17 @@ _CONTEXT_BEFORE = re.compile(
 )
 # Holidays and ordinals turn a weekday into another day: "Easter Monday", "first Monday of next month".
 _WEEKDAY_NOT_ITSELF_BEFORE = re.compile(
-    r"\b(?:easter|cyber|black|good|super|ash|holy|maundy|palm|whit|blue|mini|giga|mega|tsunami)\s*-?\s*$",
+    r"\b(?:easter|cyber|black|good|super|ash|holy|maundy|palm|whit|blue|mini|giga|mega|tsunami)\s*-?\s*$"
+    # "the following Tuesday", "am darauffolgenden Dienstag": the Tuesday after some other day, not the coming one
+    r"|\b(?:following|(?:darauf|nach)?folgenden?)\s+$",
     re.IGNORECASE,
 )
 _WEEKDAY_NOT_ITSELF_AFTER = re.compile(
-    r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)",
+    r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)"
+    # "Tuesday after next", "Tuesday before Christmas", "Dienstag nach Ostern", "Dienstag darauf", "Tuesday week":
+    # a Tuesday counted from something else. After a comma ("Tuesday, after lunch, at 1:30pm") or before a time
+    # ("Dienstag nach 15 Uhr") the Tuesday is the coming one.
+    r"|\s+(?:after|before|nach|vor)\s+(?!\d)|\s+(?:darauf|danach|drauf|week)(?![\w])",
     re.IGNORECASE,
 )
 # "the first Monday of next month", "am ersten Montag im nächsten Monat", and with the weekday's time between

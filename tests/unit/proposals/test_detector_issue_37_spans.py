@@ -77,3 +77,40 @@ def test_a_weekday_a_count_of_weeks_on(language: Locale, text: str, start: str) 
 )
 def test_a_weekday_moved_by_weeks_we_cannot_count_is_refused(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # A weekday counted from another day or event: offering the coming Tuesday would invent a date.
+        (EN, "the following Tuesday at 10am"),
+        (DE, "am darauffolgenden Dienstag um 10 Uhr"),
+        (EN, "the Tuesday after next at 10am"),
+        (DE, "am Dienstag darauf um 10 Uhr"),
+        (DE, "den Dienstag danach um 10 Uhr"),
+        (EN, "the Tuesday after the conference at 10am"),
+        (DE, "am Dienstag nach der Konferenz um 10 Uhr"),
+        (EN, "the Tuesday before Christmas at 10am"),
+        (DE, "am Dienstag vor Weihnachten um 10 Uhr"),
+        (EN, "Tuesday after Easter at 10am"),
+        (DE, "Dienstag nach Ostern um 10 Uhr"),
+        (EN, "Tuesday week at 10am"),
+    ],
+)
+def test_a_weekday_counted_from_something_else_is_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # Set apart by a comma, or bounded by a time, the weekday is the coming one.
+        (EN, "Tuesday, after lunch, at 1:30pm", "2026-08-04 13:30"),
+        (DE, "Dienstag, nach dem Mittagessen, um 13:30 Uhr", "2026-08-04 13:30"),
+        (EN, "See you Tuesday at 10am, after the standup", "2026-08-04 10:00"),
+        (DE, "Dienstag um 10 Uhr vor der Demo", "2026-08-04 10:00"),
+        (DE, "Am Dienstag vormittag um 10 Uhr", "2026-08-04 10:00"),
+    ],
+)
+def test_a_weekday_beside_an_aside_keeps_its_day(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
