@@ -41,7 +41,8 @@ _SENTENCE_VETO = frozenset(
 _PHRASE_VETO = re.compile(
     r"\b(?:office|opening|business|support|service)\s+hours\b|\bopen\s+(?:from|until|till)\b|\bclosed\s+on\b"
     r"|\b(?:or|and)\s+(?:later|after|earlier|before)\b|\b(?:oder|und)\s+(?:später|danach|früher|davor)\b"
-    r"|\bat\s+the\s+(?:latest|earliest)\b|\bno\s+later\s+than\b|\bborn\b|\bgeboren\b",
+    r"|\bat\s+the\s+(?:latest|earliest)\b|\bno\s+later\s+than\b|\bborn\b|\bgeboren\b"
+    r"|\bf(?:ä|ae)llt\b[^.;!?]{0,60}\baus\b|\bfallen\b[^.;!?]{0,60}\baus\b",  # "der Termin … fällt aus": cancelled
     re.IGNORECASE,
 )
 # Relative words ("Freitag", "morgen") take their day from the message; in a past-tense sentence that
@@ -148,6 +149,18 @@ def asks_to_book(sentence: str) -> bool:
 
 def offers_alternatives(vocabulary: set[str]) -> bool:
     return not _ALTERNATIVES.isdisjoint(vocabulary)
+
+
+# "Statt Dienstag um 10 Uhr … Mittwoch um 11 Uhr", "instead of Tuesday at 10am": the day given up.
+_REPLACED_BEFORE = re.compile(
+    r"\b(?:statt|anstatt|anstelle\s+von|instead\s+of|rather\s+than|not\s+on|nicht\s+(?:am|mehr\s+am))\s+"
+    r"(?:(?:am|on|dem|den|the)\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def replaced_before(sentence: str, start: int) -> bool:
+    return _REPLACED_BEFORE.search(sentence, max(0, start - 30), start) is not None
 
 
 def bound_before(sentence: str, start: int) -> bool:

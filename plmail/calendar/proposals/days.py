@@ -199,6 +199,13 @@ _WEEK_BEFORE = re.compile(
     r"\b(?:wochen?|weeks?)(?:\s+(?:from\s+(?:now|today)|later|später|danach|ahead|out))?[\s,]+(?:(?:am|on)\s+)?$",
     re.IGNORECASE,
 )
+# "early next week, say Tuesday", "Anfang nächster Woche, etwa Dienstag": a later week named apart from the weekday.
+# Which week the weekday is in is then the writer's, not the coming one; a weekday it is joined to is read above.
+_ANOTHER_WEEK_IN_THE_SENTENCE = re.compile(
+    r"\b(?:next\s+week|week\s+after\s+next|(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|übern(?:ä|ae)chste[nr]?)\s+woche)\b",
+    re.IGNORECASE,
+)
+_A_WEEK_ON = re.compile(r"\s+week(?![\w'])", re.IGNORECASE)
 _WEEKS_AFTER = re.compile(
     r"[\s,]+(?:in\s+)?(?:\d{1,2}|a|one|two|three|four|five|six|einer|eine|zwei|drei|vier|fünf|sechs)\s+(?:wochen?|weeks?)\b",
     re.IGNORECASE,
@@ -506,7 +513,8 @@ def _weekday_day(
         return coming if target > reference.weekday() else None
     if modifier.startswith(("coming", "upcoming", "kommende")):
         return coming
-    if modifier or _WEEK_BEFORE.search(sentence, 0, span[0]) or _WEEKS_AFTER.match(sentence, span[1]):
+    if (modifier or _WEEK_BEFORE.search(sentence, 0, span[0]) or _WEEKS_AFTER.match(sentence, span[1])
+            or _ANOTHER_WEEK_IN_THE_SENTENCE.search(sentence, 0, span[0])):
         return None  # last, previous, übernächste, first, zweiten, "letzte Woche am": not the coming one
     if target == reference.weekday():
         return None  # "on Thursday" written on a Thursday: today to some writers, a week on to others
@@ -592,7 +600,9 @@ def find_days(
                 and not _SPAN_TO_TOMORROW.search(sentence, 0, m.start())):
             continue
         part_word = (m["part"] or ("tonight" if word == "tonight" else "")).lower()
-        day = None if relative_refused else reference + timedelta(days=_RELATIVE_OFFSET[word])
+        # "tomorrow week", British: a week from tomorrow
+        week_on = 7 if word in ("today", "tomorrow") and _A_WEEK_ON.match(sentence, m.end()) else 0
+        day = None if relative_refused else reference + timedelta(days=_RELATIVE_OFFSET[word] + week_on)
         mentions.append(DayMention(m.start(), m.end(), DayKind.RELATIVE, day, _PART_BY_WORD.get(part_word)))
         taken.append((m.start(), m.end()))
     for m in _THIS_PART.finditer(sentence):

@@ -313,7 +313,7 @@ class DeterministicDateDetector:
     def _day_usable(
         sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention]
     ) -> bool:
-        if day.day is None and day.if_passed is None:
+        if (day.day is None and day.if_passed is None) or cues.replaced_before(sentence, day.start):
             return False
         # "vom 26. bis 28. Oktober": a range of days may open with the word that makes a single day a bound.
         if cues.bound_before(sentence, day.start) and not (

@@ -114,3 +114,35 @@ def test_a_weekday_counted_from_something_else_is_refused(language: Locale, text
 )
 def test_a_weekday_beside_an_aside_keeps_its_day(language: Locale, text: str, start: str) -> None:
     assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # The day given up is not offered; the day that replaces it is.
+        (DE, "Statt Dienstag um 10 Uhr treffen wir uns Mittwoch um 11 Uhr", "2026-08-05 11:00"),
+        (EN, "Instead of Tuesday at 10am, let's meet Wednesday at 11am", "2026-08-05 11:00"),
+        (EN, "Wednesday at 11am rather than Tuesday at 10am", "2026-08-05 11:00"),
+        # British "tomorrow week": a week from tomorrow, as "morgen in einer Woche".
+        (EN, "tomorrow week at 10am", "2026-08-11 10:00"),
+        (DE, "morgen in einer Woche um 10 Uhr", "2026-08-11 10:00"),
+    ],
+)
+def test_a_day_given_up_and_a_day_a_week_on(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Next week named apart from its weekday: which Tuesday is the writer's to say.
+        (EN, "early next week, say Tuesday at 10am"),
+        (DE, "Anfang nächster Woche, etwa Dienstag um 10 Uhr"),
+        # Cancelled, in German as in English.
+        (DE, "Der Termin am Dienstag um 10 Uhr fällt aus"),
+        (DE, "Die Besprechungen am Dienstag um 10 Uhr fallen leider aus"),
+        (EN, "Tuesday at 10am is cancelled"),
+    ],
+)
+def test_a_weekday_of_a_week_named_apart_and_a_cancelled_one_are_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
