@@ -70,7 +70,7 @@ _ZONE_AFTER = re.compile(
 # India's, Ireland's or Israel's, AST Atlantic or Arabia; the others are also words ("art", "eat", "cat").
 _UNKNOWN_ZONE = re.compile(
     r"\s*\(?(?:IST|AST|ADT|BRT|ART|ICT|PHT|WIB|SAST|CAT|EAT|WAT)\b"
-    r"|\s*\(?(?i:local\s+time|ortszeit|your\s+time|ihrer\s+zeit)\b"
+    r"|\s*\(?(?i:local\s+time|ortszeit|(?:my|our|your)\s+time|(?:ihrer|eurer|deiner|meiner|unserer)\s+zeit)\b"
     # "12PM Mars time", "14 Uhr Kabuler Zeit": a zone named by a place we do not know.
     r"|\s*\(?(?:[A-Z][a-zäöü]+[\s-]+){1,3}(?:[Tt]ime|Zeit)\b",
 )

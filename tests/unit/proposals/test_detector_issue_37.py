@@ -311,6 +311,13 @@ def test_a_time_in_a_zone_named_by_its_place_is_read_in_that_place(language: Loc
         (EN, "Friday at 3pm your time"),
         (DE, "Freitag um 14 Uhr Ortszeit"),
         (DE, "Freitag um 14 Uhr Ihrer Zeit"),
+        # Whose clock "my", "our" or the informal "your" is, the message does not say in a way we can place.
+        (EN, "Friday at 2pm my time"),
+        (EN, "Friday at 2pm our time"),
+        (DE, "Freitag um 14 Uhr meiner Zeit"),
+        (DE, "Freitag um 14 Uhr unserer Zeit"),
+        (DE, "Freitag um 14 Uhr eurer Zeit"),
+        (DE, "Freitag um 14 Uhr deiner Zeit"),
     ],
 )
 def test_a_time_in_a_zone_we_cannot_place_is_refused(language: Locale, text: str) -> None:
