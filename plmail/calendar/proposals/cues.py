@@ -67,7 +67,19 @@ _BOOKING_REQUEST = re.compile(
     r"|\b(?:buche|buchen|reserviere|reservieren)\b",
     re.IGNORECASE,
 )
-_ALTERNATIVES = frozenset({"oder", "or", "alternativ", "alternatively", "either", "bzw", "beziehungsweise"})
+_ALTERNATIVES = frozenset({"oder", "or", "alternativ", "alternatively", "either", "bzw", "beziehungsweise", "sonst",
+                           "ansonsten", "otherwise"})
+# Moving an appointment names the old time beside the new one ("moved from 10am to 11am", "von 10 auf 11 Uhr
+# verschoben"): which is which is not ours to guess.
+_RESCHEDULING = frozenset({"moved", "moves", "move", "moving", "push", "pushed", "postpone", "postponed", "reschedule",
+                           "rescheduled", "rescheduling", "verschoben", "verschiebt", "verschieben", "schieben",
+                           "verlegt", "verlegen", "vorverlegt", "vorziehen", "umgelegt"})
+# "heute vor einer Woche", "vor zwei Tagen": counted back from the message, in the past like "ago".
+_COUNTED_BACK = re.compile(
+    r"\bvor\s+(?:einer|einem|\d{1,2}|zwei|drei|vier|fünf|sechs|sieben|acht|zehn|vierzehn)\s+"
+    r"(?:wochen?|tag(?:en)?|monat(?:en)?|jahr(?:en)?)\b",
+    re.IGNORECASE,
+)
 
 # Directly before a day: the day is a bound or a reference, not the day of an event.
 _DAY_CONTEXT_BEFORE = re.compile(
@@ -149,6 +161,14 @@ def asks_to_book(sentence: str) -> bool:
 
 def offers_alternatives(vocabulary: set[str]) -> bool:
     return not _ALTERNATIVES.isdisjoint(vocabulary)
+
+
+def reschedules(vocabulary: set[str]) -> bool:
+    return not _RESCHEDULING.isdisjoint(vocabulary)
+
+
+def counts_back(sentence: str) -> bool:
+    return _COUNTED_BACK.search(sentence) is not None
 
 
 # "Statt Dienstag um 10 Uhr … Mittwoch um 11 Uhr", "instead of Tuesday at 10am": the day given up.

@@ -141,7 +141,7 @@ class DeterministicDateDetector:
         writer_day: date,
     ) -> list[ProposalCandidate]:
         vocabulary = cues.words(sentence)
-        past = cues.past_tense(vocabulary)
+        past = cues.past_tense(vocabulary) or cues.counts_back(sentence)
         mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past,
                              booking=not past and cues.asks_to_book(sentence))
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):
@@ -152,6 +152,9 @@ class DeterministicDateDetector:
             return []
         if cues.offers_alternatives(vocabulary) and len(mentions) + len(clock_mentions) > 2:
             return []
+        if cues.reschedules(vocabulary) and (len(mentions) + len(clock_mentions) > 2
+                                             or any(c.length for c in clock_mentions)):
+            return []  # the old time and the new one: "Tuesday 10am moved to 11am", "von 10 auf 11 Uhr verschoben"
         days = [_Day(d, self._day_usable(sentence, d, mentions, clock_mentions), []) for d in mentions]
         clocks = [_Clock(c, self._clock_usable(sentence, c, mentions)) for c in clock_mentions]
         tokens = _Tokens(sentence)

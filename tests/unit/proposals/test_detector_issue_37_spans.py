@@ -146,3 +146,40 @@ def test_a_day_given_up_and_a_day_a_week_on(language: Locale, text: str, start: 
 )
 def test_a_weekday_of_a_week_named_apart_and_a_cancelled_one_are_refused(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # A move names the old time beside the new one; offering the old one was a wrong date.
+        (EN, "The meeting on Tuesday at 10am has been moved to 11am"),
+        (DE, "Das Meeting am Dienstag um 10 Uhr wurde auf 11 Uhr verschoben"),
+        (EN, "Tuesday's meeting moves from 10am to 11am"),
+        (DE, "Das Meeting am Dienstag verschiebt sich von 10 auf 11 Uhr"),
+        (EN, "Can we push Tuesday 10am to 11am?"),
+        (DE, "Können wir Dienstag 10 Uhr auf 11 Uhr schieben?"),
+        # "otherwise" offers a second choice, as "or" does.
+        (DE, "Dienstag um 10 Uhr, sonst Mittwoch um 11 Uhr"),
+        (EN, "Tuesday at 10am, otherwise Wednesday at 11am"),
+        # Counted back from the message: the past.
+        (DE, "heute vor einer Woche um 10 Uhr"),
+        (DE, "Montag vor zwei Wochen um 10 Uhr"),
+        (EN, "a week ago Tuesday at 10am"),
+    ],
+)
+def test_a_move_a_second_choice_and_a_day_counted_back_are_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # A move that names only where it goes: that is the appointment.
+        (EN, "Can we move the meeting to Tuesday at 10am?", "2026-08-04 10:00"),
+        (DE, "Können wir das Meeting auf Dienstag um 10 Uhr verschieben?", "2026-08-04 10:00"),
+        (EN, "The call moved to Thursday at 3pm", "2026-08-06 15:00"),
+        (DE, "Der Termin wurde auf Donnerstag 15 Uhr verlegt", "2026-08-06 15:00"),
+    ],
+)
+def test_a_move_to_one_time_offers_it(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
