@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, timedelta
-from enum import Enum
 
+from plmail.calendar.proposals.day_mentions import (
+    ORDINAL_PATTERN,
+    DayKind,
+    DayMention,
+    day_number,
+    valid_date,
+)
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
     ENGLISH_HOUR_WORDS,
@@ -20,6 +26,7 @@ from plmail.calendar.proposals.vocabulary import (
     DayPart,
     alternation,
 )
+from plmail.calendar.proposals.weekdays import count_beside, weekday_mention
 from plmail.domain.enums import Locale
 
 # A year-less date is its nearest occurrence: up to three months behind the message ("14 Feb" written at
@@ -32,33 +39,12 @@ YEARLESS_AROUND_WITH_WEEKDAY = timedelta(days=365)
 TWO_DIGIT_YEARS_AROUND = (-1, 2)
 
 
-class DayKind(Enum):
-    EXPLICIT = "explicit"  # a calendar date: 4.8., 2026-08-04, 4. August
-    RELATIVE = "relative"  # heute, morgen, übermorgen, today, tomorrow
-    WEEKDAY = "weekday"  # Freitag, next Friday, Dienstag nächste Woche
-
-
-@dataclass(frozen=True, slots=True)
-class DayMention:
-    start: int
-    end: int
-    kind: DayKind
-    day: date | None  # None: recognised but refused (impossible, ambiguous, in the past by wording)
-    part: DayPart | None = None
-    needs_clock: bool = False  # a shape that is only a date when a time stands beside it ("am 20.07 um 9")
-    clock: tuple[int, int] | None = None  # ISO 8601 "2026-08-04T14:30" carries its own time
-    # The message's own weekday, bare ("Samstag um 15 Uhr?" written on a Saturday): next week's once the
-    # time it is joined to has passed when the message was written; while that time is ahead, unclear.
-    if_passed: date | None = None
-    last_day: date | None = None  # a range of days ("22-23 Feb", "26.–28. Oktober"): the range's last day
-
-
 _WD_FULL = alternation(WEEKDAYS)
 _WD_ABBR = alternation(WEEKDAY_ABBREVIATIONS)
 _MONTH = alternation(list(MONTHS) + list(MONTH_ABBREVIATIONS))
 _NOT_LETTER = rf"(?![{LETTER}])"
 _YEAR = r"(?:19|20)\d{2}(?!\d)"
-_ORD = alternation(ORDINAL_WORDS).replace("\\ ", r"\s+")
+_ORD = ORDINAL_PATTERN
 # Capitalised, an abbreviation is a weekday before a date even without its dot: "Fri 19 May", "Mo 09.10.17".
 _CAPITALISED_ABBREVIATIONS = (
     "Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun|MON|TUES?|WED|THU(?:RS?)?|FRI|SAT|SUN|Mo|Di|Mi|Do|Fr|Sa"
@@ -168,48 +154,7 @@ _SLASH_IDIOMS = frozenset({"9/11", "24/7", "50/50", "20/20", "1/2", "1/3", "2/3"
 _CONTEXT_BEFORE = re.compile(
     rf"(?:\b(?:am|an|den|dem|zum|on|the)|\b{_WD_FULL}\.?,?|\b(?:{_WD_ABBR})(?:\.,?|,))\s*$", re.IGNORECASE
 )
-# Holidays and ordinals turn a weekday into another day: "Easter Monday", "first Monday of next month".
-_WEEKDAY_NOT_ITSELF_BEFORE = re.compile(
-    r"\b(?:easter|cyber|black|good|super|ash|holy|maundy|palm|whit|blue|mini|giga|mega|tsunami)\s*-?\s*$"
-    # "the following Tuesday", "am darauffolgenden Dienstag": the Tuesday after some other day, not the coming one
-    r"|\b(?:following|(?:darauf|nach)?folgenden?)\s+$",
-    re.IGNORECASE,
-)
-_WEEKDAY_NOT_ITSELF_AFTER = re.compile(
-    r"\s+(?:of|in|im)\s+(?:the\s+)?(?:next\s+|this\s+|nächsten\s+|kommenden\s+|diesem\s+)?(?:month|monat)"
-    # "Tuesday after next", "Tuesday before Christmas", "Dienstag nach Ostern", "Dienstag darauf", "Tuesday week":
-    # a Tuesday counted from something else. After a comma ("Tuesday, after lunch, at 1:30pm") or before a time
-    # ("Dienstag nach 15 Uhr") the Tuesday is the coming one.
-    r"|\s+(?:after|before|nach|vor)\s+(?!\d)|\s+(?:darauf|danach|drauf|week)(?![\w])",
-    re.IGNORECASE,
-)
-# "the first Monday of next month", "am ersten Montag im nächsten Monat", and with the weekday's time between
-# them, "the first Monday 1pm to 3pm of next month": the nth such weekday of that month.
-_NTH = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "erste": 1, "zweite": 2, "dritte": 3,
-        "vierte": 4}  # fmt: skip
-_OF_MONTH_AFTER = re.compile(
-    r"(?:\s*(?:[\d:.\-–]+|(?:[ap]\.?m\.?|uhr|h|to|bis|and|und|at|um|from|von|between|zwischen)\b|@))*?\s*,?\s+"
-    r"(?:of|in|im|des)\s+(?:the\s+)?(?P<which>next|coming|this|n(?:ä|ae)chsten|kommenden|diesem)\s+(?:month|monats?)\b",
-    re.IGNORECASE,
-)
-# "in der letzten Woche am Donnerstag", "the week before on Monday": a week we do not resolve names the weekday.
-# A count of weeks beside a weekday that no rule reads ("letzte Woche am Dienstag", "two weeks from now on Tuesday",
-# "Dienstag zwei Wochen später") moves it to a week we do not know: the weekday alone would be this week's.
-_WEEK_BEFORE = re.compile(
-    r"\b(?:wochen?|weeks?)(?:\s+(?:from\s+(?:now|today)|later|später|danach|ahead|out))?[\s,]+(?:(?:am|on)\s+)?$",
-    re.IGNORECASE,
-)
-# "early next week, say Tuesday", "Anfang nächster Woche, etwa Dienstag": a later week named apart from the weekday.
-# Which week the weekday is in is then the writer's, not the coming one; a weekday it is joined to is read above.
-_ANOTHER_WEEK_IN_THE_SENTENCE = re.compile(
-    r"\b(?:next\s+week|week\s+after\s+next|(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|übern(?:ä|ae)chste[nr]?)\s+woche)\b",
-    re.IGNORECASE,
-)
 _A_WEEK_ON = re.compile(r"\s+week(?![\w'])", re.IGNORECASE)
-_WEEKS_AFTER = re.compile(
-    r"[\s,]+(?:in\s+)?(?:\d{1,2}|a|one|two|three|four|five|six|einer|eine|zwei|drei|vier|fünf|sechs)\s+(?:wochen?|weeks?)\b",
-    re.IGNORECASE,
-)
 _TIME_RIGHT_AFTER = re.compile(
     rf"\s*,?\s*(?:(?:at|around|about|@)\s*)?(?:\d|(?:{alternation(ENGLISH_HOUR_WORDS)})(?![{LETTER}]))", re.IGNORECASE
 )
@@ -222,20 +167,6 @@ _WEEKDAY_AFTER = re.compile(
     re.IGNORECASE,
 )
 
-# "Friday the 26th", "Wed 31th", "Freitag, den 26.": a weekday with a day of the month and no month.
-_ORDINAL_AFTER = re.compile(
-    rf"\s*,?\s*(?:(?:the|den|dem)\s+(?:(?P<d>\d{{1,2}})(?:st|nd|rd|th|\.)|(?P<dw>{_ORD}))|(?P<d2>\d{{1,2}})(?:st|nd|rd|th))"
-    rf"(?![\d{LETTER}]|\.\d)",
-    re.IGNORECASE,
-)
-# "Friday 23 at 4": a bare number after a weekday is its day of the month only where it can be no hour (13 to 31)
-# and no time, range or count follows; "Wed 5 at 10am" stays a weekday and a stray number.
-_BARE_DAY_AFTER = re.compile(
-    rf",?\s+(?P<d>1[3-9]|2\d|3[01])(?![\d{LETTER}]|\.\d|\s*(?:[:\-–/%€$]|h\b|uhr|o'?clock|[ap]\.?\s?m\b|bis\b|to\b"
-    r"|until\b|till\b|and\b|und\b|or\b|oder\b|people|persons|personen|leute|gäste|guests|minutes|minuten|hours"
-    r"|stunden|mal\b|times\b))",
-    re.IGNORECASE,
-)
 # An abbreviated weekday is a day only before a time or a day of the month ("Thu at 8 am", "Fr um 16:25 Uhr",
 # "Wed 31th"), written with its capital where it is also a word ("Sat", "Sun", "Mon"; never German "so"), and
 # not as the end of a span ("Mo-Fr 9-17 Uhr").
@@ -262,28 +193,6 @@ _PART_BY_WORD: dict[str, DayPart] = {**DAY_PART_WORDS, "morgen": DayPart.MORNING
                                      "frueh": DayPart.MORNING}  # fmt: skip
 _RELATIVE_OFFSET = {"heute": 0, "today": 0, "tonight": 0, "morgen": 1, "tomorrow": 1,
                     "übermorgen": 2, "uebermorgen": 2, "day after tomorrow": 2}  # fmt: skip
-
-
-def _day_number(m: re.Match[str]) -> int:
-    return int(m["d"]) if m["d"] else ORDINAL_WORDS[" ".join(m["dw"].lower().split())]
-
-
-def _day_of_month(day: int, weekday: int, reference: date, past_tense: bool) -> date | None:
-    """ "Friday the 26th": the next 26th from the message day on, and only if it is a Friday."""
-    if past_tense:
-        return None
-    found = _valid(reference.year, reference.month, day)
-    if found is None or found < reference:
-        year, month = (reference.year + 1, 1) if reference.month == 12 else (reference.year, reference.month + 1)
-        found = _valid(year, month, day)
-    return found if found is not None and found.weekday() == weekday else None
-
-
-def _valid(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
 
 
 def _weekday_before(sentence: str, start: int) -> tuple[int, int | None, bool]:
@@ -315,7 +224,7 @@ def _resolve(
         if past_tense:
             return None  # "there was a warning on Sept. 13": last year's as likely as this year's
         years = (reference.year - 1, reference.year, reference.year + 1)
-        occurrences = [d for d in (_valid(y, month, day) for y in years) if d is not None]
+        occurrences = [d for d in (valid_date(y, month, day) for y in years) if d is not None]
         if weekday is not None:
             near = [d for d in occurrences
                     if d.weekday() == weekday and abs(d - reference) < YEARLESS_AROUND_WITH_WEEKDAY]
@@ -332,7 +241,7 @@ def _resolve(
         low, high = TWO_DIGIT_YEARS_AROUND
         if not reference.year + low <= full <= reference.year + high:
             return None
-    found = _valid(full, month, day)
+    found = valid_date(full, month, day)
     if found is None or (weekday is not None and found.weekday() != weekday):
         return None
     return found
@@ -368,7 +277,7 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
     for mention in _day_ranges(sentence, reference, past_tense):
         add(mention)
     for m in _ISO.finditer(sentence):
-        when = _valid(int(m["y"]), int(m["m"]), int(m["d"]))
+        when = valid_date(int(m["y"]), int(m["m"]), int(m["d"]))
         clock = (int(m["H"]), int(m["M"])) if m["H"] else None
         if clock is not None and (clock[0] > 23 or clock[1] > 59):
             when = None
@@ -396,7 +305,7 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
                 continue  # "Windows 10 may crash", "march 5 miles": the month is written with a capital
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
             start, weekday, bare = _weekday_before(sentence, m.start())
-            resolved = _resolve(m["y"], month, _day_number(m), reference, weekday, past_tense, booking)
+            resolved = _resolve(m["y"], month, day_number(m), reference, weekday, past_tense, booking)
             # "October fifth" spelled out is spoken more than written: a date only beside a time.
             add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=m["dw"] is not None))
     for m in _MONTH_SLASH_DAY.finditer(sentence):
@@ -456,7 +365,7 @@ def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMen
         month = MONTHS.get(name.lower()) or MONTH_ABBREVIATIONS[name.lower()]
         first, last = (int(m["d1"]), int(m["d2"])) if m["d1"] else (int(m["e1"]), int(m["e2"]))
         start_day = _resolve(m["y"] or m["y2"], month, first, reference, None, past_tense)
-        last_day = _valid(start_day.year, month, last) if start_day is not None else None
+        last_day = valid_date(start_day.year, month, last) if start_day is not None else None
         found.append(_range_mention(m, start_day, last_day))
     for m in _DAY_RANGE_DOTTED.finditer(sentence):
         year = m["y1"] or m["y"]
@@ -466,7 +375,7 @@ def _day_ranges(sentence: str, reference: date, past_tense: bool) -> list[DayMen
         start_day = _resolve(year, int(m["m1"] or m["m2"]), int(m["d1"]), reference, None, past_tense)
         last_day = None
         if start_day is not None:
-            last_day = _valid(int(m["y"]) if m["y"] else start_day.year, int(m["m2"]), int(m["d2"]))
+            last_day = valid_date(int(m["y"]) if m["y"] else start_day.year, int(m["m2"]), int(m["d2"]))
         found.append(_range_mention(m, start_day, last_day))
     return found
 
@@ -475,96 +384,6 @@ def _range_mention(m: re.Match[str], first: date | None, last: date | None) -> D
     if first is None or last is None or not timedelta(0) < last - first <= timedelta(days=_MAX_RANGE_DAYS):
         first = last = None
     return DayMention(m.start(), m.end(), DayKind.EXPLICIT, first, needs_clock=True, last_day=last)
-
-
-def _nth_weekday(target: int, nth: int, reference: date, months_on: int) -> date | None:
-    """The nth `target` weekday of the month `months_on` after the message's; None if it has no such day."""
-    years, month = divmod(reference.month - 1 + months_on, 12)
-    first = date(reference.year + years, month + 1, 1)
-    found = first + timedelta(days=(target - first.weekday()) % 7 + 7 * (nth - 1))
-    return found if found.month == first.month else None
-
-
-def _weekday_day(
-    target: int, modifier: str, next_week: int, sentence: str, span: tuple[int, int], reference: date,
-    relative_refused: bool,
-) -> date | None:
-    """The next occurrence strictly after the message day; the message's own weekday, bare, is refused.
-
-    "next Thursday" said on a Tuesday is this week's for some writers and next week's for others (the
-    corpora disagree too), so inside the current week it is refused; "kommenden"/"coming" is unambiguous.
-    """
-    nth = _NTH.get(modifier.lower().rstrip("nmrs"))
-    of_month = _OF_MONTH_AFTER.match(sentence, span[1]) if nth else None
-    if nth and of_month:
-        this_month = of_month["which"].lower().startswith(("this", "dies"))
-        return None if relative_refused else _nth_weekday(target, nth, reference, 0 if this_month else 1)
-    if _WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, span[0]) or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, span[1]):
-        return None
-    ahead = (target - reference.weekday()) % 7 or 7
-    coming = reference + timedelta(days=ahead)
-    if next_week:
-        monday_next_week = reference + timedelta(days=7 - reference.weekday())
-        return monday_next_week + timedelta(days=target + 7 * (next_week - 1))  # "übernächste Woche": 2
-    modifier = modifier.lower()
-    if modifier.startswith(("next", "nächste", "naechste")):
-        return coming if target <= reference.weekday() else None
-    if modifier.startswith(("this", "diese")):
-        return coming if target > reference.weekday() else None
-    if modifier.startswith(("coming", "upcoming", "kommende")):
-        return coming
-    if (modifier or _WEEK_BEFORE.search(sentence, 0, span[0]) or _WEEKS_AFTER.match(sentence, span[1])
-            or _ANOTHER_WEEK_IN_THE_SENTENCE.search(sentence, 0, span[0])):
-        return None  # last, previous, übernächste, first, zweiten, "letzte Woche am": not the coming one
-    if target == reference.weekday():
-        return None  # "on Thursday" written on a Thursday: today to some writers, a week on to others
-    return None if relative_refused else coming
-
-
-# "in zwei Wochen am Dienstag", "in two weeks on Tuesday", "Dienstag in zwei Wochen": the weekday of the week that
-# many weeks on; read alone, the weekday would be this week's and the count a day that is no Tuesday.
-_COUNT_THEN_WEEKDAY = re.compile(r"[\s,]*(?:(?:am|on)\s+)?", re.IGNORECASE)
-_WEEKDAY_THEN_COUNT = re.compile(r"[\s,]*")
-
-
-def _count_beside(sentence: str, m: re.Match[str], mentions: list[DayMention], counted: dict[int, int]
-                  ) -> DayMention | None:
-    for mention in mentions:
-        if mention.start not in counted:
-            continue
-        if mention.end <= m.start() and _COUNT_THEN_WEEKDAY.fullmatch(sentence, mention.end, m.start()):
-            return mention
-        if m.end() <= mention.start and _WEEKDAY_THEN_COUNT.fullmatch(sentence, m.end(), mention.start):
-            return mention
-    return None
-
-
-def _weekday_mention(
-    target: int, m: re.Match[str], modifier: str, next_week: int, part: DayPart | None, sentence: str,
-    reference: date, relative_refused: bool, past_tense: bool, *, abbreviated: bool,
-) -> DayMention:
-    """A weekday, or with a day of the month after it ("Friday the 26th") the date both agree on."""
-    ordinal = _ORDINAL_AFTER.match(sentence, m.end())
-    past = past_tense or modifier.lower().startswith(("last", "letzte", "vergangene", "previous"))
-    bare = _BARE_DAY_AFTER.match(sentence, m.end()) if ordinal is None else None
-    if bare is not None:
-        # Only where both agree: a Friday that is no 23rd leaves the number to mean something else.
-        day_of_month = _day_of_month(int(bare["d"]), target, reference, past)
-        if day_of_month is not None:
-            return DayMention(m.start(), bare.end(), DayKind.EXPLICIT, day_of_month, part, needs_clock=True)
-    if ordinal is None:
-        span = (m.start(), m.end())
-        day = _weekday_day(target, modifier, next_week, sentence, span, reference, relative_refused)
-        if_passed = None
-        itself = not (_WEEKDAY_NOT_ITSELF_BEFORE.search(sentence, 0, span[0])
-                      or _WEEKDAY_NOT_ITSELF_AFTER.match(sentence, span[1]))  # fmt: skip
-        if day is None and target == reference.weekday() and itself and not (modifier or next_week or relative_refused):
-            if_passed = reference + timedelta(days=7)
-        return DayMention(m.start(), m.end(), DayKind.WEEKDAY, day, part, if_passed=if_passed)
-    number = int(ordinal["d2"]) if ordinal["d2"] else _day_number(ordinal)
-    day = _day_of_month(number, target, reference, past)
-    # An abbreviation is a day only beside a time: "Wed 31th" alone says too little to be an all-day matter.
-    return DayMention(m.start(), ordinal.end(), DayKind.EXPLICIT, day, part, needs_clock=abbreviated)
 
 
 def find_days(
@@ -615,7 +434,7 @@ def find_days(
             continue
         part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
         weeks_on = 2 if m["wan"] else int(bool(m["nwb"] or m["nwa"]))
-        beside = _count_beside(sentence, m, mentions, counted)
+        beside = count_beside(sentence, m, mentions, counted)
         if beside is not None:
             mentions.remove(beside)
             if weeks_on or m["mod"] or not 0 < counted[beside.start] * 7 <= _MAX_DAYS_AHEAD:
@@ -624,7 +443,7 @@ def find_days(
                 mentions.append(DayMention(*both, DayKind.WEEKDAY, None))
                 continue
             weeks_on = counted[beside.start]
-        mention = _weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", weeks_on, part,
+        mention = weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", weeks_on, part,
                                    sentence, reference, relative_refused, past_tense, abbreviated=False)
         if beside is not None:
             mention = replace(mention, start=min(mention.start, beside.start), end=max(mention.end, beside.end))
@@ -634,7 +453,7 @@ def find_days(
         if _overlaps(m.start(), m.end(), taken):
             continue
         # "next week Mon 9 am", "nächste Woche Mo um 9": the weekday of the week after the message's.
-        mention = _weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", int(bool(m["nwb"])),
+        mention = weekday_mention(WEEKDAY_ABBREVIATIONS[m["wd"].lower()], m, m["mod"] or "", int(bool(m["nwb"])),
                                    None, sentence, reference, relative_refused, past_tense, abbreviated=True)
         mentions.append(mention)
         taken.append((mention.start, mention.end))

@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 from plmail.calendar.proposals import cues
 from plmail.calendar.proposals.clock_mentions import ClockMention, PartMention
 from plmail.calendar.proposals.clocks import find_clocks, find_parts, resolve_hour
-from plmail.calendar.proposals.days import DayKind, DayMention, find_days
+from plmail.calendar.proposals.day_mentions import DayKind, DayMention
+from plmail.calendar.proposals.days import find_days
 from plmail.calendar.proposals.durations import DurationMention, find_durations
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
