@@ -179,19 +179,28 @@ class Services:
 
 async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys | None = None,
                         plugins: Sequence[str | ProviderPlugin] = PLUGINS) -> Services:
-    """Connect to the database, bring its schema up to date, connect the queues, install the provider plugins."""
+    """Connect to the database, bring its schema up to date, connect the queues, install the provider plugins.
+
+    A wrong setting or plugin is refused before a connection is opened, and a failure after that closes what was
+    opened: the caller may be a long-lived process (a test run, `plmail worker`) that opens services again."""
     check_profile()
     keys = keys or InstallationKeys.load(settings.secret_key_path)
+    chosen = load_plugins(plugins)
     engine = await open_engine(dsn, max_size=settings.db_pool_max)
     db = Database(engine)
     queues = QueueSet(dsn, pool_max=settings.db_pool_max)
     try:
         await migrate(db)
         await queues.connect()
+        return _assemble(settings, keys, db, queues, chosen)
     except BaseException:
         await queues.disconnect()
         await close_engine()
         raise
+
+
+def _assemble(settings: Settings, keys: InstallationKeys, db: Database, queues: QueueSet,
+              plugins: Sequence[ProviderPlugin]) -> Services:
     blobs = BlobStore(db, legacy_root=settings.blob_dir)
     providers = ProviderRegistry()
     operations = ThreadOperations(db, queues)
@@ -213,7 +222,7 @@ async def open_services(settings: Settings, dsn: str, *, keys: InstallationKeys 
     sync = AccountSyncService(admin, providers, importer, queues, identities=identities)
     host = PluginHost(providers=providers, db=db, keys=keys, settings=settings, pipeline=pipeline, queues=queues,
                       sync=sync, importer=importer)
-    for plugin in load_plugins(plugins):
+    for plugin in plugins:
         plugin.install(host)
     throttle = LoginThrottle(db)
     sessions = SessionService(db)

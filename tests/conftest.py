@@ -16,7 +16,7 @@ from litestar import Litestar
 from plmail.app import create_app
 from plmail.config import Settings
 from plmail.db.database import Database
-from plmail.db.engine import close_engine, open_engine
+from plmail.db.engine import close_engine, open_engine, piccolo_engine
 from plmail.db.migrate import migrate
 from plmail.services import Services, open_services
 from tests.support.pg import TEMPLATE_DB, PgTestCluster
@@ -96,6 +96,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.alone)
         elif item.nodeid.startswith(_HEAVY):
             item.add_marker(pytest.mark.heavy)
+
+
+@pytest.fixture(autouse=True)
+def _no_database_pool_left_open() -> Iterator[None]:
+    """A pool a test leaves open is closed by the next test's start, perhaps while its database is being dropped
+    under it: that test then fails with a broken pipe, far from the cause (seen in CI). Fail the cause instead."""
+    before = piccolo_engine().pool
+    yield
+    after = piccolo_engine().pool
+    if after is not None and after is not before:
+        pytest.fail("this test left the process's database pool open (close its services or engine)")
 
 
 @pytest.fixture(scope="session")

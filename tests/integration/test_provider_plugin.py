@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from types import SimpleNamespace
 
+import psycopg
 import pytest
 
 from plmail.config import Settings
+from plmail.db.engine import piccolo_engine
 from plmail.domain.enums import LabelRole, ProviderKind, QueueName
 from plmail.jobs.catalog import default_catalog
 from plmail.jobs.workers import WorkerSupervisor
@@ -81,6 +84,24 @@ async def test_a_plugin_without_install_is_refused_before_anything_is_built(sett
 
     with pytest.raises(ConfigurationError, match="no install"):
         await open_services(settings, database_url, plugins=(*PLUGINS, "tests.support.dummy_provider"))
+    assert piccolo_engine().pool is None  # no connection was opened for it
+
+
+async def test_a_plugin_whose_install_fails_leaves_no_connection_open(settings: Settings, database_url: str) -> None:
+    """Found in CI: the pool a refused start left open was closed by the next start while the database under it
+    was being dropped, and that start failed with a broken pipe."""
+
+    def install(host: object) -> None:
+        raise RuntimeError("the plugin's own start failed")
+
+    with pytest.raises(RuntimeError, match="own start failed"):
+        await open_services(settings, database_url, plugins=(*PLUGINS, SimpleNamespace(install=install)))
+    assert piccolo_engine().pool is None
+    async with await psycopg.AsyncConnection.connect(database_url) as probe:
+        others = await (await probe.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )).fetchone()
+    assert others == (0,), "the queues' connections were left open"
 
 
 async def test_a_syncer_installed_for_one_kind_never_syncs_another_kinds_account(with_dummy: Services) -> None:
