@@ -374,12 +374,16 @@ async def test_filter_editor_lists_matches_reorders_and_shows_live_progress(worl
         await page.goto(world.base + "/rules/new")
         await page.get_by_label("Name").fill(name)
         await page.get_by_label("Field").first.select_option("subject")
+        save = page.get_by_role("button", name="Save filter")
+        before = await save.bounding_box()
         await page.get_by_label("Value").first.fill(word)
         star = page.get_by_label("Star it")
         await star.check()
         preview = page.locator("#rule-preview")
         if name == "Notes":
             await expect(preview).to_contain_text("matches 8 messages", timeout=10_000)
+            # A preview that grows as its matches arrive does not move the button about to be clicked.
+            assert before is not None and before == await save.bounding_box()
             rows = preview.locator("table.rule-matches tbody tr")
             await expect(rows).to_have_count(8)
             await expect(rows.first).to_contain_text("Note number 7")  # the newest arrival first
@@ -388,7 +392,7 @@ async def test_filter_editor_lists_matches_reorders_and_shows_live_progress(worl
             # The checkbox sits on the line of its text, not above it.
             box, text = await star.bounding_box(), await page.locator("label", has_text="Star it").bounding_box()
             assert box is not None and text is not None and abs(box["y"] - text["y"]) < 12
-        await page.get_by_role("button", name="Save filter").click()
+        await save.click()
         await expect(page.get_by_role("heading", name="Filters")).to_be_visible()
     names = page.locator("ul.rules > li .rule-name")
     await expect(names).to_have_text(["Notes", "Trips"])
