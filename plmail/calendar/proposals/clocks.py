@@ -201,6 +201,38 @@ def _end_fixes_the_half(a: _Read, b: _Read) -> bool:
     return 7 <= a.hour <= 12 and 1 <= b.hour < a.hour
 
 
+# "Johannes 3:16", "1 Corinthians 13:12", "Ps 23:4": chapter and verse, written as a clock is.
+_BOOKS = (
+    "genesis|exodus|levitikus|leviticus|numeri|numbers|deuteronomium|deuteronomy|richter|judges|könige|koenige"
+    "|kings|chronik|chronicles|esra|ezra|nehemia|nehemiah|hiob|ijob|psalms?|psalmen|ps|sprüche|sprueche|proverbs"
+    "|prediger|kohelet|ecclesiastes|jesaja|isaiah|jeremia|jeremiah|klagelieder|lamentations|hesekiel|ezechiel"
+    "|ezekiel|obadja|obadiah|habakuk|habakkuk|zefanja|zephaniah|haggai|sacharja|zechariah|maleachi|malachi"
+    "|matthäus|matthaeus|matthew|mt|mk|lk|joh|apostelgeschichte|acts|apg|römer|roemer|romans|röm|korinther"
+    "|corinthians|kor|cor|galater|galatians|epheser|ephesians|philipper|philippians|kolosser|colossians"
+    "|thessalonicher|thessalonians|hebräer|hebraeer|hebrews|offenbarung|revelation"
+)
+# Books that are first names too: "call John 10:30" is a time, so these take a verse only where no appointment
+# would be: minutes off the five-minute grid ("John 3:16"), a numbered book ("1 John 4:8") or a verse range.
+_NAMED_BOOKS = (
+    "john|johannes|mark|markus|luke|lukas|daniel|james|jakobus|peter|petrus|ruth?|joel|amos|titus|jude|judas"
+    "|samuel|esther?|jonah?|micah?|hosea|joshua|josua|timothy|timotheus|philemon|job|nahum"
+)
+_BOOK_BEFORE = re.compile(
+    rf"(?<![{LETTER}])(?P<n>[1-3]\.?\s*)?(?:(?P<book>{_BOOKS})|(?P<named>{_NAMED_BOOKS}))\.?\s+$", re.IGNORECASE
+)
+
+
+def _scripture(sentence: str, m: re.Match[str], written_prefix: str, *, verses: bool = False) -> bool:
+    """A bare "3:16" right after a book of the Bible is its chapter and verse; "John at 3:16pm" is still a time.
+
+    `verses`: the match goes on to a bare number, as "2:10-12" does, a range of verses."""
+    bare = not (written_prefix or m["asuf"] or m["amer"] or m["amer1"]) and m["asep"] == ":"
+    book = _BOOK_BEFORE.search(sentence, max(0, m.start() - 40), m.start()) if bare else None
+    if book is None:
+        return False
+    return bool(book["book"] or book["n"] or verses or int(m["am"]) % 5)
+
+
 def _odd_seconds(m: re.Match[str], tag: str) -> bool:
     """"8:00:31" is a log line or a timestamp, not an appointment."""
     return bool(m[f"{tag}s"]) and m[f"{tag}s"] != "00"
@@ -246,8 +278,10 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
                                adjacent_any_day=adjacent_any)
             continue
         hour, minute, fixed, length = resolved
+        verses = not (m["bsep"] or m["bsuf"] or m["bmer"] or m["bmer1"])
         refused = (choices or zone.unknown or deadline_before(sentence, m.start())
-                   or _odd_seconds(m, "a") or _odd_seconds(m, "b"))
+                   or _odd_seconds(m, "a") or _odd_seconds(m, "b")
+                   or _scripture(sentence, m, m["win"] or m["span"] or m["after"] or "", verses=verses))
         yield ClockMention(m.start(), end, hour, minute, fixed, length, zone.zone, zone.region, refused, adjacent_only,
                            adjacent_any_day=adjacent_any, uhr=a.uhr or b.uhr, minutes_written=a.minutes_written,
                            next_day=m["anext"] is not None, date_like=date_like)
@@ -321,7 +355,8 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
         # "at 8 GMT": a time given in a zone is a clock reading for readers elsewhere, as written.
         morning_default = (read.explicit or (written_prefix not in ("at", "@") and approx not in _ENGLISH_APPROX)
                            or morning_after_at(read.hour, sentence) or zone.zone is not None)
-        refused = refused_as_start(sentence, m, zone) or _odd_seconds(m, "a")
+        refused = (refused_as_start(sentence, m, zone) or _odd_seconds(m, "a")
+                   or _scripture(sentence, m, written_prefix or approx))
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
                            adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
                            next_day=m["anext"] is not None)

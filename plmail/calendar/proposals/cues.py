@@ -51,7 +51,7 @@ _PAST = frozenset(
     {
         "war", "waren", "warst", "wart", "hatte", "hatten", "hattest", "gestern", "vorgestern", "letzte",
         "letzten", "letzter", "letztes", "letztem", "vergangene", "vergangenen", "vergangener", "vorige",
-        "vorigen", "yesterday", "last", "ago", "previous", "had", "did", "went", "met", "was", "were",
+        "vorigen", "gab", "gabs", "yesterday", "last", "ago", "previous", "had", "did", "went", "met", "was", "were",
     }
 )  # fmt: skip
 # Negations that agree rather than refuse ("Kein Problem, dann Freitag um 10", "don't forget: Monday 2pm"),

@@ -58,7 +58,7 @@ _WEEKDAY_BEFORE = re.compile(
 )
 _PART_WORDS = "morgen|vormittag|mittag|nachmittag|abend|nacht"
 _SEPARATE_PART = (
-    rf"(?:\s+(?:(?:am|in\s+the)\s+)?(?P<part2>früh|frueh|morning|afternoon|evening|night|{_PART_WORDS}){_NOT_LETTER})?"
+    rf"(?:\s+(?:(?:am|in\s+the)\s+)?(?P<part2>früh|frueh|morning|midday|afternoon|evening|night|{_PART_WORDS}){_NOT_LETTER})?"
 )
 
 _ISO = re.compile(
@@ -434,18 +434,19 @@ def find_days(
             continue
         part = _PART_BY_WORD.get((m["part"] or m["part2"] or "").lower())
         weeks_on = 2 if m["wan"] else int(bool(m["nwb"] or m["nwa"]))
-        beside = count_beside(sentence, m, mentions, counted)
+        found = count_beside(sentence, m, mentions, counted)
+        beside, touching = found if found is not None else (None, False)
         if beside is not None:
             mentions.remove(beside)
             if weeks_on or m["mod"] or not 0 < counted[beside.start] * 7 <= _MAX_DAYS_AHEAD:
                 # "in zwei Wochen am nächsten Dienstag", "in 3 Tagen am Dienstag", in two months: unclear
-                both = (min(m.start(), beside.start), max(m.end(), beside.end))
+                both = (min(m.start(), beside.start), max(m.end(), beside.end)) if touching else (m.start(), m.end())
                 mentions.append(DayMention(*both, DayKind.WEEKDAY, None))
                 continue
             weeks_on = counted[beside.start]
         mention = weekday_mention(WEEKDAYS[m["wd"].lower()], m, m["mod"] or "", weeks_on, part,
                                    sentence, reference, relative_refused, past_tense, abbreviated=False)
-        if beside is not None:
+        if beside is not None and touching:
             mention = replace(mention, start=min(mention.start, beside.start), end=max(mention.end, beside.end))
         mentions.append(mention)
         taken.append((mention.start, mention.end))

@@ -10,7 +10,7 @@ from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 from plmail.calendar.proposals import cues
-from plmail.calendar.proposals.clock_mentions import ClockMention, PartMention
+from plmail.calendar.proposals.clock_mentions import ClockMention, PartMention, deadline_before
 from plmail.calendar.proposals.clocks import find_clocks, find_parts, resolve_hour
 from plmail.calendar.proposals.day_mentions import DayKind, DayMention
 from plmail.calendar.proposals.days import find_days
@@ -148,6 +148,8 @@ class DeterministicDateDetector:
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):
             return []
         clock_mentions = [c for c in find_clocks(sentence) if self._clock_stands(sentence, c, mentions)]
+        if not clock_mentions:
+            clock_mentions = _noon_of_its_day(sentence, mentions)
         mentions = [d for d in mentions if not any(_overlap(_span(d), _span(c)) for c in clock_mentions)]
         if not mentions:
             return []
@@ -495,6 +497,13 @@ def _may_be_its_date(numbers: tuple[int, int], day: DayMention) -> bool:
                     return True
                 break
     return False
+
+
+def _noon_of_its_day(sentence: str, days: list[DayMention]) -> list[ClockMention]:
+    """ "morgen Mittag", "Freitagmittag", "Tuesday midday" is noon, as "tomorrow noon" is; the clock stands right
+    after its day. Only in a sentence that writes no time: in "morgen Mittag um 1" Mittag makes 1 the afternoon."""
+    return [ClockMention(d.end, d.end, 12, 0, True, refused=deadline_before(sentence, d.start), adjacent_any_day=True)
+            for d in days if d.part is DayPart.NOON and d.clock is None]
 
 
 def _needs_its_day(clock: ClockMention) -> bool:

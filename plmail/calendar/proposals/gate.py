@@ -44,6 +44,7 @@ def _build_pattern() -> re.Pattern[str]:  # pragma: no mutate block
         rf"\d{{1,2}}(?:\.|st|nd|rd|th)?\s*(?:of\s+)?(?:{any_month})\b",
         rf"(?:{alternation(WEEKDAY_ABBREVIATIONS)})(?:\.,?|,)\s*\d",
         r"this\s+(?:morning|afternoon|evening)\b",
+        rf"(?:{alternation(WEEKDAYS)})(?:morgen|vormittag|mittag|nachmittag|abend|nacht)\b",  # "Freitagmittag"
         rf"(?:next|n(?:ä|ae)chste[nmrs]?|kommende[nmrs]?)\s+(?:week|weekend|woche|wochenende)(?![{LETTER}])",
         # Numeric shapes carry the parser's own edges and ranges: "0.59.1", "1.91.2" and the "/2002/10/08"
         # of a URL are never read as dates, so they are no reason to look.

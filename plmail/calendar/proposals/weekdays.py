@@ -115,17 +115,28 @@ def _weekday_day(
 # many weeks on; read alone, the weekday would be this week's and the count a day that is no Tuesday.
 _COUNT_THEN_WEEKDAY = re.compile(r"[\s,]*(?:(?:am|on)\s+)?", re.IGNORECASE)
 _WEEKDAY_THEN_COUNT = re.compile(r"[\s,]*")
+# "Dienstag um 10 Uhr, also in zwei Wochen", "Tuesday at 10am, i.e. in two weeks": the count, set apart after the
+# time, says which Tuesday; read alone, the weekday would be this week's.
+_WEEKDAY_THEN_COUNT_APART = re.compile(
+    r"[^,;.!?]{0,30},\s*(?:also|so|sprich|d\.\s?h\.|das\s+heißt|das\s+heisst|i\.\s?e\.|that\s+is|which\s+is"
+    r"|meaning)[\s,]+",
+    re.IGNORECASE,
+)
 
 
 def count_beside(sentence: str, m: re.Match[str], mentions: list[DayMention], counted: dict[int, int]
-                  ) -> DayMention | None:
+                  ) -> tuple[DayMention, bool] | None:
+    """The count of weeks that says which of its weekdays is meant, and whether it touches the weekday (its text
+    then joins the weekday's) or stands apart after the weekday's time."""
     for mention in mentions:
         if mention.start not in counted:
             continue
         if mention.end <= m.start() and _COUNT_THEN_WEEKDAY.fullmatch(sentence, mention.end, m.start()):
-            return mention
+            return mention, True
         if m.end() <= mention.start and _WEEKDAY_THEN_COUNT.fullmatch(sentence, m.end(), mention.start):
-            return mention
+            return mention, True
+        if m.end() <= mention.start and _WEEKDAY_THEN_COUNT_APART.fullmatch(sentence, m.end(), mention.start):
+            return mention, False
     return None
 
 

@@ -183,3 +183,57 @@ def test_a_move_a_second_choice_and_a_day_counted_back_are_refused(language: Loc
 )
 def test_a_move_to_one_time_offers_it(language: Locale, text: str, start: str) -> None:
     assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # Noon named by its part of the day, right after the day, as "tomorrow noon" is read.
+        (DE, "Treffen wir uns morgen Mittag?", "2026-08-04 12:00"),
+        (DE, "Freitag Mittag beim Italiener", "2026-08-07 12:00"),
+        (DE, "Dienstagmittag beim Italiener", "2026-08-04 12:00"),
+        (DE, "heute Mittag in der Kantine", "2026-08-03 12:00"),
+        (EN, "Friday noon at the Italian place", "2026-08-07 12:00"),
+        (EN, "Tuesday midday works for me", "2026-08-04 12:00"),
+        # With a time beside it, Mittag is that time's part of the day: 1 is 13:00, not noon.
+        (DE, "morgen Mittag um 1", "2026-08-04 13:00"),
+        # The count of weeks set apart after the time says which Tuesday.
+        (DE, "Dienstag um 10 Uhr, also in zwei Wochen", "2026-08-18 10:00"),
+        (EN, "Tuesday at 10am, i.e. in two weeks", "2026-08-18 10:00"),
+        (EN, "Tuesday at 10am, so in two weeks", "2026-08-18 10:00"),
+        # A count of weeks that says something else leaves the weekday its own.
+        (DE, "Am Dienstag um 10 Uhr besprechen wir das Projekt, das in zwei Wochen startet", "2026-08-04 10:00"),
+        # A name before a time on the five-minute grid is a person, not a book of the Bible.
+        (EN, "Tuesday: call John 10:30", "2026-08-04 10:30"),
+        (DE, "Dienstag Johannes 15:30", "2026-08-04 15:30"),
+        (EN, "Meeting with Mark at 3:30 on Tuesday", "2026-08-04 15:30"),
+    ],
+)
+def test_noon_by_its_name_and_a_weekday_weeks_on_after_its_time(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Chapter and verse, written as a clock is: "3:16" after a book is no time on that Tuesday.
+        (DE, "Am Dienstag lesen wir Johannes 3:16"),
+        (EN, "On Tuesday we read John 3:16"),
+        (EN, "John 3:16 on Tuesday"),
+        (DE, "Sonntag predigt er über Psalm 23:10"),
+        (EN, "Sunday we read 1 John 4:10"),
+        (EN, "Sunday we read John 3:16-18"),
+        (EN, "Sunday sermon: Luke 2:10-12"),
+        # "zu Mittag" is lunch, at no written hour; "bis morgen Mittag" a deadline; "ab" a bound.
+        (DE, "Wir essen morgen zu Mittag"),
+        (DE, "Bitte bis morgen Mittag zurückschicken"),
+        (DE, "Ich bin ab morgen Mittag erreichbar"),
+        # "es gab" tells of the past.
+        (DE, "Heute Mittag gab es Suppe"),
+        (DE, "Heute um 12 Uhr gab es Suppe"),
+        # A count of days that contradicts the weekday: which one is meant is unclear.
+        (DE, "Dienstag um 10 Uhr, d.h. in drei Tagen"),
+    ],
+)
+def test_a_verse_a_lunch_a_bound_the_past_and_a_contradicting_count_are_refused(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
