@@ -126,6 +126,17 @@ ORDINAL_WORDS: dict[str, int] = {
     "thirtieth": 30, "thirty first": 31, "thirty-first": 31,
     **{f"twenty{joint}{word}": 20 + value for word, value in _ORDINAL_UNITS.items() for joint in (" ", "-")},
 }  # fmt: skip
+# German ones, with the endings an article or preposition gives them: "am zwanzigsten August", "der erste Mai".
+_GERMAN_ORDINAL_STEMS = {
+    "erst": 1, "zweit": 2, "dritt": 3, "viert": 4, "fünft": 5, "fuenft": 5, "sechst": 6, "siebt": 7, "siebent": 7,
+    "acht": 8, "neunt": 9, "zehnt": 10, "elft": 11, "zwölft": 12, "zwoelft": 12, "dreizehnt": 13, "vierzehnt": 14,
+    "fünfzehnt": 15, "fuenfzehnt": 15, "sechzehnt": 16, "siebzehnt": 17, "achtzehnt": 18, "neunzehnt": 19,
+    "zwanzigst": 20, "dreißigst": 30, "dreissigst": 30, "einunddreißigst": 31, "einunddreissigst": 31,
+    **{f"{unit}undzwanzigst": 20 + value for unit, value in _GERMAN_UNITS.items()},
+}  # fmt: skip
+ORDINAL_WORDS |= {
+    stem + ending: value for stem, value in _GERMAN_ORDINAL_STEMS.items() for ending in ("e", "en", "er", "em")
+}
 
 # What names a place an appointment can be at, as a whole word ("office", "Büro", "Kantine") or, in German, as
 # the head of a compound ("Besprechungsraum", "Hauptbahnhof", "Zahnarztpraxis").

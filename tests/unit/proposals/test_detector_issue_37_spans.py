@@ -203,6 +203,12 @@ def test_a_move_to_one_time_offers_it(language: Locale, text: str, start: str) -
         (EN, "Tuesday at 10am, so in two weeks", "2026-08-18 10:00"),
         # A count of weeks that says something else leaves the weekday its own.
         (DE, "Am Dienstag um 10 Uhr besprechen wir das Projekt, das in zwei Wochen startet", "2026-08-04 10:00"),
+        # A day of the month spoken out in German, as "August twentieth" is in English.
+        (DE, "am zwanzigsten August um zehn Uhr", "2026-08-20 10:00"),
+        (EN, "on August twentieth at ten am", "2026-08-20 10:00"),
+        (DE, "Am ersten September um 9 Uhr", "2026-09-01 09:00"),
+        (DE, "am einundzwanzigsten August um 10 Uhr", "2026-08-21 10:00"),
+        (DE, "Dienstag, den achtzehnten August, um 10 Uhr", "2026-08-18 10:00"),
         # A name before a time on the five-minute grid is a person, not a book of the Bible.
         (EN, "Tuesday: call John 10:30", "2026-08-04 10:30"),
         (DE, "Dienstag Johannes 15:30", "2026-08-04 15:30"),
@@ -231,6 +237,9 @@ def test_noon_by_its_name_and_a_weekday_weeks_on_after_its_time(language: Locale
         # "es gab" tells of the past.
         (DE, "Heute Mittag gab es Suppe"),
         (DE, "Heute um 12 Uhr gab es Suppe"),
+        # An ordinal with no month after it is no day: "zum ersten Mal", "im dritten Quartal".
+        (DE, "zum ersten Mal um 9 Uhr"),
+        (DE, "im dritten Quartal um 10 Uhr"),
         # A count of days that contradicts the weekday: which one is meant is unclear.
         (DE, "Dienstag um 10 Uhr, d.h. in drei Tagen"),
     ],
