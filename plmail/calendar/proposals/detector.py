@@ -39,6 +39,8 @@ _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\
 _TOKEN = re.compile(r"\w+")
 _JUST_AFTER = re.compile(r"[\s,]*")
 _SPAN_OPENER = re.compile(r"\b(?:vom|von|ab|from)\s+(?:(?:dem|den|the)\s+)?$", re.IGNORECASE)
+# A time whose own match begins with the word that opens a span: "from 2pm".
+_OPENS_ITSELF = re.compile(r"from\s", re.IGNORECASE)
 # Between the first day's time and the second day of a span: "15:00 Uhr bis 24.09.", "(14:00) - 30.11".
 _SPAN_BETWEEN = re.compile(
     r"[\s,()]*(?:-|–|—|bis(?:\s+zum)?|to|till|until|untill|til|through)[\s,]*(?:(?:zum|the|den|dem)\s+)?", re.IGNORECASE
@@ -238,6 +240,11 @@ class DeterministicDateDetector:
         found: list[ProposalCandidate] = []
         spanned: set[int] = set()
         german = request.language is Locale.DE
+        for day in days:
+            overnight = self._until_tomorrow(sentence, day, parts, tokens, zone, request)
+            if overnight is not None:
+                spanned.add(id(day))
+                found.append(overnight)
         for first, second in pairwise(days):
             if id(first) not in spanned and len(first.clocks) == 1 and not second.clocks:
                 stay = self._stay(sentence, first, second, parts, tokens, zone, request)
@@ -270,6 +277,41 @@ class DeterministicDateDetector:
             title = guess_title(request.subject, sentence)
             found.append(ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end))
         return found, spanned
+
+    def _until_tomorrow(
+        self,
+        sentence: str,
+        day: _Day,
+        parts: list[PartMention],
+        tokens: _Tokens,
+        zone: ZoneInfo,
+        request: DetectionRequest,
+    ) -> ProposalCandidate | None:
+        """ "from 2pm till tomorrow 4:30pm", "von 14 Uhr bis morgen 16:30 Uhr": the start's day goes unwritten
+        because it is the day of writing; only tomorrow, the one far end that says so."""
+        when = day.mention.day
+        written = request.message_date.astimezone(zone).date()
+        if len(day.clocks) != 2 or day.mention.kind is not DayKind.RELATIVE or when != written + timedelta(days=1):
+            return None
+        a, b = sorted(day.clocks, key=lambda c: c.mention.start)
+        if not (a.usable and b.usable) or a.mention.length or b.mention.length or day.mention.clock:
+            return None
+        if not a.mention.end <= day.mention.start < day.mention.end <= b.mention.start:
+            return None
+        if sentence[day.mention.end:b.mention.start].strip() or not _SPAN_BETWEEN.fullmatch(
+            sentence, a.mention.end, day.mention.start
+        ):
+            return None
+        opened = _SPAN_OPENER.search(sentence, 0, a.mention.start) or _OPENS_ITSELF.match(sentence, a.mention.start)
+        if opened is None:
+            return None  # "um 14 Uhr bis morgen 16:30 Uhr": a deadline after a time, not a span
+        german = request.language is Locale.DE
+        start = self._resolve(written, a.mention, replace(day.mention, part=None), parts, tokens, zone, german=german)
+        end = self._resolve(when, b.mention, day.mention, parts, tokens, zone, german=german)
+        if start is None or end is None or not timedelta(0) < end - start <= MAX_SPAN:
+            return None
+        title = guess_title(request.subject, sentence)
+        return ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end)
 
     def _stay(
         self,

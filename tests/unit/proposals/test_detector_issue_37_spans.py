@@ -20,6 +20,12 @@ from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, read, st
         (DE, "Ich bin von heute 14 Uhr bis morgen 16:30 Uhr weg", "2026-08-03 14:00", "2026-08-04 16:30"),
         (DE, "von heute um 14 Uhr bis morgen um 16:30 Uhr", "2026-08-03 14:00", "2026-08-04 16:30"),
         (EN, "I'm away from today 2pm till tomorrow 4:30pm", "2026-08-03 14:00", "2026-08-04 16:30"),
+        # From a time today, unwritten, to a time tomorrow.
+        (EN, "I'll be away from 2pm till tomorrow 4:30pm", "2026-08-03 14:00", "2026-08-04 16:30"),
+        (DE, "Ich bin von 14 Uhr bis morgen 16:30 Uhr weg", "2026-08-03 14:00", "2026-08-04 16:30"),
+        (EN, "from 9pm till tomorrow 2am", "2026-08-03 21:00", "2026-08-04 02:00"),
+        # "tomorrow" after both times is the day of both.
+        (EN, "from 2pm till 4:30pm tomorrow", "2026-08-04 14:00", "2026-08-04 16:30"),
         # "ab … bis" opens a span as "von … bis" does.
         (DE, "Ab Donnerstag 9 Uhr bis Freitag 17 Uhr ist das Büro zu", "2026-08-06 09:00", "2026-08-07 17:00"),
         (DE, "ab morgen 9 Uhr bis übermorgen 17 Uhr", "2026-08-04 09:00", "2026-08-05 17:00"),
@@ -37,6 +43,11 @@ def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, star
         ("de", "Bitte schick es mir bis morgen 12 Uhr"),  # a deadline
         ("de", "Die Antwort brauche ich bis morgen um 16:30 Uhr"),
         ("en", "Please send it by tomorrow 4:30pm"),
+        # A time, then a deadline tomorrow: no span without its "von" or "from".
+        ("de", "um 14 Uhr bis morgen 16:30 Uhr"),
+        ("en", "at 2pm till tomorrow 4:30pm"),
+        # The start's day unwritten before a far end that is not tomorrow: which day it is stays open.
+        ("en", "from 2pm till Friday 4:30pm"),
         # "ab" without its "bis" is a bound: from then on, no event.
         ("de", "Ich bin ab morgen 9 Uhr erreichbar"),
         ("de", "ab Donnerstag 9 Uhr"),
