@@ -251,9 +251,13 @@ class QueueSet:
         self._connected = False
 
     async def connect(self) -> None:
-        await self.pool.open(wait=True, timeout=30)
-        for queue in self.queues.values():
-            await queue.connect()
+        try:
+            await self.pool.open(wait=True, timeout=30)
+            for queue in self.queues.values():
+                await queue.connect()
+        except BaseException:
+            await self.pool.close()  # a pool left open would hold its connections and refill them
+            raise
         self._connected = True
 
     async def disconnect(self) -> None:

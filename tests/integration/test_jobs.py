@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import psycopg
 import pytest
 from saq import Status
 
@@ -27,6 +29,7 @@ from plmail.jobs.catalog import JobCatalog
 from plmail.jobs.context import services_of
 from plmail.jobs.workers import WorkerSupervisor
 from plmail.services import Services
+from tests.support.pg import PgTestCluster
 from tests.support.serve import ServeProcess
 
 PASSWORD = "correct horse"
@@ -50,6 +53,24 @@ async def queues(database_url: str) -> AsyncIterator[QueueSet]:
         yield queue_set
     finally:
         await queue_set.disconnect()
+
+
+async def test_queues_whose_tables_cannot_be_made_leave_no_pool_open(pg: PgTestCluster) -> None:
+    """The pool opens, then a queue fails to set up its tables (here: a role that may not create any)."""
+    database = f"no_rights_{uuid.uuid4().hex[:8]}"
+    pg.create_database(database)
+    with pg.admin() as admin:
+        admin.execute("DROP ROLE IF EXISTS plmail_no_rights")
+        admin.execute("CREATE ROLE plmail_no_rights LOGIN")
+    queue_set = QueueSet(pg.dsn(database).replace("plmail@", "plmail_no_rights@", 1))
+    try:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            await queue_set.connect()
+        assert queue_set.pool.closed  # an open pool would keep its connections and refill them in the background
+    finally:
+        pg.drop_database(database)
+        with pg.admin() as admin:
+            admin.execute("DROP ROLE plmail_no_rights")
 
 
 @contextmanager
