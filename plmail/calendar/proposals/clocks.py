@@ -63,7 +63,7 @@ _AIRPORT = rf"(?-i:[A-Z]{{3}})(?![{LETTER}\d])"
 _NOT_AN_AMOUNT = rf"(?!(?!{_AIRPORT})[\d{LETTER}]|[.:,]\d|\s?(?:%|€|\$|eur\b|euro|prozent|percent))"
 _SINGLE = re.compile(
     rf"{_GLUED_EDGE}(?:(?P<pre>um|gegen|at|ab|from|@)\s*)?(?:(?P<apx>{APPROX})\s*)?{_GLUED_EDGE}{_clock('a')}"
-    rf"{_NOT_AN_AMOUNT}",
+    rf"(?P<ish>-?ish(?![{LETTER}]))?{_NOT_AN_AMOUNT}",  # "10ish" is "around 10"
     re.IGNORECASE,
 )
 _RANGE = re.compile(
@@ -333,6 +333,7 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
         if overlaps(m.start(), m.end(), taken):
             continue
         written_prefix, approx = (m["pre"] or "").lower(), (m["apx"] or "").lower()
+        approx = approx or ("around" if m["ish"] else "")
         read = _read(m, "a", sentence, written_prefix or approx)
         adjacent_only = False
         if read is None:

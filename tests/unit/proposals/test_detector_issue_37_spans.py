@@ -214,6 +214,11 @@ def test_a_move_to_one_time_offers_it(language: Locale, text: str, start: str) -
         (EN, "Tuesday at 10am, so in two weeks", "2026-08-18 10:00"),
         # A count of weeks that says something else leaves the weekday its own.
         (DE, "Am Dienstag um 10 Uhr besprechen wir das Projekt, das in zwei Wochen startet", "2026-08-04 10:00"),
+        # "10ish" is "around 10": read where "around 10" is.
+        (EN, "Tuesday 10ish?", "2026-08-04 10:00"),
+        (EN, "Tuesday at 10-ish", "2026-08-04 10:00"),
+        (EN, "Tuesday around 10", "2026-08-04 10:00"),
+        (EN, "Tuesday 10:30ish", "2026-08-04 10:30"),
         # A day of the month spoken out in German, as "August twentieth" is in English.
         (DE, "am zwanzigsten August um zehn Uhr", "2026-08-20 10:00"),
         (EN, "on August twentieth at ten am", "2026-08-20 10:00"),
@@ -248,6 +253,11 @@ def test_noon_by_its_name_and_a_weekday_weeks_on_after_its_time(language: Locale
         # "es gab" tells of the past.
         (DE, "Heute Mittag gab es Suppe"),
         (DE, "Heute um 12 Uhr gab es Suppe"),
+        # "ish" makes no number a time that would not be one with "around": a count, or English "at 8" (08:00 or
+        # 20:00 alike).
+        (EN, "Tuesday 10ish people"),
+        (EN, "Tuesday at 8ish"),
+        (EN, "Tuesday at 8"),
         # An ordinal with no month after it is no day: "zum ersten Mal", "im dritten Quartal".
         (DE, "zum ersten Mal um 9 Uhr"),
         (DE, "im dritten Quartal um 10 Uhr"),
