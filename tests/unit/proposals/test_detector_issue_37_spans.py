@@ -231,7 +231,7 @@ def test_a_move_to_one_time_offers_it(language: Locale, text: str, start: str) -
         (EN, "Meeting with Mark at 3:30 on Tuesday", "2026-08-04 15:30"),
     ],
 )
-def test_noon_by_its_name_and_a_weekday_weeks_on_after_its_time(language: Locale, text: str, start: str) -> None:
+def test_everyday_forms_are_read_as_their_counterparts_are(language: Locale, text: str, start: str) -> None:
     assert starts(text, language, MONDAY) == [start]
 
 
@@ -265,5 +265,5 @@ def test_noon_by_its_name_and_a_weekday_weeks_on_after_its_time(language: Locale
         (DE, "Dienstag um 10 Uhr, d.h. in drei Tagen"),
     ],
 )
-def test_a_verse_a_lunch_a_bound_the_past_and_a_contradicting_count_are_refused(language: Locale, text: str) -> None:
+def test_what_only_looks_like_an_appointment_is_refused(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
