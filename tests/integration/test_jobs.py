@@ -73,6 +73,41 @@ async def test_queues_whose_tables_cannot_be_made_leave_no_pool_open(pg: PgTestC
             admin.execute("DROP ROLE plmail_no_rights")
 
 
+async def _tick(ctx: dict[str, Any]) -> None:
+    return None
+
+
+async def test_an_idle_worker_sends_a_cron_job_again_only_once_its_run_is_due(services: Services,
+                                                                              database_url: str) -> None:
+    """saq sent every cron job's next run again each second, a no-op INSERT each time: an idle server with plmail's
+    fifteen cron jobs wrote fifteen a second. A BEFORE INSERT trigger sees every one, conflicting or not."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("""
+            CREATE TABLE cron_sends (key text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+            CREATE FUNCTION count_cron_send() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.key LIKE 'cron:%' THEN INSERT INTO cron_sends (key) VALUES (NEW.key); END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER count_cron_sends BEFORE INSERT ON saq_jobs FOR EACH ROW EXECUTE FUNCTION count_cron_send();
+        """)
+        catalog = JobCatalog()
+        catalog.register(JobSpec("tick", QueueName.ENRICH, cron="* * * * *"), _tick)
+        supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=2)
+        supervisor.start()
+        try:
+            await _wait_for(lambda: conn.fetchval("SELECT count(*) > 0 FROM cron_sends"))
+            await asyncio.sleep(4.5)  # saq's schedule loop turns once a second
+        finally:
+            await supervisor.stop()
+        sends = await conn.fetch("SELECT at FROM cron_sends WHERE key = 'cron:tick' ORDER BY at")
+        # The first send, and a second only if a minute began meanwhile and its run became due.
+        assert 1 <= len(sends) <= 2, [r["at"] for r in sends]
+    finally:
+        await conn.close()
+
+
 @contextmanager
 def _admin_session(base_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=base_url, follow_redirects=True, timeout=20) as http:
