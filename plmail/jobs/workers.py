@@ -84,20 +84,32 @@ class GracefulWorker(Worker[Any]):
         await super().start()
 
     async def schedule(self, lock: int = 1) -> None:
-        """saq's, less its re-sending of every cron job's next run each second: an idle server then wrote about
-        fifteen no-op INSERTs a second. A cron job is handed to saq again once the run it last sent is due."""
+        """saq's, less its re-sending of every cron job's next run each second: an idle server wrote about fifteen
+        no-op INSERTs a second. A run known to be on the queue is not sent again before it is due; once it is, the
+        next one is sent every second until it goes in, as saq does (a run still going keeps it out)."""
         now = time.time()
-        every = self.cron_jobs
-        due = [job for job in every if now >= self._cron_sent_until.get(job.function.__qualname__, 0.0)]
-        # Worked out before saq works out its own, a moment later: never later than the run saq enqueues.
-        upcoming = {job.function.__qualname__: croniter(job.cron, datetime.now(self.cron_tz)).get_next()
-                    for job in due}
-        self.cron_jobs = due
-        try:
-            await super().schedule(lock)  # also moves scheduled jobs that are due onto the queue, every second
-        finally:
-            self.cron_jobs = every
-        self._cron_sent_until.update(upcoming)
+        for cron_job in self.cron_jobs:
+            name = cron_job.function.__qualname__
+            if now < self._cron_sent_until.get(name, 0.0):
+                continue
+            kwargs = cron_job.__dict__.copy()
+            kwargs.pop("function")
+            kwargs["key"] = f"cron:{name}" if kwargs.pop("unique") else None
+            scheduled = int(croniter(kwargs.pop("cron"), datetime.now(self.cron_tz)).get_next())
+            sent = await self.queue.enqueue(name, scheduled=scheduled,
+                                            **{k: v for k, v in kwargs.items() if v is not None})
+            if sent is not None or await self._run_on_the_queue(kwargs["key"], scheduled):
+                self._cron_sent_until[name] = scheduled
+        job_ids = await self.queue.schedule(lock)
+        if job_ids:
+            log.info("Scheduled %s", job_ids)
+
+    async def _run_on_the_queue(self, key: str | None, scheduled: int) -> bool:
+        """Whether this run of a unique cron job is already waiting (sent before, or by another node)."""
+        if key is None:
+            return False
+        waiting = await self.queue.job(key)
+        return waiting is not None and waiting.status == Status.QUEUED and waiting.scheduled >= scheduled
 
     async def upkeep(self) -> list[asyncio.Task[None]]:
         tasks = await super().upkeep()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import os
 import signal
 import subprocess
@@ -93,7 +94,7 @@ async def test_an_idle_worker_sends_a_cron_job_again_only_once_its_run_is_due(se
             CREATE TRIGGER count_cron_sends BEFORE INSERT ON saq_jobs FOR EACH ROW EXECUTE FUNCTION count_cron_send();
         """)
         catalog = JobCatalog()
-        catalog.register(JobSpec("tick", QueueName.ENRICH, cron="* * * * *"), _tick)
+        catalog.register(JobSpec("tick", QueueName.ENRICH, cron="0 0 1 1 *"), _tick)  # not due during the test
         supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=2)
         supervisor.start()
         try:
@@ -102,10 +103,35 @@ async def test_an_idle_worker_sends_a_cron_job_again_only_once_its_run_is_due(se
         finally:
             await supervisor.stop()
         sends = await conn.fetch("SELECT at FROM cron_sends WHERE key = 'cron:tick' ORDER BY at")
-        # The first send, and a second only if a minute began meanwhile and its run became due.
-        assert 1 <= len(sends) <= 2, [r["at"] for r in sends]
+        assert len(sends) == 1, [r["at"] for r in sends]  # its run is on the queue: nothing to send until it is due
     finally:
         await conn.close()
+
+
+CRON_RUNS: list[int] = []
+
+
+async def _every_three_seconds(ctx: dict[str, Any]) -> None:
+    CRON_RUNS.append(int(ctx["job"].scheduled))
+    await asyncio.sleep(0.5)  # still running when the next run is worked out
+
+
+async def test_a_cron_run_still_going_when_the_next_is_worked_out_costs_no_run(services: Services) -> None:
+    """The next run goes in only once the last one is done (saq's unique key): it is sent again until it does."""
+    CRON_RUNS.clear()
+    catalog = JobCatalog()
+    catalog.register(JobSpec("every_three_seconds", QueueName.ENRICH, cron="* * * * * */3"), _every_three_seconds)
+    supervisor = WorkerSupervisor(services, catalog, [QueueName.ENRICH], grace_seconds=2)
+    supervisor.start()
+    try:
+        async def four_runs() -> bool:
+            return len(CRON_RUNS) >= 4
+
+        await _wait_for(four_runs, timeout=40)
+    finally:
+        await supervisor.stop()
+    runs = sorted(set(CRON_RUNS))
+    assert [later - earlier for earlier, later in itertools.pairwise(runs)] == [3] * (len(runs) - 1), runs
 
 
 @contextmanager
