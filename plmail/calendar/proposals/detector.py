@@ -47,6 +47,10 @@ _SPAN_BETWEEN = re.compile(
 )
 # A time written before its day: "16:00, 23 Apr".
 _TIME_THEN_DAY = re.compile(r"\s*,\s*")
+# Between a span's first time and the day both times are on: "from 2pm on Friday", "von 14 Uhr am Freitag".
+_TIME_ON_DAY = re.compile(r"[\s,]*(?:(?:on|am)\s+)?", re.IGNORECASE)
+_WINDOW_OPENER = re.compile(r"\b(?:between|zwischen)\s+$", re.IGNORECASE)
+_WINDOW_JOIN = re.compile(r"\s*(?:and|und)\s+", re.IGNORECASE)
 _APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
 
 
@@ -241,7 +245,8 @@ class DeterministicDateDetector:
         spanned: set[int] = set()
         german = request.language is Locale.DE
         for day in days:
-            overnight = self._until_tomorrow(sentence, day, parts, tokens, zone, request)
+            overnight = (self._until_tomorrow(sentence, day, parts, tokens, zone, request)
+                         or self._around_its_day(sentence, day, days, parts, tokens, zone, request))
             if overnight is not None:
                 spanned.add(id(day))
                 found.append(overnight)
@@ -312,6 +317,55 @@ class DeterministicDateDetector:
             return None
         title = guess_title(request.subject, sentence)
         return ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end)
+
+    def _around_its_day(
+        self,
+        sentence: str,
+        day: _Day,
+        days: list[_Day],
+        parts: list[PartMention],
+        tokens: _Tokens,
+        zone: ZoneInfo,
+        request: DetectionRequest,
+    ) -> ProposalCandidate | None:
+        """ "from 2pm on Friday to 4pm", "von 14 Uhr am Freitag bis 16 Uhr", "between 2:00 tomorrow and 4:00": both
+        times on the day written between them. The far end stands after "until" or "and", which alone would make it
+        a deadline or a window's end; here it ends the span the opener began."""
+        when = day.mention.day
+        if when is None or not day.usable or len(day.clocks) != 2 or day.mention.clock:
+            return None
+        a, b = sorted(day.clocks, key=lambda c: c.mention.start)
+        if not a.mention.end <= day.mention.start < day.mention.end <= b.mention.start:
+            return None
+        if not a.usable or a.mention.length or b.mention.length:
+            return None
+        if not _TIME_ON_DAY.fullmatch(sentence, a.mention.end, day.mention.start):
+            return None
+        if _WINDOW_OPENER.search(sentence, 0, a.mention.start):
+            joined = _WINDOW_JOIN.fullmatch(sentence, day.mention.end, b.mention.start)
+        elif _SPAN_OPENER.search(sentence, 0, a.mention.start) or _OPENS_ITSELF.match(sentence, a.mention.start):
+            joined = _SPAN_BETWEEN.fullmatch(sentence, day.mention.end, b.mention.start)
+        else:
+            return None  # "um 14 Uhr am Freitag bis 16 Uhr": a time, then a deadline
+        if joined is None or not (b.usable or self._ends_a_span(sentence, b.mention, days)):
+            return None
+        # A zone written once, after the far end, is the start's too: "from 2pm on Friday to 4pm EST".
+        opening = a.mention if a.mention.zone else replace(a.mention, zone=b.mention.zone,
+                                                            zone_region=b.mention.zone_region)
+        german = request.language is Locale.DE
+        start = self._resolve(when, opening, day.mention, parts, tokens, zone, german=german)
+        end = self._resolve(when, b.mention, day.mention, parts, tokens, zone, german=german)
+        if start is None or end is None or not timedelta(0) < end - start <= MAX_SPAN:
+            return None
+        title = guess_title(request.subject, sentence)
+        return ProposalCandidate(start, end, False, request.time_zone, 80, sentence, title, stated_end=end)
+
+    def _ends_a_span(self, sentence: str, clock: ClockMention, days: list[_Day]) -> bool:
+        """A time refused as a start only for the "until", "bis" or "and" before it, which is how a span's end is
+        written; a zone we cannot read after it still refuses it."""
+        if not deadline_before(sentence, clock.start) or zone_after(sentence, clock.end, True)[0].unknown:
+            return False
+        return self._clock_usable(sentence, replace(clock, refused=False), [d.mention for d in days])
 
     def _stay(
         self,

@@ -30,6 +30,14 @@ from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, read, st
         (DE, "Ab Donnerstag 9 Uhr bis Freitag 17 Uhr ist das Büro zu", "2026-08-06 09:00", "2026-08-07 17:00"),
         (DE, "ab morgen 9 Uhr bis übermorgen 17 Uhr", "2026-08-04 09:00", "2026-08-05 17:00"),
         (EN, "from tomorrow 9am to the day after tomorrow 5pm", "2026-08-04 09:00", "2026-08-05 17:00"),
+        # The day between the two times is the day of both; "until", "bis" and "and" end the span the opener began.
+        (EN, "Can we meet from 2pm on Friday to 4pm?", "2026-08-07 14:00", "2026-08-07 16:00"),
+        (EN, "I'll be away from 2pm tomorrow until 4pm", "2026-08-04 14:00", "2026-08-04 16:00"),
+        (EN, "I'll be away between 2:00 tomorrow and 4:00", "2026-08-04 14:00", "2026-08-04 16:00"),
+        (DE, "Von 10 Uhr am Freitag bis 12 Uhr bin ich in Raum 3", "2026-08-07 10:00", "2026-08-07 12:00"),
+        (DE, "Ich bin zwischen 14 Uhr morgen und 16 Uhr weg", "2026-08-04 14:00", "2026-08-04 16:00"),
+        # A zone after the far end is the start's too (Berlin is UTC+2 in August).
+        (EN, "from 2pm on Friday to 4pm UTC", "2026-08-07 16:00", "2026-08-07 18:00"),
     ],
 )
 def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, start: str, end: str) -> None:
@@ -48,6 +56,13 @@ def test_a_span_from_a_day_and_time_to_another(language: Locale, text: str, star
         ("en", "at 2pm till tomorrow 4:30pm"),
         # The start's day unwritten before a far end that is not tomorrow: which day it is stays open.
         ("en", "from 2pm till Friday 4:30pm"),
+        # A time on a day, then a deadline: no span without its opener.
+        ("de", "um 14 Uhr am Freitag bis 16 Uhr"),
+        ("en", "at 2pm on Friday until 4pm"),
+        # An end before its start on the same day is not read as the next day's.
+        ("en", "from 9pm on Friday to 2am"),
+        # "EST" in August is not Eastern time then (EDT): the zone is unclear, and the span with it.
+        ("en", "from 2pm on Friday to 4pm EST"),
         # "ab" without its "bis" is a bound: from then on, no event.
         ("de", "Ich bin ab morgen 9 Uhr erreichbar"),
         ("de", "ab Donnerstag 9 Uhr"),
