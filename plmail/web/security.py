@@ -30,9 +30,10 @@ PERMISSIONS: Final = "camera=(), microphone=(), geolocation=(), payment=(), usb=
 def content_security_policy(*, inline_styles: bool = False, remote_images: bool = False) -> str:
     """The policy of a page. `inline_styles` and `remote_images` are for the conversation page only: a framed mail
     body (srcdoc) lives under the page's policy, mail is styled inline, and remote images load when the reader
-    asked for them."""
+    asked for them. `blob:` is the composer's pasted image, shown before its upload is done; only a script of the
+    page's own can make such a URL."""
     styles = "'self' 'unsafe-inline'" if inline_styles else "'self'"
-    images = "'self' data: https: http:" if remote_images else "'self' data:"
+    images = "'self' data: blob: https: http:" if remote_images else "'self' data: blob:"
     return (
         "default-src 'self'; script-src 'self'; "
         f"style-src {styles}; img-src {images}; font-src 'self'; connect-src 'self'; frame-src 'self'; "

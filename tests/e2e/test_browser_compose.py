@@ -362,6 +362,39 @@ async def pasted(page: Page, target: str, *, text: str | None = None, png: bytes
     }""", [target, text, list(png) if png is not None else None])
 
 
+class SaveLog:
+    """The composer's saves as the page made them, and what its status line said, to put beside a failed wait."""
+
+    def __init__(self, page: Page) -> None:
+        self.started = time.monotonic()
+        self.lines: list[str] = []
+        page.on("requestfinished", lambda r: asyncio.ensure_future(self._finished(r)))
+        page.on("requestfailed", lambda r: self._note(f"{r.method} {r.url} failed: {r.failure}"))
+        page.on("console", lambda m: self._note(m.text) if m.text.startswith("status: ") else None)
+
+    def _note(self, line: str) -> None:
+        self.lines.append(f"{time.monotonic() - self.started:7.2f} s  {line}")
+
+    async def _finished(self, request: Request) -> None:
+        if request.method != "POST" or not request.url.endswith("/compose"):
+            return
+        response = await request.response()
+        body = request.post_data_buffer  # None for a body with files in it
+        cc = re.search(rb'name="cc"\r\n\r\n([^\r]*)', body) if body is not None else None
+        sent = f"cc={cc[1].decode()!r}" if cc else "with files" if body is None else "no cc"
+        self._note(f"POST /compose {sent} -> {response.status if response else None}")
+
+    async def watch_status(self, page: Page) -> None:
+        await page.evaluate("""() => {
+            const status = document.querySelector("[data-save-status]");
+            new MutationObserver(() => console.log("status: " + status.textContent))
+                .observe(status, {childList: true, characterData: true, subtree: true});
+        }""")
+
+    def __str__(self) -> str:
+        return "the composer's saves and status:\n" + "\n".join(self.lines)
+
+
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
        b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
 
@@ -378,7 +411,9 @@ async def test_the_composer_script_swaps_signatures_splits_pasted_lists_takes_dr
     team = await mailer.out.verified_alias("team@example.org", name="The Team")
     await services.identities.update(user.id, team.id, html_signature="<div><strong>Team plmail</strong></div>")
     page = await signed_in(browser, mailer)
+    saves = SaveLog(page)
     await page.goto(mailer.url + "/compose")
+    await saves.watch_status(page)
     editor = page.locator("trix-editor")
     await expect(editor).to_contain_text("Owner Example")  # the default identity's signature
     await page.locator("select[name=identity_id]").select_option(str(team.id))
@@ -412,6 +447,8 @@ async def test_the_composer_script_swaps_signatures_splits_pasted_lists_takes_dr
     await page.keyboard.press("Control+End")
     await pasted(page, "trix-editor", png=PNG)
     await expect(editor.locator("img[src*='/cid/']")).to_have_count(1)  # stored with the draft, shown from there
+    # Shown at once, from the pasted file, while it uploads: the page's policy lets its own blob: URLs in.
+    assert not [line for line in saves.lines if line.endswith("failed: csp")], str(saves)
 
     cc = page.locator("input[name=cc]")
     await cc.fill("not an address")
@@ -419,8 +456,11 @@ async def test_the_composer_script_swaps_signatures_splits_pasted_lists_takes_dr
     status = page.locator("[data-save-status]")
     # The suite's wait (conftest: 15 s); 10 s was no figure of an issue. The Cc's save comes 2 s after the last
     # change and may queue behind the pasted image's; beside two browser neighbours it once took longer than 10 s.
-    await expect(status).to_contain_text("Not saved:")
-    await expect(status).to_contain_text("not an email address")
+    try:
+        await expect(status).to_contain_text("Not saved:")
+        await expect(status).to_contain_text("not an email address")
+    except AssertionError as failed:  # seen once in about six full runs: what the page did, for the next look
+        raise AssertionError(f"{failed}\n{saves}") from None
     chips = page.locator("[data-recipients=cc] .chip-remove")
     while await chips.count():
         await chips.first.click()

@@ -179,10 +179,10 @@ async def test_the_conversation_page_loosens_styles_and_images_only_as_far_as_it
     page = await client.get(f"/thread/{seeded['thread']}")
     policy = page.headers["content-security-policy"]
     assert "style-src 'self' 'unsafe-inline'" in policy  # mail is styled inline, and its frame lives under this
-    assert "img-src 'self' data:;" in policy  # remote images stay blocked
+    assert "img-src 'self' data: blob:;" in policy  # remote images stay blocked; blob: is a pasted image
     assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
     shown = await client.get(f"/thread/{seeded['thread']}?images={seeded['message']}")
-    assert "img-src 'self' data: https: http:" in shown.headers["content-security-policy"]
+    assert "img-src 'self' data: blob: https: http:" in shown.headers["content-security-policy"]
     other = await client.get("/settings")
     # Elsewhere styles come from our origin, plus the one <style> of Trix's defaults under this response's nonce.
     nonce = re.search(r"style-src 'nonce-([A-Za-z0-9_-]{16,})' 'self';", other.headers["content-security-policy"])
