@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import pairwise
@@ -17,7 +16,9 @@ from plmail.calendar.proposals.days import find_days
 from plmail.calendar.proposals.durations import DurationMention, find_durations
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
+from plmail.calendar.proposals.text import Words as _Tokens
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
+from plmail.calendar.proposals.titles import guess_title
 from plmail.calendar.proposals.vocabulary import DayPart
 from plmail.calendar.proposals.zones import zone_after
 from plmail.domain.calendar import DetectionRequest, ProposalCandidate
@@ -33,10 +34,6 @@ DEFAULT_LENGTH = timedelta(hours=1)
 MAX_SPAN = timedelta(days=14)
 # "tonight at 1am": a written hour before this, after an evening day, is that night's, on the next calendar day.
 _SMALL_HOURS_END = 5
-MAX_TITLE = 200
-_SHORT_TITLE = 80
-_SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|aw|wg|fw|fwd|antw|sv|tr)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
-_TOKEN = re.compile(r"\w+")
 _JUST_AFTER = re.compile(r"[\s,]*")
 _SPAN_OPENER = re.compile(r"\b(?:vom|von|ab|from)\s+(?:(?:dem|den|the)\s+)?$", re.IGNORECASE)
 # A time whose own match begins with the word that opens a span: "from 2pm".
@@ -52,32 +49,6 @@ _TIME_ON_DAY = re.compile(r"[\s,]*(?:(?:on|am)\s+)?", re.IGNORECASE)
 _WINDOW_OPENER = re.compile(r"\b(?:between|zwischen)\s+$", re.IGNORECASE)
 _WINDOW_JOIN = re.compile(r"\s*(?:and|und)\s+", re.IGNORECASE)
 _APPOSITION = re.compile(r"[\s,(]*(?:(?:den|dem|the|der|also|i\.e\.|d\.h\.)[\s,]+)?[\s,(]*", re.IGNORECASE)
-
-
-def guess_title(subject: str, sentence: str) -> str:
-    """The subject without reply/forward prefixes, else the start of the sentence."""
-    title = " ".join(_SUBJECT_PREFIX.sub("", subject).split())
-    if not title:
-        title = sentence if len(sentence) <= _SHORT_TITLE else sentence[:_SHORT_TITLE].rsplit(" ", 1)[0] + "…"
-    return title[:MAX_TITLE]
-
-
-class _Tokens:
-    """Word positions of one sentence, to count the words between two spans."""
-
-    def __init__(self, sentence: str) -> None:
-        spans = [(m.start(), m.end()) for m in _TOKEN.finditer(sentence)]
-        self.starts = [s for s, _ in spans]
-        self.ends = [e for _, e in spans]
-
-    def between(self, first: tuple[int, int], second: tuple[int, int]) -> int:
-        if first[0] > second[0]:
-            first, second = second, first
-        if second[0] < first[1]:
-            return 0
-        low = bisect_left(self.starts, first[1])
-        high = bisect_right(self.ends, second[0])
-        return max(0, high - low)
 
 
 @dataclass(slots=True)

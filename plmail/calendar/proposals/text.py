@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 _MAX_ATTRIBUTION = 300
 
@@ -140,3 +141,24 @@ def split_sentences(text: str) -> list[str]:
         if chunk:
             sentences.extend(_split_paragraph(_SPACE.sub(" ", " ".join(chunk))))
     return sentences
+
+
+_WORD = re.compile(r"\w+")
+
+
+class Words:
+    """Word positions of one sentence, to count the words between two spans of it."""
+
+    def __init__(self, sentence: str) -> None:
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]
+        self.starts = [s for s, _ in spans]
+        self.ends = [e for _, e in spans]
+
+    def between(self, first: tuple[int, int], second: tuple[int, int]) -> int:
+        if first[0] > second[0]:
+            first, second = second, first
+        if second[0] < first[1]:
+            return 0
+        low = bisect_left(self.starts, first[1])
+        high = bisect_right(self.ends, second[0])
+        return max(0, high - low)

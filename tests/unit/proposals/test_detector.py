@@ -13,7 +13,8 @@ from plmail.calendar.proposals import (
     ProposalCandidate,
     ProposalDetector,
 )
-from plmail.calendar.proposals.detector import MAX_JOIN_TOKENS, guess_title
+from plmail.calendar.proposals.detector import MAX_JOIN_TOKENS
+from plmail.calendar.proposals.titles import guess_title
 from plmail.domain.enums import Locale
 
 BERLIN = ZoneInfo("Europe/Berlin")
