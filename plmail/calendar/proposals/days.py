@@ -187,6 +187,27 @@ _COUNT_WORDS = {"einem": 1, "einer": 1, "a": 1, "one": 1, "zwei": 2, "two": 2, "
 _IN_DAYS = re.compile(_IN_DAYS.pattern.replace("{counts}", alternation(_COUNT_WORDS)), re.IGNORECASE)
 _MAX_DAYS_AHEAD = 31
 _MAX_RANGE_DAYS = 14
+# "on the 15th at 2pm", "am 15. um 14 Uhr": a day of the month without its month, where a time follows it; before
+# a noun it is no day ("on the 15th floor", "am 15. Geburtstag").
+_DAY_OF_THE_MONTH = re.compile(
+    r"\b(?:(?:[Oo]n|[Ff]or)\s+the\s+(?P<en>\d{1,2})(?:st|nd|rd|th)\b"
+    r"(?=\s*,?\s*(?:at\b|@|from\b|between\b|around\b|\d))"
+    r"|[Aa]m\s+(?P<de>\d{1,2})\.(?!\d)(?=\s*,?\s*(?:um\b|ab\b|gegen\b|von\b|zwischen\b|\d)))"
+)
+# A month written anywhere in the message may be the one "the 15th" is in: "Im September … Am 15. um 14 Uhr?"
+_MONTH_WRITTEN = re.compile(
+    rf"(?<![{LETTER}])(?:{alternation([m for m in MONTHS if m not in MONTHS_NEEDING_A_NUMBER])}"
+    rf"|(?-i:{alternation([m.capitalize() for m in MONTHS_NEEDING_A_NUMBER])})"
+    rf"|{alternation(MONTH_ABBREVIATIONS)}\.?\s*\d|\d\s*{alternation(MONTH_ABBREVIATIONS)}"
+    rf"|months?|monat\w*)(?![{LETTER}])"
+    r"|\b\d{1,2}[./]\d{1,2}\b",
+    re.IGNORECASE,
+)
+
+
+def names_a_month(text: str) -> bool:
+    """Whether the text writes a month, by name, as a number in a date, or as "month" / "Monat"."""
+    return _MONTH_WRITTEN.search(text) is not None
 
 # Right after a day, "Morgen" and "früh" are the morning: "heute Morgen", "morgen früh", "Montagmorgen".
 _PART_BY_WORD: dict[str, DayPart] = {**DAY_PART_WORDS, "morgen": DayPart.MORNING, "früh": DayPart.MORNING,
@@ -388,14 +409,15 @@ def _range_mention(m: re.Match[str], first: date | None, last: date | None) -> D
 
 def find_days(
     sentence: str, reference: date, language: Locale, *, relative_refused: bool = False, past_tense: bool = False,
-    booking: bool = False,
+    booking: bool = False, month_written: bool = True,
 ) -> list[DayMention]:
     """Every day the sentence names, in order.
 
     `relative_refused` says "today" is not known for this sentence (it is in the past tense, or the writer's
     day differs from the user's), so relative words and weekdays are recognised but not resolved;
     `past_tense` does the same for year-less dates, whose year a report about the past leaves open; `booking`
-    (a request to book) makes one that is neither the near past nor the near future the next."""
+    (a request to book) makes one that is neither the near past nor the near future the next; `month_written`
+    (the message names a month somewhere) leaves "the 15th" open, as it may be that month's."""
     mentions = _explicit(sentence, reference, language, past_tense, booking)
     taken = [(d.start, d.end) for d in mentions]
     counted: dict[int, int] = {}  # "in zwei Wochen": the mention's start -> its weeks (0: a count of days)
@@ -458,4 +480,19 @@ def find_days(
                                    None, sentence, reference, relative_refused, past_tense, abbreviated=True)
         mentions.append(mention)
         taken.append((mention.start, mention.end))
+    for m in _DAY_OF_THE_MONTH.finditer(sentence):
+        if not _overlaps(m.start(), m.end(), taken):
+            unknown = relative_refused or past_tense or month_written
+            day = None if unknown else next_day_of_the_month(int(m["en"] or m["de"]), reference)
+            mentions.append(DayMention(m.start(), m.end(), DayKind.EXPLICIT, day, needs_clock=True))
+            taken.append((m.start(), m.end()))
     return sorted(mentions, key=lambda d: d.start)
+
+
+def next_day_of_the_month(number: int, reference: date) -> date | None:
+    """ "the 15th" is this month's from the message day on, else next month's. A day its month lacks ("the 31st"
+    written in September) is left unread rather than moved to another month."""
+    if number >= reference.day:
+        return valid_date(reference.year, reference.month, number)
+    year, month = (reference.year + 1, 1) if reference.month == 12 else (reference.year, reference.month + 1)
+    return valid_date(year, month, number)

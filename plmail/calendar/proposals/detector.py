@@ -12,7 +12,7 @@ from plmail.calendar.proposals import cues
 from plmail.calendar.proposals.clock_mentions import ClockMention, PartMention, deadline_before
 from plmail.calendar.proposals.clocks import find_clocks, find_parts, resolve_hour
 from plmail.calendar.proposals.day_mentions import DayKind, DayMention
-from plmail.calendar.proposals.days import find_days
+from plmail.calendar.proposals.days import find_days, names_a_month
 from plmail.calendar.proposals.durations import DurationMention, find_durations
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
@@ -99,10 +99,12 @@ class DeterministicDateDetector:
         found: list[ProposalCandidate] = []
         seen: set[tuple[datetime, bool]] = set()
         own_text = request.text if request.quotes_removed else strip_quoted(request.text)
+        month_written = names_a_month(own_text)
         for sentence in split_sentences(own_text):
             if self._gate is not None and not self._gate.admits(sentence):
                 continue
-            for candidate in self._read_sentence(sentence, reference, zone, request, other_day, writer_day):
+            for candidate in self._read_sentence(sentence, reference, zone, request, other_day, writer_day,
+                                                   month_written):
                 key = (candidate.start, candidate.all_day)
                 if key not in seen:
                     seen.add(key)
@@ -117,11 +119,12 @@ class DeterministicDateDetector:
         request: DetectionRequest,
         other_day: bool,
         writer_day: date,
+        month_written: bool,
     ) -> list[ProposalCandidate]:
         vocabulary = cues.words(sentence)
         past = cues.past_tense(vocabulary) or cues.counts_back(sentence)
         mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past,
-                             booking=not past and cues.asks_to_book(sentence))
+                             booking=not past and cues.asks_to_book(sentence), month_written=month_written)
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):
             return []
         clock_mentions = [c for c in find_clocks(sentence) if self._clock_stands(sentence, c, mentions)]

@@ -1,0 +1,63 @@
+"""A day of the month without its month ("on the 15th at 2pm", "am 15. um 14 Uhr"): the next such day, and only
+where nothing else in the message could be the month it belongs to. Shares the helpers of test_detector_issue_37.py."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from plmail.domain.enums import Locale
+from tests.unit.proposals.test_detector_issue_37 import BERLIN, DE, EN, MONDAY, read
+
+SEPTEMBER_3 = datetime(2026, 9, 3, 9, 0, tzinfo=BERLIN)
+DECEMBER_20 = datetime(2026, 12, 20, 9, 0, tzinfo=BERLIN)
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "sent", "start"),
+    [
+        # Written on Monday 3 August 2026: the 15th still ahead this month.
+        (EN, "Can we meet on the 15th at 2pm?", MONDAY, "2026-08-15 14:00"),
+        (EN, "On the 20th at 10am, then.", MONDAY, "2026-08-20 10:00"),
+        (DE, "Können wir uns am 15. um 14 Uhr treffen?", MONDAY, "2026-08-15 14:00"),
+        (DE, "Am 20., 10 Uhr, bei mir?", MONDAY, "2026-08-20 10:00"),
+        # The 2nd has passed this month: next month's.
+        (EN, "See you on the 2nd at 10am", MONDAY, "2026-09-02 10:00"),
+        (DE, "am 2. um 10 Uhr", MONDAY, "2026-09-02 10:00"),
+        # Across the year's end.
+        (DE, "Am 15. um 14 Uhr im Büro?", DECEMBER_20, "2027-01-15 14:00"),
+    ],
+)
+def test_a_day_of_the_month_with_a_time_is_the_next_such_day(
+    language: Locale, text: str, sent: datetime, start: str
+) -> None:
+    assert [s for s, _ in read(text, language, sent)] == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "sent"),
+    [
+        # A noun after it: no day.
+        (EN, "Meet me on the 15th floor at 3pm", MONDAY),
+        (DE, "Am 15. Geburtstag um 14 Uhr gibt es Kuchen", MONDAY),
+        # Without a time it names no appointment.
+        (EN, "Can we talk on the 15th?", MONDAY),
+        (DE, "Passt es am 15.?", MONDAY),
+        # A question about the past.
+        (EN, "Where were you on the 12th at 10am?", MONDAY),
+        # A month written elsewhere in the message may be this day's month.
+        (DE, "Im September treffen wir uns. Am 15. um 14 Uhr?", MONDAY),
+        (EN, "We meet next month, on the 15th at 2pm.", MONDAY),
+        (DE, "Am 15. um 14 Uhr, wie am 3.8. besprochen", MONDAY),
+        (EN, "May I suggest we meet on the 15th at 2pm?", MONDAY),  # "May" might be the month
+        # A day this month lacks is not moved to another month.
+        (EN, "Let's meet on the 31st at 9am", SEPTEMBER_3),
+        # "bis zum 15." is a deadline, not "am".
+        (DE, "Bitte bis zum 15. um 14 Uhr zurückschicken", MONDAY),
+    ],
+)
+def test_a_day_of_the_month_that_may_be_something_else_stays_unread(
+    language: Locale, text: str, sent: datetime
+) -> None:
+    assert read(text, language, sent) == []
