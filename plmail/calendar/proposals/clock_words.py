@@ -54,6 +54,15 @@ _SPOKEN_CLOCK = re.compile(
     re.IGNORECASE,
 )
 _PHRASE_MINUTES = {"fünf": 5, "five": 5, "zehn": 10, "ten": 10, "zwanzig": 20, "twenty": 20}
+# "um drei", "at three": an hour word without "Uhr" or am/pm, after "um" or "at", where what follows makes it a time
+# of day (a day, a part of the day, the end of the clause, "Zeit"); "at three locations", "um drei Prozent" are
+# counts. "ein" and "one" are articles and numbers far more often than hours ("at one point").
+_BARE_WORD_CLOCK = re.compile(
+    rf"(?<![{LETTER}\d])(?P<pre>um|at)\s+(?P<h>{alternation([w for w in HOUR_WORDS if w not in ('ein', 'one')])})"
+    r"(?=\s*(?:$|[,;!?)]|\.(?!\d)|(?:tomorrow|today|tonight|on|this|next|in\s+the|morgen|heute|übermorgen|am|"
+    rf"nachmittags?|abends?|morgens|vormittags?|früh|zeit|time)(?![{LETTER}])))",
+    re.IGNORECASE,
+)
 
 
 def phrase_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -128,3 +137,16 @@ def word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMe
         minute = GERMAN_SPOKEN_MINUTES[m["min"].lower()] if m["min"] else 0
         yield ClockMention(m.start(), end, hour, minute, bool(meridiem), None, zone.zone, zone.region, refused,
                            minutes_written=bool(m["min"]))
+
+
+def bare_word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "Dienstag Nachmittag um drei" is 15:00, "morgen um drei" too, as "um 3" is. Spoken, "um sieben" is dinner as
+    often as breakfast, in German as in English: six to eight stay open without a part of the day, nine to eleven
+    are the morning unless the sentence is about an evening (as for "at 9")."""
+    for m in _BARE_WORD_CLOCK.finditer(sentence):
+        if overlaps(m.start(), m.end(), taken):
+            continue
+        zone, end = zone_after(sentence, m.end(), False)
+        yield ClockMention(m.start(), end, HOUR_WORDS[m["h"].lower()], 0, False, zone=zone.zone,
+                           zone_region=zone.region, refused=refused_as_start(sentence, m, zone),
+                           morning_default=morning_after_at(HOUR_WORDS[m["h"].lower()], sentence))

@@ -19,7 +19,7 @@ from plmail.calendar.proposals.clock_mentions import (
     text_end,
     written_meridiem,
 )
-from plmail.calendar.proposals.clock_words import phrase_clocks, spoken_clocks, word_clocks
+from plmail.calendar.proposals.clock_words import bare_word_clocks, phrase_clocks, spoken_clocks, word_clocks
 from plmail.calendar.proposals.durations import MAX_DURATION, MIN_DURATION
 from plmail.calendar.proposals.vocabulary import (
     DAY_PART_WORDS,
@@ -144,8 +144,10 @@ def _read(m: re.Match[str], tag: str, sentence: str, prefix: str) -> _Read | Non
     if raw_suffix.startswith(" ") and suffix == "h" and not sep:
         return None  # "2 h" is a length, "14h" and "18.00 h" are times
     meridiem = (m[f"{tag}mer"] or "").lower().replace(".", "").replace(" ", "")
-    # German "am" is a preposition ("um 3 am Nachmittag", "10 am Montag"), not a.m. ("9am ET", "9am Monday").
-    german_am = prefix in ("um", "gegen", "ab") or GERMAN_AM_FOLLOWER.match(sentence, m.end(f"{tag}mer"))
+    # German "am" is a preposition ("um 3 am Nachmittag", "10 am Montag", "18 Uhr am Bahnhof", "18:00 am Tor"), not
+    # a.m. ("9am ET", "9am Monday"); after "Uhr" or an hour past 12 it can be nothing else.
+    german_am = (prefix in ("um", "gegen", "ab") or suffix == "uhr" or hour > 12
+                 or GERMAN_AM_FOLLOWER.match(sentence, m.end(f"{tag}mer")))
     if meridiem == "am" and german_am:
         meridiem = ""
     if m[f"{tag}mer1"]:
@@ -371,7 +373,8 @@ def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention
         if not overlaps(m.start(), m.end(), taken):
             yield ClockMention(m.start(), m.end(), 12, 0, True, refused=deadline_before(sentence, m.start()),
                                adjacent_any_day=True)
-_FINDERS = (phrase_clocks, spoken_clocks, _ranges, _compact_ranges, _compact_singles, word_clocks, _singles, _noons)
+_FINDERS = (phrase_clocks, spoken_clocks, _ranges, _compact_ranges, _compact_singles, word_clocks, bare_word_clocks,
+            _singles, _noons)
 
 
 def find_clocks(sentence: str) -> list[ClockMention]:

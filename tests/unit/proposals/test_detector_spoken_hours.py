@@ -1,0 +1,65 @@
+"""An hour written as a word without "Uhr" or am/pm ("um drei", "at three"), read as its digits are, and a German
+"am" after a time ("18 Uhr am Bahnhof"), which is a place, not a.m. Shares the helpers of test_detector_issue_37.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from plmail.domain.enums import Locale
+from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, starts
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # Written on Monday 3 August 2026. An hour before six is the afternoon, as "um 3" is.
+        (DE, "Hast du Dienstag Nachmittag um drei Zeit?", "2026-08-04 15:00"),
+        (DE, "morgen um drei?", "2026-08-04 15:00"),
+        (EN, "tomorrow at three?", "2026-08-04 15:00"),
+        (EN, "I can meet at three on Friday", "2026-08-07 15:00"),
+        (EN, "See you Friday at four.", "2026-08-07 16:00"),
+        (DE, "Freitag um eins", "2026-08-07 13:00"),
+        (DE, "Am Freitag um zwölf?", "2026-08-07 12:00"),
+        # A part of the day says which half.
+        (DE, "Freitag abends um sieben", "2026-08-07 19:00"),
+        (EN, "Friday at seven in the evening", "2026-08-07 19:00"),
+        # Nine to eleven are the morning, as "at 10" is.
+        (EN, "Friday at ten?", "2026-08-07 10:00"),
+        (DE, "Freitag um zehn?", "2026-08-07 10:00"),
+    ],
+)
+def test_a_bare_hour_word_is_read_as_its_digits(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Six to eight without a part of the day: dinner as often as breakfast.
+        (DE, "Kommst du morgen zum Essen um sieben?"),
+        (EN, "Dinner on Friday at eight?"),
+        # Counts, amounts and idioms.
+        (EN, "We met at three locations on Friday"),
+        (DE, "Die Preise steigen am Freitag um drei Prozent"),
+        (EN, "At one point on Friday we lost power"),
+        (DE, "Er denkt am Freitag um drei Ecken"),
+    ],
+)
+def test_a_bare_hour_word_that_is_no_time_or_no_clear_half_stays_unread(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("Treffpunkt: Freitag 18 Uhr am Bahnhof", "2026-08-07 18:00"),
+        ("Freitag 18:00 am Haupteingang", "2026-08-07 18:00"),
+        ("Freitag 9 Uhr am Eingang", "2026-08-07 09:00"),
+    ],
+)
+def test_am_after_uhr_or_an_hour_past_twelve_is_a_place(text: str, start: str) -> None:
+    assert starts(text, DE, MONDAY) == [start]
+
+
+def test_am_after_an_english_hour_is_still_the_morning() -> None:
+    assert starts("Friday 9 am at the door", EN, MONDAY) == ["2026-08-07 09:00"]
