@@ -20,6 +20,7 @@ from plmail.calendar.proposals.text import Words as _Tokens
 from plmail.calendar.proposals.text import split_sentences, strip_quoted
 from plmail.calendar.proposals.titles import guess_title
 from plmail.calendar.proposals.vocabulary import DayPart
+from plmail.calendar.proposals.weekdays import next_weekday_with_its_date
 from plmail.calendar.proposals.zones import zone_after
 from plmail.domain.calendar import DetectionRequest, ProposalCandidate
 from plmail.domain.enums import Locale
@@ -138,7 +139,7 @@ class DeterministicDateDetector:
         if cues.reschedules(vocabulary) and (len(mentions) + len(clock_mentions) > 2
                                              or any(c.length for c in clock_mentions)):
             return []  # the old time and the new one: "Tuesday 10am moved to 11am", "von 10 auf 11 Uhr verschoben"
-        days = [_Day(d, self._day_usable(sentence, d, mentions, clock_mentions), []) for d in mentions]
+        days = [_Day(d, self._day_usable(sentence, d, mentions, clock_mentions, reference), []) for d in mentions]
         clocks = [_Clock(c, self._clock_usable(sentence, c, mentions)) for c in clock_mentions]
         tokens = _Tokens(sentence)
         self._pair(days, clocks, tokens, sentence)
@@ -387,13 +388,14 @@ class DeterministicDateDetector:
 
     @staticmethod
     def _day_usable(
-        sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention]
+        sentence: str, day: DayMention, everything: list[DayMention], clocks: list[ClockMention], reference: date
     ) -> bool:
         if (day.day is None and day.if_passed is None) or cues.replaced_before(sentence, day.start):
             return False
         # "vom 26. bis 28. Oktober": a range of days may open with the word that makes a single day a bound.
         if cues.bound_before(sentence, day.start) and not (
-            day.last_day is not None and _SPAN_OPENER.search(sentence, 0, day.start)
+            (day.last_day is not None and _SPAN_OPENER.search(sentence, 0, day.start))
+            or next_weekday_with_its_date(sentence, day, reference)
         ):
             return False
         time_follows = any(_JUST_AFTER.fullmatch(sentence, day.end, c.start) for c in clocks if c.start >= day.end)

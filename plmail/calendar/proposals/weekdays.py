@@ -7,7 +7,7 @@ import re
 from datetime import date, timedelta
 
 from plmail.calendar.proposals.day_mentions import ORDINAL_PATTERN, DayKind, DayMention, day_number, day_of_month
-from plmail.calendar.proposals.vocabulary import LETTER, DayPart
+from plmail.calendar.proposals.vocabulary import LETTER, WEEKDAYS, DayPart, alternation
 
 # Holidays and ordinals turn a weekday into another day: "Easter Monday", "first Monday of next month".
 _WEEKDAY_NOT_ITSELF_BEFORE = re.compile(
@@ -166,3 +166,17 @@ def weekday_mention(
     day = day_of_month(number, target, reference, past)
     # An abbreviation is a day only beside a time: "Wed 31th" alone says too little to be an all-day matter.
     return DayMention(m.start(), ordinal.end(), DayKind.EXPLICIT, day, part, needs_clock=abbreviated)
+
+
+# "Nächsten Dienstag, 11. August": the date says which Tuesday is meant, so "next" before it is no bound.
+_NEXT_BEFORE = re.compile(r"\b(?:next|n(?:ä|ae)chste[nmrs]?)\s+$", re.IGNORECASE)
+_WEEKDAY_FIRST = re.compile(rf"(?:{alternation(WEEKDAYS)})(?![{LETTER}])", re.IGNORECASE)
+
+
+def next_weekday_with_its_date(sentence: str, day: DayMention, reference: date) -> bool:
+    """ "next Tuesday, August 11": the date, that weekday within two weeks, settles which Tuesday "next" means."""
+    if day.kind is not DayKind.EXPLICIT or day.day is None or not _NEXT_BEFORE.search(sentence, 0, day.start):
+        return False
+    weekday = _WEEKDAY_FIRST.match(sentence, day.start)
+    return (weekday is not None and WEEKDAYS[weekday[0].lower()] == day.day.weekday()
+            and timedelta(0) < day.day - reference <= timedelta(days=14))

@@ -1,5 +1,6 @@
 """A day of the month without its month ("on the 15th at 2pm", "am 15. um 14 Uhr"): the next such day, and only
-where nothing else in the message could be the month it belongs to. Shares the helpers of test_detector_issue_37.py."""
+where nothing else in the message could be the month it belongs to; and a date that settles which week an open
+"next Tuesday" is. Shares the helpers of test_detector_issue_37.py."""
 
 from __future__ import annotations
 
@@ -61,3 +62,29 @@ def test_a_day_of_the_month_that_may_be_something_else_stays_unread(
     language: Locale, text: str, sent: datetime
 ) -> None:
     assert read(text, language, sent) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # "next Tuesday" alone, written on a Monday, may be tomorrow or the week after; its date says which.
+        (DE, "Nächsten Dienstag, 11. August, 9:30 Uhr", "2026-08-11 09:30"),
+        (EN, "next Tuesday, August 11, at 9:30am", "2026-08-11 09:30"),
+        (DE, "Nächsten Dienstag, 4. August, 9:30 Uhr", "2026-08-04 09:30"),
+        (DE, "nächsten Dienstag, den 11.8.2026, um 9:30 Uhr", "2026-08-11 09:30"),
+    ],
+)
+def test_a_date_settles_which_week_next_weekday_is(language: Locale, text: str, start: str) -> None:
+    assert [s for s, _ in read(text, language, MONDAY)] == [start]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (DE, "Nächsten Dienstag, 12. August, 9:30 Uhr"),  # the 12th is a Wednesday
+        (EN, "next Tuesday, August 25, at 9:30am"),  # a Tuesday, but three weeks on: not "next"
+        (EN, "next Tuesday at 9:30am"),  # no date to settle it
+    ],
+)
+def test_next_weekday_with_a_date_that_does_not_settle_it_stays_unread(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
