@@ -75,6 +75,9 @@ _UNKNOWN_ZONE = re.compile(
     r"|\s*\(?(?:[A-Z][a-zäöü]+[\s-]+){1,3}(?:[Tt]ime|Zeit)\b",
 )
 _UNKNOWN_ZONE_ANY_CASE = re.compile(_UNKNOWN_ZONE.pattern, re.IGNORECASE)
+# Outlook writes a zone as "(UTC+01:00) Amsterdam, Berlin, Bern, Rom, …" or "(UTC-05:00) Eastern Time (US &
+# Canada)": the offset is that zone's standard time all year round, an hour off in summer; the place is the clock.
+_WINDOWS_LABEL = re.compile(r"\s+(?P<first>[A-Z][a-zäöü]+(?:\s[A-Z][a-zäöü]+)?)(?=\s*,|\s+(?:Standard\s+)?Time\b)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,11 @@ def zone_after(sentence: str, end: int, meridiem: bool) -> tuple[Zone, int]:
         end_of_name = m.end("name")  # "2:00 PM EST - 3:00 PM EST": the dash opens the range, it is no offset
         return (_named(name), end_of_name) if name in _ABBREVIATED_ZONES or name in _REGION_ZONES else (Zone(), end)
     if m["sign"]:
+        label = _WINDOWS_LABEL.match(sentence, m.end()) if m[0].strip().startswith("(") else None
+        if label is not None:
+            first = label["first"].lower()
+            known = _PLACE_ZONES.get(first) or _REGION_WORDS.get(first)
+            return (Zone(ZoneInfo(known)), label.end()) if known else (Zone(unknown=True), end)
         offset = timedelta(hours=int(m["off"]), minutes=int(m["offm"] or 0))
         if offset > timedelta(hours=14):
             return Zone(unknown=True), end

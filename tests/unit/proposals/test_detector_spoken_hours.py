@@ -1,5 +1,6 @@
-"""An hour written as a word without "Uhr" or am/pm ("um drei", "at three"), read as its digits are, and a German
-"am" after a time ("18 Uhr am Bahnhof"), which is a place, not a.m. Shares the helpers of test_detector_issue_37.py."""
+"""An hour written as a word without "Uhr" or am/pm ("um drei", "at three"), read as its digits are; a German
+"am" after a time ("18 Uhr am Bahnhof"), which is a place, not a.m.; and Outlook's zone labels ("(UTC+01:00)
+Amsterdam, Berlin, …"). Shares the helpers of test_detector_issue_37.py."""
 
 from __future__ import annotations
 
@@ -63,3 +64,26 @@ def test_am_after_uhr_or_an_hour_past_twelve_is_a_place(text: str, start: str) -
 
 def test_am_after_an_english_hour_is_still_the_morning() -> None:
     assert starts("Friday 9 am at the door", EN, MONDAY) == ["2026-08-07 09:00"]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # Outlook's label gives the zone's standard offset all year; in August Berlin is UTC+2, New York UTC-4.
+        (EN, "When: Friday, August 7, 2026 7:00 PM-8:00 PM (UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, "
+             "Vienna", "2026-08-07 19:00"),
+        (DE, "Wann: Freitag, 7. August 2026 19:00-20:00 (UTC+01:00) Amsterdam, Berlin, Bern, Rom, Stockholm, Wien",
+         "2026-08-07 19:00"),
+        (EN, "When: Friday, August 7, 2026 10:00 AM-11:00 AM (UTC-05:00) Eastern Time (US & Canada)",
+         "2026-08-07 16:00"),
+        # A bare offset is read as written.
+        (EN, "Friday, August 7, 2026 at 7pm (UTC+2)", "2026-08-07 19:00"),
+    ],
+)
+def test_a_windows_zone_label_is_its_place_summer_time_included(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
+
+
+def test_a_windows_zone_label_of_a_place_we_do_not_know_refuses_the_time() -> None:
+    text = "When: Friday, August 7, 2026 7:00 PM-8:00 PM (UTC+03:00) Kuwait, Riyadh"
+    assert starts(text, EN, MONDAY) == []  # its offset may be standard time only: an hour off is worse than nothing
