@@ -20,7 +20,8 @@ _SENTENCE_VETO = frozenset(
         # German
         "endet", "enden", "endete", "beendet", "abgelaufen", "abläuft", "ablauf", "ablaufdatum", "läuft",
         "gültig", "gültigkeit", "gilt", "gelten", "frist", "fristen", "deadline", "einsendeschluss",
-        "anmeldeschluss", "annahmeschluss", "bewerbungsschluss", "fällig", "fälligkeit", "spätestens",
+        "anmeldeschluss", "annahmeschluss", "bewerbungsschluss", "abgabeschluss", "redaktionsschluss",
+        "meldeschluss", "buchungsschluss", "fällig", "fälligkeit", "spätestens",
         "kündigung", "kündigen", "gekündigt", "kündigungsfrist", "vertrag", "vertrages", "vertrags",
         "vertragsende", "vertragslaufzeit", "laufzeit", "mindestlaufzeit", "garantie", "gewährleistung",
         "öffnungszeiten", "geöffnet", "geschlossen", "sprechzeiten", "sprechstunde", "sprechstunden",
@@ -147,8 +148,13 @@ def words(sentence: str) -> set[str]:
     return set(_WORD.findall(_HARMLESS_NEGATION.sub(" ", sentence.lower())))
 
 
+# German makes a deadline of any noun: "Abgabefrist", "Rückmeldefrist", "Zahlungsfristen".
+_DEADLINE_COMPOUND_ENDS = ("frist", "fristen")
+
+
 def sentence_vetoed(vocabulary: set[str], sentence: str) -> bool:
-    return not _SENTENCE_VETO.isdisjoint(vocabulary) or _PHRASE_VETO.search(sentence) is not None
+    return (not _SENTENCE_VETO.isdisjoint(vocabulary) or _PHRASE_VETO.search(sentence) is not None
+            or any(word.endswith(_DEADLINE_COMPOUND_ENDS) for word in vocabulary))
 
 
 def past_tense(vocabulary: set[str]) -> bool:

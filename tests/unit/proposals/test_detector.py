@@ -135,6 +135,29 @@ def test_ambiguous_or_bounded_readings_are_refused(text: str) -> None:
     assert read(text) == ()
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Abgabefrist: Freitag 12 Uhr",  # German makes a deadline of any noun
+        "Die Rückmeldefrist ist Freitag, 12 Uhr.",
+        "Redaktionsschluss: Freitag 12 Uhr",
+    ],
+)
+def test_a_deadline_written_as_a_compound_is_no_appointment(text: str) -> None:
+    assert read(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("Kurzfristig: Freitag um 12 Uhr?", "2026-08-07 12:00"),  # "-fristig" is no deadline
+        ("Abschlussfeier am Freitag um 18 Uhr", "2026-08-07 18:00"),  # nor is every "-schluss"
+    ],
+)
+def test_words_that_only_look_like_a_deadline_keep_their_time(text: str, start: str) -> None:
+    assert starts(text) == [start]
+
+
 def test_zone_names_that_are_words_count_only_in_capitals_or_after_am_pm() -> None:
     assert starts("Am Freitag um 14 Uhr ist das Meeting.") == ["2026-08-07 14:00"]
     assert starts("Am Freitag um 14 Uhr et cetera.") == ["2026-08-07 14:00"]
