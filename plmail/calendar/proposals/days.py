@@ -187,6 +187,7 @@ _COUNT_WORDS = {"einem": 1, "einer": 1, "a": 1, "one": 1, "zwei": 2, "two": 2, "
 _IN_DAYS = re.compile(_IN_DAYS.pattern.replace("{counts}", alternation(_COUNT_WORDS)), re.IGNORECASE)
 _MAX_DAYS_AHEAD = 31
 _MAX_RANGE_DAYS = 14
+_NEXT_MONTH_DAYS = 14  # how far into next month a day of the month alone may be
 # "on the 15th at 2pm", "am 15. um 14 Uhr": a day of the month without its month, where a time follows it; before
 # a noun it is no day ("on the 15th floor", "am 15. Geburtstag").
 _DAY_OF_THE_MONTH = re.compile(
@@ -490,9 +491,11 @@ def find_days(
 
 
 def next_day_of_the_month(number: int, reference: date) -> date | None:
-    """ "the 15th" is this month's from the message day on, else next month's. A day its month lacks ("the 31st"
-    written in September) is left unread rather than moved to another month."""
+    """ "the 15th" is this month's from the message day on, else next month's if that is at most two weeks ahead:
+    written on the 3rd, "am 2." is more likely yesterday, in a sentence whose past tense we did not see, than a
+    month on. A day its month lacks ("the 31st" written in September) is left unread rather than moved."""
     if number >= reference.day:
         return valid_date(reference.year, reference.month, number)
     year, month = (reference.year + 1, 1) if reference.month == 12 else (reference.year, reference.month + 1)
-    return valid_date(year, month, number)
+    found = valid_date(year, month, number)
+    return found if found is not None and found - reference <= timedelta(days=_NEXT_MONTH_DAYS) else None

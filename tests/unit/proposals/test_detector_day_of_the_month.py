@@ -13,6 +13,7 @@ from tests.unit.proposals.test_detector_issue_37 import BERLIN, DE, EN, MONDAY, 
 
 SEPTEMBER_3 = datetime(2026, 9, 3, 9, 0, tzinfo=BERLIN)
 DECEMBER_20 = datetime(2026, 12, 20, 9, 0, tzinfo=BERLIN)
+AUGUST_24 = datetime(2026, 8, 24, 9, 0, tzinfo=BERLIN)
 
 
 @pytest.mark.parametrize(
@@ -23,11 +24,11 @@ DECEMBER_20 = datetime(2026, 12, 20, 9, 0, tzinfo=BERLIN)
         (EN, "On the 20th at 10am, then.", MONDAY, "2026-08-20 10:00"),
         (DE, "Können wir uns am 15. um 14 Uhr treffen?", MONDAY, "2026-08-15 14:00"),
         (DE, "Am 20., 10 Uhr, bei mir?", MONDAY, "2026-08-20 10:00"),
-        # The 2nd has passed this month: next month's.
-        (EN, "See you on the 2nd at 10am", MONDAY, "2026-09-02 10:00"),
-        (DE, "am 2. um 10 Uhr", MONDAY, "2026-09-02 10:00"),
+        # The 2nd has passed this month: next month's, when that is at most two weeks ahead.
+        (EN, "See you on the 2nd at 10am", AUGUST_24, "2026-09-02 10:00"),
+        (DE, "am 2. um 10 Uhr", AUGUST_24, "2026-09-02 10:00"),
         # Across the year's end.
-        (DE, "Am 15. um 14 Uhr im Büro?", DECEMBER_20, "2027-01-15 14:00"),
+        (DE, "Am 2. um 14 Uhr im Büro?", DECEMBER_20, "2027-01-02 14:00"),
     ],
 )
 def test_a_day_of_the_month_with_a_time_is_the_next_such_day(
@@ -52,6 +53,9 @@ def test_a_day_of_the_month_with_a_time_is_the_next_such_day(
         (EN, "We meet next month, on the 15th at 2pm.", MONDAY),
         (DE, "Am 15. um 14 Uhr, wie am 3.8. besprochen", MONDAY),
         (EN, "May I suggest we meet on the 15th at 2pm?", MONDAY),  # "May" might be the month
+        # Passed this month and a month away: more likely a day gone by, in a past tense we do not know.
+        (DE, "Das Paket kam am 2. um 10 Uhr an", MONDAY),
+        (EN, "See you on the 2nd at 10am", MONDAY),
         # A day this month lacks is not moved to another month.
         (EN, "Let's meet on the 31st at 9am", SEPTEMBER_3),
         # "bis zum 15." is a deadline, not "am".
