@@ -157,8 +157,36 @@ def sentence_vetoed(vocabulary: set[str], sentence: str) -> bool:
             or any(word.endswith(_DEADLINE_COMPOUND_ENDS) for word in vocabulary))
 
 
-def past_tense(vocabulary: set[str]) -> bool:
-    return not _PAST.isdisjoint(vocabulary)
+# What happened, told in the past: "The package arrived on Friday at 10am", "Sie rief am Freitag um 15 Uhr an".
+# Only verbs of something that took place, not of arranging one ("booked", "gebucht", "vereinbart" point ahead).
+_HAPPENED = frozenset(
+    {
+        # English
+        "arrived", "called", "came", "talked", "spoke", "sent", "saw", "received", "delivered", "visited",
+        "attended", "heard", "told", "said", "rang", "phoned", "emailed", "texted", "wrote", "finished", "started",
+        "began", "occurred", "landed", "departed", "noticed", "missed", "forgot", "lost", "found", "stopped",
+        "bought", "drank", "ate", "slept", "woke", "got", "gave", "took", "spent",
+        # German, Präteritum
+        "kam", "kamen", "rief", "riefen", "ging", "gingen", "sagte", "sagten", "sprach", "sprachen", "traf",
+        "trafen", "schickte", "schickten", "schrieb", "schrieben", "sah", "sahen", "bekam", "bekamen", "erhielt",
+        "erhielten", "lieferte", "besuchte", "besuchten", "telefonierte", "telefonierten", "landete", "fuhr",
+        "fuhren", "begann", "begannen", "fand", "fanden",
+        # German, participles of the Perfekt
+        "angekommen", "gekommen", "getroffen", "gesprochen", "telefoniert", "geschickt", "gesendet", "geschrieben",
+        "gesehen", "erhalten", "bekommen", "geliefert", "besucht", "angerufen", "gewesen", "gegangen", "gefahren",
+        "gelandet", "begonnen", "passiert",
+    }
+)  # fmt: skip
+# "I sent the agenda for the meeting on Friday at 3pm": the act is past, the day it names is ahead.
+_FOR_A_DAY = re.compile(r"\b(?:for|für)\b", re.IGNORECASE)
+
+
+def past_tense(vocabulary: set[str], sentence: str = "") -> bool:
+    """The sentence tells of the past: a past form of "to be" or "to have", or a verb of what happened, unless
+    "for"/"für" points the day ahead of the act."""
+    if not _PAST.isdisjoint(vocabulary):
+        return True
+    return not _HAPPENED.isdisjoint(vocabulary) and _FOR_A_DAY.search(sentence) is None
 
 
 def asks_to_book(sentence: str) -> bool:

@@ -123,7 +123,7 @@ class DeterministicDateDetector:
         month_written: bool,
     ) -> list[ProposalCandidate]:
         vocabulary = cues.words(sentence)
-        past = cues.past_tense(vocabulary) or cues.counts_back(sentence)
+        past = cues.past_tense(vocabulary, sentence) or cues.counts_back(sentence)
         mentions = find_days(sentence, reference, request.language, relative_refused=other_day or past, past_tense=past,
                              booking=not past and cues.asks_to_book(sentence), month_written=month_written)
         if not mentions or cues.sentence_vetoed(vocabulary, sentence):

@@ -148,6 +148,37 @@ def test_a_deadline_written_as_a_compound_is_no_appointment(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # Written on Monday 3 August: these tell of last Friday, and next Friday would be an invented appointment.
+        (Locale.EN, "The package arrived on Friday at 10am."),
+        (Locale.EN, "She called on Friday at 3pm."),
+        (Locale.EN, "I sent it on Friday at 3pm."),
+        (Locale.DE, "Das Paket kam am Freitag um 10 Uhr an."),
+        (Locale.DE, "Sie rief am Freitag um 15 Uhr an."),
+        (Locale.DE, "Wir haben uns am Freitag um 10 Uhr getroffen."),
+        (Locale.DE, "Ich bin am Freitag um 10 Uhr angekommen."),
+    ],
+)
+def test_a_sentence_telling_what_happened_reads_no_weekday_ahead(language: Locale, text: str) -> None:
+    assert read(text, language=language) == ()
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        # The act is past, the day it is for is ahead; arranging is no telling of what happened.
+        (Locale.EN, "I sent you the agenda for the meeting on Friday at 3pm.", "2026-08-07 15:00"),
+        (Locale.DE, "Ich habe dir die Einladung für Freitag um 15 Uhr geschickt.", "2026-08-07 15:00"),
+        (Locale.DE, "Ich habe den Termin für Freitag um 10 Uhr gebucht.", "2026-08-07 10:00"),
+        (Locale.EN, "Call me when you arrive on Friday at 3pm.", "2026-08-07 15:00"),
+    ],
+)
+def test_a_past_act_for_a_day_ahead_keeps_the_day(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language=language) == [start]
+
+
+@pytest.mark.parametrize(
     ("text", "start"),
     [
         ("Kurzfristig: Freitag um 12 Uhr?", "2026-08-07 12:00"),  # "-fristig" is no deadline
