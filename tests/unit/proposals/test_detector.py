@@ -152,7 +152,7 @@ def test_a_deadline_written_as_a_compound_is_no_appointment(text: str) -> None:
     [
         # Written on Monday 3 August: these tell of last Friday, and next Friday would be an invented appointment.
         (Locale.EN, "The package arrived on Friday at 10am."),
-        (Locale.EN, "We talked on Friday at 3pm."),
+        (Locale.EN, "We visited them on Friday at 3pm."),
         (Locale.DE, "Das Paket kam am Freitag um 10 Uhr an."),
         (Locale.DE, "Wir haben uns am Freitag um 10 Uhr getroffen."),
         (Locale.DE, "Ich bin am Freitag um 10 Uhr angekommen."),
@@ -174,6 +174,8 @@ def test_a_sentence_telling_what_happened_reads_no_weekday_ahead(language: Local
         (Locale.EN, "She said Friday at 3pm works.", "2026-08-07 15:00"),
         (Locale.EN, "I got us a table on Friday at 8pm.", "2026-08-07 20:00"),
         (Locale.DE, "Er schrieb, dass Freitag um 15 Uhr passt.", "2026-08-07 15:00"),
+        (Locale.EN, "We talked about meeting on Friday at 3pm.", "2026-08-07 15:00"),
+        (Locale.EN, "Sorry I missed your call, does Friday at 3pm work?", "2026-08-07 15:00"),
     ],
 )
 def test_a_past_act_for_a_day_ahead_keeps_the_day(language: Locale, text: str, start: str) -> None:
