@@ -26,6 +26,7 @@ from plmail.calendar.proposals.vocabulary import (
     LETTER,
     MONTH_ABBREVIATIONS,
     MONTHS,
+    WEEKDAYS,
     DayPart,
     alternation,
 )
@@ -78,8 +79,12 @@ _BARE_PREFIXES = frozenset({"um", "gegen", "at", "@"})
 # What _read is told instead of a written prefix: a range side, or a dotted time right after its day.
 _SYNTHETIC_PREFIXES = frozenset({"range", "adjacent"})
 _NOON = re.compile(r"\b(?:at|um)\s+noon\b|\b12\s+noon\b", re.IGNORECASE)
-# "Friday noon", "tomorrow noon": without "at" a noon is read only right after its day.
+# "Friday noon", "tomorrow noon": without "at" a noon is read only right after its day, or right before it.
 _BARE_NOON = re.compile(rf"(?<![{LETTER}])noon(?![{LETTER}])", re.IGNORECASE)
+_NOON_BEFORE_DAY = re.compile(
+    rf"(?<![{LETTER}])noon(?=\s+(?:on\s+)?(?:tomorrow|today|this|next|{alternation(WEEKDAYS)})(?![{LETTER}]))",
+    re.IGNORECASE,
+)
 _SPAN_CONNECTORS = frozenset({"-", "–", "—", "bis", "to", "until", "untill", "till", "til"})
 # Four digits are a 24-hour time ("1430 Uhr", "0935-1101", "12 Nov 1115"), three only with am/pm ("830am").
 _COMPACT_RANGE = re.compile(
@@ -369,6 +374,9 @@ def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention
     for m in _NOON.finditer(sentence):
         if not overlaps(m.start(), m.end(), taken):
             yield ClockMention(m.start(), m.end(), 12, 0, True)
+    for m in _NOON_BEFORE_DAY.finditer(sentence):
+        if not overlaps(m.start(), m.end(), taken):
+            yield ClockMention(m.start(), m.end(), 12, 0, True, refused=deadline_before(sentence, m.start()))
     for m in _BARE_NOON.finditer(sentence):
         if not overlaps(m.start(), m.end(), taken):
             yield ClockMention(m.start(), m.end(), 12, 0, True, refused=deadline_before(sentence, m.start()),

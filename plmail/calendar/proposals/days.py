@@ -108,7 +108,7 @@ _DAY_MONTH = re.compile(
     re.IGNORECASE,
 )
 _MONTH_DAY = re.compile(
-    rf"(?<![\w.])(?P<mon>{_MONTH}){_NOT_LETTER}\.?\s+(?:(?P<d>\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"(?<![\w.])(?P<mon>{_MONTH}){_NOT_LETTER}\.?\s+(?P<the>the\s+)?(?:(?P<d>\d{{1,2}})(?:st|nd|rd|th)?"
     + r"(?![\d:]|\.\d|\s?(?:uhr|h\b|%|am\b|pm\b|a\.m|p\.m))"
     + rf"|(?P<dw>{_ORD}){_NOT_LETTER})"
     + rf"(?:\s*,?\s*(?P<y>{_YEAR}))?",
@@ -328,8 +328,10 @@ def _explicit(sentence: str, reference: date, language: Locale, past_tense: bool
             month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
             start, weekday, bare = _weekday_before(sentence, m.start())
             resolved = _resolve(m["y"], month, day_number(m), reference, weekday, past_tense, booking)
-            # "October fifth" spelled out is spoken more than written: a date only beside a time.
-            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=m["dw"] is not None))
+            # "October fifth" spelled out is spoken more than written, and "August the 6th" ("May the 4th be with
+            # you"): a date only beside a time.
+            spoken = m["dw"] is not None or m.groupdict().get("the") is not None
+            add(DayMention(start, m.end(), DayKind.EXPLICIT, resolved, needs_clock=spoken))
     for m in _MONTH_SLASH_DAY.finditer(sentence):
         month = MONTHS.get(m["mon"].lower()) or MONTH_ABBREVIATIONS[m["mon"].lower()]
         start, weekday, bare = _weekday_before(sentence, m.start())

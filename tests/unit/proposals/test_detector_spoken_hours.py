@@ -87,3 +87,29 @@ def test_a_windows_zone_label_is_its_place_summer_time_included(language: Locale
 def test_a_windows_zone_label_of_a_place_we_do_not_know_refuses_the_time() -> None:
     text = "When: Friday, August 7, 2026 7:00 PM-8:00 PM (UTC+03:00) Kuwait, Riyadh"
     assert starts(text, EN, MONDAY) == []  # its offset may be standard time only: an hour off is worse than nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("August the 6th at 2pm", "2026-08-06 14:00"),
+        ("On Thursday, August the 6th at 2pm", "2026-08-06 14:00"),
+        ("noon tomorrow", "2026-08-04 12:00"),  # noon before its day, as after it ("tomorrow noon")
+        ("noon on Friday", "2026-08-07 12:00"),
+    ],
+)
+def test_a_month_the_ordinal_and_a_noon_before_its_day(text: str, start: str) -> None:
+    assert starts(text, EN, MONDAY) == [start]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "May the 4th be with you.",  # "the" makes a date only beside a time
+        "Let us meet August the 6th.",
+        "Please send it by noon tomorrow.",  # a deadline
+        "We took the noon train.",
+    ],
+)
+def test_a_month_the_ordinal_or_a_noon_that_is_no_appointment(text: str) -> None:
+    assert starts(text, EN, MONDAY) == []
