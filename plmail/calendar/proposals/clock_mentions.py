@@ -90,6 +90,21 @@ def text_end(sentence: str, m: re.Match[str], group: str, kept: str) -> int:
     return m.end()
 
 
+# German "um" is also "by": "die Zahl stieg am Freitag um 3", "wir erhöhen um drei". Beside a verb of change a
+# bare "um 3" is an amount, not a time.
+_CHANGED_BY = re.compile(
+    r"\b(?:stieg|stiegen|steigt|steigen|gestiegen|erhöh\w*|sank|sanken|sinkt|sinken|gesunken|senk\w*|gesenkt|"
+    r"fiel|fielen|gefallen|wächst|wachsen|wuchs|wuchsen|gewachsen|reduzier\w*|verringer\w*|zugenommen|"
+    r"abgenommen|nimmt|nahm|nahmen|verlänger\w*|verkürz\w*|kürz\w*|gekürzt)\b",
+    re.IGNORECASE,
+)
+
+
+def changed_by(sentence: str, prefix: str) -> bool:
+    """A bare "um N" in a sentence about a change by N."""
+    return prefix == "um" and _CHANGED_BY.search(sentence) is not None
+
+
 def deadline_before(sentence: str, start: int) -> bool:
     return _DEADLINE_BEFORE.search(sentence, 0, start) is not None
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from plmail.calendar.proposals.clock_mentions import (
     APPROX,
     ClockMention,
+    changed_by,
     morning_after_at,
     overlaps,
     refused_as_start,
@@ -144,7 +145,7 @@ def bare_word_clocks(sentence: str, taken: list[tuple[int, int]]) -> Iterator[Cl
     often as breakfast, in German as in English: six to eight stay open without a part of the day, nine to eleven
     are the morning unless the sentence is about an evening (as for "at 9")."""
     for m in _BARE_WORD_CLOCK.finditer(sentence):
-        if overlaps(m.start(), m.end(), taken):
+        if overlaps(m.start(), m.end(), taken) or changed_by(sentence, m["pre"].lower()):
             continue
         zone, end = zone_after(sentence, m.end(), False)
         yield ClockMention(m.start(), end, HOUR_WORDS[m["h"].lower()], 0, False, zone=zone.zone,

@@ -12,6 +12,7 @@ from plmail.calendar.proposals.clock_mentions import (
     GERMAN_AM_FOLLOWER,
     ClockMention,
     PartMention,
+    changed_by,
     deadline_before,
     morning_after_at,
     overlaps,
@@ -352,7 +353,8 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
                 continue
             adjacent_only = True  # "6. August 11.05": a dotted time only right after its day
         elif not read.explicit:
-            bare = written_prefix in _BARE_PREFIXES and not _AMOUNT_AFTER.match(sentence, m.end())
+            bare = (written_prefix in _BARE_PREFIXES and not _AMOUNT_AFTER.match(sentence, m.end())
+                    and not changed_by(sentence, written_prefix))
             approximate = not written_prefix and approx and _APPROX_BARE_END.match(sentence, m.end())
             before_day = (not (written_prefix or approx) and _BEFORE_DAY_WORD.match(sentence, m.end())
                           and _CLAUSE_START.search(sentence, 0, m.start()))

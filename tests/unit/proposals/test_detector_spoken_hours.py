@@ -27,6 +27,8 @@ from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, starts
         # Nine to eleven are the morning, as "at 10" is.
         (EN, "Friday at ten?", "2026-08-07 10:00"),
         (DE, "Freitag um zehn?", "2026-08-07 10:00"),
+        # A verb of change elsewhere does not make a written "Uhr" an amount.
+        (DE, "Wir verlängern das Meeting am Freitag um 15 Uhr.", "2026-08-07 15:00"),
     ],
 )
 def test_a_bare_hour_word_is_read_as_its_digits(language: Locale, text: str, start: str) -> None:
@@ -44,6 +46,10 @@ def test_a_bare_hour_word_is_read_as_its_digits(language: Locale, text: str, sta
         (DE, "Die Preise steigen am Freitag um drei Prozent"),
         (EN, "At one point on Friday we lost power"),
         (DE, "Er denkt am Freitag um drei Ecken"),
+        # German "um" is also "by": beside a verb of change a bare "um 3" is an amount.
+        (DE, "Die Zahl stieg am Freitag um drei."),
+        (DE, "Die Zahl stieg am Freitag um 3."),
+        (DE, "Wir erhöhen am Freitag um drei."),
     ],
 )
 def test_a_bare_hour_word_that_is_no_time_or_no_clear_half_stays_unread(language: Locale, text: str) -> None:
