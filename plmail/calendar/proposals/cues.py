@@ -172,7 +172,7 @@ _HAPPENED = frozenset(
 _FOR_A_DAY = re.compile(r"\b(?:for|für)\b", re.IGNORECASE)
 
 
-def past_tense(vocabulary: set[str], sentence: str = "") -> bool:
+def past_tense(vocabulary: set[str], sentence: str) -> bool:
     """The sentence tells of the past: a past form of "to be" or "to have", or a verb of what happened, unless
     "for"/"für" points the day ahead of the act."""
     if not _PAST.isdisjoint(vocabulary):

@@ -201,7 +201,8 @@ _MONTH_WRITTEN = re.compile(
     rf"|(?-i:{alternation([m.capitalize() for m in MONTHS_NEEDING_A_NUMBER])})"
     rf"|{alternation(MONTH_ABBREVIATIONS)}\.?\s*\d|\d\s*{alternation(MONTH_ABBREVIATIONS)}"
     rf"|months?|monat\w*)(?![{LETTER}])"
-    r"|\b\d{1,2}[./]\d{1,2}\b",
+    # "3.8." or "8/3", not a time's "14.30"
+    r"|\b\d{1,2}\.\d{1,2}\.|\b\d{1,2}/\d{1,2}\b",
     re.IGNORECASE,
 )
 
@@ -209,6 +210,7 @@ _MONTH_WRITTEN = re.compile(
 def names_a_month(text: str) -> bool:
     """Whether the text writes a month, by name, as a number in a date, or as "month" / "Monat"."""
     return _MONTH_WRITTEN.search(text) is not None
+
 
 # Right after a day, "Morgen" and "früh" are the morning: "heute Morgen", "morgen früh", "Montagmorgen".
 _PART_BY_WORD: dict[str, DayPart] = {**DAY_PART_WORDS, "morgen": DayPart.MORNING, "früh": DayPart.MORNING,

@@ -220,11 +220,11 @@ class DeterministicDateDetector:
         spanned: set[int] = set()
         german = request.language is Locale.DE
         for day in days:
-            overnight = (self._until_tomorrow(sentence, day, parts, tokens, zone, request)
-                         or self._around_its_day(sentence, day, days, parts, tokens, zone, request))
-            if overnight is not None:
+            span = (self._until_tomorrow(sentence, day, parts, tokens, zone, request)
+                    or self._around_its_day(sentence, day, days, parts, tokens, zone, request))
+            if span is not None:
                 spanned.add(id(day))
-                found.append(overnight)
+                found.append(span)
         for first, second in pairwise(days):
             if id(first) not in spanned and len(first.clocks) == 1 and not second.clocks:
                 stay = self._stay(sentence, first, second, parts, tokens, zone, request)

@@ -24,6 +24,8 @@ AUGUST_24 = datetime(2026, 8, 24, 9, 0, tzinfo=BERLIN)
         (EN, "On the 20th at 10am, then.", MONDAY, "2026-08-20 10:00"),
         (DE, "Können wir uns am 15. um 14 Uhr treffen?", MONDAY, "2026-08-15 14:00"),
         (DE, "Am 20., 10 Uhr, bei mir?", MONDAY, "2026-08-20 10:00"),
+        # A time written with a dot is no month.
+        (DE, "Am 20. um 14.30 Uhr?", MONDAY, "2026-08-20 14:30"),
         # The 2nd has passed this month: next month's, when that is at most two weeks ahead.
         (EN, "See you on the 2nd at 10am", AUGUST_24, "2026-09-02 10:00"),
         (DE, "am 2. um 10 Uhr", AUGUST_24, "2026-09-02 10:00"),
