@@ -76,10 +76,16 @@ _RANGE = re.compile(
     rf"{_NOT_AN_AMOUNT}(?!/\d)",  # "10:00 to 01/21/2021 12:00": the far side is a date, not an hour
     re.IGNORECASE,
 )
+_EARLIEST_MORNING = 6
+_RANGE_TO_NOON = re.compile(
+    rf"{_GLUED_EDGE}(?:(?P<span>von|from|vom)\s+)?{_clock('a')}\s*(?:-|–|—|bis|to|until|till|til)\s*"
+    rf"(?:12\s+)?(?:noon|midday|[Mm]ittag)(?![{LETTER}])",
+    re.IGNORECASE,
+)
 _BARE_PREFIXES = frozenset({"um", "gegen", "at", "@"})
 # What _read is told instead of a written prefix: a range side, or a dotted time right after its day.
 _SYNTHETIC_PREFIXES = frozenset({"range", "adjacent"})
-_NOON = re.compile(r"\b(?:at|um)\s+noon\b|\b12\s+noon\b", re.IGNORECASE)
+_NOON = re.compile(r"\b(?:at|um|around|about)\s+noon\b|\b12\s+noon\b|\bgegen\s+[Mm]ittag(?![a-zäöüß])", re.IGNORECASE)
 # "Friday noon", "tomorrow noon": without "at" a noon is read only right after its day, or right before it.
 _BARE_NOON = re.compile(rf"(?<![{LETTER}])noon(?![{LETTER}])", re.IGNORECASE)
 _NOON_BEFORE_DAY = re.compile(
@@ -295,6 +301,23 @@ def _ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMentio
                            next_day=m["anext"] is not None, date_like=date_like)
 
 
+def _ranges_to_noon(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
+    """ "from 10 till noon", "10am to noon", "von 10 Uhr bis Mittag": the end is noon, so the start is the morning."""
+    for m in _RANGE_TO_NOON.finditer(sentence):
+        if overlaps(m.start(), m.end(), taken):
+            continue
+        start = _read(m, "a", sentence, "range")
+        # Before noon and not in the night: "from 2 till noon" would be ten hours from 02:00.
+        if start is None or start.meridiem == "pm" or not (_EARLIEST_MORNING <= start.hour < 12 or start.meridiem):
+            continue
+        if not (m["span"] or start.explicit):
+            continue  # "10 to noon" alone may be a count; "from 10" or "10am", "10 Uhr" is a time
+        refused = deadline_before(sentence, m.start()) or _odd_seconds(m, "a")
+        length = timedelta(hours=12) - timedelta(hours=start.hour, minutes=start.minute)
+        yield ClockMention(m.start(), m.end(), start.hour, start.minute, True, length, refused=refused,
+                           uhr=start.uhr, minutes_written=start.minutes_written)
+
+
 def _compact_ranges(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
     """ "0935-1101", "1845-1955 Uhr": without "Uhr" or "at" only right after a day (else they may be years)."""
     for m in _COMPACT_RANGE.finditer(sentence):
@@ -383,8 +406,8 @@ def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention
         if not overlaps(m.start(), m.end(), taken):
             yield ClockMention(m.start(), m.end(), 12, 0, True, refused=deadline_before(sentence, m.start()),
                                adjacent_any_day=True)
-_FINDERS = (phrase_clocks, spoken_clocks, _ranges, _compact_ranges, _compact_singles, word_clocks, bare_word_clocks,
-            _singles, _noons)
+_FINDERS = (phrase_clocks, spoken_clocks, _ranges_to_noon, _ranges, _compact_ranges, _compact_singles, word_clocks,
+            bare_word_clocks, _singles, _noons)
 
 
 def find_clocks(sentence: str) -> list[ClockMention]:

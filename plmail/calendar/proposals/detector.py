@@ -478,7 +478,7 @@ class DeterministicDateDetector:
         already_night: date | None = None,
     ) -> datetime | None:
         near = {p.part for p in parts if tokens.between(_span(p), _span(clock)) <= MAX_PART_TOKENS
-                and not _overlap(_span(p), _span(day))}
+                and not _overlap(_span(p), _span(day)) and not _overlap(_span(p), _span(clock))}
         if day.part is not None:
             near.add(day.part)
         if len(near) > 1:

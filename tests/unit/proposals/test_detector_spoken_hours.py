@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from plmail.domain.enums import Locale
-from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, starts
+from tests.unit.proposals.test_detector_issue_37 import DE, EN, MONDAY, read, starts
 
 
 @pytest.mark.parametrize(
@@ -119,3 +119,32 @@ def test_a_month_the_ordinal_and_a_noon_before_its_day(text: str, start: str) ->
 )
 def test_a_month_the_ordinal_or_a_noon_that_is_no_appointment(text: str) -> None:
     assert starts(text, EN, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start", "end"),
+    [
+        # Noon as a span's end makes its start the morning.
+        (EN, "I'm around Friday from 10 till noon.", "2026-08-07 10:00", "2026-08-07 12:00"),
+        (EN, "Friday 10am to noon", "2026-08-07 10:00", "2026-08-07 12:00"),
+        (DE, "Freitag von 10 Uhr bis Mittag", "2026-08-07 10:00", "2026-08-07 12:00"),
+        (DE, "Freitag von 10 bis Mittag", "2026-08-07 10:00", "2026-08-07 12:00"),
+        # "around noon" as "around 10" is read.
+        (EN, "Tuesday around noon?", "2026-08-04 12:00", "2026-08-04 13:00"),
+        (DE, "Dienstag gegen Mittag?", "2026-08-04 12:00", "2026-08-04 13:00"),
+    ],
+)
+def test_noon_as_a_spans_end_or_around_noon(language: Locale, text: str, start: str, end: str) -> None:
+    assert read(text, language, MONDAY) == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (EN, "Friday from 2 till noon"),  # ten hours from 02:00? not a reading to offer
+        (EN, "Friday 10 to noon"),  # without "from", am/pm or "Uhr", "10" may be a count
+        (EN, "Please send it by Friday from 10 till noon"),
+    ],
+)
+def test_a_span_to_noon_that_says_too_little_stays_unread(language: Locale, text: str) -> None:
+    assert read(text, language, MONDAY) == []
