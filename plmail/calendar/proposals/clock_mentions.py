@@ -30,6 +30,7 @@ class ClockMention:
     minutes_written: bool = False  # "6:45", "6.45 Uhr": a reading off a clock or a timetable, not a round hour
     next_day: bool = False  # "07:35+1", as timetables write it: on the day after the date it is written with
     date_like: tuple[int, int] | None = None  # "Friday 7-6": two plain numbers that may be a month and a day
+    evening_occasion: bool = False  # the sentence is about a dinner, drinks, a party: "7:30" there is not 07:30
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,10 @@ _EVENING_OCCASION = re.compile(
     r"|abendessen|party|konzert|kino|theater|kneipe|bier|feier)\b",
     re.IGNORECASE,
 )
+
+
+def evening_occasion(sentence: str) -> bool:
+    return _EVENING_OCCASION.search(sentence) is not None
 
 
 def morning_after_at(hour: int, sentence: str) -> bool:

@@ -14,6 +14,7 @@ from plmail.calendar.proposals.clock_mentions import (
     PartMention,
     changed_by,
     deadline_before,
+    evening_occasion,
     morning_after_at,
     overlaps,
     refused_as_start,
@@ -392,7 +393,7 @@ def _singles(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMenti
                    or _scripture(sentence, m, written_prefix or approx))
         yield ClockMention(m.start(), end, read.hour, read.minute, read.fixed, None, zone.zone, zone.region, refused,
                            adjacent_only, morning_default, uhr=read.uhr, minutes_written=read.minutes_written,
-                           next_day=m["anext"] is not None)
+                           next_day=m["anext"] is not None, evening_occasion=evening_occasion(sentence))
 
 
 def _noons(sentence: str, taken: list[tuple[int, int]]) -> Iterator[ClockMention]:
@@ -478,6 +479,8 @@ def resolve_hour(clock: ClockMention, part: DayPart | None, *, german: bool = Fa
         return hour if consistent else None
     if part is None:
         early = hour in (5, 6) and (clock.uhr or (german and clock.minutes_written))
+        if clock.evening_occasion and (early or 6 <= hour <= 11):
+            return None  # "Dinner on Saturday at 7:30": not 07:30, and 19:30 only if the writer says so
         if early:
             return hour
         if 1 <= hour < AFTERNOON_BEFORE:

@@ -148,3 +148,31 @@ def test_noon_as_a_spans_end_or_around_noon(language: Locale, text: str, start: 
 )
 def test_a_span_to_noon_that_says_too_little_stays_unread(language: Locale, text: str) -> None:
     assert read(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # A dinner at 07:30 is a wrong date; 19:30 is a guess the writer did not write: unread.
+        (EN, "Dinner on Saturday at 7:30?"),
+        (EN, "Dinner at ours on Saturday, 7:30ish?"),
+        (DE, "Abendessen am Samstag um 7:30?"),
+        (DE, "Abendessen am Samstag um 5:30?"),  # German "5:30" is otherwise the early morning
+    ],
+)
+def test_an_evening_occasion_with_a_morning_looking_time_stays_unread(language: Locale, text: str) -> None:
+    assert starts(text, language, MONDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "start"),
+    [
+        (EN, "Dinner on Saturday at 7:30pm?", "2026-08-08 19:30"),
+        (EN, "Dinner Saturday evening at 7:30?", "2026-08-08 19:30"),
+        (DE, "Abendessen am Samstag um 19:30?", "2026-08-08 19:30"),
+        (EN, "Office party on Saturday at 5.", "2026-08-08 17:00"),  # before six is the afternoon anyway
+        (EN, "Breakfast on Saturday at 7:30?", "2026-08-08 07:30"),
+    ],
+)
+def test_an_evening_occasion_with_its_half_written_keeps_its_time(language: Locale, text: str, start: str) -> None:
+    assert starts(text, language, MONDAY) == [start]
