@@ -207,9 +207,11 @@ _MONTH_WRITTEN = re.compile(
 )
 
 
-def names_a_month(text: str) -> bool:
-    """Whether the text writes a month, by name, as a number in a date, or as "month" / "Monat"."""
-    return _MONTH_WRITTEN.search(text) is not None
+def month_left_open(text: str) -> bool:
+    """Whether the text writes a day of the month alone ("am 15. um 14 Uhr") and no month anywhere (by name, as a
+    number in a date, or as "month" / "Monat"), so that day is this month's or the next. The month search runs only
+    for the few messages with such a day, not for every message read."""
+    return _DAY_OF_THE_MONTH.search(text) is not None and _MONTH_WRITTEN.search(text) is None
 
 
 # Right after a day, "Morgen" and "früh" are the morning: "heute Morgen", "morgen früh", "Montagmorgen".

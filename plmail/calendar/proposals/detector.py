@@ -12,7 +12,7 @@ from plmail.calendar.proposals import cues
 from plmail.calendar.proposals.clock_mentions import ClockMention, PartMention, deadline_before
 from plmail.calendar.proposals.clocks import find_clocks, find_parts, resolve_hour
 from plmail.calendar.proposals.day_mentions import DayKind, DayMention
-from plmail.calendar.proposals.days import find_days, names_a_month
+from plmail.calendar.proposals.days import find_days, month_left_open
 from plmail.calendar.proposals.durations import DurationMention, find_durations
 from plmail.calendar.proposals.gate import DateShapeGate
 from plmail.calendar.proposals.places import find_place
@@ -100,7 +100,7 @@ class DeterministicDateDetector:
         found: list[ProposalCandidate] = []
         seen: set[tuple[datetime, bool]] = set()
         own_text = request.text if request.quotes_removed else strip_quoted(request.text)
-        month_written = names_a_month(own_text)
+        month_written = not month_left_open(own_text)
         for sentence in split_sentences(own_text):
             if self._gate is not None and not self._gate.admits(sentence):
                 continue
