@@ -198,7 +198,8 @@ class ComposeController(Controller):
 
     @get("/")
     async def page(self, request: Request[Any, Any, Any], draft: FromQuery[int | None] = None,
-                   answer: FromQuery[int | None] = None, mode: FromQuery[str] = "reply") -> Template | Redirect:
+                   answer: FromQuery[int | None] = None, mode: FromQuery[str] = "reply"
+                   ) -> Template | Redirect | Response[str]:
         """A new message (for htmx, in place of the page's content); a draft reopened (?draft=ID); or an answer
         to a message (?answer=ID&mode=…), which htmx opens inline under the message."""
         user = signed_in_user(request)
@@ -215,9 +216,18 @@ class ComposeController(Controller):
             else:
                 opened = await composer.new(user.id)
         except NotFoundError:
+            if draft is None and answer is None:
+                return await self._no_account(request)
             raise NotFoundException() from None
         panel = _is_panel(request) and draft is None and answer is None
         return await self._composer(request, _form(opened, inline=inline), draft=opened, panel=panel)
+
+    async def _no_account(self, request: Request[Any, Any, Any]) -> Template | Response[str]:
+        """Compose before any account is connected: the next step, not "not found". A docked panel (htmx) cannot
+        show a page, so the browser is sent to it."""
+        if _is_htmx(request):
+            return Response("", headers={"HX-Redirect": "/compose"})
+        return await render(request, "compose_no_account.html")
 
     # Attachments up to the largest an account sends (25 MB; a lower SMTP SIZE is refused by the composer with
     # its own message), and the text beside them. Files are spooled to disk as they arrive (litestar's parser);

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from plmail.domain.enums import ProviderKind
+from plmail.services import Services
 from tests.integration.sending.conftest import Outgoing
 from tests.support.jobs import run_queued
 from tests.support.repos import account_rows
@@ -120,3 +121,20 @@ async def test_a_draft_synced_from_the_provider_is_shown_as_a_draft_not_as_mail_
     assert page.status_code == 200
     assert f'href="/compose?draft={draft["id"]}"' in page.text  # Edit draft
     assert f"/compose?answer={draft['id']}" not in page.text  # a draft is no mail to reply to
+
+
+async def test_compose_before_any_account_says_to_connect_one(
+    client: httpx.AsyncClient, services: Services
+) -> None:
+    """Not "not found": a new user who presses Compose is told why there is nothing to write from, and where to go."""
+    await services.users.create_user("new@example.org", "correct horse", time_zone="Europe/Berlin")
+    assert (await sign_in(client, "new@example.org", "correct horse")).status_code == 200
+    page = await client.get("/compose")
+    assert page.status_code == 200
+    assert "Connect an account to send mail from." in page.text
+    assert 'href="/accounts#connect"' in page.text
+    # The docked panel (the "c" key) is an htmx request: the browser goes to that page.
+    panel = await client.get("/compose", headers={"HX-Request": "true"})
+    assert panel.status_code == 200 and panel.headers["HX-Redirect"] == "/compose"
+    # A draft or a message that is not there stays "not found".
+    assert (await client.get("/compose?draft=999999")).status_code == 404
